@@ -1,0 +1,14 @@
+/**
+ * @file feaccel.h
+ * @brief Umbrella header of libfeaccel: includes every public header.
+ */
+#ifndef FEACCEL_H
+#define FEACCEL_H
+
+#include <feaccel/export.h>
+#include <feaccel/types.h>
+#include <feaccel/version.h>
+#include <feaccel/context.h>
+#include <feaccel/vector.h>
+
+#endif /* FEACCEL_H */

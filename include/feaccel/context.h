@@ -1,0 +1,141 @@
+/**
+ * @file context.h
+ * @brief Library context, backend selection, threads, errors and logging.
+ *
+ * A context binds one backend, chosen by a resource string:
+ *
+ * | resource       | what runs                                               |
+ * |----------------|---------------------------------------------------------|
+ * | `/cpu/ref`     | serial reference code, single-threaded BLAS             |
+ * | `/cpu/threads` | OpenMP threads, topology from hwloc, optional binding   |
+ * | `/gpu/cuda`    | one NVIDIA GPU through CUDA, cuBLAS, cuSPARSE, cuSOLVER |
+ *
+ * A resource may name a family (`/cpu`, `/gpu`): the best usable backend in
+ * it is taken. Options follow a colon as comma-separated `key=value` pairs:
+ * `/cpu/threads:threads=4,bind=core`, `/gpu/cuda:device=1`.
+ *
+ * A context is not thread-safe: use one context per thread, or serialize.
+ */
+#ifndef FEACCEL_CONTEXT_H
+#define FEACCEL_CONTEXT_H
+
+#include <feaccel/export.h>
+#include <feaccel/types.h>
+
+FEA_BEGIN_DECLS
+
+/** Severity of a message handed to the log callback. */
+typedef enum fea_log_level {
+  FEA_LOG_ERROR = 0, /**< a call failed; the same text as fea_context_last_error() */
+  FEA_LOG_WARN = 1,  /**< something was worked around */
+  FEA_LOG_INFO = 2,  /**< what was chosen: backend, device, threads, binding */
+  FEA_LOG_DEBUG = 3  /**< details for maintainers */
+} fea_log_level;
+
+/**
+ * @brief Receives the library's messages; the library itself never prints.
+ * @param msg valid only during the call.
+ */
+typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
+
+/**
+ * @brief Create a context on the backend named by @p resource.
+ *
+ * @param resource a resource string (see the file description), or NULL for
+ *        the `FEACCEL_BACKEND` environment variable, else the best usable
+ *        backend (highest priority whose probe and init succeed).
+ * @param[out] out the new context; set to NULL on failure.
+ * @return FEA_ERR_INVALID_ARG for an unknown resource or option,
+ *         FEA_ERR_UNSUPPORTED when the backend was not built,
+ *         FEA_ERR_DEVICE when it was built but no device is usable.
+ *         On failure fea_context_last_error(NULL) says why.
+ */
+FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
+
+/**
+ * @brief Release the caller's reference; objects created from the context keep
+ * it alive until they are destroyed. Accepts NULL and `*ctx == NULL`; sets `*ctx = NULL`.
+ */
+FEA_API fea_status fea_context_destroy(fea_context **ctx);
+
+/**
+ * @brief The last error message of @p ctx, e.g.
+ * `"vector.c:88 fea_vector_axpy(): length mismatch: x has 10 entries, y has 12"`.
+ *
+ * With @p ctx NULL: the last error raised on the calling thread by any call,
+ * including calls that have no context (a failed fea_context_create()).
+ * Returns "" when there was none. The string lives until the next failing call.
+ */
+FEA_EXPORT const char *fea_context_last_error(const fea_context *ctx);
+
+/** @brief Number of threads the context's CPU work uses (1 on `/cpu/ref`). */
+FEA_API fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthreads);
+
+/**
+ * @brief Set the thread count for CPU work, 1..1024.
+ *
+ * `/cpu/ref` accepts only 1. On `/cpu/threads` a count above the number of
+ * hardware threads is allowed (and logged as a warning) but oversubscribes.
+ */
+FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
+
+/**
+ * @brief Install a log callback receiving messages up to @p max_level; NULL removes it.
+ */
+FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level,
+                                                fea_log_fn fn, void *user);
+
+/** Facts about a context; initialize with FEA_CONTEXT_INFO_INIT so that `.size` is set. */
+typedef struct fea_context_info {
+  size_t size;               /**< sizeof(fea_context_info) as compiled by the caller */
+  char backend[32];          /**< prefix of the backend that runs, e.g. "/cpu/threads" */
+  char resource[128];        /**< the resource string as resolved, with its options */
+  int num_threads;           /**< CPU threads used by this context */
+  int bound;                 /**< 1 when threads are bound to cores */
+  int num_cores;             /**< physical cores (hwloc) */
+  int num_pus;               /**< hardware threads (hwloc) */
+  int num_numa_nodes;        /**< NUMA nodes (hwloc) */
+  char cpu_model[128];       /**< CPU model name */
+  char blas[128];            /**< BLAS library, version and kernel type in use */
+  char device_name[128];     /**< GPU name, "" on CPU backends */
+  int device_id;             /**< CUDA device ordinal, -1 on CPU backends */
+  int device_cc;             /**< compute capability as 10*major+minor, 0 on CPU */
+  uint64_t device_memory_bytes; /**< total device memory, 0 on CPU backends */
+} fea_context_info;
+
+/** Initializer for fea_context_info. */
+#define FEA_CONTEXT_INFO_INIT {sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0}
+
+/**
+ * @brief Fill @p info (whose `.size` the caller set) with facts about @p ctx.
+ * Fields beyond the caller's `.size` are not written.
+ */
+FEA_API fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info);
+
+/** One backend as known to this build; initialize with FEA_BACKEND_INFO_INIT. */
+typedef struct fea_backend_info {
+  size_t size;         /**< sizeof(fea_backend_info) as compiled by the caller */
+  char prefix[32];     /**< "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
+  unsigned priority;   /**< higher wins when the resource is NULL or a family */
+  int built;           /**< 1 when compiled into this library */
+  int usable;          /**< 1 when its probe succeeds on this machine now */
+  char reason[256];    /**< why not built or not usable; "" when usable */
+} fea_backend_info;
+
+/** Initializer for fea_backend_info. */
+#define FEA_BACKEND_INFO_INIT {sizeof(fea_backend_info), "", 0, 0, 0, ""}
+
+/**
+ * @brief List every backend libfeaccel knows, built or not, with whether it is usable.
+ *
+ * @param infos array of @p capacity entries, each initialized with
+ *        FEA_BACKEND_INFO_INIT (the array stride is `infos[0].size`); may be
+ *        NULL when @p capacity is 0, to ask only for the count.
+ * @param[out] count the number of known backends (may exceed @p capacity;
+ *        only the first @p capacity entries are written).
+ */
+FEA_API fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count);
+
+FEA_END_DECLS
+
+#endif /* FEACCEL_CONTEXT_H */

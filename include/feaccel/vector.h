@@ -1,0 +1,73 @@
+/**
+ * @file vector.h
+ * @brief Vectors in the memory of their context's backend.
+ *
+ * On `/gpu/cuda` a vector lives on the device: data moves only through
+ * fea_vector_write() and fea_vector_read(), so transfers are always explicit.
+ * Arithmetic goes through the backend's BLAS (OpenBLAS, cuBLAS). FP16 and
+ * BF16 vectors are stored in 16 bits and computed on in FP32, the way
+ * cuBLAS's `*Ex` routines do; results of dot and nrm2 are returned as double.
+ */
+#ifndef FEACCEL_VECTOR_H
+#define FEACCEL_VECTOR_H
+
+#include <feaccel/export.h>
+#include <feaccel/types.h>
+
+FEA_BEGIN_DECLS
+
+/**
+ * @brief Create a vector of @p n entries (n >= 0) of precision @p prec, set to zero.
+ * @param[out] out the new vector, holding a reference on @p ctx; NULL on failure.
+ */
+FEA_API fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec,
+                                     fea_vector **out);
+
+/** @brief Destroy a vector. Accepts NULL and `*v == NULL`; sets `*v = NULL`. */
+FEA_API fea_status fea_vector_destroy(fea_vector **v);
+
+/** @brief Number of entries. */
+FEA_API fea_status fea_vector_get_length(const fea_vector *v, fea_index *n);
+
+/** @brief Storage precision. */
+FEA_API fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *prec);
+
+/**
+ * @brief Copy @p n values from host memory into the vector, converting from
+ * @p host_prec to the vector's precision (round to nearest even).
+ * @p n must equal the vector's length.
+ */
+FEA_API fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision host_prec,
+                                    const void *host);
+
+/**
+ * @brief Copy the vector's @p n values into host memory in precision @p host_prec.
+ * @p n must equal the vector's length.
+ */
+FEA_API fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precision host_prec,
+                                   void *host);
+
+/** @brief Set every entry to @p alpha (which must be finite or infinite, not NaN). */
+FEA_API fea_status fea_vector_set_all(fea_vector *v, double alpha);
+
+/**
+ * @brief y := x, converting precision when the two differ. Same length and
+ * context; @p x and @p y must be different vectors.
+ */
+FEA_API fea_status fea_vector_copy(const fea_vector *x, fea_vector *y);
+
+/** @brief y := alpha x + y. Same length, precision and context. */
+FEA_API fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x);
+
+/** @brief x := alpha x. */
+FEA_API fea_status fea_vector_scale(fea_vector *x, double alpha);
+
+/** @brief *result := x . y. Same length, precision and context. */
+FEA_API fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *result);
+
+/** @brief *result := ||x||_2, computed without overflow for large entries. */
+FEA_API fea_status fea_vector_nrm2(const fea_vector *x, double *result);
+
+FEA_END_DECLS
+
+#endif /* FEACCEL_VECTOR_H */

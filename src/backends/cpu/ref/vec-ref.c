@@ -1,0 +1,171 @@
+/* /cpu/ref vector ops. f64/f32 go straight to OpenBLAS level-1 routines;
+ * f16/bf16 are widened to f32 in cache-sized blocks, computed with the f32
+ * routine and narrowed back, which is what cuBLAS's *Ex routines do. */
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "context.h"
+#include "cpu.h"
+#include "error.h"
+#include "half.h"
+#include "vector.h"
+
+/* One BLAS call takes at most this many entries (32-bit BLAS integers). */
+#define CHUNK ((fea_index)1 << 30)
+/* Widening block for 16-bit formats: two f32 blocks fit in L1 with room to spare. */
+#define HBLOCK 2048
+
+size_t fea_cpu_elem_size(fea_precision prec) {
+  return prec == FEA_F64 ? 8 : prec == FEA_F32 ? 4 : 2;
+}
+
+static void *at(const fea_vector *v, fea_index i) {
+  return (char *)v->data + (size_t)i * fea_cpu_elem_size(v->prec);
+}
+
+static int is_half(fea_precision p) { return p == FEA_F16 || p == FEA_BF16; }
+
+static fea_status ref_alloc(fea_context *ctx, fea_vector *v) {
+  if (v->n == 0) return FEA_SUCCESS;
+  size_t bytes = (size_t)v->n * fea_cpu_elem_size(v->prec);
+  size_t padded = (bytes + 63) & ~(size_t)63; /* aligned_alloc needs a multiple of the alignment */
+  v->data = aligned_alloc(64, padded);
+  FEA_CHECK(v->data, ctx, FEA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a %s vector of %lld entries",
+            padded, fea_precision_name(v->prec), (long long)v->n);
+  memset(v->data, 0, padded);
+  return FEA_SUCCESS;
+}
+
+static void ref_release(fea_context *ctx, fea_vector *v) {
+  free(v->data);
+  v->data = NULL;
+}
+
+static fea_status ref_write(fea_context *ctx, fea_vector *v, fea_precision host_prec, const void *host) {
+  fea_convert(host_prec, host, v->prec, v->data, v->n);
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_read(fea_context *ctx, const fea_vector *v, fea_precision host_prec, void *host) {
+  fea_convert(v->prec, v->data, host_prec, host, v->n);
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_set_all(fea_context *ctx, fea_vector *v, double alpha) {
+  /* Round alpha once to the storage format, then replicate its bit pattern. */
+  unsigned char value[8];
+  fea_convert(FEA_F64, &alpha, v->prec, value, 1);
+  size_t size = fea_cpu_elem_size(v->prec);
+  for (fea_index i = 0; i < v->n; i++) memcpy((char *)v->data + (size_t)i * size, value, size);
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_copy(fea_context *ctx, const fea_vector *x, fea_vector *y) {
+  fea_convert(x->prec, x->data, y->prec, y->data, x->n);
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_axpy(fea_context *ctx, fea_vector *y, double alpha, const fea_vector *x) {
+  fea_blas_use_threads(ctx->nthreads);
+  for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
+    fea_index len = x->n - i;
+    if (x->prec == FEA_F64) {
+      len = len < CHUNK ? len : CHUNK;
+      cblas_daxpy((int)len, alpha, at(x, i), 1, at(y, i), 1);
+    } else if (x->prec == FEA_F32) {
+      len = len < CHUNK ? len : CHUNK;
+      cblas_saxpy((int)len, (float)alpha, at(x, i), 1, at(y, i), 1);
+    } else {
+      float xb[HBLOCK], yb[HBLOCK];
+      len = len < HBLOCK ? len : HBLOCK;
+      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
+      fea_convert(y->prec, at(y, i), FEA_F32, yb, len);
+      cblas_saxpy((int)len, (float)alpha, xb, 1, yb, 1);
+      fea_convert(FEA_F32, yb, y->prec, at(y, i), len);
+    }
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_scale(fea_context *ctx, fea_vector *x, double alpha) {
+  fea_blas_use_threads(ctx->nthreads);
+  for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
+    fea_index len = x->n - i;
+    if (x->prec == FEA_F64) {
+      len = len < CHUNK ? len : CHUNK;
+      cblas_dscal((int)len, alpha, at(x, i), 1);
+    } else if (x->prec == FEA_F32) {
+      len = len < CHUNK ? len : CHUNK;
+      cblas_sscal((int)len, (float)alpha, at(x, i), 1);
+    } else {
+      float xb[HBLOCK];
+      len = len < HBLOCK ? len : HBLOCK;
+      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
+      cblas_sscal((int)len, (float)alpha, xb, 1);
+      fea_convert(FEA_F32, xb, x->prec, at(x, i), len);
+    }
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_dot(fea_context *ctx, const fea_vector *x, const fea_vector *y, double *r) {
+  fea_blas_use_threads(ctx->nthreads);
+  double sum = 0.0;
+  for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
+    fea_index len = x->n - i;
+    if (x->prec == FEA_F64) {
+      len = len < CHUNK ? len : CHUNK;
+      sum += cblas_ddot((int)len, at(x, i), 1, at(y, i), 1);
+    } else if (x->prec == FEA_F32) {
+      len = len < CHUNK ? len : CHUNK;
+      sum += cblas_sdot((int)len, at(x, i), 1, at(y, i), 1);
+    } else {
+      float xb[HBLOCK], yb[HBLOCK];
+      len = len < HBLOCK ? len : HBLOCK;
+      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
+      fea_convert(y->prec, at(y, i), FEA_F32, yb, len);
+      sum += cblas_sdot((int)len, xb, 1, yb, 1);
+    }
+  }
+  *r = sum;
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_nrm2(fea_context *ctx, const fea_vector *x, double *r) {
+  fea_blas_use_threads(ctx->nthreads);
+  double norm = 0.0; /* partial norms combine with hypot, which cannot overflow */
+  for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
+    fea_index len = x->n - i;
+    if (x->prec == FEA_F64) {
+      len = len < CHUNK ? len : CHUNK;
+      norm = hypot(norm, cblas_dnrm2((int)len, at(x, i), 1));
+    } else if (x->prec == FEA_F32) {
+      len = len < CHUNK ? len : CHUNK;
+      norm = hypot(norm, cblas_snrm2((int)len, at(x, i), 1));
+    } else {
+      float xb[HBLOCK];
+      len = len < HBLOCK ? len : HBLOCK;
+      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
+      norm = hypot(norm, cblas_snrm2((int)len, xb, 1));
+    }
+  }
+  *r = norm;
+  return FEA_SUCCESS;
+}
+
+const struct fea_vector_ops fea_cpu_ref_vec_ops = {
+  .alloc = ref_alloc,
+  .release = ref_release,
+  .write = ref_write,
+  .read = ref_read,
+  .set_all = ref_set_all,
+  .copy = ref_copy,
+  .axpy = ref_axpy,
+  .scale = ref_scale,
+  .dot = ref_dot,
+  .nrm2 = ref_nrm2,
+};

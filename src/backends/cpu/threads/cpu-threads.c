@@ -1,0 +1,65 @@
+/* /cpu/threads: OpenMP threads sized from the hwloc topology, optionally
+ * bound to cores. Slots it does not fill come from /cpu/ref, whose BLAS calls
+ * then run with this context's thread count. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "cpu.h"
+#include "error.h"
+#include "resource.h"
+#include "topology.h"
+
+static const char *const threads_options[] = {"threads", "bind", NULL};
+
+static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
+  fea_topology topo;
+  FEA_CALL(fea_topology_get(&topo));
+  if (nthreads > topo.pus)
+    fea_log(ctx, FEA_LOG_WARN, "%d threads on %d hardware threads: oversubscribed", nthreads,
+            topo.pus);
+  if (bind) FEA_CALL(fea_topology_bind_omp_threads(ctx, nthreads));
+  else if (ctx->bound) FEA_CALL(fea_topology_unbind_omp_threads(ctx, ctx->nthreads));
+  ctx->nthreads = nthreads;
+  ctx->bound = bind;
+  fea_log(ctx, FEA_LOG_INFO, "/cpu/threads: %d threads on %d cores (%d PUs), %s", nthreads,
+          topo.cores, topo.pus, bind ? "bound to cores" : "not bound");
+  return FEA_SUCCESS;
+}
+
+static fea_status threads_init(fea_context *ctx, const fea_resource_opts *opts) {
+  fea_topology topo;
+  FEA_CALL(fea_topology_get(&topo));
+  /* OMP_NUM_THREADS, when the user set it, is the default; else one thread per core. */
+  long nthreads = getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : topo.cores;
+  FEA_CALL(fea_resource_opt_int(opts, "threads", 1, 1024, &nthreads));
+  const char *bind = fea_resource_opt(opts, "bind");
+  FEA_CHECK(!bind || strcmp(bind, "core") == 0 || strcmp(bind, "none") == 0, ctx,
+            FEA_ERR_INVALID_ARG, "option bind=%s is not 'core' or 'none'", bind);
+  return apply_threads(ctx, (int)nthreads, bind && strcmp(bind, "core") == 0);
+}
+
+static fea_status threads_set_num_threads(fea_context *ctx, int nthreads) {
+  return apply_threads(ctx, nthreads, ctx->bound);
+}
+
+static void threads_finalize(fea_context *ctx) {
+  /* Leave the process's OpenMP threads as unbound as we found them. */
+  if (ctx->bound) (void)fea_topology_unbind_omp_threads(ctx, ctx->nthreads);
+}
+
+const struct fea_backend fea_backend_cpu_threads = {
+  .abi = FEA_BACKEND_ABI,
+  .prefix = "/cpu/threads",
+  .priority = 20,
+  .delegate = "/cpu/ref",
+  .mem = FEA_MEM_HOST,
+  .options = threads_options,
+  .probe = NULL, /* OpenMP is linked in: always usable */
+  .init = threads_init,
+  .finalize = threads_finalize,
+  .set_num_threads = threads_set_num_threads,
+  .vec = &fea_cpu_threads_vec_ops,
+  .dense = NULL, /* /cpu/ref's, with multithreaded OpenBLAS */
+};

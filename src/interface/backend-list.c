@@ -1,0 +1,42 @@
+/* fea_backend_list(): what was built and what is usable here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "error.h"
+
+fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count) {
+  FEA_CHECK_NULL(count, NULL);
+  FEA_CHECK(infos || capacity == 0, NULL, FEA_ERR_INVALID_ARG,
+            "infos is NULL but capacity is %zu", capacity);
+  size_t n;
+  const fea_backend_entry *e = fea_backend_entries(&n);
+  size_t stride = capacity ? infos[0].size : 0;
+  const size_t min_size = offsetof(fea_backend_info, reason);
+  if (capacity)
+    FEA_CHECK(stride >= min_size, NULL, FEA_ERR_INVALID_ARG,
+              "infos[0].size is %zu, smaller than any fea_backend_info (%zu); initialize each "
+              "entry with FEA_BACKEND_INFO_INIT", stride, min_size);
+  for (size_t i = 1; i < capacity && i < n; i++) {
+    const fea_backend_info *bi = (const fea_backend_info *)((const char *)infos + i * stride);
+    FEA_CHECK(bi->size == stride, NULL, FEA_ERR_INVALID_ARG,
+              "infos[%zu].size is %zu but infos[0].size is %zu", i, bi->size, stride);
+  }
+  for (size_t i = 0; i < capacity && i < n; i++) {
+    fea_backend_info full = FEA_BACKEND_INFO_INIT;
+    snprintf(full.prefix, sizeof full.prefix, "%s", e[i].prefix);
+    full.built = e[i].backend != NULL;
+    if (!e[i].backend) {
+      snprintf(full.reason, sizeof full.reason, "%s", e[i].not_built_reason);
+    } else {
+      full.priority = e[i].backend->priority;
+      full.usable = !e[i].backend->probe || e[i].backend->probe(full.reason, sizeof full.reason) == FEA_SUCCESS;
+      if (full.usable) full.reason[0] = '\0';
+    }
+    fea_backend_info *out = (fea_backend_info *)((char *)infos + i * stride);
+    memcpy(out, &full, stride < sizeof full ? stride : sizeof full);
+    out->size = stride;
+  }
+  *count = n;
+  return FEA_SUCCESS;
+}

@@ -1,0 +1,159 @@
+/* Vector API: argument checks, then dispatch to the context's vector ops. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "context.h"
+#include "error.h"
+#include "vector.h"
+
+#define PREC_OK(p) ((p) == FEA_F64 || (p) == FEA_F32 || (p) == FEA_F16 || (p) == FEA_BF16)
+
+/* Ops slots are filled from the delegate chain at context creation; a slot
+ * still empty means no backend in the chain implements it. */
+#define FEA_DISPATCH(ctx, slot, ...)                                                          \
+  ((ctx)->vec.slot ? (ctx)->vec.slot(__VA_ARGS__)                                             \
+                   : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED, "backend %s has no vector " #slot,   \
+                               (ctx)->backend->prefix))
+
+static fea_status check_prec(const fea_context *ctx, const char *what, fea_precision p) {
+  FEA_CHECK(PREC_OK(p), ctx, FEA_ERR_INVALID_ARG,
+            "unknown precision %d for %s (expected FEA_F64, FEA_F32, FEA_F16 or FEA_BF16)",
+            (int)p, what);
+  return FEA_SUCCESS;
+}
+
+/* Two vectors used together must share context, length and (unless said) precision. */
+static fea_status check_pair(const fea_vector *x, const fea_vector *y, int same_prec) {
+  FEA_CHECK(x->ctx == y->ctx, y->ctx, FEA_ERR_INVALID_ARG,
+            "x and y belong to different contexts (%s and %s)", x->ctx->resource, y->ctx->resource);
+  FEA_CHECK(x->n == y->n, y->ctx, FEA_ERR_DIMENSION,
+            "length mismatch: x has %lld entries, y has %lld", (long long)x->n, (long long)y->n);
+  FEA_CHECK(!same_prec || x->prec == y->prec, y->ctx, FEA_ERR_INVALID_ARG,
+            "precision mismatch: x is %s, y is %s (convert with fea_vector_copy)",
+            fea_precision_name(x->prec), fea_precision_name(y->prec));
+  return FEA_SUCCESS;
+}
+
+fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, fea_vector **out) {
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(out, ctx);
+  FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);
+  FEA_CALL(check_prec(ctx, "the vector", prec));
+  FEA_CHECK(n <= (fea_index)(SIZE_MAX / 16), ctx, FEA_ERR_OUT_OF_MEMORY,
+            "length %lld is too large to address", (long long)n);
+  fea_vector *v = calloc(1, sizeof *v);
+  FEA_CHECK(v, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a vector handle");
+  v->ctx = ctx;
+  v->n = n;
+  v->prec = prec;
+  fea_status s = FEA_DISPATCH(ctx, alloc, ctx, v);
+  if (s < 0) {
+    free(v);
+    return s;
+  }
+  fea_context_retain(ctx);
+  *out = v;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_vector_destroy(fea_vector **v) {
+  if (!v || !*v) return FEA_SUCCESS;
+  fea_context *ctx = (*v)->ctx;
+  if (ctx->vec.release) ctx->vec.release(ctx, *v);
+  free(*v);
+  *v = NULL;
+  fea_context_release(ctx);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_vector_get_length(const fea_vector *v, fea_index *n) {
+  FEA_CHECK_NULL(v, NULL);
+  FEA_CHECK_NULL(n, v->ctx);
+  *n = v->n;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *prec) {
+  FEA_CHECK_NULL(v, NULL);
+  FEA_CHECK_NULL(prec, v->ctx);
+  *prec = v->prec;
+  return FEA_SUCCESS;
+}
+
+static fea_status check_host(const fea_vector *v, fea_index n, fea_precision host_prec,
+                             const void *host) {
+  FEA_CHECK(n == v->n, v->ctx, FEA_ERR_DIMENSION,
+            "n is %lld but the vector has %lld entries", (long long)n, (long long)v->n);
+  FEA_CALL(check_prec(v->ctx, "the host array", host_prec));
+  FEA_CHECK(host || n == 0, v->ctx, FEA_ERR_INVALID_ARG, "host array is NULL for %lld entries",
+            (long long)n);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision host_prec, const void *host) {
+  FEA_CHECK_NULL(v, NULL);
+  FEA_CALL(check_host(v, n, host_prec, host));
+  if (n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(v->ctx, write, v->ctx, v, host_prec, host);
+}
+
+fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precision host_prec, void *host) {
+  FEA_CHECK_NULL(v, NULL);
+  FEA_CALL(check_host(v, n, host_prec, host));
+  if (n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(v->ctx, read, v->ctx, v, host_prec, host);
+}
+
+fea_status fea_vector_set_all(fea_vector *v, double alpha) {
+  FEA_CHECK_NULL(v, NULL);
+  FEA_CHECK(!isnan(alpha), v->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
+  if (v->n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(v->ctx, set_all, v->ctx, v, alpha);
+}
+
+fea_status fea_vector_copy(const fea_vector *x, fea_vector *y) {
+  FEA_CHECK_NULL(x, NULL);
+  FEA_CHECK_NULL(y, x->ctx);
+  FEA_CHECK(x != y, x->ctx, FEA_ERR_INVALID_ARG, "x and y are the same vector");
+  FEA_CALL(check_pair(x, y, 0));
+  if (x->n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(y->ctx, copy, y->ctx, x, y);
+}
+
+fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x) {
+  FEA_CHECK_NULL(y, NULL);
+  FEA_CHECK_NULL(x, y->ctx);
+  FEA_CHECK(!isnan(alpha), y->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
+  FEA_CALL(check_pair(x, y, 1));
+  if (y->n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(y->ctx, axpy, y->ctx, y, alpha, x);
+}
+
+fea_status fea_vector_scale(fea_vector *x, double alpha) {
+  FEA_CHECK_NULL(x, NULL);
+  FEA_CHECK(!isnan(alpha), x->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
+  if (x->n == 0) return FEA_SUCCESS;
+  return FEA_DISPATCH(x->ctx, scale, x->ctx, x, alpha);
+}
+
+fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *result) {
+  FEA_CHECK_NULL(x, NULL);
+  FEA_CHECK_NULL(y, x->ctx);
+  FEA_CHECK_NULL(result, x->ctx);
+  FEA_CALL(check_pair(x, y, 1));
+  if (x->n == 0) {
+    *result = 0.0;
+    return FEA_SUCCESS;
+  }
+  return FEA_DISPATCH(x->ctx, dot, x->ctx, x, y, result);
+}
+
+fea_status fea_vector_nrm2(const fea_vector *x, double *result) {
+  FEA_CHECK_NULL(x, NULL);
+  FEA_CHECK_NULL(result, x->ctx);
+  if (x->n == 0) {
+    *result = 0.0;
+    return FEA_SUCCESS;
+  }
+  return FEA_DISPATCH(x->ctx, nrm2, x->ctx, x, result);
+}
