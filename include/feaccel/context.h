@@ -56,7 +56,7 @@ FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
  * @brief Release the caller's reference; objects created from the context keep
  * it alive until they are destroyed. Accepts NULL and `*ctx == NULL`; sets `*ctx = NULL`.
  */
-FEA_API fea_status fea_context_destroy(fea_context **ctx);
+FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
 
 /**
  * @brief The last error message of @p ctx, e.g.

@@ -27,7 +27,8 @@
 #  define FEA_NODISCARD
 #endif
 
-/** Public functions that return a status: exported and warn-unused-result. */
+/** Public functions that return a status: exported and warn-unused-result.
+ * Only the destroy functions, which cannot fail, are plain FEA_EXPORT. */
 #define FEA_API FEA_EXPORT FEA_NODISCARD
 
 #ifdef __cplusplus

@@ -24,7 +24,7 @@ FEA_API fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precisio
                                      fea_vector **out);
 
 /** @brief Destroy a vector. Accepts NULL and `*v == NULL`; sets `*v = NULL`. */
-FEA_API fea_status fea_vector_destroy(fea_vector **v);
+FEA_EXPORT fea_status fea_vector_destroy(fea_vector **v);
 
 /** @brief Number of entries. */
 FEA_API fea_status fea_vector_get_length(const fea_vector *v, fea_index *n);

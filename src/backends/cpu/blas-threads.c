@@ -15,5 +15,8 @@ void fea_blas_use_threads(int nthreads) {
 void fea_blas_describe(char *buf, size_t len) {
   const char *config = openblas_get_config();
   const char *core = openblas_get_corename();
-  snprintf(buf, len, "OpenBLAS %s (kernels: %s)", config ? config : "?", core ? core : "?");
+  /* The config string starts with "OpenBLAS <version>" in every release we know. */
+  int named = config && strncmp(config, "OpenBLAS", 8) == 0;
+  snprintf(buf, len, "%s%s (kernels: %s)", named ? "" : "OpenBLAS ", config ? config : "?",
+           core ? core : "?");
 }
