@@ -1,0 +1,274 @@
+/* The /gpu/cuda backend: probing, per-context setup and teardown of the device,
+ * stream and library handles, and the device memory helpers of cuda-backend.h. */
+#include "fea-config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "context.h"
+#include "cuda-backend.h"
+#include "cuda-check.h"
+#include "error.h"
+
+/* Bounded copy that always terminates dst (device names are far shorter than
+ * either buffer; this only keeps a long one from overrunning). */
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+  size_t i = 0;
+  for (; i + 1 < cap && src[i]; i++) dst[i] = src[i];
+  dst[i] = '\0';
+}
+
+static fea_status cuda_probe(char *reason, size_t len)
+{
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reason && len)
+      snprintf(reason, len, "cudaGetDeviceCount() failed: %s (%s)", cudaGetErrorName(e),
+               cudaGetErrorString(e));
+    return FEA_ERR_DEVICE;
+  }
+  if (count == 0) {
+    if (reason && len) snprintf(reason, len, "no CUDA device found");
+    return FEA_ERR_DEVICE;
+  }
+  return FEA_SUCCESS;
+}
+
+/* Ordinal from the "device" option; CUDA_VISIBLE_DEVICES already applies. */
+static fea_status parse_device(fea_context *ctx, const char *text, int count, int *device)
+{
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  FEA_CHECK(text[0] != '\0' && text[0] != ' ' && *end == '\0' && errno == 0, ctx,
+            FEA_ERR_INVALID_ARG, "option device=%s is not an integer", text);
+  FEA_CHECK(v >= 0 && v < count, ctx, FEA_ERR_INVALID_ARG,
+            "option device=%s is out of range: %d CUDA device(s) visible, valid ordinals are 0..%d",
+            text, count, count - 1);
+  *device = (int)v;
+  return FEA_SUCCESS;
+}
+
+/* Frees whatever cuda_setup created; safe on a partly set up state. */
+static void cuda_teardown(struct fea_cuda *b)
+{
+  if (b->stream) (void)cudaStreamSynchronize(b->stream);
+  if (b->work) {
+    if (b->mem_pools && b->stream) {
+      (void)cudaFreeAsync(b->work, b->stream);
+      (void)cudaStreamSynchronize(b->stream);
+    } else {
+      (void)cudaFree(b->work);
+    }
+  }
+  if (b->dinfo) (void)cudaFree(b->dinfo);
+  if (b->solver_params) (void)cusolverDnDestroyParams(b->solver_params);
+  if (b->solver) (void)cusolverDnDestroy(b->solver);
+  if (b->sparse) (void)cusparseDestroy(b->sparse);
+  if (b->blas) (void)cublasDestroy(b->blas);
+  if (b->stream) (void)cudaStreamDestroy(b->stream);
+  (void)cudaGetLastError();
+}
+
+/* Every failure here means the device is not usable: FEA_ERR_DEVICE. */
+static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b)
+{
+  struct cudaDeviceProp prop;
+  void *dinfo = NULL;
+
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaSetDevice(b->device));
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaGetDeviceProperties(&prop, b->device));
+  copy_text(b->name, sizeof b->name, prop.name);
+  b->total_memory = prop.totalGlobalMem;
+  b->cc_major = prop.major;
+  b->cc_minor = prop.minor;
+  b->sm_count = prop.multiProcessorCount;
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE,
+                   cudaDeviceGetAttribute(&b->mem_pools, cudaDevAttrMemoryPoolsSupported,
+                                          b->device));
+
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+
+  FEA_CALL_CUBLAS_AS(ctx, FEA_ERR_DEVICE, cublasCreate(&b->blas));
+  FEA_CALL_CUBLAS_AS(ctx, FEA_ERR_DEVICE, cublasSetStream(b->blas, b->stream));
+  /* Scalars in and reductions out through host memory: dot and nrm2 return
+   * to the caller synchronously, which is what the vector API promises. */
+  FEA_CALL_CUBLAS_AS(ctx, FEA_ERR_DEVICE, cublasSetPointerMode(b->blas, CUBLAS_POINTER_MODE_HOST));
+
+  FEA_CALL_CUSPARSE_AS(ctx, FEA_ERR_DEVICE, cusparseCreate(&b->sparse));
+  FEA_CALL_CUSPARSE_AS(ctx, FEA_ERR_DEVICE, cusparseSetStream(b->sparse, b->stream));
+
+  FEA_CALL_CUSOLVER_AS(ctx, FEA_ERR_DEVICE, cusolverDnCreate(&b->solver));
+  FEA_CALL_CUSOLVER_AS(ctx, FEA_ERR_DEVICE, cusolverDnSetStream(b->solver, b->stream));
+  FEA_CALL_CUSOLVER_AS(ctx, FEA_ERR_DEVICE, cusolverDnCreateParams(&b->solver_params));
+
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaMalloc(&dinfo, sizeof(int)));
+  b->dinfo = dinfo;
+  return FEA_SUCCESS;
+}
+
+static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts)
+{
+  int count = 0;
+  int device = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return FEA_ERROR(ctx, FEA_ERR_DEVICE, "cudaGetDeviceCount() failed: %s (%s)",
+                     cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+  FEA_CHECK(count > 0, ctx, FEA_ERR_DEVICE, "no CUDA device found");
+
+  const char *text = opts ? fea_resource_opt(opts, "device") : NULL;
+  if (text) FEA_CALL(parse_device(ctx, text, count, &device));
+
+  struct fea_cuda *b = calloc(1, sizeof *b);
+  FEA_CHECK(b != NULL, ctx, FEA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of CUDA state",
+            sizeof *b);
+  b->device = device;
+  fea_status st = cuda_setup(ctx, b);
+  if (st < 0) {
+    cuda_teardown(b);
+    free(b);
+    return st;
+  }
+
+  ctx->backend_data = b;
+  /* Host threads only serve work delegated to the host; the GPU does the rest. */
+  ctx->nthreads = 1;
+  fea_log(ctx, FEA_LOG_INFO, "using GPU %d: %s, %.1f GiB, cc %d.%d", b->device, b->name,
+          (double)b->total_memory / (1024.0 * 1024.0 * 1024.0), b->cc_major, b->cc_minor);
+  return FEA_SUCCESS;
+}
+
+static void cuda_finalize(fea_context *ctx)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  if (!b) return;
+  (void)cudaSetDevice(b->device);
+  cuda_teardown(b);
+  free(b);
+  ctx->backend_data = NULL;
+}
+
+static fea_status cuda_set_num_threads(fea_context *ctx, int nthreads)
+{
+  ctx->nthreads = nthreads;
+  return FEA_SUCCESS;
+}
+
+static void cuda_fill_info(const fea_context *ctx, fea_context_info *info)
+{
+  const struct fea_cuda *b = ctx->backend_data;
+  copy_text(info->device_name, sizeof info->device_name, b->name);
+  info->device_id = b->device;
+  info->device_cc = 10 * b->cc_major + b->cc_minor;
+  info->device_memory_bytes = (uint64_t)b->total_memory;
+}
+
+fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  int current = -1;
+  FEA_CALL_CUDA(ctx, cudaGetDevice(&current));
+  if (current != b->device) FEA_CALL_CUDA(ctx, cudaSetDevice(b->device));
+  *out = b;
+  return FEA_SUCCESS;
+}
+
+static cudaError_t device_alloc(const struct fea_cuda *b, size_t bytes, void **out)
+{
+  *out = NULL;
+  return b->mem_pools ? cudaMallocAsync(out, bytes, b->stream) : cudaMalloc(out, bytes);
+}
+
+static fea_status alloc_error(fea_context *ctx, const struct fea_cuda *b, cudaError_t e,
+                              size_t bytes)
+{
+  (void)cudaGetLastError();
+  return FEA_ERROR(ctx, fea_cuda_status_of(e), "%s() of %zu bytes on GPU %d failed: %s (%s)",
+                   b->mem_pools ? "cudaMallocAsync" : "cudaMalloc", bytes, b->device,
+                   cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+fea_status fea_cuda_malloc(fea_context *ctx, size_t bytes, void **out)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  cudaError_t e = device_alloc(b, bytes, out);
+  return e == cudaSuccess ? FEA_SUCCESS : alloc_error(ctx, b, e, bytes);
+}
+
+void fea_cuda_free(fea_context *ctx, void *p)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  if (!p) return;
+  /* Stream-ordered: kernels already queued on the stream may still read p. */
+  cudaError_t e = b->mem_pools ? cudaFreeAsync(p, b->stream) : cudaFree(p);
+  if (e != cudaSuccess) (void)cudaGetLastError();
+}
+
+fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  if (bytes > b->work_bytes) {
+    /* Grow by half again at least, so that slowly rising requests do not
+     * reallocate every time; fall back to the exact size if that fails. */
+    size_t want = b->work_bytes + b->work_bytes / 2;
+    if (want < bytes) want = bytes;
+    want = fea_cuda_align_up(want);
+    void *p = NULL;
+    fea_cuda_free(ctx, b->work);
+    b->work = NULL;
+    b->work_bytes = 0;
+    if (device_alloc(b, want, &p) != cudaSuccess) {
+      (void)cudaGetLastError();
+      want = bytes;
+      cudaError_t e = device_alloc(b, want, &p);
+      if (e != cudaSuccess) return alloc_error(ctx, b, e, want);
+    }
+    b->work = p;
+    b->work_bytes = want;
+  }
+  *out = b->work;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_cuda_sync(fea_context *ctx)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  FEA_CALL_CUDA(ctx, cudaStreamSynchronize(b->stream));
+  return FEA_SUCCESS;
+}
+
+fea_status fea_cuda_read_info(fea_context *ctx, int *info)
+{
+  struct fea_cuda *b = ctx->backend_data;
+  FEA_CALL_CUDA(ctx, cudaMemcpyAsync(info, b->dinfo, sizeof *info, cudaMemcpyDeviceToHost,
+                                     b->stream));
+  return fea_cuda_sync(ctx);
+}
+
+static const char *const cuda_options[] = {"device", NULL};
+
+const struct fea_backend fea_backend_gpu_cuda = {
+  .abi = FEA_BACKEND_ABI,
+  .prefix = "/gpu/cuda",
+  .priority = 30,
+  .delegate = "/cpu/ref",
+  .mem = FEA_MEM_DEVICE,
+  .options = cuda_options,
+  .probe = cuda_probe,
+  .init = cuda_init,
+  .finalize = cuda_finalize,
+  .set_num_threads = cuda_set_num_threads,
+  .fill_info = cuda_fill_info,
+  .vec = &fea_cuda_vector_ops,
+  .op = NULL,
+  .mf = NULL,
+  .dense = &fea_cuda_dense_ops,
+};

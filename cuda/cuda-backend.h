@@ -1,0 +1,79 @@
+/* Private state of a /gpu/cuda context (ctx->backend_data) and the helpers the
+ * ops tables share. Everything runs on one non-blocking stream per context, so
+ * operations are ordered among themselves without device-wide syncs. */
+#ifndef FEA_CUDA_BACKEND_H
+#define FEA_CUDA_BACKEND_H
+
+#include <stddef.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusolverDn.h>
+#include <cusparse.h>
+
+#include "backend.h"
+#include "context.h"
+
+struct fea_cuda {
+  int device;
+  char name[256];
+  size_t total_memory;
+  int cc_major, cc_minor;
+  int sm_count;
+  int mem_pools;               /* stream-ordered allocation (cudaMallocAsync) available */
+  cudaStream_t stream;
+  cublasHandle_t blas;
+  cusparseHandle_t sparse;
+  cusolverDnHandle_t solver;
+  cusolverDnParams_t solver_params;
+  int *dinfo;                  /* device int that cuSOLVER writes its info to */
+  void *work;                  /* device scratch, grown on demand, never shrunk */
+  size_t work_bytes;
+};
+
+extern const struct fea_vector_ops fea_cuda_vector_ops;
+extern const struct fea_dense_ops fea_cuda_dense_ops;
+
+/* The context's CUDA state, with its device made current on the calling
+ * thread (contexts on different GPUs may share a thread). */
+fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out);
+
+/* Device memory ordered on the context's stream. */
+fea_status fea_cuda_malloc(fea_context *ctx, size_t bytes, void **out);
+void fea_cuda_free(fea_context *ctx, void *p);
+
+/* The scratch buffer, at least bytes long (NULL when bytes is 0). A later call
+ * may move it: ask once per operation for everything the operation needs. */
+fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out);
+
+/* Wait for the stream; reports faults of kernels queued earlier. */
+fea_status fea_cuda_sync(fea_context *ctx);
+
+/* Bring cuSOLVER's info back to the host (synchronizes). */
+fea_status fea_cuda_read_info(fea_context *ctx, int *info);
+
+static inline size_t fea_cuda_elem_size(fea_precision prec)
+{
+  return prec == FEA_F64 ? 8 : prec == FEA_F32 ? 4 : 2;
+}
+
+static inline cudaDataType fea_cuda_data_type(fea_precision prec)
+{
+  switch (prec) {
+  case FEA_F64: return CUDA_R_64F;
+  case FEA_F32: return CUDA_R_32F;
+  case FEA_F16: return CUDA_R_16F;
+  case FEA_BF16: return CUDA_R_16BF;
+  }
+  return CUDA_R_64F;
+}
+
+/* Sub-buffers carved from one workspace start on this boundary. */
+#define FEA_CUDA_ALIGN ((size_t)256)
+
+static inline size_t fea_cuda_align_up(size_t bytes)
+{
+  return (bytes + FEA_CUDA_ALIGN - 1) / FEA_CUDA_ALIGN * FEA_CUDA_ALIGN;
+}
+
+#endif
