@@ -6,7 +6,9 @@
  * fea_vector_write() and fea_vector_read(), so transfers are always explicit.
  * Arithmetic goes through the backend's BLAS (OpenBLAS, cuBLAS). FP16 and
  * BF16 vectors are stored in 16 bits and computed on in FP32, the way
- * cuBLAS's `*Ex` routines do; results of dot and nrm2 are returned as double.
+ * cuBLAS's `*Ex` routines do. dot and nrm2 return a double: the CPU backends
+ * carry them in double for every precision; `/gpu/cuda` carries F32, F16 and
+ * BF16 reductions in FP32, so there a result above FLT_MAX overflows.
  */
 #ifndef FEACCEL_VECTOR_H
 #define FEACCEL_VECTOR_H

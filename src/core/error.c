@@ -51,3 +51,7 @@ void fea_log(const fea_context *ctx, fea_log_level level, const char *fmt, ...) 
 }
 
 const char *fea_thread_last_error(void) { return thread_last_error; }
+
+void fea_error_restore(const char *msg) {
+  snprintf(thread_last_error, sizeof thread_last_error, "%s", msg);
+}

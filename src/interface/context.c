@@ -65,7 +65,8 @@ static fea_status create_best(const char *family, const fea_resource_opts *opts,
   size_t n;
   const fea_backend_entry *e = fea_backend_entries(&n);
   int tried[16] = {0};
-  fea_status last = FEA_ERR_UNSUPPORTED;
+  fea_status last = FEA_ERR_UNSUPPORTED, first = FEA_SUCCESS;
+  char first_msg[FEA_ERROR_LEN] = "";
   size_t flen = strlen(family);
   for (;;) {
     size_t best = n;
@@ -79,10 +80,17 @@ static fea_status create_best(const char *family, const fea_resource_opts *opts,
     tried[best] = 1;
     last = create_on(e[best].backend, opts, out);
     if (last == FEA_SUCCESS) return FEA_SUCCESS;
+    if (first == FEA_SUCCESS) {
+      first = last;
+      snprintf(first_msg, sizeof first_msg, "%s", fea_thread_last_error());
+    }
   }
-  if (last == FEA_ERR_UNSUPPORTED)
+  if (first == FEA_SUCCESS)
     return FEA_ERROR(NULL, FEA_ERR_UNSUPPORTED, "no backend of family '%s' was built", family);
-  return last; /* the message of the last attempt says why */
+  /* The preferred backend's failure is the one that explains the outcome
+   * (a lower one typically only objects to options meant for the first). */
+  fea_error_restore(first_msg);
+  return first;
 }
 
 fea_status fea_context_create(const char *resource, fea_context **out) {

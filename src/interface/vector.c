@@ -35,6 +35,7 @@ static fea_status check_pair(const fea_vector *x, const fea_vector *y, int same_
 }
 
 fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, fea_vector **out) {
+  if (out) *out = NULL; /* documented: NULL on failure */
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(out, ctx);
   FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);

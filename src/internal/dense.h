@@ -40,7 +40,9 @@ struct fea_dense_ops {
   /* B := alpha op(A)^-1 B (LEFT) or alpha B op(A)^-1 (RIGHT), A triangular. */
   fea_status (*trsm)(fea_context *ctx, fea_side side, fea_uplo uplo, fea_transpose trans,
                      fea_diag diag, double alpha, const fea_dmat *A, fea_dmat *B);
-  /* Cholesky of the uplo triangle in place; FEA_ERR_NOT_POSDEF names the minor. */
+  /* Cholesky of the uplo triangle in place; FEA_ERR_NOT_POSDEF names the minor.
+   * As in LAPACK, A holds the partial factor after NOT_POSDEF (and after
+   * getrf's SINGULAR): callers that must keep A factor a copy. */
   fea_status (*potrf)(fea_context *ctx, fea_uplo uplo, fea_dmat *A);
   /* Solve with a potrf factor; B overwritten by the solution. */
   fea_status (*potrs)(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, fea_dmat *B);

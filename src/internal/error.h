@@ -39,5 +39,8 @@ void fea_log(const fea_context *ctx, fea_log_level level, const char *fmt, ...) 
 
 /* The calling thread's last message (any call, with or without a context). */
 const char *fea_thread_last_error(void);
+/* Put back a message saved from fea_thread_last_error() (when an earlier
+ * failure, not the latest, is the one to report). */
+void fea_error_restore(const char *msg);
 
 #endif

@@ -1,6 +1,7 @@
 /* /cpu/ref vector ops. f64/f32 go straight to OpenBLAS level-1 routines;
- * f16/bf16 are widened to f32 in cache-sized blocks, computed with the f32
- * routine and narrowed back, which is what cuBLAS's *Ex routines do. */
+ * for f16/bf16, axpy and scale widen cache-sized blocks to f32, use the f32
+ * routine and narrow back (what cuBLAS's *Ex routines do), while dot and nrm2
+ * are carried in double wherever float would overflow. */
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -112,6 +113,20 @@ static fea_status ref_scale(fea_context *ctx, fea_vector *x, double alpha) {
   return FEA_SUCCESS;
 }
 
+/* Reductions return a double, so they are carried in double where float
+ * could overflow: f32 falls back to widened blocks when a chunk overflows,
+ * f16/bf16 always widen. */
+static double dot_widened(const fea_vector *x, const fea_vector *y, fea_index i, fea_index len) {
+  double sum = 0.0, xb[HBLOCK], yb[HBLOCK];
+  for (fea_index j = 0; j < len; j += HBLOCK) {
+    fea_index b = len - j < HBLOCK ? len - j : HBLOCK;
+    fea_convert(x->prec, at(x, i + j), FEA_F64, xb, b);
+    fea_convert(y->prec, at(y, i + j), FEA_F64, yb, b);
+    sum += cblas_ddot((int)b, xb, 1, yb, 1);
+  }
+  return sum;
+}
+
 static fea_status ref_dot(fea_context *ctx, const fea_vector *x, const fea_vector *y, double *r) {
   fea_blas_use_threads(ctx->nthreads);
   double sum = 0.0;
@@ -122,36 +137,46 @@ static fea_status ref_dot(fea_context *ctx, const fea_vector *x, const fea_vecto
       sum += cblas_ddot((int)len, at(x, i), 1, at(y, i), 1);
     } else if (x->prec == FEA_F32) {
       len = len < CHUNK ? len : CHUNK;
-      sum += cblas_sdot((int)len, at(x, i), 1, at(y, i), 1);
+      double part = cblas_sdot((int)len, at(x, i), 1, at(y, i), 1);
+      /* A sum beyond FLT_MAX is finite in double: redo the chunk there
+       * (OpenBLAS's dsdot multiplies in float and overflows too). */
+      sum += isinf(part) ? dot_widened(x, y, i, len) : part;
     } else {
-      float xb[HBLOCK], yb[HBLOCK];
       len = len < HBLOCK ? len : HBLOCK;
-      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
-      fea_convert(y->prec, at(y, i), FEA_F32, yb, len);
-      sum += cblas_sdot((int)len, xb, 1, yb, 1);
+      sum += dot_widened(x, y, i, len);
     }
   }
   *r = sum;
   return FEA_SUCCESS;
 }
 
+/* ||x[i, i+len)|| of a non-f64 vector through widened double blocks. */
+static double nrm2_widened(const fea_vector *x, fea_index i, fea_index len) {
+  double norm = 0.0, xb[HBLOCK];
+  for (fea_index j = 0; j < len; j += HBLOCK) {
+    fea_index b = len - j < HBLOCK ? len - j : HBLOCK;
+    fea_convert(x->prec, at(x, i + j), FEA_F64, xb, b);
+    norm = hypot(norm, cblas_dnrm2((int)b, xb, 1));
+  }
+  return norm;
+}
+
 static fea_status ref_nrm2(fea_context *ctx, const fea_vector *x, double *r) {
   fea_blas_use_threads(ctx->nthreads);
   double norm = 0.0; /* partial norms combine with hypot, which cannot overflow */
-  for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
-    fea_index len = x->n - i;
+  for (fea_index i = 0; i < x->n; i += CHUNK) {
+    fea_index len = x->n - i < CHUNK ? x->n - i : CHUNK;
+    double part;
     if (x->prec == FEA_F64) {
-      len = len < CHUNK ? len : CHUNK;
-      norm = hypot(norm, cblas_dnrm2((int)len, at(x, i), 1));
+      part = cblas_dnrm2((int)len, at(x, i), 1);
     } else if (x->prec == FEA_F32) {
-      len = len < CHUNK ? len : CHUNK;
-      norm = hypot(norm, cblas_snrm2((int)len, at(x, i), 1));
+      part = cblas_snrm2((int)len, at(x, i), 1);
+      /* A norm above FLT_MAX is finite in double: redo the chunk there. */
+      if (isinf(part)) part = nrm2_widened(x, i, len);
     } else {
-      float xb[HBLOCK];
-      len = len < HBLOCK ? len : HBLOCK;
-      fea_convert(x->prec, at(x, i), FEA_F32, xb, len);
-      norm = hypot(norm, cblas_snrm2((int)len, xb, 1));
+      part = nrm2_widened(x, i, len);
     }
+    norm = hypot(norm, part);
   }
   *r = norm;
   return FEA_SUCCESS;

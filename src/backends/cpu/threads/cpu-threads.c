@@ -1,7 +1,6 @@
 /* /cpu/threads: OpenMP threads sized from the hwloc topology, optionally
  * bound to cores. Slots it does not fill come from /cpu/ref, whose BLAS calls
  * then run with this context's thread count. */
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +30,15 @@ static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
 static fea_status threads_init(fea_context *ctx, const fea_resource_opts *opts) {
   fea_topology topo;
   FEA_CALL(fea_topology_get(&topo));
-  /* OMP_NUM_THREADS, when the user set it, is the default; else one thread per core. */
-  long nthreads = getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : topo.cores;
+  /* OMP_NUM_THREADS, when set to a count, is the default; else one thread per core.
+   * Read here rather than through omp_get_max_threads(), which libgomp fixed at load time. */
+  long nthreads = topo.cores;
+  const char *env = getenv("OMP_NUM_THREADS");
+  if (env && *env) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if ((*end == '\0' || *end == ',') && v >= 1 && v <= 1024) nthreads = v;
+  }
   FEA_CALL(fea_resource_opt_int(opts, "threads", 1, 1024, &nthreads));
   const char *bind = fea_resource_opt(opts, "bind");
   FEA_CHECK(!bind || strcmp(bind, "core") == 0 || strcmp(bind, "none") == 0, ctx,
