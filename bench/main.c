@@ -13,7 +13,9 @@
  * `const bench_case bench_case_<name>`, add X(<name>) here, and add the file
  * to bench/meson.build. */
 #define BENCH_CASES(X) \
-  X(limits)
+  X(limits)             \
+  X(assemble_reference) \
+  X(export)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

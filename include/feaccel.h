@@ -10,5 +10,9 @@
 #include <feaccel/version.h>
 #include <feaccel/context.h>
 #include <feaccel/vector.h>
+#include <feaccel/mesh.h>
+#include <feaccel/space.h>
+#include <feaccel/matrix.h>
+#include <feaccel/problem.h>
 
 #endif /* FEACCEL_H */

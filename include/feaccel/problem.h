@@ -1,0 +1,92 @@
+/**
+ * @file problem.h
+ * @brief The Poisson problem -div(sigma grad u) = f in the domain, u = g on its boundary.
+ *
+ * A problem binds a space to the coefficient sigma, the load f and the
+ * Dirichlet data g. Dirichlet conditions are imposed by elimination: the
+ * boundary DoFs take the interpolant of g, are removed from the system, and
+ * their contribution moves to the right-hand side (lifting). Systems and
+ * reduced solutions therefore run over the free DoFs only; full coefficient
+ * vectors (all DoFs, boundary values included) are what the user gets back.
+ */
+#ifndef FEACCEL_PROBLEM_H
+#define FEACCEL_PROBLEM_H
+
+#include <feaccel/export.h>
+#include <feaccel/matrix.h>
+#include <feaccel/space.h>
+#include <feaccel/types.h>
+
+FEA_BEGIN_DECLS
+
+/** Opaque problem. */
+typedef struct fea_problem fea_problem;
+
+/** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. */
+typedef struct fea_problem_desc {
+  size_t size;
+  double sigma;              /**< constant coefficient (> 0), used when sigma_fn is NULL */
+  fea_scalar_fn sigma_fn;    /**< sigma(x) > 0, or NULL */
+  void *sigma_user;
+  fea_scalar_fn source;      /**< f(x), or NULL for f = 0 */
+  void *source_user;
+  fea_scalar_fn dirichlet;   /**< g(x) on the boundary, or NULL for g = 0 */
+  void *dirichlet_user;
+  int quad_points;           /**< Gauss points per direction, 1..20; 0: degree + 1 (P2: 3) */
+} fea_problem_desc;
+
+/** Initializer: sigma = 1, f = 0, g = 0, default quadrature. */
+#define FEA_PROBLEM_DESC_INIT {sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+/** @brief Create a Poisson problem on @p space (which it holds a reference on). */
+FEA_API fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
+                                              fea_problem **out);
+
+/** @brief Destroy a problem. Accepts NULL; sets `*problem = NULL`. */
+FEA_EXPORT fea_status fea_problem_destroy(fea_problem **problem);
+
+/** @brief Number of free (non-Dirichlet) DoFs: the size of the reduced system. */
+FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea_index *n);
+
+/**
+ * @brief Element stiffness matrix and load vector of element @p e.
+ * @param Ke dofs_per_element^2 entries, row-major (symmetric), or NULL
+ * @param fe dofs_per_element entries, or NULL
+ * The element's DoFs are those of fea_space_get_element_dofs().
+ */
+FEA_API fea_status fea_problem_element_system(const fea_problem *problem, fea_index e, double *Ke,
+                                              double *fe);
+
+/** @brief Element mass matrix (dofs_per_element^2, row-major). */
+FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me);
+
+/**
+ * @brief Reference assembly of the reduced system A u = b over the free DoFs.
+ *
+ * Serial, simple and checked: the oracle every fast path is compared with.
+ * @param[out] A the CSR matrix (sorted column indices), on the host
+ * @param[out] b num_free_dofs right-hand side values (load minus lifting), caller-allocated
+ */
+FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, fea_matrix **A,
+                                                  double *b);
+
+/**
+ * @brief Full coefficients from a reduced solution: free DoFs from @p u_free,
+ * boundary DoFs from the interpolant of g.
+ */
+FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const double *u_free,
+                                               double *u_full);
+
+/**
+ * @brief Errors of u_h (full coefficients) against an exact solution.
+ * @param exact u(x); @param exact_grad its gradient, or NULL (then *h1_semi is not computed)
+ * @param[out] l2 ||u - u_h||_L2; @param[out] h1_semi |u - u_h|_H1 (may be NULL)
+ * Integrated with the problem's quadrature plus two points per direction.
+ */
+FEA_API fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
+                                           fea_scalar_fn exact, fea_gradient_fn exact_grad,
+                                           void *user, double *l2, double *h1_semi);
+
+FEA_END_DECLS
+
+#endif /* FEACCEL_PROBLEM_H */

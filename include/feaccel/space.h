@@ -1,0 +1,171 @@
+/**
+ * @brief Discrete spaces: Lagrange on meshes, tensor-product B-splines on boxes.
+ * @file space.h
+ *
+ * A space numbers its degrees of freedom (DoFs) globally, knows which lie on
+ * the boundary, and evaluates its functions. Coefficient vectors are host
+ * arrays of num_dofs doubles in the space's numbering.
+ */
+#ifndef FEACCEL_SPACE_H
+#define FEACCEL_SPACE_H
+
+#include <feaccel/export.h>
+#include <feaccel/mesh.h>
+#include <feaccel/types.h>
+
+FEA_BEGIN_DECLS
+
+/** Opaque space. */
+typedef struct fea_space fea_space;
+
+/** A scalar function of a point x (dim coordinates). */
+typedef double (*fea_scalar_fn)(const double *x, void *user);
+/** A function of a point x writing dim gradient components into grad. */
+typedef void (*fea_gradient_fn)(const double *x, double *grad, void *user);
+
+/** Where Lagrange nodes sit inside each cell (Q2 and up). */
+typedef enum fea_lagrange_nodes {
+  FEA_NODES_EQUISPACED = 0,
+  FEA_NODES_GAUSS_LOBATTO = 1
+} fea_lagrange_nodes;
+
+/**
+ * @brief Lagrange space on @p mesh: P1, P2 on triangles and tetrahedra;
+ * Q1..Q4 on intervals, quads and hexahedra.
+ *
+ * DoFs are numbered: mesh nodes first (same numbers), then edge, face and cell
+ * interior DoFs. The space holds a reference on the mesh.
+ * @param order 1..2 on simplices, 1..4 on boxes
+ */
+FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
+                                             fea_space **out);
+
+/** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. */
+typedef struct fea_bspline_desc {
+  size_t size;               /**< sizeof(fea_bspline_desc) as compiled by the caller */
+  int dim;                   /**< 1, 2 or 3 */
+  int degree[3];             /**< per direction, 1..8 */
+  fea_index n[3];            /**< elements per direction for open uniform knots (used when knots[k] is NULL) */
+  const double *knots[3];    /**< optional full knot vector per direction (non-decreasing, open:
+                                  first and last values repeated degree+1 times) */
+  fea_index num_knots[3];    /**< lengths of knots[k] */
+  double lower[3];           /**< the box the parameter domain maps to (identity up to scaling); default 0 */
+  double upper[3];           /**< default 1 */
+  const void *geometry;      /**< reserved for a NURBS geometry map; must be NULL */
+} fea_bspline_desc;
+
+/** Initializer: bilinear B-splines on one element of the unit square. */
+#define FEA_BSPLINE_DESC_INIT \
+  {sizeof(fea_bspline_desc), 2, {1, 1, 1}, {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, NULL}
+
+/**
+ * @brief Tensor-product B-spline space.
+ *
+ * Per direction: degree p, knots open uniform over n elements (n + p functions)
+ * or given. An interior knot of multiplicity m lowers the continuity there to
+ * C^(p-m); m = p gives a C0 separator, m = p+1 is refused (it would split the patch).
+ * DoFs are numbered lexicographically, direction 0 fastest.
+ */
+FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
+                                            fea_space **out);
+
+/**
+ * @brief h-refinement: a new B-spline space with @p count knots inserted in direction @p dir.
+ * Knots must lie strictly inside the parameter range; multiplicities may not exceed the degree.
+ */
+FEA_API fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
+                                                  const double *knots, fea_space **out);
+
+/**
+ * @brief p-refinement: a new B-spline space with the degree in @p dir raised by @p t,
+ * every knot's multiplicity raised by t as well (continuity kept).
+ */
+FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int t,
+                                                    fea_space **out);
+
+/**
+ * @brief Coefficients in @p fine of the function @p coarse_coeffs represents in @p coarse.
+ *
+ * Exact when fine contains coarse (after knot insertion or degree elevation,
+ * or uniform mesh refinement for Lagrange): the function is unchanged.
+ * @return FEA_ERR_INVALID_ARG when fine does not contain coarse.
+ */
+FEA_API fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coeffs,
+                                      const fea_space *fine, double *fine_coeffs);
+
+/** @brief Destroy a space. Accepts NULL; sets `*space = NULL`. */
+FEA_EXPORT fea_status fea_space_destroy(fea_space **space);
+
+/** Facts about a space; initialize with FEA_SPACE_INFO_INIT. */
+typedef struct fea_space_info {
+  size_t size;
+  int dim;
+  int is_bspline;            /**< 1 for B-spline spaces, 0 for Lagrange */
+  int degree[3];             /**< polynomial degree per direction */
+  fea_index num_dofs;
+  fea_index num_elements;
+  int dofs_per_element;
+  fea_index num_boundary_dofs;
+  fea_index elements[3];     /**< elements per direction (B-splines and structured meshes), else 0 */
+} fea_space_info;
+
+/** Initializer for fea_space_info. */
+#define FEA_SPACE_INFO_INIT {sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, {0, 0, 0}}
+
+/** @brief Fill @p info (whose .size the caller set). */
+FEA_API fea_status fea_space_get_info(const fea_space *space, fea_space_info *info);
+
+/** @brief The DoFs of element @p e (dofs_per_element entries). */
+FEA_API fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs);
+
+/** @brief The sorted boundary DoFs (num_boundary_dofs entries). */
+FEA_API fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity,
+                                               fea_index *dofs);
+
+/**
+ * @brief Knot vector of a B-spline space in direction @p dir.
+ * @param[out] count the number of knots; @p knots may be NULL to ask only for it.
+ */
+FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, fea_index capacity,
+                                               double *knots, fea_index *count);
+
+/**
+ * @brief Evaluate u_h = sum_i coeffs[i] phi_i and its gradient at points.
+ * @param points npts * dim coordinates inside the domain
+ * @param values npts results, or NULL
+ * @param gradients npts * dim results, or NULL
+ * @return FEA_ERR_INVALID_ARG naming the first point outside the domain.
+ */
+FEA_API fea_status fea_space_evaluate(const fea_space *space, const double *coeffs, fea_index npts,
+                                      const double *points, double *values, double *gradients);
+
+/**
+ * @brief Interpolant of @p g: nodal values for Lagrange, collocation at the
+ * Greville points (tensor-product) for B-splines. Exact for functions of the space.
+ */
+FEA_API fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *user,
+                                         double *coeffs);
+
+/** How elements are colored so that elements of one color share no DoF. */
+typedef enum fea_coloring_method {
+  FEA_COLORING_AUTO = 0,       /**< Cartesian where the space is structured, else greedy */
+  FEA_COLORING_CARTESIAN = 1,  /**< (c_0 mod m) + m (c_1 mod m) + ...: m = 2 for Lagrange, p+1 for B-splines */
+  FEA_COLORING_GREEDY = 2      /**< greedy over the element-DoF incidence, any mesh */
+} fea_coloring_method;
+
+/**
+ * @brief Color the elements: no two elements of one color share a DoF.
+ * @param colors num_elements entries
+ * @param[out] num_colors colors used
+ */
+FEA_API fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method method,
+                                            fea_index *colors, int *num_colors);
+
+/**
+ * @brief Check a coloring: FEA_ERR_INVALID_ARG naming two elements of one color that share a DoF.
+ */
+FEA_API fea_status fea_space_check_coloring(const fea_space *space, const fea_index *colors);
+
+FEA_END_DECLS
+
+#endif /* FEACCEL_SPACE_H */

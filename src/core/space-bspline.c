@@ -1,0 +1,377 @@
+/* Tensor-product B-spline spaces on a box: the element interface (DoFs,
+ * basis values and gradients, point location, Greville interpolation) and
+ * the transfer between nested spaces.
+ *
+ * Geometry is the identity up to scaling: parameter xi_k in [t_first, t_last]
+ * maps to x_k = lower_k + (xi_k - t_first) * scale_k with
+ * scale_k = (upper_k - lower_k) / (t_last - t_first). Elements are the
+ * non-empty knot spans, numbered lexicographically (direction 0 fastest);
+ * DoFs likewise, so element (e_0, e_1, e_2) holds the functions
+ * i_k = span_k - p_k .. span_k in each direction. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "space.h"
+
+/* A point may lie this far (relative to the box) outside and still belong to it. */
+#define LOCATE_TOL 1e-12
+
+static const fea_bspline_space *bsp(const fea_space *s) { return s->impl; }
+
+static double scale_of(const fea_bspline_space *b, int k) {
+  const fea_knots *kn = &b->knots[k];
+  return (b->upper[k] - b->lower[k]) / (kn->t[kn->m - 1] - kn->t[0]);
+}
+
+static void element_dofs(const fea_space *s, fea_index e, fea_index *dofs) {
+  const fea_bspline_space *b = bsp(s);
+  fea_index first[3] = {0, 0, 0}, stride[3] = {0, 0, 0}, st = 1;
+  int np[3] = {1, 1, 1};
+  for (int k = 0; k < s->dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    fea_index ek = e % s->elements[k];
+    e /= s->elements[k];
+    first[k] = kn->span[ek] - kn->p;
+    np[k] = kn->p + 1;
+    stride[k] = st;
+    st *= fea_knots_num_functions(kn);
+  }
+  int idx = 0;
+  for (int l2 = 0; l2 < np[2]; l2++)
+    for (int l1 = 0; l1 < np[1]; l1++)
+      for (int l0 = 0; l0 < np[0]; l0++)
+        dofs[idx++] = (first[0] + l0) * stride[0] + (first[1] + l1) * stride[1] +
+                      (first[2] + l2) * stride[2];
+}
+
+static fea_status element_values(const fea_space *s, fea_index e, const fea_quadrature *q,
+                                 fea_element_values *ev) {
+  enum { P1 = FEA_BSPLINE_MAX_DEGREE + 1 };
+  const fea_bspline_space *b = bsp(s);
+  const int dim = s->dim, nb = s->dofs_per_element;
+  FEA_CHECK(q->dim == dim && ev->dim == dim && ev->nb == nb && ev->nq >= q->npts, s->ctx,
+            FEA_ERR_DIMENSION,
+            "element buffers (dim %d, %d points, %d functions) do not fit a %dD rule of %d "
+            "points on a space with %d functions per element", ev->dim, ev->nq, ev->nb, q->dim,
+            q->npts, nb);
+  FEA_CHECK(e >= 0 && e < s->num_elements, s->ctx, FEA_ERR_INVALID_ARG,
+            "element %lld is outside [0, %lld)", (long long)e, (long long)s->num_elements);
+  fea_index span[3];
+  double t0[3], h[3], scale[3], jac = 1.0;
+  int np[3] = {1, 1, 1};
+  for (int k = 0; k < dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    fea_index ek = e % s->elements[k];
+    e /= s->elements[k];
+    span[k] = kn->span[ek];
+    t0[k] = kn->t[span[k]];
+    h[k] = kn->t[span[k] + 1] - t0[k];
+    scale[k] = scale_of(b, k);
+    np[k] = kn->p + 1;
+    jac *= h[k] * scale[k];
+  }
+  /* 1D values (row 0) and parameter derivatives (row 1) per direction; the
+   * unused directions hold the constant 1 so the tensor loop is uniform. */
+  double d[3][2 * P1];
+  for (int k = dim; k < 3; k++) d[k][0] = 1.0, d[k][1] = 0.0;
+  for (int qi = 0; qi < q->npts; qi++) {
+    const double *ref = q->points + (size_t)qi * (size_t)dim;
+    for (int k = 0; k < dim; k++) {
+      const fea_knots *kn = &b->knots[k];
+      double xi = t0[k] + ref[k] * h[k];
+      fea_bspline_basis_ders(kn, span[k], xi, 1, d[k]);
+      ev->x[qi * dim + k] = b->lower[k] + (xi - kn->t[0]) * scale[k];
+    }
+    ev->w[qi] = q->weights[qi] * jac;
+    double *phi = ev->phi + (size_t)qi * (size_t)nb;
+    double *dphi = ev->dphi + (size_t)qi * (size_t)nb * (size_t)dim;
+    int i = 0;
+    for (int l2 = 0; l2 < np[2]; l2++)
+      for (int l1 = 0; l1 < np[1]; l1++)
+        for (int l0 = 0; l0 < np[0]; l0++, i++) {
+          /* d[k][l] is the value, d[k][np + l] the derivative in xi_k. */
+          double v0 = d[0][l0], v1 = d[1][l1], v2 = d[2][l2];
+          phi[i] = v0 * v1 * v2;
+          dphi[i * dim + 0] = d[0][np[0] + l0] / scale[0] * v1 * v2;
+          if (dim > 1) dphi[i * dim + 1] = v0 * d[1][np[1] + l1] / scale[1] * v2;
+          if (dim > 2) dphi[i * dim + 2] = v0 * v1 * d[2][np[2] + l2] / scale[2];
+        }
+  }
+  return FEA_SUCCESS;
+}
+
+/* "(0.5, 1.25)" and "[0, 1] x [0, 1]" for messages. */
+static void describe_point(const fea_space *s, const double *x, char *pt, size_t npt, char *box,
+                           size_t nbox) {
+  const fea_bspline_space *b = bsp(s);
+  size_t u = 0, v = 0;
+  for (int k = 0; k < s->dim; k++) {
+    u += (size_t)snprintf(pt + u, u < npt ? npt - u : 0, "%s%.17g", k ? ", " : "(", x[k]);
+    v += (size_t)snprintf(box + v, v < nbox ? nbox - v : 0, "%s[%g, %g]", k ? " x " : "",
+                          b->lower[k], b->upper[k]);
+  }
+  if (u < npt) snprintf(pt + u, npt - u, ")");
+}
+
+static fea_status locate(const fea_space *s, const double *x, fea_index *e, double *ref) {
+  const fea_bspline_space *b = bsp(s);
+  fea_index elem = 0, stride = 1;
+  for (int k = 0; k < s->dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    double lo = b->lower[k], hi = b->upper[k], tol = LOCATE_TOL * (hi - lo);
+    if (!(x[k] >= lo - tol && x[k] <= hi + tol)) {
+      char pt[128], box[128];
+      describe_point(s, x, pt, sizeof pt, box, sizeof box);
+      return FEA_ERROR(s->ctx, FEA_ERR_INVALID_ARG, "point %s is outside the domain %s", pt, box);
+    }
+    double xk = fmin(fmax(x[k], lo), hi);
+    double t0 = kn->t[0], t1 = kn->t[kn->m - 1];
+    double xi = fmin(fmax(t0 + (xk - lo) / (hi - lo) * (t1 - t0), t0), t1);
+    fea_index sp = fea_knots_find_span(kn, xi);
+    /* The element of span sp: the spans are sorted, so bisect. */
+    fea_index lo_e = 0, hi_e = kn->nelem - 1;
+    while (lo_e < hi_e) {
+      fea_index mid = lo_e + (hi_e - lo_e) / 2;
+      if (kn->span[mid] < sp)
+        lo_e = mid + 1;
+      else
+        hi_e = mid;
+    }
+    double a = kn->t[sp], h = kn->t[sp + 1] - a;
+    ref[k] = fmin(fmax((xi - a) / h, 0.0), 1.0);
+    elem += lo_e * stride;
+    stride *= kn->nelem;
+  }
+  *e = elem;
+  return FEA_SUCCESS;
+}
+
+/* The other directions' index split of a lexicographic array with sizes n[]
+ * around direction k: index = i_in + inner * (i_k + n_k * i_out). */
+static void split_sizes(int dim, const fea_index n[3], int k, fea_index *inner, fea_index *outer) {
+  *inner = 1;
+  *outer = 1;
+  for (int j = 0; j < k; j++) *inner *= n[j];
+  for (int j = k + 1; j < dim; j++) *outer *= n[j];
+}
+
+/* Lines along direction k of src (sizes n[]) into dst (n_k x lines), and back. */
+static void pack_lines(int dim, const fea_index n[3], int k, const double *src, double *dst) {
+  fea_index inner, outer, nk = n[k];
+  split_sizes(dim, n, k, &inner, &outer);
+  for (fea_index o = 0; o < outer; o++)
+    for (fea_index i = 0; i < nk; i++)
+      for (fea_index a = 0; a < inner; a++)
+        dst[i + nk * (a + inner * o)] = src[a + inner * (i + nk * o)];
+}
+
+static void unpack_lines(int dim, const fea_index n[3], int k, const double *src, double *dst) {
+  fea_index inner, outer, nk = n[k];
+  split_sizes(dim, n, k, &inner, &outer);
+  for (fea_index o = 0; o < outer; o++)
+    for (fea_index i = 0; i < nk; i++)
+      for (fea_index a = 0; a < inner; a++)
+        dst[a + inner * (i + nk * o)] = src[i + nk * (a + inner * o)];
+}
+
+/* Collocation at the tensor Greville points: the collocation matrix is the
+ * Kronecker product of the 1D ones, so one banded solve per direction (all
+ * lines of that direction as right-hand sides of one LAPACK call) inverts it. */
+static fea_status interpolate(const fea_space *s, fea_scalar_fn g, void *user, double *coeffs) {
+  const fea_bspline_space *b = bsp(s);
+  const int dim = s->dim;
+  const fea_index N = s->num_dofs;
+  fea_index n[3] = {1, 1, 1}, total = 0;
+  for (int k = 0; k < dim; k++) {
+    n[k] = fea_knots_num_functions(&b->knots[k]);
+    total += n[k];
+  }
+  double *f = malloc((size_t)N * sizeof *f), *buf = malloc((size_t)N * sizeof *buf);
+  double *gp = malloc((size_t)total * sizeof *gp);
+  fea_status st = FEA_SUCCESS;
+  if (!f || !buf || !gp) {
+    st = FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to interpolate %lld coefficients",
+                   (long long)N);
+    goto out;
+  }
+  double *gk[3] = {gp, gp, gp};
+  for (int k = 0; k < dim; k++) {
+    if (k) gk[k] = gk[k - 1] + n[k - 1];
+    fea_knots_greville(&b->knots[k], gk[k]);
+    /* To physical coordinates. */
+    double sc = scale_of(b, k), t0 = b->knots[k].t[0];
+    for (fea_index i = 0; i < n[k]; i++)
+      gk[k][i] = fmin(fmax(b->lower[k] + (gk[k][i] - t0) * sc, b->lower[k]), b->upper[k]);
+  }
+  for (fea_index idx = 0; idx < N; idx++) {
+    fea_index r = idx;
+    double x[3] = {0, 0, 0};
+    for (int k = 0; k < dim; k++) {
+      x[k] = gk[k][r % n[k]];
+      r /= n[k];
+    }
+    f[idx] = g(x, user);
+    if (!isfinite(f[idx])) {
+      char pt[128], box[128];
+      describe_point(s, x, pt, sizeof pt, box, sizeof box);
+      st = FEA_ERROR(s->ctx, FEA_ERR_INVALID_ARG, "the function returned %g at the point %s",
+                     f[idx], pt);
+      goto out;
+    }
+  }
+  for (int k = 0; k < dim && st == FEA_SUCCESS; k++) {
+    pack_lines(dim, n, k, f, buf);
+    st = fea_knots_greville_solve(s->ctx, &b->knots[k], N / n[k], buf, n[k]);
+    if (st == FEA_SUCCESS) unpack_lines(dim, n, k, buf, f);
+  }
+  if (st == FEA_SUCCESS) memcpy(coeffs, f, (size_t)N * sizeof *f);
+out:
+  free(f);
+  free(buf);
+  free(gp);
+  return st;
+}
+
+fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
+                                      const fea_space *fine, double *fc) {
+  FEA_CHECK(coarse->kind == FEA_SPACE_BSPLINE && fine->kind == FEA_SPACE_BSPLINE &&
+                coarse->dim == fine->dim,
+            coarse->ctx, FEA_ERR_INVALID_ARG,
+            "a B-spline transfer needs two B-spline spaces of one dimension");
+  const fea_bspline_space *bc = bsp(coarse), *bf = bsp(fine);
+  const int dim = coarse->dim;
+  for (int k = 0; k < dim; k++) {
+    double tol = LOCATE_TOL * (bc->upper[k] - bc->lower[k]);
+    FEA_CHECK(fabs(bc->lower[k] - bf->lower[k]) <= tol && fabs(bc->upper[k] - bf->upper[k]) <= tol,
+              coarse->ctx, FEA_ERR_INVALID_ARG,
+              "the fine space does not contain the coarse one: in direction %d the boxes "
+              "[%g, %g] and [%g, %g] differ", k, bc->lower[k], bc->upper[k], bf->lower[k],
+              bf->upper[k]);
+  }
+  /* Nesting first, in every direction (no lines to transfer yet): then every
+   * n_fine >= n_coarse, and no intermediate array exceeds the fine one. */
+  for (int k = 0; k < dim; k++)
+    FEA_CALL(fea_knots_transfer_apply(coarse->ctx, k, &bc->knots[k], &bf->knots[k], 0, NULL, NULL));
+  /* Direction by direction: the array changes from coarse to fine size in
+   * direction k while the later directions are still coarse. */
+  fea_index n[3] = {1, 1, 1};
+  for (int k = 0; k < dim; k++) n[k] = fea_knots_num_functions(&bc->knots[k]);
+  size_t cap = (size_t)fine->num_dofs;
+  double *cur = malloc(cap * sizeof *cur), *x = malloc(cap * sizeof *x),
+         *y = malloc(cap * sizeof *y);
+  fea_status st = FEA_SUCCESS;
+  if (!cur || !x || !y) {
+    st = FEA_ERROR(coarse->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to transfer %lld coefficients",
+                   (long long)fine->num_dofs);
+  } else {
+    memcpy(cur, cc, (size_t)coarse->num_dofs * sizeof *cur);
+  }
+  for (int k = 0; k < dim && st == FEA_SUCCESS; k++) {
+    fea_index nf = fea_knots_num_functions(&bf->knots[k]), lines = 1;
+    for (int j = 0; j < dim; j++) lines *= j == k ? 1 : n[j];
+    pack_lines(dim, n, k, cur, x);
+    st = fea_knots_transfer_apply(coarse->ctx, k, &bc->knots[k], &bf->knots[k], lines, x, y);
+    n[k] = nf;
+    if (st == FEA_SUCCESS) unpack_lines(dim, n, k, y, cur);
+  }
+  if (st == FEA_SUCCESS) memcpy(fc, cur, cap * sizeof *cur);
+  free(cur);
+  free(x);
+  free(y);
+  return st;
+}
+
+static void destroy(fea_space *s) {
+  fea_bspline_space *b = s->impl;
+  if (!b) return;
+  for (int k = 0; k < 3; k++) fea_knots_free(&b->knots[k]);
+  free(b);
+  s->impl = NULL;
+}
+
+static const struct fea_space_ops bspline_ops = {
+    .element_dofs = element_dofs,
+    .element_values = element_values,
+    .locate = locate,
+    .interpolate = interpolate,
+    .destroy = destroy,
+};
+
+/* The sorted DoFs with index 0 or n_k - 1 in some direction. */
+static fea_status boundary(const fea_context *ctx, int dim, const fea_index n[3], fea_index total,
+                           fea_index *count, fea_index **out) {
+  fea_index interior = 1;
+  for (int k = 0; k < dim; k++) interior *= n[k] - 2;
+  *count = total - interior;
+  fea_index *d = malloc((size_t)(*count > 0 ? *count : 1) * sizeof *d);
+  FEA_CHECK(d, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary DoFs", (long long)*count);
+  fea_index c = 0;
+  for (fea_index idx = 0; idx < total; idx++) {
+    fea_index r = idx;
+    int on = 0;
+    for (int k = 0; k < dim; k++) {
+      fea_index i = r % n[k];
+      r /= n[k];
+      on |= i == 0 || i == n[k] - 1;
+    }
+    if (on) d[c++] = idx;
+  }
+  *out = d;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
+                                   const double lower[3], const double upper[3], fea_space **out) {
+  *out = NULL;
+  FEA_CHECK(dim >= 1 && dim <= 3, ctx, FEA_ERR_INVALID_ARG, "dimension %d is outside 1..3", dim);
+  fea_bspline_space *b = calloc(1, sizeof *b);
+  FEA_CHECK(b, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a B-spline space");
+  fea_status st = FEA_SUCCESS;
+  fea_index n[3] = {1, 1, 1}, total = 1, nelem = 1;
+  int nb = 1;
+  for (int k = 0; k < dim && st == FEA_SUCCESS; k++) {
+    st = fea_knots_create(ctx, knots[k].p, knots[k].m, knots[k].t, &b->knots[k]);
+    if (st != FEA_SUCCESS) break;
+    b->lower[k] = lower[k];
+    b->upper[k] = upper[k];
+    n[k] = fea_knots_num_functions(&b->knots[k]);
+    if (total > INT64_MAX / n[k] || nelem > INT64_MAX / b->knots[k].nelem) {
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "the tensor product has too many DoFs");
+      break;
+    }
+    total *= n[k];
+    nelem *= b->knots[k].nelem;
+    nb *= knots[k].p + 1;
+  }
+  fea_index nbdry = 0, *bdry = NULL;
+  if (st == FEA_SUCCESS) st = boundary(ctx, dim, n, total, &nbdry, &bdry);
+  fea_space *s = NULL;
+  if (st == FEA_SUCCESS) st = fea_space_alloc(ctx, &s);
+  if (st != FEA_SUCCESS) {
+    free(bdry);
+    for (int k = 0; k < 3; k++) fea_knots_free(&b->knots[k]);
+    free(b);
+    return st;
+  }
+  static const fea_cell_type cells[3] = {FEA_CELL_INTERVAL, FEA_CELL_QUAD, FEA_CELL_HEXAHEDRON};
+  s->kind = FEA_SPACE_BSPLINE;
+  s->mesh = NULL;
+  s->cell = cells[dim - 1];
+  s->dim = dim;
+  for (int k = 0; k < 3; k++) {
+    s->degree[k] = k < dim ? b->knots[k].p : 0;
+    s->elements[k] = k < dim ? b->knots[k].nelem : 0;
+  }
+  s->num_dofs = total;
+  s->num_elements = nelem;
+  s->dofs_per_element = nb;
+  s->num_boundary_dofs = nbdry;
+  s->boundary_dofs = bdry;
+  s->ops = &bspline_ops;
+  s->impl = b;
+  *out = s;
+  return FEA_SUCCESS;
+}

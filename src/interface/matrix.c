@@ -1,0 +1,114 @@
+/* CSR matrices on the host: queries, the reference product and Matrix Market output. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+#include "matrix.h"
+
+fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fea_index nnz,
+                            fea_matrix **out) {
+  fea_matrix *A = calloc(1, sizeof *A);
+  FEA_CHECK(A, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a matrix");
+  A->row_ptr = calloc((size_t)rows + 1, sizeof *A->row_ptr);
+  A->col_idx = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->col_idx);
+  A->values = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->values);
+  if (!A->row_ptr || !A->col_idx || !A->values) {
+    free(A->row_ptr);
+    free(A->col_idx);
+    free(A->values);
+    free(A);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a %lld x %lld matrix with %lld entries",
+                     (long long)rows, (long long)cols, (long long)nnz);
+  }
+  A->ctx = ctx;
+  fea_context_retain(ctx);
+  A->rows = rows;
+  A->cols = cols;
+  A->nnz = nnz;
+  *out = A;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_matrix_destroy(fea_matrix **A) {
+  if (!A || !*A) return FEA_SUCCESS;
+  fea_context *ctx = (*A)->ctx;
+  free((*A)->row_ptr);
+  free((*A)->col_idx);
+  free((*A)->values);
+  free(*A);
+  *A = NULL;
+  fea_context_release(ctx);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_matrix_get_size(const fea_matrix *A, fea_index *rows, fea_index *cols, fea_index *nnz) {
+  FEA_CHECK_NULL(A, NULL);
+  if (rows) *rows = A->rows;
+  if (cols) *cols = A->cols;
+  if (nnz) *nnz = A->nnz;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_matrix_get_csr(const fea_matrix *A, fea_index *row_ptr, fea_index *col_idx,
+                              double *values) {
+  FEA_CHECK_NULL(A, NULL);
+  if (row_ptr) memcpy(row_ptr, A->row_ptr, (size_t)(A->rows + 1) * sizeof *row_ptr);
+  if (col_idx) memcpy(col_idx, A->col_idx, (size_t)A->nnz * sizeof *col_idx);
+  if (values) memcpy(values, A->values, (size_t)A->nnz * sizeof *values);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_matrix_multiply(const fea_matrix *A, const double *x, double *y) {
+  FEA_CHECK_NULL(A, NULL);
+  FEA_CHECK(x || A->cols == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'x' is NULL");
+  FEA_CHECK(y || A->rows == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'y' is NULL");
+  FEA_CHECK(x != y || A->rows == 0, A->ctx, FEA_ERR_INVALID_ARG, "x and y are the same array");
+  for (fea_index i = 0; i < A->rows; i++) {
+    double s = 0;
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) s += A->values[k] * x[A->col_idx[k]];
+    y[i] = s;
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status open_for_writing(const fea_context *ctx, const char *path, FILE **f) {
+  FEA_CHECK_NULL(path, ctx);
+  *f = fopen(path, "w");
+  FEA_CHECK(*f, ctx, FEA_ERR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+  return FEA_SUCCESS;
+}
+
+static fea_status close_written(const fea_context *ctx, const char *path, FILE *f, int write_failed) {
+  int close_failed = fclose(f) != 0;
+  FEA_CHECK(!write_failed && !close_failed, ctx, FEA_ERR_IO, "writing '%s' failed: %s", path,
+            strerror(errno));
+  return FEA_SUCCESS;
+}
+
+fea_status fea_matrix_write_mtx(const fea_matrix *A, const char *path) {
+  FEA_CHECK_NULL(A, NULL);
+  FILE *f;
+  FEA_CALL(open_for_writing(A->ctx, path, &f));
+  int bad = fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n"
+                       "%% written by libfeaccel; 1-based indices\n%lld %lld %lld\n",
+                    (long long)A->rows, (long long)A->cols, (long long)A->nnz) < 0;
+  for (fea_index i = 0; i < A->rows && !bad; i++)
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1] && !bad; k++)
+      bad = fprintf(f, "%lld %lld %.17g\n", (long long)i + 1, (long long)A->col_idx[k] + 1,
+                    A->values[k]) < 0;
+  return close_written(A->ctx, path, f, bad);
+}
+
+fea_status fea_array_write_mtx(fea_context *ctx, fea_index n, const double *values, const char *path) {
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);
+  FEA_CHECK(values || n == 0, ctx, FEA_ERR_INVALID_ARG, "argument 'values' is NULL");
+  FILE *f;
+  FEA_CALL(open_for_writing(ctx, path, &f));
+  int bad = fprintf(f, "%%%%MatrixMarket matrix array real general\n%lld 1\n", (long long)n) < 0;
+  for (fea_index i = 0; i < n && !bad; i++) bad = fprintf(f, "%.17g\n", values[i]) < 0;
+  return close_written(ctx, path, f, bad);
+}

@@ -1,0 +1,137 @@
+/* B-spline space API: argument checks, then the knot operations of
+ * bspline.c and the constructor of space-bspline.c.
+ *
+ * Open uniform knots from n elements live on the parameter range [0, 1]
+ * whatever the box; user knots keep their own range. Either maps affinely
+ * onto [lower, upper], so knots passed to fea_space_bspline_insert_knots are
+ * in the same parameter units fea_space_bspline_get_knots returns. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "space.h"
+
+static fea_status check_bspline(const fea_space *space) {
+  FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, space->ctx, FEA_ERR_INVALID_ARG,
+            "the space is not a B-spline space (it is a Lagrange space)");
+  return FEA_SUCCESS;
+}
+
+static fea_status check_dir(const fea_space *space, int dir) {
+  FEA_CHECK(dir >= 0 && dir < space->dim, space->ctx, FEA_ERR_INVALID_ARG,
+            "direction %d is outside 0..%d of this %dD space", dir, space->dim - 1, space->dim);
+  return FEA_SUCCESS;
+}
+
+/* Every field of the caller's descriptor checked, with the direction named. */
+static fea_status check_desc(fea_context *ctx, const fea_bspline_desc *d) {
+  FEA_CHECK(d->dim >= 1 && d->dim <= 3, ctx, FEA_ERR_INVALID_ARG, "dimension %d is outside 1..3",
+            d->dim);
+  for (int k = 0; k < d->dim; k++) {
+    FEA_CHECK(d->degree[k] >= 1 && d->degree[k] <= FEA_BSPLINE_MAX_DEGREE, ctx,
+              FEA_ERR_INVALID_ARG, "degree %d in direction %d is outside 1..%d", d->degree[k], k,
+              FEA_BSPLINE_MAX_DEGREE);
+    FEA_CHECK(isfinite(d->lower[k]) && isfinite(d->upper[k]) && d->lower[k] < d->upper[k], ctx,
+              FEA_ERR_INVALID_ARG,
+              "the box in direction %d is [%g, %g]; it needs finite lower < upper", k,
+              d->lower[k], d->upper[k]);
+    if (d->knots[k]) {
+      FEA_CALL(fea_knots_check(ctx, k, d->degree[k], d->num_knots[k], d->knots[k]));
+    } else {
+      FEA_CHECK(d->num_knots[k] == 0, ctx, FEA_ERR_INVALID_ARG,
+                "num_knots[%d] is %lld but knots[%d] is NULL", k, (long long)d->num_knots[k], k);
+      FEA_CHECK(d->n[k] >= 1, ctx, FEA_ERR_INVALID_ARG,
+                "n[%d] is %lld elements; at least 1 is needed", k, (long long)d->n[k]);
+    }
+  }
+  FEA_CHECK(d->geometry == NULL, ctx, FEA_ERR_UNSUPPORTED,
+            "NURBS geometry maps are not supported yet (geometry must be NULL)");
+  return FEA_SUCCESS;
+}
+
+fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
+                                    fea_space **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(desc, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  /* Every field up to the geometry is needed; later fields (none yet) take
+   * their defaults when the caller's struct is older. */
+  const size_t min_size = offsetof(fea_bspline_desc, geometry);
+  FEA_CHECK(desc->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
+            "desc.size is %zu, smaller than any fea_bspline_desc (%zu); initialize it with "
+            "FEA_BSPLINE_DESC_INIT", desc->size, min_size);
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  memcpy(&d, desc, desc->size < sizeof d ? desc->size : sizeof d);
+  FEA_CALL(check_desc(ctx, &d));
+  fea_knots knots[3];
+  memset(knots, 0, sizeof knots);
+  fea_status st = FEA_SUCCESS;
+  for (int k = 0; k < d.dim && st == FEA_SUCCESS; k++)
+    st = d.knots[k] ? fea_knots_create(ctx, d.degree[k], d.num_knots[k], d.knots[k], &knots[k])
+                    : fea_knots_uniform(ctx, d.degree[k], d.n[k], 0.0, 1.0, &knots[k]);
+  if (st == FEA_SUCCESS) st = fea_space_bspline_build(ctx, d.dim, knots, d.lower, d.upper, out);
+  for (int k = 0; k < 3; k++) fea_knots_free(&knots[k]);
+  return st;
+}
+
+/* A new space like @p space with direction dir's knots replaced by *kn. */
+static fea_status rebuild(const fea_space *space, int dir, const fea_knots *kn, fea_space **out) {
+  const fea_bspline_space *b = space->impl;
+  fea_knots knots[3];
+  memcpy(knots, b->knots, sizeof knots);
+  knots[dir] = *kn; /* shallow: build copies */
+  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, out);
+}
+
+fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
+                                          const double *knots, fea_space **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(space, NULL);
+  FEA_CHECK_NULL(out, space->ctx);
+  FEA_CALL(check_bspline(space));
+  FEA_CALL(check_dir(space, dir));
+  FEA_CHECK(count >= 0, space->ctx, FEA_ERR_INVALID_ARG, "knot count %lld is negative",
+            (long long)count);
+  FEA_CHECK(knots || count == 0, space->ctx, FEA_ERR_INVALID_ARG,
+            "argument 'knots' is NULL for %lld knots", (long long)count);
+  const fea_bspline_space *b = space->impl;
+  fea_knots kn;
+  FEA_CALL(fea_knots_insert(space->ctx, &b->knots[dir], count, knots, &kn));
+  fea_status st = rebuild(space, dir, &kn, out);
+  fea_knots_free(&kn);
+  return st;
+}
+
+fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int t,
+                                            fea_space **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(space, NULL);
+  FEA_CHECK_NULL(out, space->ctx);
+  FEA_CALL(check_bspline(space));
+  FEA_CALL(check_dir(space, dir));
+  FEA_CHECK(t >= 0, space->ctx, FEA_ERR_INVALID_ARG, "degree raise %d is negative", t);
+  const fea_bspline_space *b = space->impl;
+  fea_knots kn;
+  FEA_CALL(fea_knots_elevate(space->ctx, &b->knots[dir], t, &kn));
+  fea_status st = rebuild(space, dir, &kn, out);
+  fea_knots_free(&kn);
+  return st;
+}
+
+fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, fea_index capacity,
+                                       double *knots, fea_index *count) {
+  FEA_CHECK_NULL(space, NULL);
+  FEA_CHECK_NULL(count, space->ctx);
+  FEA_CALL(check_bspline(space));
+  FEA_CALL(check_dir(space, dir));
+  const fea_knots *kn = &((const fea_bspline_space *)space->impl)->knots[dir];
+  *count = kn->m;
+  if (!knots) return FEA_SUCCESS;
+  FEA_CHECK(capacity >= kn->m, space->ctx, FEA_ERR_DIMENSION,
+            "capacity %lld < %lld knots in direction %d", (long long)capacity, (long long)kn->m,
+            dir);
+  memcpy(knots, kn->t, (size_t)kn->m * sizeof *knots);
+  return FEA_SUCCESS;
+}

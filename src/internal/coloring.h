@@ -1,0 +1,25 @@
+/* Element colorings: elements of one color share no DoF, so they can be
+ * processed concurrently without protection. Host algorithms, backend-neutral. */
+#ifndef FEA_INTERNAL_COLORING_H
+#define FEA_INTERNAL_COLORING_H
+
+#include <feaccel/types.h>
+
+/* Cartesian formula on a grid of n[0] x n[1] x n[2] elements (lexicographic,
+ * direction 0 fastest): color = sum_k (i_k mod m) m^k, m^dim colors. Elements
+ * closer than m in every direction get different colors: m = 2 for Lagrange
+ * (neighbours share nodes), m = p + 1 for B-splines of degree p. */
+void fea_coloring_cartesian(int dim, const fea_index n[3], int m, fea_index *colors, int *ncolors);
+
+/* Greedy coloring in element order from the element-DoF incidence
+ * (nelem x per_elem, row-major), each element taking the smallest color not
+ * used by an element sharing a DoF. */
+fea_status fea_coloring_greedy(const fea_context *ctx, fea_index nelem, int per_elem,
+                               const fea_index *elem_dofs, fea_index ndofs, fea_index *colors,
+                               int *ncolors);
+
+/* FEA_ERR_INVALID_ARG naming two elements of one color that share a DoF. */
+fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_elem,
+                              const fea_index *elem_dofs, fea_index ndofs, const fea_index *colors);
+
+#endif

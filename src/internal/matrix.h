@@ -1,0 +1,19 @@
+/* The CSR matrix object as the library sees it. */
+#ifndef FEA_INTERNAL_MATRIX_H
+#define FEA_INTERNAL_MATRIX_H
+
+#include <feaccel/matrix.h>
+
+struct fea_matrix {
+  fea_context *ctx;     /* holds a reference */
+  fea_index rows, cols, nnz;
+  fea_index *row_ptr;   /* rows + 1 */
+  fea_index *col_idx;   /* nnz, sorted within each row */
+  double *values;       /* nnz */
+};
+
+/* An empty matrix holding a context reference with arrays for nnz entries. */
+fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fea_index nnz,
+                            fea_matrix **out);
+
+#endif

@@ -1,0 +1,67 @@
+/* The mesh object as the library sees it. */
+#ifndef FEA_INTERNAL_MESH_H
+#define FEA_INTERNAL_MESH_H
+
+#include <feaccel/mesh.h>
+
+struct fea_mesh {
+  fea_context *ctx;          /* holds a reference */
+  int refcount;              /* the creator plus every space built on it */
+  int dim;                   /* space dimension */
+  fea_cell_type type;
+  int nodes_per_cell;
+  fea_index num_nodes;
+  double *coords;            /* num_nodes * dim */
+  fea_index num_cells;
+  fea_index *cells;          /* num_cells * nodes_per_cell */
+  fea_index *parents;        /* num_cells, or NULL when not made by refinement */
+  /* Set for fea_mesh_create_structured only: its cells are lexicographic, which
+   * Cartesian shortcuts (fea_coloring_cartesian) rely on. Uniform refinements
+   * number coarse nodes first, so they are not marked structured. Entries of
+   * n, lower, upper beyond dim are 1, 0, 1. */
+  int structured;
+  int simplices;             /* structured: split into triangles or tetrahedra */
+  fea_index n[3];
+  double lower[3], upper[3];
+};
+
+/* Reference-corner bits (x + 2y + 4z) of local node l of an interval (l < 2),
+ * quad (l < 4) or hexahedron (l < 8): {0, 1, 3, 2, 4, 5, 7, 6}. The table is
+ * its own inverse. */
+extern const int fea_cell_corner_bits[8];
+
+/* Nodes per cell and topological dimension of a cell type (0 for an unknown type). */
+int fea_cell_num_nodes(fea_cell_type type);
+int fea_cell_dim(fea_cell_type type);
+const char *fea_cell_name(fea_cell_type type);
+
+/* Allocate an empty mesh holding a context reference, arrays sized, zeroed.
+ * fea_mesh_release frees it when the last reference goes. */
+fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_index num_nodes,
+                          fea_index num_cells, fea_mesh **out);
+void fea_mesh_retain(fea_mesh *mesh);
+void fea_mesh_release(fea_mesh *mesh);
+
+/* The work behind the public functions of mesh.h, on arguments the interface
+ * layer (src/interface/mesh.c) has validated. Each builds a whole mesh or
+ * nothing. */
+fea_status fea_mesh_build_structured(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh **out);
+fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine);
+fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out);
+fea_status fea_mesh_vtu_write(const fea_mesh *mesh, const char *path, int num_fields,
+                              const fea_field *fields);
+
+/* Signed measure of cell c (length, area, volume; for quads and hexes the
+ * Jacobian determinant is checked at every corner): FEA_ERR_INVALID_ARG naming
+ * the cell when a cell is inverted or degenerate. */
+fea_status fea_mesh_check_cells(const fea_mesh *mesh);
+
+/* What is wrong with cell c ("is inverted: signed area -0.5"), written to msg;
+ * returns 0 (msg untouched) when the cell is valid. For callers that report a
+ * bad cell in their own terms (the Gmsh reader names the file line). */
+int fea_mesh_cell_problem(const fea_mesh *mesh, fea_index c, char *msg, size_t len);
+
+/* "quad 4 9 10 5": the cell's type and node numbers, as messages show it. */
+int fea_mesh_format_cell(const fea_mesh *mesh, fea_index c, char *buf, size_t len);
+
+#endif

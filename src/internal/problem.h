@@ -1,0 +1,31 @@
+/* The Poisson problem object and the element forms. */
+#ifndef FEA_INTERNAL_PROBLEM_H
+#define FEA_INTERNAL_PROBLEM_H
+
+#include <feaccel/problem.h>
+
+#include "quadrature.h"
+#include "space.h"
+
+struct fea_problem {
+  fea_context *ctx;           /* holds a reference */
+  fea_space *space;           /* holds a reference */
+  fea_problem_desc desc;      /* complete: fields the caller's struct lacked take defaults */
+  fea_quadrature quad;        /* element rule for the forms */
+  fea_index num_free;
+  fea_index *free_index;      /* per DoF: its row in the reduced system, or -1 on the boundary */
+  double *dirichlet;          /* per DoF: the interpolant of g (used on boundary DoFs only) */
+};
+
+/* Element forms at prepared basis values (ev from element_values on the
+ * problem's rule). Ke row-major nb x nb; fe nb. sigma and f are checked:
+ * a non-positive or non-finite sigma, or a non-finite f, is an error naming x. */
+fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_values *ev, double *Ke,
+                                   double *fe);
+fea_status fea_form_mass(const fea_element_values *ev, double *Me);
+
+/* The rule for a space: per direction degree + 1 + extra points (boxes), or
+ * the simplex rule exact for the mass matrix plus extra. */
+fea_status fea_problem_rule(const fea_space *s, int points, int extra, fea_quadrature *q);
+
+#endif

@@ -1,0 +1,83 @@
+/* The space object and the element interface every space kind implements.
+ * Forms, assembly, error norms and (later) the solvers see elements only
+ * through this interface: DoFs of an element, and basis values and physical
+ * gradients at quadrature points. */
+#ifndef FEA_INTERNAL_SPACE_H
+#define FEA_INTERNAL_SPACE_H
+
+#include <feaccel/space.h>
+
+#include "bspline.h"
+#include "quadrature.h"
+
+typedef enum fea_space_kind { FEA_SPACE_LAGRANGE = 0, FEA_SPACE_BSPLINE = 1 } fea_space_kind;
+
+/* An element's basis at the points of a quadrature rule, in physical coordinates. */
+typedef struct fea_element_values {
+  int nq, nb, dim;
+  double *x;     /* nq * dim physical points */
+  double *w;     /* nq: rule weight times |det J| */
+  double *phi;   /* nq * nb: phi[q * nb + i] */
+  double *dphi;  /* nq * nb * dim: dphi[(q * nb + i) * dim + k] = d phi_i / d x_k */
+} fea_element_values;
+
+/* Buffers sized for a space and a rule; reused across elements. */
+fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q, fea_element_values *ev);
+void fea_element_values_free(fea_element_values *ev);
+
+struct fea_space_ops {
+  /* The element's DoFs (dofs_per_element, local order matching element_values). */
+  void (*element_dofs)(const fea_space *s, fea_index e, fea_index *dofs);
+  /* Basis values and physical gradients at the rule's points mapped into element e.
+   * The rule lives on the reference cell of the space's elements. */
+  fea_status (*element_values)(const fea_space *s, fea_index e, const fea_quadrature *q,
+                               fea_element_values *ev);
+  /* The element containing physical point x and x's reference coordinates in it;
+   * FEA_ERR_INVALID_ARG when x is outside the domain. */
+  fea_status (*locate)(const fea_space *s, const double *x, fea_index *e, double *ref);
+  /* Interpolant coefficients (num_dofs) of g. */
+  fea_status (*interpolate)(const fea_space *s, fea_scalar_fn g, void *user, double *coeffs);
+  /* Release impl. */
+  void (*destroy)(fea_space *s);
+};
+
+struct fea_space {
+  fea_context *ctx;            /* holds a reference */
+  int refcount;                /* the creator plus every object built on it */
+  fea_space_kind kind;
+  struct fea_mesh *mesh;       /* Lagrange: holds a reference; B-splines: NULL */
+  fea_cell_type cell;          /* reference cell of the elements */
+  int dim;
+  int degree[3];
+  fea_index num_dofs;
+  fea_index num_elements;
+  int dofs_per_element;
+  fea_index elements[3];       /* per direction when structured (B-splines, structured meshes), else 0 */
+  fea_index num_boundary_dofs;
+  fea_index *boundary_dofs;    /* sorted */
+  const struct fea_space_ops *ops;
+  void *impl;
+};
+
+/* Shared construction: allocate the object with a context reference. */
+fea_status fea_space_alloc(fea_context *ctx, fea_space **out);
+void fea_space_retain(fea_space *s);
+void fea_space_release(fea_space *s);
+
+/* B-spline specifics (src/core/space-bspline.c). */
+typedef struct fea_bspline_space {
+  fea_knots knots[3];
+  double lower[3], upper[3];
+} fea_bspline_space;
+
+/* Lagrange constructor (src/core/space-lagrange.c) and B-spline constructor
+ * (src/core/space-bspline.c); the public functions validate, then call these. */
+fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
+                                    fea_space **out);
+/* Coefficients in fine of the coarse function, direction by direction (nested spaces). */
+fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
+                                      const fea_space *fine, double *fc);
+fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
+                                   const double lower[3], const double upper[3], fea_space **out);
+
+#endif
