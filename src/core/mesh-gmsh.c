@@ -302,29 +302,47 @@ static fea_status skip_section(struct reader *r, const char *name) {
   }
 }
 
+/* The first line of $Nodes and $Elements: block count, item count and the tag
+ * range, checked before anything is allocated (max_count bounds the counts by
+ * the file size, so a corrupt header cannot ask for huge memory). */
+static fea_status read_section_header(struct reader *r, const char *sec, const char *layout,
+                                      const char *item, const char *renumber, long long max_count,
+                                      long long *nblocks, long long *count, long long *tmin,
+                                      long long *tmax, long long *range) {
+  char what[96];
+  snprintf(what, sizeof what, "the line %s", layout);
+  FEA_CALL(need_line(r, sec, what));
+  const char *p = r->buf;
+  FEA_CALL(get_count(r, &p, "the number of entity blocks", max_count, nblocks));
+  snprintf(what, sizeof what, "the number of %ss", item);
+  FEA_CALL(get_count(r, &p, what, max_count, count));
+  snprintf(what, sizeof what, "the smallest %s tag", item);
+  FEA_CALL(get_int(r, &p, what, tmin));
+  snprintf(what, sizeof what, "the largest %s tag", item);
+  FEA_CALL(get_int(r, &p, what, tmax));
+  FEA_CALL(line_end(r, p, what));
+  if (*count > 0 && (*tmin < 1 || *tmax < *tmin || *tmax - *tmin >= INT64_MAX / 2))
+    return FAIL(r, "%s tags range over %lld..%lld, not a range of positive tags", item, *tmin, *tmax);
+  *range = *count > 0 ? *tmax - *tmin + 1 : 0;
+  if (*range < *count)
+    return FAIL(r, "%lld %ss cannot have distinct tags in %lld..%lld", *count, item, *tmin, *tmax);
+  if (*range > 16 * *count + ((long long)1 << 20))
+    return UNSUPPORTED(r, "%s tags range over %lld..%lld for only %lld %ss; renumber them (in Gmsh: %s)",
+                       item, *tmin, *tmax, *count, item, renumber);
+  return FEA_SUCCESS;
+}
+
 static fea_status read_nodes(struct reader *r) {
   static const char *sec = "$Nodes";
   r->nodes_line = r->line;
-  FEA_CALL(need_line(r, sec, "the line 'numEntityBlocks numNodes minNodeTag maxNodeTag'"));
   /* A node takes at least a tag line and a coordinate line ("1\n0 0 0\n"). */
   const long long max_nodes = r->size / 8;
-  long long nblocks, nnodes, tmin, tmax;
-  const char *p = r->buf;
-  FEA_CALL(get_count(r, &p, "the number of entity blocks", max_nodes, &nblocks));
-  FEA_CALL(get_count(r, &p, "the number of nodes", max_nodes, &nnodes));
-  FEA_CALL(get_int(r, &p, "the smallest node tag", &tmin));
-  FEA_CALL(get_int(r, &p, "the largest node tag", &tmax));
-  FEA_CALL(line_end(r, p, "the largest node tag"));
+  long long nblocks, nnodes, tmin, tmax, range;
+  FEA_CALL(read_section_header(r, sec, "'numEntityBlocks numNodes minNodeTag maxNodeTag'", "node",
+                               "Mesh.RenumberNodes or gmsh.model.mesh.renumberNodes()", max_nodes,
+                               &nblocks, &nnodes, &tmin, &tmax, &range));
   const long long header = r->line;
-  if (nnodes > 0 && (tmin < 1 || tmax < tmin || tmax - tmin >= INT64_MAX / 2))
-    return FAIL(r, "node tags range over %lld..%lld, not a range of positive tags", tmin, tmax);
-  const long long range = nnodes > 0 ? tmax - tmin + 1 : 0;
-  if (range < nnodes)
-    return FAIL(r, "%lld nodes cannot have distinct tags in %lld..%lld", nnodes, tmin, tmax);
-  if (range > 16 * nnodes + ((long long)1 << 20))
-    return UNSUPPORTED(r, "node tags range over %lld..%lld for only %lld nodes; renumber them "
-                          "(in Gmsh: Mesh.RenumberNodes or gmsh.model.mesh.renumberNodes())",
-                       tmin, tmax, nnodes);
+  const char *p;
   r->num_nodes = nnodes;
   r->min_tag = tmin;
   r->max_tag = tmax;
@@ -435,27 +453,14 @@ static fea_status block_type(struct reader *r, long long id, long long edim,
 static fea_status read_elements(struct reader *r) {
   static const char *sec = "$Elements";
   if (!r->have_nodes) return FAIL(r, "$Elements comes before $Nodes");
-  FEA_CALL(need_line(r, sec,
-                     "the line 'numEntityBlocks numElements minElementTag maxElementTag'"));
   /* An element takes at least "1 1\n". */
   const long long max_elements = r->size / 4;
-  long long nblocks, nelem, emin, emax;
-  const char *p = r->buf;
-  FEA_CALL(get_count(r, &p, "the number of entity blocks", max_elements, &nblocks));
-  FEA_CALL(get_count(r, &p, "the number of elements", max_elements, &nelem));
-  FEA_CALL(get_int(r, &p, "the smallest element tag", &emin));
-  FEA_CALL(get_int(r, &p, "the largest element tag", &emax));
-  FEA_CALL(line_end(r, p, "the largest element tag"));
+  long long nblocks, nelem, emin, emax, range;
+  FEA_CALL(read_section_header(r, sec, "'numEntityBlocks numElements minElementTag maxElementTag'",
+                               "element", "gmsh.model.mesh.renumberElements()", max_elements,
+                               &nblocks, &nelem, &emin, &emax, &range));
   const long long header = r->line;
-  if (nelem > 0 && (emin < 1 || emax < emin || emax - emin >= INT64_MAX / 2))
-    return FAIL(r, "element tags range over %lld..%lld, not a range of positive tags", emin, emax);
-  const long long range = nelem > 0 ? emax - emin + 1 : 0;
-  if (range < nelem)
-    return FAIL(r, "%lld elements cannot have distinct tags in %lld..%lld", nelem, emin, emax);
-  if (range > 16 * nelem + ((long long)1 << 20))
-    return UNSUPPORTED(r, "element tags range over %lld..%lld for only %lld elements; renumber "
-                          "them (in Gmsh: gmsh.model.mesh.renumberElements())",
-                       emin, emax, nelem);
+  const char *p;
   r->elem_seen = calloc((size_t)(range > 0 ? range : 1), 1);
   if (!r->elem_seen)
     return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element tags", range);
