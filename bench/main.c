@@ -15,7 +15,10 @@
 #define BENCH_CASES(X) \
   X(limits)             \
   X(assemble_reference) \
-  X(export)
+  X(export)             \
+  X(iga_direct)         \
+  X(assembly)           \
+  X(updates)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

@@ -290,7 +290,8 @@ static void table_gpu_line(bench_report *rep, const bench_record *r) {
 }
 
 static void table_row(bench_report *rep, const bench_record *r) {
-  char params[256], metrics[256], peer[256];
+  /* 16 fields of up to ~30 characters each fit: a row is never cut. */
+  char params[512], metrics[512], peer[512];
   if (!rep->header_done) table_header(rep, r);
   table_gpu_line(rep, r);
   table_fields(params, sizeof params, &r->params, " ");

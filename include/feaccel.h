@@ -14,5 +14,8 @@
 #include <feaccel/space.h>
 #include <feaccel/matrix.h>
 #include <feaccel/problem.h>
+#include <feaccel/solver.h>
+#include <feaccel/assembly.h>
+#include <feaccel/cost.h>
 
 #endif /* FEACCEL_H */

@@ -3,10 +3,14 @@
 # Sourced, not run; expects $root (the project root).
 
 packages="meson ninja-build pkg-config gcc g++ python3 libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
+# Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
+# feaccel-bench (optional; the library and the tests never use it).
+demo_packages="libsuitesparse-dev"
 
+# ensure_packages [EXTRA...]: $packages and the extra ones.
 ensure_packages() {
   missing=""
-  for p in $packages; do
+  for p in $packages "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
   done
   [ -z "$missing" ] && return 0

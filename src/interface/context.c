@@ -16,6 +16,7 @@
 static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
   memset(&ctx->vec, 0, sizeof ctx->vec);
   memset(&ctx->dense, 0, sizeof ctx->dense);
+  memset(&ctx->mf, 0, sizeof ctx->mf);
   for (int depth = 0; b && depth < 8; depth++, b = fea_backend_find(b->delegate)) {
     if (b->mem != ctx->backend->mem) continue;
 #define TAKE(table, slot) \
@@ -25,6 +26,8 @@ static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
     TAKE(vec, dot); TAKE(vec, nrm2);
     TAKE(dense, gemm); TAKE(dense, syrk); TAKE(dense, trsm); TAKE(dense, potrf);
     TAKE(dense, potrs); TAKE(dense, getrf); TAKE(dense, getrs);
+    TAKE(mf, factor_alloc); TAKE(mf, factor_release); TAKE(mf, factor_level);
+    TAKE(mf, forward_level); TAKE(mf, backward_level);
 #undef TAKE
   }
 }

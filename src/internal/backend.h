@@ -40,8 +40,8 @@ struct fea_vector_ops {
   fea_status (*nrm2)(fea_context *ctx, const fea_vector *x, double *r);
 };
 
-/* Filled by later issues (operators, multifrontal fronts); declared so the
- * vtable layout is fixed now. */
+/* Operators are filled by a later issue; declared so the vtable layout is
+ * fixed now. The multifrontal ops are in multifrontal.h. */
 struct fea_operator_ops;
 struct fea_multifrontal_ops;
 

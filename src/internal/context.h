@@ -3,6 +3,7 @@
 #define FEA_INTERNAL_CONTEXT_H
 
 #include "backend.h"
+#include "multifrontal.h"
 
 #define FEA_ERROR_LEN 512
 
@@ -12,6 +13,7 @@ struct fea_context {
   /* Ops tables with missing slots already filled from the delegate chain. */
   struct fea_vector_ops vec;
   struct fea_dense_ops dense;
+  struct fea_multifrontal_ops mf;
   char resource[128];
   int nthreads;
   int bound;

@@ -3,10 +3,29 @@
 #define FEA_BACKENDS_CPU_H
 
 #include "backend.h"
+#include "multifrontal.h"
 
 extern const struct fea_vector_ops fea_cpu_ref_vec_ops;
 extern const struct fea_dense_ops fea_cpu_ref_dense_ops;
 extern const struct fea_vector_ops fea_cpu_threads_vec_ops;
+extern const struct fea_multifrontal_ops fea_cpu_ref_mf_ops;
+extern const struct fea_multifrontal_ops fea_cpu_threads_mf_ops;
+
+/* Multifrontal work on one node (mf-ref.c), shared by both CPU backends.
+ * They touch only the node's own storage, its children's blocks and the
+ * rows of its q DoFs, so nodes of one level may run concurrently. */
+fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index n,
+                                  double *flops, double *integrate_s);
+fea_status fea_mf_cpu_forward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                   fea_index n);
+fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                    fea_index n);
+/* After a level: free its children's Schur blocks; after level 0, add the
+ * leaves' loads into f->load. Serial. */
+void fea_mf_cpu_level_done(fea_mf_factor *f, int level);
+/* The error of node n failing with st for the reason why (another message). */
+fea_status fea_mf_cpu_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n,
+                                 fea_status st, const char *why);
 
 /* Values of one vector element size. */
 size_t fea_cpu_elem_size(fea_precision prec);

@@ -1,0 +1,378 @@
+/* The `iga-direct` case: the IGA multifrontal direct solver on the
+ * manufactured sine problem, -Laplace u = f on the unit box with an open
+ * uniform B-spline space, against SuiteSparse CHOLMOD on the same reduced
+ * matrix when CHOLMOD was found.
+ *
+ * Per size: the solver's phase times (setup = integration + factorization,
+ * solve), its counted flops and their rate as a fraction of the DGEMM rate
+ * measured in the same run on the same context, the root's rate, factor and
+ * peak memory, the L2 error; and CHOLMOD's analyze, factor and solve times,
+ * memory, and the ratios ours / CHOLMOD. --sweep runs a range of n and fits
+ * the time exponent over N (least squares in log-log). */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <feaccel.h>
+#include <feaccel/solver.h>
+
+#include "discretization.h"
+#include "peak.h"
+#include "peer-cholmod.h"
+#include "report.h"
+#include "timing.h"
+
+#define CASE_NAME "iga-direct"
+
+typedef struct direct_params {
+  long long dim, p, n, n_min, gemm_n;
+  int sweep, cholmod, reps;
+} direct_params;
+
+/* What one size gave; the sweep fits exponents over these. */
+typedef struct direct_point {
+  double dofs, setup_s, solve_s, cholmod_s;
+} direct_point;
+
+static int sine_dim;
+
+static double sine_u(const double *x, void *user) {
+  (void)user;
+  double u = 1;
+  for (int k = 0; k < sine_dim; k++) u *= sin(3.14159265358979323846 * x[k]);
+  return u;
+}
+
+/* Least-squares slope of log y over log x (m >= 2 points). */
+static double loglog_slope(int m, const double *x, const double *y) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < m; i++) {
+    double lx = log(x[i]), ly = log(y[i]);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+  }
+  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+#define TRY(expr)                          \
+  do {                                     \
+    fea_status try_status_ = (expr);       \
+    if (try_status_ < 0) {                 \
+      rc = bench_fail(#expr, try_status_); \
+      goto done;                           \
+    }                                      \
+  } while (0)
+
+/* Median setup and solve over reps (after one warm-up when reps > 1: a big
+ * setup is long, and a single rep is what a demo wants). */
+static int time_solver(fea_solver *s, fea_index nfree, double *x, int reps, double *setup_s,
+                       double *solve_s) {
+  int rc = BENCH_OK;
+  double *ts = malloc((size_t)reps * sizeof *ts), *tv = malloc((size_t)reps * sizeof *tv);
+  if (!ts || !tv) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory\n", CASE_NAME);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+  for (int r = reps > 1 ? -1 : 0; r < reps; r++) {
+    double t0 = bench_now();
+    TRY(fea_solver_setup(s));
+    double t1 = bench_now();
+    TRY(fea_solver_solve(s, 1, NULL, 0, x, nfree));
+    double t2 = bench_now();
+    if (r >= 0) ts[r] = t1 - t0, tv[r] = t2 - t1;
+  }
+  *setup_s = bench_median(ts, reps);
+  *solve_s = bench_median(tv, reps);
+done:
+  free(ts);
+  free(tv);
+  return rc;
+}
+
+/* The flops and factorization time of the root level, for its rate. */
+static fea_status root_rate(const fea_solver *s, const fea_solver_stats *st, double *flops,
+                            double *seconds) {
+  fea_solver_level lv = {.size = sizeof lv};
+  fea_status r = fea_solver_get_level(s, st->num_levels - 1, &lv);
+  *flops = lv.flops;
+  *seconds = lv.factor_s > 0 ? lv.factor_s : st->root_s;
+  return r;
+}
+
+static int run_size(bench_report *rep, fea_context *ctx, const direct_params *prm, long long n,
+                    double dgemm_gflops, direct_point *pt) {
+  int rc = BENCH_OK;
+  const bench_family fam = {"bspline", (int)prm->dim, (int)prm->p};
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  fea_solver *solver = NULL;
+  fea_matrix *A = NULL;
+  double *x = NULL, *full = NULL, *b = NULL, *xc = NULL;
+  fea_index nfree = 0, ndofs = 0;
+
+  TRY(bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space));
+  TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  TRY(fea_problem_get_num_free_dofs(pb, &nfree));
+  fea_space_info si = FEA_SPACE_INFO_INIT;
+  TRY(fea_space_get_info(space, &si));
+  ndofs = si.num_dofs;
+  x = malloc((size_t)nfree * sizeof *x + 1);
+  full = malloc((size_t)ndofs * sizeof *full + 1);
+  if (!x || !full) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory for %lld DoFs\n", CASE_NAME,
+            (long long)ndofs);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+
+  double t0 = bench_now();
+  TRY(fea_solver_create_multifrontal(ctx, space, pb, NULL, &solver));
+  double symbolic_s = bench_now() - t0, setup_s = 0, solve_s = 0;
+  rc = time_solver(solver, nfree, x, prm->reps, &setup_s, &solve_s);
+  if (rc != BENCH_OK) goto done;
+  fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+  TRY(fea_solver_get_stats(solver, &st));
+  double root_flops = 0, root_s = 0;
+  TRY(root_rate(solver, &st, &root_flops, &root_s));
+  TRY(fea_problem_expand_solution(pb, x, full));
+  double l2 = NAN;
+  sine_dim = fam.dim;
+  TRY(fea_problem_error_norms(pb, full, sine_u, NULL, NULL, &l2, NULL));
+  fea_solver_destroy(&solver); /* its factors go before CHOLMOD's are made */
+
+  bench_record rec;
+  TRY(bench_record_init(&rec, CASE_NAME, ctx));
+  bench_param_int(&rec, "dim", fam.dim);
+  bench_param_int(&rec, "p", fam.p);
+  bench_param_int(&rec, "n", n);
+  bench_param_int(&rec, "dofs", nfree);
+  bench_param_int(&rec, "reps", prm->reps);
+  /* The rate over the whole factorization, the integration fused into the
+   * leaves included: integrate_s is summed over the threads, so it cannot be
+   * subtracted from the wall time. */
+  double gflops = st.flops / st.factor_s * 1e-9, root_gflops = root_flops / root_s * 1e-9;
+  bench_metric(&rec, "symbolic_s", symbolic_s);
+  bench_metric(&rec, "setup_s", setup_s);
+  bench_metric(&rec, "solve_s", solve_s);
+  bench_metric(&rec, "integrate_s", st.integrate_s);
+  bench_metric(&rec, "factor_s", st.factor_s);
+  bench_metric(&rec, "root_s", st.root_s);
+  bench_metric(&rec, "gflops", gflops);
+  bench_metric(&rec, "peak_fraction", gflops / dgemm_gflops);
+  bench_metric(&rec, "root_gflops", root_gflops);
+  bench_metric(&rec, "root_peak_fraction", root_gflops / dgemm_gflops);
+  bench_metric(&rec, "dgemm_gflops", dgemm_gflops);
+  bench_metric(&rec, "factor_bytes", (double)st.factor_bytes);
+  bench_metric(&rec, "peak_bytes", (double)st.peak_bytes);
+  bench_metric(&rec, "l2_error", l2);
+  pt->dofs = (double)nfree;
+  pt->setup_s = setup_s;
+  pt->solve_s = solve_s;
+  pt->cholmod_s = NAN;
+
+  if (prm->cholmod && bench_cholmod_available()) {
+    /* The same reduced system, from the reference assembly (not timed: the
+     * peer gets its matrix for free, our setup includes the integration). */
+    b = malloc((size_t)nfree * sizeof *b + 1);
+    xc = malloc((size_t)nfree * sizeof *xc + 1);
+    if (!b || !xc) {
+      fprintf(stderr, "feaccel-bench: %s: out of memory for CHOLMOD's vectors\n", CASE_NAME);
+      rc = BENCH_FAILED;
+      goto done;
+    }
+    TRY(fea_problem_assemble_reference(pb, &A, b));
+    bench_cholmod_result cr;
+    if (bench_cholmod_solve(A, b, xc, &cr) != 0) {
+      rc = BENCH_FAILED;
+      goto done;
+    }
+    double diff = 0, norm = 0;
+    for (fea_index i = 0; i < nfree; i++) {
+      diff = fmax(diff, fabs(x[i] - xc[i]));
+      norm = fmax(norm, fabs(xc[i]));
+    }
+    double theirs = cr.analyze_s + cr.factor_s + cr.solve_s;
+    int k = bench_peer(&rec, "cholmod");
+    bench_peer_metric(&rec, k, "analyze_s", cr.analyze_s);
+    bench_peer_metric(&rec, k, "factor_s", cr.factor_s);
+    bench_peer_metric(&rec, k, "solve_s", cr.solve_s);
+    bench_peer_metric(&rec, k, "gflops", cr.flops / cr.factor_s * 1e-9);
+    bench_peer_metric(&rec, k, "flops", cr.flops);
+    bench_peer_metric(&rec, k, "factor_bytes", cr.factor_bytes);
+    bench_peer_metric(&rec, k, "peak_bytes", cr.peak_bytes);
+    /* ratio: ours (setup + solve) / CHOLMOD's (analyze + factor + solve) */
+    bench_peer_metric(&rec, k, "ratio", (setup_s + solve_s) / theirs);
+    bench_peer_metric(&rec, k, "factor_ratio", setup_s / cr.factor_s);
+    bench_peer_metric(&rec, k, "memory_ratio", (double)st.factor_bytes / cr.factor_bytes);
+    bench_peer_metric(&rec, k, "max_rel_diff", norm > 0 ? diff / norm : diff);
+    pt->cholmod_s = theirs;
+    bench_report_emit(rep, &rec);
+    bench_report_note(rep, "  n = %lld: CHOLMOD chose the %s ordering; its flops %.4g (ours "
+                      "%.4g), nnz(L) %.4g", n, cr.ordering, cr.flops, st.flops, cr.lnz);
+  } else {
+    bench_report_emit(rep, &rec);
+  }
+
+done:
+  free(x);
+  free(full);
+  free(b);
+  free(xc);
+  fea_matrix_destroy(&A);
+  fea_solver_destroy(&solver);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  return rc;
+}
+
+/* The sweep's last record: the fitted exponents of the time over N. */
+static int emit_fit(bench_report *rep, fea_context *ctx, const direct_params *prm, int m,
+                    const direct_point *pts) {
+  int rc = BENCH_OK;
+  double N[64], ours[64], setup[64], theirs[64];
+  int have_peer = 1;
+  for (int i = 0; i < m; i++) {
+    N[i] = pts[i].dofs;
+    ours[i] = pts[i].setup_s + pts[i].solve_s;
+    setup[i] = pts[i].setup_s;
+    theirs[i] = pts[i].cholmod_s;
+    if (!(theirs[i] > 0)) have_peer = 0;
+  }
+  bench_record rec;
+  TRY(bench_record_init(&rec, CASE_NAME, ctx));
+  bench_param_str(&rec, "fit", "time ~ N^e, least squares in log-log");
+  bench_param_int(&rec, "dim", prm->dim);
+  bench_param_int(&rec, "p", prm->p);
+  bench_param_int(&rec, "n_min", prm->n_min);
+  bench_param_int(&rec, "n_max", prm->n);
+  bench_param_int(&rec, "points", m);
+  bench_metric(&rec, "time_exponent", loglog_slope(m, N, ours));
+  bench_metric(&rec, "setup_exponent", loglog_slope(m, N, setup));
+  if (have_peer) {
+    int k = bench_peer(&rec, "cholmod");
+    bench_peer_metric(&rec, k, "time_exponent", loglog_slope(m, N, theirs));
+  }
+  bench_report_emit(rep, &rec);
+done:
+  return rc;
+}
+
+static int parse(int argc, char **argv, direct_params *p) {
+  static const struct {
+    const char *name;
+    long long min, max;
+    size_t off;
+  } opts[] = {
+      {"--dim", 1, 3, offsetof(direct_params, dim)},
+      {"--p", 1, 8, offsetof(direct_params, p)},
+      {"--n", 1, 1 << 20, offsetof(direct_params, n)},
+      {"--n-min", 1, 1 << 20, offsetof(direct_params, n_min)},
+      {"--gemm-n", 64, 1 << 14, offsetof(direct_params, gemm_n)},
+  };
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--sweep") == 0) {
+      p->sweep = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--no-cholmod") == 0) {
+      p->cholmod = 0;
+      continue;
+    }
+    int matched = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !matched; k++) {
+      const char *v = NULL;
+      int got = bench_option_value(argc, argv, &i, opts[k].name, &v);
+      if (got < 0) return BENCH_USAGE;
+      if (got == 0) continue;
+      if (bench_parse_ll(CASE_NAME, opts[k].name, v, opts[k].min, opts[k].max,
+                         (long long *)((char *)p + opts[k].off)) < 0)
+        return BENCH_USAGE;
+      matched = 1;
+    }
+    if (!matched) {
+      fprintf(stderr, "feaccel-bench: %s: unknown option '%s' (see feaccel-bench %s --help)\n",
+              CASE_NAME, argv[i], CASE_NAME);
+      return BENCH_USAGE;
+    }
+  }
+  if (p->sweep && p->n_min >= p->n) {
+    fprintf(stderr, "feaccel-bench: %s: --sweep needs --n-min %lld < --n %lld\n", CASE_NAME,
+            p->n_min, p->n);
+    return BENCH_USAGE;
+  }
+  return BENCH_OK;
+}
+
+static int run(const bench_options *o, int argc, char **argv) {
+  direct_params prm = {.dim = 2, .p = 3, .n = 256, .n_min = 32, .gemm_n = 2048, .sweep = 0,
+                       .cholmod = 1, .reps = o->reps};
+  int rc = parse(argc, argv, &prm);
+  if (rc != BENCH_OK) return rc;
+  fea_context *ctx = NULL;
+  const char *resource = o->backend ? o->backend : "/cpu/threads";
+  fea_status s = fea_context_create(resource, &ctx);
+  if (s == FEA_SUCCESS && o->threads > 0) s = fea_context_set_num_threads(ctx, o->threads);
+  if (s < 0) {
+    rc = bench_fail(ctx ? "fea_context_set_num_threads" : "fea_context_create", s);
+    fea_context_destroy(&ctx);
+    return s == FEA_ERR_INVALID_ARG ? BENCH_USAGE : rc;
+  }
+  bench_report rep;
+  bench_report_init(&rep, o);
+  double dgemm = 0;
+  s = bench_dgemm_peak(ctx, prm.gemm_n, 3, &dgemm);
+  if (s < 0) rc = bench_fail("the DGEMM yardstick (fea_dense_gemm)", s);
+
+  direct_point pts[64];
+  int m = 0;
+  if (rc == BENCH_OK && prm.sweep) {
+    /* n doubling from n_min, then n itself: the exponent wants a wide range. */
+    for (long long n = prm.n_min; rc == BENCH_OK && m < 63; n *= 2) {
+      if (n > prm.n) n = prm.n;
+      rc = run_size(&rep, ctx, &prm, n, dgemm, &pts[m++]);
+      if (n == prm.n) break;
+    }
+    if (rc == BENCH_OK && m >= 2) rc = emit_fit(&rep, ctx, &prm, m, pts);
+  } else if (rc == BENCH_OK) {
+    rc = run_size(&rep, ctx, &prm, prm.n, dgemm, &pts[0]);
+  }
+  if (rc == BENCH_OK) {
+    bench_report_note(&rep, "\nsetup = element integration + factorization (median of %d); "
+                      "gflops = counted flops / factor_s (integration included);", prm.reps);
+    bench_report_note(&rep, "peak_fraction = gflops / dgemm_gflops, DGEMM of order %lld on the "
+                      "same context in the same run;", prm.gemm_n);
+    if (prm.cholmod && !bench_cholmod_available())
+      bench_report_note(&rep, "CHOLMOD: not found when feaccel-bench was configured "
+                        "(install libsuitesparse-dev and reconfigure).");
+    else if (prm.cholmod)
+      bench_report_note(&rep, "cholmod: supernodal, default ordering, on the reference-assembled "
+                        "reduced matrix (assembly not timed); ratio = (setup + solve) / "
+                        "(analyze + factor + solve).");
+  }
+  fea_context_destroy(&ctx);
+  return rc;
+}
+
+const bench_case bench_case_iga_direct = {
+    .name = CASE_NAME,
+    .description = "IGA multifrontal direct solver: phases, GFLOP/s vs DGEMM, memory, L2 error; "
+                   "CHOLMOD side by side",
+    .usage = "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
+             "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod]\n"
+             "\n"
+             "  --dim D      1, 2 or 3 (default 2)\n"
+             "  --p P        B-spline degree 1..8 (default 3)\n"
+             "  --n N        elements per direction, open uniform knots (default 256)\n"
+             "  --sweep      n = M, 2M, 4M, ... up to N; fits the time exponent over N\n"
+             "  --n-min M    the sweep's first n (default 32)\n"
+             "  --gemm-n G   order of the DGEMM yardstick (default 2048)\n"
+             "  --no-cholmod leave the CHOLMOD peer out\n"
+             "\n"
+             "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
+             "warm-up when R > 1 (use --reps 1 for big sizes).\n",
+    .run = run,
+};

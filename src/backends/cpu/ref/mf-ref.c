@@ -1,0 +1,329 @@
+/* /cpu/ref multifrontal ops: the per-node CPU work (shared with
+ * /cpu/threads) and the serial level loops.
+ *
+ * A node's front is its panel [A11; A21] in the factor storage plus its
+ * r x r Schur block (see multifrontal.h). Leaves integrate their elements
+ * straight into it; other nodes add their children's Schur blocks through
+ * the extend-add maps. Then, through the dense ops:
+ *   potrf  A11 = L11 L11^T
+ *   trsm   L21 = A21 L11^-T
+ *   syrk   S   = A22 - L21 L21^T
+ * Element and extend-add loops touch each entry once; all O(q^3, q r^2)
+ * work is BLAS-3. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h"
+#include "cpu.h"
+#include "dense.h"
+#include "error.h"
+#include "etree.h"
+#include "problem.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Add v at front position (a, b) of a node with q eliminated rows and m = q + r,
+ * into the lower triangle: the panel for columns < q, else the Schur block. */
+static inline void front_add(double *P, double *S, fea_index q, fea_index m, fea_index a,
+                             fea_index b, double v) {
+  fea_index row = a > b ? a : b, col = a > b ? b : a;
+  if (col < q) P[row + col * m] += v;
+  else S[(row - q) + (col - q) * (m - q)] += v;
+}
+
+static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n, double *P,
+                                double *S, double *integrate_s) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_problem *pb = f->problem;
+  const fea_space *s = pb->space;
+  const int nb = s->dofs_per_element;
+  const fea_index q = nd->q, m = nd->q + nd->r;
+  fea_element_values ev;
+  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
+  double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
+  fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
+  double *load = calloc((size_t)(m ? m : 1), sizeof *load);
+  fea_status st = FEA_SUCCESS;
+  if (!Ke || !fe || !edofs || !load)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element matrices of leaf %lld",
+                   (long long)n);
+  const int32_t *map = t->leaf_map + nd->leaf_off;
+  const fea_index ne0 = s->elements[0], ne1 = s->dim > 1 ? s->elements[1] : 1;
+  double integ = 0;
+  for (fea_index e2 = nd->lo[2]; e2 < nd->hi[2] && st == FEA_SUCCESS; e2++)
+    for (fea_index e1 = nd->lo[1]; e1 < nd->hi[1] && st == FEA_SUCCESS; e1++)
+      for (fea_index e0 = nd->lo[0]; e0 < nd->hi[0] && st == FEA_SUCCESS; e0++, map += nb) {
+        fea_index e = e0 + ne0 * (e1 + ne1 * e2);
+        double t0 = now_s();
+        st = s->ops->element_values(s, e, &pb->quad, &ev);
+        if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+        integ += now_s() - t0;
+        if (st != FEA_SUCCESS) break;
+        s->ops->element_dofs(s, e, edofs);
+        for (int i = 0; i < nb; i++) {
+          fea_index a = map[i];
+          if (a < 0) continue;
+          const double *row = Ke + (size_t)i * nb;
+          for (int j = 0; j < nb; j++)
+            if (map[j] >= 0 && a >= map[j]) front_add(P, S, q, m, a, map[j], row[j]);
+          /* The load of the problem's free DoFs, lifted by its Dirichlet values. */
+          if (pb->free_index[edofs[i]] < 0) continue;
+          double v = fe[i];
+          for (int j = 0; j < nb; j++)
+            if (pb->free_index[edofs[j]] < 0) v -= row[j] * pb->dirichlet[edofs[j]];
+          load[a] += v;
+        }
+      }
+  if (st == FEA_SUCCESS) {
+    f->leaf_load[n] = load;
+    load = NULL;
+  }
+  *integrate_s = integ;
+  free(load);
+  free(Ke);
+  free(fe);
+  free(edofs);
+  fea_element_values_free(&ev);
+  return st;
+}
+
+static void extend_add(fea_mf_factor *f, fea_index n, double *P, double *S) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_index q = nd->q, m = nd->q + nd->r;
+  for (fea_index k = 0; k < nd->num_children; k++) {
+    fea_index c = t->children[nd->first_child + k];
+    const fea_etree_node *cn = &t->nodes[c];
+    const double *Sc = f->schur[c];
+    const int32_t *mp = t->ext_map + cn->map_off;
+    const fea_index rc = cn->r;
+    for (fea_index j = 0; j < rc; j++)
+      for (fea_index i = j; i < rc; i++) front_add(P, S, q, m, mp[i], mp[j], Sc[i + j * rc]);
+  }
+}
+
+fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index n,
+                                  double *flops, double *integrate_s) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_index q = nd->q, r = nd->r, m = q + r;
+  *flops = 0;
+  *integrate_s = 0;
+  double *P = f->panels + nd->factor_off, *S = NULL;
+  memset(P, 0, (size_t)(m * q) * sizeof *P);
+  if (r > 0) {
+    S = calloc((size_t)(r * r), sizeof *S);
+    FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld Schur block of node %lld",
+              (long long)r, (long long)r, (long long)n);
+    f->schur[n] = S;
+  }
+  if (nd->num_children == 0) FEA_CALL(assemble_leaf(ctx, f, n, P, S, integrate_s));
+  else extend_add(f, n, P, S);
+  if (q == 0) return FEA_SUCCESS;
+  fea_dmat A11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
+  FEA_CALL(fea_dense_potrf(ctx, FEA_LOWER, &A11));
+  double dq = (double)q;
+  *flops += dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0;
+  if (r == 0) return FEA_SUCCESS;
+  fea_dmat A21 = {.data = P + q, .rows = r, .cols = q, .ld = m, .prec = FEA_F64};
+  FEA_CALL(fea_dense_trsm(ctx, FEA_RIGHT, FEA_LOWER, FEA_TRANS, FEA_NON_UNIT, 1.0, &A11, &A21));
+  *flops += (double)A21.rows * (double)A21.cols * (double)A21.cols;
+  fea_dmat Sm = {.data = S, .rows = r, .cols = r, .ld = r, .prec = FEA_F64};
+  FEA_CALL(fea_dense_syrk(ctx, FEA_LOWER, FEA_NO_TRANS, -1.0, &A21, 1.0, &Sm));
+  *flops += (double)Sm.rows * ((double)Sm.rows + 1.0) * (double)A21.cols;
+  return FEA_SUCCESS;
+}
+
+void fea_mf_cpu_level_done(fea_mf_factor *f, int level) {
+  const fea_etree *t = f->tree;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
+    const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
+    for (fea_index c = 0; c < nd->num_children; c++) {
+      fea_index ch = t->children[nd->first_child + c];
+      free(f->schur[ch]);
+      f->schur[ch] = NULL;
+    }
+    if (level != 0) continue;
+    fea_index n = t->level_nodes[k];
+    const fea_index *dofs = t->front_dofs + nd->front_off;
+    const double *load = f->leaf_load[n];
+    if (load)
+      for (fea_index a = 0; a < nd->q + nd->r; a++) f->load[dofs[a]] += load[a];
+    free(f->leaf_load[n]);
+    f->leaf_load[n] = NULL;
+  }
+}
+
+fea_status fea_mf_cpu_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n,
+                                 fea_status st, const char *why) {
+  const fea_etree_node *nd = &f->tree->nodes[n];
+  char box[192];
+  size_t u = 0;
+  for (int k = 0; k < f->tree->dim && u < sizeof box; k++)
+    u += (size_t)snprintf(box + u, sizeof box - u, "%s[%lld, %lld)", k ? " x " : "",
+                          (long long)nd->lo[k], (long long)nd->hi[k]);
+  if (st == FEA_ERR_NOT_POSDEF)
+    return FEA_ERROR(ctx, st,
+                     "the front of tree node %lld (level %d, elements %s, q = %lld, r = %lld) is "
+                     "not positive definite: %s",
+                     (long long)n, nd->level, box, (long long)nd->q, (long long)nd->r, why);
+  return FEA_ERROR(ctx, st, "tree node %lld (level %d, elements %s): %s", (long long)n, nd->level,
+                   box, why);
+}
+
+fea_status fea_mf_cpu_forward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                   fea_index n) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_index q = nd->q, r = nd->r, m = q + r, nrhs = sv->nrhs, N = t->num_dofs;
+  const fea_index *dofs = t->front_dofs + nd->front_off;
+  double *W = calloc((size_t)(m * nrhs > 0 ? m * nrhs : 1), sizeof *W);
+  FEA_CHECK(W, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld block of node %lld",
+            (long long)m, (long long)nrhs, (long long)n);
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < q; i++) W[i + j * m] = sv->y[dofs[i] + j * N];
+  for (fea_index k = 0; k < nd->num_children; k++) {
+    fea_index c = t->children[nd->first_child + k];
+    const fea_etree_node *cn = &t->nodes[c];
+    const int32_t *mp = t->ext_map + cn->map_off;
+    const fea_index mc = cn->q + cn->r;
+    const double *U = sv->update[c];
+    for (fea_index j = 0; j < nrhs && U; j++)
+      for (fea_index i = 0; i < cn->r; i++) W[mp[i] + j * m] += U[cn->q + i + j * mc];
+    free(sv->update[c]);
+    sv->update[c] = NULL;
+  }
+  sv->update[n] = W;
+  if (q == 0) return FEA_SUCCESS;
+  double *P = f->panels + nd->factor_off;
+  fea_dmat L11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
+  fea_dmat Wq = {.data = W, .rows = q, .cols = nrhs, .ld = m, .prec = FEA_F64};
+  FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L11, &Wq));
+  if (r > 0) {
+    fea_dmat L21 = {.data = P + q, .rows = r, .cols = q, .ld = m, .prec = FEA_F64};
+    fea_dmat Wr = {.data = W + q, .rows = r, .cols = nrhs, .ld = m, .prec = FEA_F64};
+    FEA_CALL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, -1.0, &L21, &Wq, 1.0, &Wr,
+                            FEA_COMPUTE_DEFAULT));
+  }
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < q; i++) sv->y[dofs[i] + j * N] = W[i + j * m];
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                    fea_index n) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_index q = nd->q, r = nd->r, m = q + r, nrhs = sv->nrhs, N = t->num_dofs;
+  if (q == 0) return FEA_SUCCESS;
+  const fea_index *dofs = t->front_dofs + nd->front_off;
+  double *Z = malloc((size_t)(m * nrhs) * sizeof *Z);
+  FEA_CHECK(Z, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld block of node %lld",
+            (long long)m, (long long)nrhs, (long long)n);
+  /* Rows < q: y of this node; rows >= q: x of the ancestors (already solved). */
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < m; i++) Z[i + j * m] = sv->y[dofs[i] + j * N];
+  double *P = f->panels + nd->factor_off;
+  fea_dmat L11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
+  fea_dmat Zq = {.data = Z, .rows = q, .cols = nrhs, .ld = m, .prec = FEA_F64};
+  fea_status st = FEA_SUCCESS;
+  if (r > 0) {
+    fea_dmat L21 = {.data = P + q, .rows = r, .cols = q, .ld = m, .prec = FEA_F64};
+    fea_dmat Zr = {.data = Z + q, .rows = r, .cols = nrhs, .ld = m, .prec = FEA_F64};
+    st = fea_dense_gemm(ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &L21, &Zr, 1.0, &Zq,
+                        FEA_COMPUTE_DEFAULT);
+  }
+  if (st == FEA_SUCCESS)
+    st = fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_TRANS, FEA_NON_UNIT, 1.0, &L11, &Zq);
+  if (st == FEA_SUCCESS)
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < q; i++) sv->y[dofs[i] + j * N] = Z[i + j * m];
+  free(Z);
+  return st;
+}
+
+/* Serial ops. */
+
+static fea_status ref_factor_alloc(fea_context *ctx, fea_mf_factor *f) {
+  const fea_etree *t = f->tree;
+  size_t nn = (size_t)t->num_nodes;
+  f->panels = malloc((size_t)(t->factor_entries ? t->factor_entries : 1) * sizeof *f->panels);
+  f->schur = calloc(nn, sizeof *f->schur);
+  f->leaf_load = calloc(nn, sizeof *f->leaf_load);
+  f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);
+  if (!f->panels || !f->schur || !f->leaf_load || !f->load) {
+    free(f->panels);
+    free(f->schur);
+    free(f->leaf_load);
+    free(f->load);
+    f->panels = f->load = NULL;
+    f->schur = f->leaf_load = NULL;
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld factor entries",
+                     (long long)t->factor_entries);
+  }
+  return FEA_SUCCESS;
+}
+
+static void ref_factor_release(fea_context *ctx, fea_mf_factor *f) {
+  (void)ctx;
+  if (!f->tree) return;
+  for (fea_index n = 0; n < f->tree->num_nodes; n++) {
+    if (f->schur) free(f->schur[n]);
+    if (f->leaf_load) free(f->leaf_load[n]);
+  }
+  free(f->schur);
+  free(f->leaf_load);
+  free(f->panels);
+  free(f->load);
+  f->panels = f->load = NULL;
+  f->schur = f->leaf_load = NULL;
+}
+
+static fea_status ref_factor_level(fea_context *ctx, fea_mf_factor *f, int level) {
+  const fea_etree *t = f->tree;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
+    fea_index n = t->level_nodes[k];
+    double flops, integ;
+    fea_status st = fea_mf_cpu_factor_node(ctx, f, n, &flops, &integ);
+    if (st < 0) {
+      char why[FEA_ERROR_LEN];
+      snprintf(why, sizeof why, "%s", ctx->last_error);
+      return fea_mf_cpu_node_error(ctx, f, n, st, why);
+    }
+    f->flops += flops;
+    f->integrate_s += integ;
+  }
+  fea_mf_cpu_level_done(f, level);
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_forward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                    int level) {
+  const fea_etree *t = f->tree;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
+    FEA_CALL(fea_mf_cpu_forward_node(ctx, f, sv, t->level_nodes[k]));
+  return FEA_SUCCESS;
+}
+
+static fea_status ref_backward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                     int level) {
+  const fea_etree *t = f->tree;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
+    FEA_CALL(fea_mf_cpu_backward_node(ctx, f, sv, t->level_nodes[k]));
+  return FEA_SUCCESS;
+}
+
+const struct fea_multifrontal_ops fea_cpu_ref_mf_ops = {
+  .factor_alloc = ref_factor_alloc,
+  .factor_release = ref_factor_release,
+  .factor_level = ref_factor_level,
+  .forward_level = ref_forward_level,
+  .backward_level = ref_backward_level,
+};

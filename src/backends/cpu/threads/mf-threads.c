@@ -1,0 +1,106 @@
+/* /cpu/threads multifrontal ops: level-parallel.
+ *
+ * A level with at least as many nodes as threads runs its nodes concurrently
+ * (OpenMP, dynamic schedule: leaf and boundary fronts differ in size) with
+ * single-threaded BLAS inside each. A level with fewer nodes (near the root:
+ * few, large fronts) runs its nodes one by one with the context's threads in
+ * OpenBLAS. Never both at once, so the threads are never oversubscribed.
+ * Allocation and release come from /cpu/ref. */
+#include <stdio.h>
+
+#include "blas.h"
+#include "context.h"
+#include "cpu.h"
+#include "error.h"
+#include "etree.h"
+
+typedef enum mf_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } mf_step;
+
+/* Run one step on the nodes of a level, concurrently or one by one. The
+ * smallest failing node's error is reported on ctx. */
+static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv, int level,
+                            mf_step step) {
+  const fea_etree *t = f->tree;
+  const fea_index *nodes = t->level_nodes + t->level_start[level];
+  const fea_index count = t->level_start[level + 1] - t->level_start[level];
+  const int nthreads = ctx->nthreads;
+  fea_index bad = -1;
+  fea_status bad_st = FEA_SUCCESS;
+  char why[FEA_ERROR_LEN] = "";
+  double flops = 0, integ = 0;
+  if (nthreads <= 1 || count < nthreads) {
+    for (fea_index k = 0; k < count && bad < 0; k++) {
+      double fl = 0, it = 0;
+      fea_status st = step == STEP_FACTOR ? fea_mf_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
+                      : step == STEP_FORWARD ? fea_mf_cpu_forward_node(ctx, f, sv, nodes[k])
+                                             : fea_mf_cpu_backward_node(ctx, f, sv, nodes[k]);
+      flops += fl;
+      integ += it;
+      if (st < 0) {
+        bad = nodes[k];
+        bad_st = st;
+        snprintf(why, sizeof why, "%s", ctx->last_error);
+      }
+    }
+  } else {
+    /* The process-wide OpenBLAS count goes to 1 before the threads start;
+     * each thread's override keeps the dense ops from raising it again. */
+    fea_blas_use_threads(1);
+#pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
+    {
+      int prev = fea_blas_push_threads(1);
+      /* Each thread reports into its own copy of the context: messages and
+       * the log callback are not thread-safe, the ops only read the rest. */
+      fea_context local = *ctx;
+      local.log_fn = NULL;
+#pragma omp for schedule(dynamic, 1)
+      for (fea_index k = 0; k < count; k++) {
+        double fl = 0, it = 0;
+        fea_status st =
+            step == STEP_FACTOR ? fea_mf_cpu_factor_node(&local, f, nodes[k], &fl, &it)
+            : step == STEP_FORWARD ? fea_mf_cpu_forward_node(&local, f, sv, nodes[k])
+                                   : fea_mf_cpu_backward_node(&local, f, sv, nodes[k]);
+        flops += fl;
+        integ += it;
+        if (st < 0) {
+#pragma omp critical(fea_mf_threads_failure)
+          if (bad < 0 || nodes[k] < bad) {
+            bad = nodes[k];
+            bad_st = st;
+            snprintf(why, sizeof why, "%s", local.last_error);
+          }
+        }
+      }
+      fea_blas_pop_threads(prev);
+    }
+  }
+  if (bad >= 0) return fea_mf_cpu_node_error(ctx, f, bad, bad_st, why);
+  if (step == STEP_FACTOR) {
+    f->flops += flops;
+    f->integrate_s += integ;
+    fea_mf_cpu_level_done(f, level);
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status threads_factor_level(fea_context *ctx, fea_mf_factor *f, int level) {
+  return run_level(ctx, f, NULL, level, STEP_FACTOR);
+}
+
+/* The solve steps only read the factor: the casts drop a const the node
+ * functions keep. */
+static fea_status threads_forward_level(fea_context *ctx, const fea_mf_factor *f,
+                                        fea_mf_solve *sv, int level) {
+  return run_level(ctx, (fea_mf_factor *)f, sv, level, STEP_FORWARD);
+}
+
+static fea_status threads_backward_level(fea_context *ctx, const fea_mf_factor *f,
+                                         fea_mf_solve *sv, int level) {
+  return run_level(ctx, (fea_mf_factor *)f, sv, level, STEP_BACKWARD);
+}
+
+const struct fea_multifrontal_ops fea_cpu_threads_mf_ops = {
+  .factor_level = threads_factor_level,
+  .forward_level = threads_forward_level,
+  .backward_level = threads_backward_level,
+};

@@ -1,0 +1,31 @@
+/* AUTO: pick a strategy from the thread count, the hardware and the mesh.
+ *
+ *   1 thread                          -> SERIAL (no overhead at all);
+ *   more threads than processors      -> ATOMIC_CAS: coloring's barriers and
+ *                                        ownership's fixed blocks wait for a
+ *                                        descheduled thread, CAS does not;
+ *   ownership overlap <= 15 %         -> PRIVATE_BUFFERS: no synchronization,
+ *                                        one pass over the matrix;
+ *   >= 256 elements per thread and color -> COLORING: barriers amortized;
+ *   otherwise                         -> ATOMIC_CAS.
+ * TSX is never picked: where it exists at all it is not faster than CAS on
+ * the short updates of assembly (docs/assembly.md). The thresholds come from
+ * the measurements in docs/assembly.md. */
+#include <omp.h>
+#include <stdlib.h>
+
+#include "concurrency/conc.h"
+
+fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads) {
+  if (threads <= 1) return FEA_UPDATE_SERIAL;
+  if (threads > omp_get_num_procs()) return FEA_UPDATE_ATOMIC_CAS;
+  if (fea_conc_privbuf_overlap(job, threads) <= 0.15) return FEA_UPDATE_PRIVATE_BUFFERS;
+  fea_index *colors = malloc(((size_t)job->ne + 1) * sizeof *colors);
+  int nc = 0;
+  fea_status st = colors ? fea_space_color_elements(job->space, FEA_COLORING_AUTO, colors, &nc)
+                         : FEA_ERR_OUT_OF_MEMORY;
+  free(colors);
+  if (st == FEA_SUCCESS && nc > 0 && job->ne / ((fea_index)nc * threads) >= 256)
+    return FEA_UPDATE_COLORING;
+  return FEA_UPDATE_ATOMIC_CAS;
+}

@@ -1,0 +1,186 @@
+/* A-priori cost model of the multifrontal solver: the paper's closed forms
+ * (Woźniak et al. 2014, eqs. 22-27), the level-synchronous critical path of
+ * eq. (23) over any tree, and the exact counts from the solver's own symbolic
+ * tree. See include/feaccel/cost.h for the definitions. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cost-model.h"
+#include "error.h"
+#include "etree.h"
+#include "space.h"
+
+/* ------------------------------------------------------------------------ */
+/* The paper's model                                                         */
+
+/* Depth s of the paper's tree: N_p = 2^s leaf patches of p + 1 elements per
+ * direction, the smallest power of two that covers ceil(n / (p + 1)) (the
+ * depth of pairwise merges when n is not (p + 1) 2^s). */
+static int paper_depth(int p, fea_index n) {
+  fea_index leaves = (n + p) / (p + 1);
+  int s = 0;
+  while (((fea_index)1 << s) < leaves) s++;
+  return s;
+}
+
+/* max(a, b): eq. (20)'s O(q^3 + q r^2) with unit constants is its larger term,
+ * which is how the printed closed forms read (e.g. a leaf costs r^2, not 1 + r^2). */
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmin(double a, double b) { return a < b ? a : b; }
+
+void fea_cost_paper_eval(int dim, int p, fea_index n, int nproc, fea_cost *c) {
+  const int s = paper_depth(p, n);
+  const double pd = pow(p, dim);
+  const double P = nproc > 0 ? nproc : INFINITY;
+  double flops = 0, crit = 0, entries = 0;
+  for (int i = 0; i < s; i++) {
+    const double np = ldexp(1.0, dim * (s - i));        /* N_p(i) patches at level i */
+    const double q = i == 0 ? 1.0 : ldexp(pd, (dim - 1) * i); /* Table 1, unit constants */
+    const double r = i == 0 ? pd : q;
+    const double nt = dmax(1.0, P / np);                /* N~(i): processors per patch */
+    flops += np * dmax(q * q * q, q * r * r);
+    entries += np * dmax(q * q, q * r);
+    crit += np / dmin(np, P) * dmax(q * q * q / dmin(nt, q), q * r * r / dmin(nt, r));
+  }
+  c->flops = flops;
+  c->critical_path_flops = crit;
+  c->memory_bytes = 8.0 * entries;
+  c->num_levels = s + 1;
+  c->root_front = (fea_index)ldexp(pd, (dim - 1) * s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Critical path of eq. (23)                                                 */
+
+typedef struct level_cost {
+  int level;
+  double cost; /* the node's cost when it has the whole machine: see node_cost */
+  fea_index q, r;
+} level_cost;
+
+/* Level ascending, then costliest first: a round takes the next P nodes. */
+static int cmp_level_cost(const void *a, const void *b) {
+  const level_cost *x = a, *y = b;
+  if (x->level != y->level) return (x->level > y->level) - (x->level < y->level);
+  return (x->cost < y->cost) - (x->cost > y->cost);
+}
+
+/* A node's time on nt processors (eq. 23): the dense factorization of the
+ * q x q block spread over its q rows, the triangular solve and the Schur
+ * update over the r rows of the remaining block. */
+static double node_cost(fea_cost_flops_fn flops, fea_index q, fea_index r, double nt) {
+  if (q <= 0) return 0.0;
+  const double fq = flops(q, 0), fr = flops(q, r) - fq;
+  return fq / dmin(nt, (double)q) + (r > 0 ? fr / dmin(nt, (double)r) : 0.0);
+}
+
+fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *nodes,
+                                  fea_index count, fea_cost_flops_fn flops, int nproc,
+                                  double *critical) {
+  *critical = 0.0;
+  if (count <= 0) return FEA_SUCCESS;
+  level_cost *lc = malloc((size_t)count * sizeof *lc);
+  FEA_CHECK(lc, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the costs of %lld tree nodes",
+            (long long)count);
+  for (fea_index k = 0; k < count; k++) {
+    lc[k].level = nodes[k].level;
+    lc[k].q = nodes[k].q;
+    lc[k].r = nodes[k].r;
+    lc[k].cost = flops(nodes[k].q, nodes[k].r); /* the order within a level only */
+  }
+  qsort(lc, (size_t)count, sizeof *lc, cmp_level_cost);
+  double total = 0.0;
+  for (fea_index lo = 0; lo < count;) {
+    fea_index hi = lo;
+    while (hi < count && lc[hi].level == lc[lo].level) hi++;
+    const fea_index m = hi - lo; /* nodes of this level */
+    /* Unlimited processors: one round, each node gets all it can use. */
+    const double nt = nproc > 0 ? (double)(nproc >= m ? nproc / m : 1) : INFINITY;
+    const fea_index per_round = nproc > 0 ? nproc : m;
+    /* Rounds of per_round nodes, costliest first (grouping the big nodes
+     * together is the best a level-synchronous schedule can do); a round
+     * lasts as long as its slowest node, since the barrier waits for it. */
+    for (fea_index k = lo; k < hi; k += per_round) {
+      double round = 0.0;
+      fea_index end = k + per_round < hi ? k + per_round : hi;
+      for (fea_index j = k; j < end; j++)
+        round = dmax(round, node_cost(flops, lc[j].q, lc[j].r, nt));
+      total += round;
+    }
+    lo = hi;
+  }
+  free(lc);
+  *critical = total;
+  return FEA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exact counts from the symbolic tree                                       */
+
+/* The open uniform space of the query and the solver's tree of its Poisson
+ * problem with the whole boundary Dirichlet: the same tree
+ * fea_solver_create_multifrontal builds with the default options, since the
+ * tree depends only on the space and on which DoFs are free. */
+static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_etree *t) {
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.dim = dim;
+  for (int k = 0; k < 3; k++) {
+    d.degree[k] = p;
+    d.n[k] = n;
+  }
+  fea_space *s = NULL;
+  FEA_CALL(fea_space_create_bspline(ctx, &d, &s));
+  fea_index *free_index = malloc((size_t)s->num_dofs * sizeof *free_index);
+  fea_status st = free_index ? FEA_SUCCESS
+                             : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                         "no memory for the free-DoF map of %lld DoFs",
+                                         (long long)s->num_dofs);
+  if (st == FEA_SUCCESS) {
+    /* Numbered as fea_problem_create_poisson numbers the free DoFs:
+     * boundary_dofs is sorted, so one merge pass does it. */
+    fea_index next = 0, b = 0;
+    for (fea_index i = 0; i < s->num_dofs; i++) {
+      if (b < s->num_boundary_dofs && s->boundary_dofs[b] == i) {
+        free_index[i] = -1;
+        b++;
+      } else {
+        free_index[i] = next++;
+      }
+    }
+    st = fea_etree_build(s, free_index, FEA_MF_MERGE_AUTO, 0, t);
+  }
+  free(free_index);
+  (void)fea_space_destroy(&s);
+  return st;
+}
+
+fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int nproc,
+                               fea_cost *c, double *peak_bytes) {
+  fea_etree t;
+  FEA_CALL(build_tree(ctx, dim, p, n, &t));
+  fea_cost_node *nodes = malloc((size_t)t.num_nodes * sizeof *nodes);
+  fea_status st = nodes ? FEA_SUCCESS
+                        : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                    "no memory for the sizes of %lld tree nodes",
+                                    (long long)t.num_nodes);
+  if (st == FEA_SUCCESS) {
+    for (fea_index k = 0; k < t.num_nodes; k++) {
+      nodes[k].level = t.nodes[k].level;
+      nodes[k].q = t.nodes[k].q;
+      nodes[k].r = t.nodes[k].r;
+    }
+    st = fea_cost_critical_path(ctx, nodes, t.num_nodes, fea_mf_node_flops, nproc,
+                                &c->critical_path_flops);
+  }
+  if (st == FEA_SUCCESS) {
+    const fea_etree_node *root = &t.nodes[t.num_nodes - 1]; /* post-order: the root is last */
+    c->flops = t.flops;
+    c->memory_bytes = 8.0 * (double)t.factor_entries;
+    c->num_levels = t.num_levels;
+    c->root_front = root->q + root->r;
+    if (peak_bytes) *peak_bytes = 8.0 * (double)t.peak_entries;
+  }
+  free(nodes);
+  fea_etree_free(&t);
+  return st;
+}

@@ -1,0 +1,104 @@
+/* Sparsity pattern of the reduced Poisson system (see pattern.h): each free
+ * row's columns are the free DoFs of the elements around it, found through a
+ * DoF -> elements incidence, then sorted and made unique per row. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+#include "pattern.h"
+
+static int cmp_index(const void *a, const void *b) {
+  fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
+  return (x > y) - (x < y);
+}
+
+fea_status fea_element_dof_table(const fea_space *s, fea_index **edofs) {
+  const fea_index ne = s->num_elements;
+  const int nb = s->dofs_per_element;
+  fea_index *d = malloc(((size_t)ne * nb + 1) * sizeof *d);
+  FEA_CHECK(d, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the element-DoF table of %lld elements", (long long)ne);
+  for (fea_index e = 0; e < ne; e++) s->ops->element_dofs(s, e, d + e * nb);
+  *edofs = d;
+  return FEA_SUCCESS;
+}
+
+void fea_incidence_free(fea_incidence *in) {
+  free(in->edofs);
+  free(in->start);
+  free(in->elems);
+  in->edofs = in->start = in->elems = NULL;
+}
+
+fea_status fea_incidence_build(const fea_space *s, fea_incidence *in) {
+  const fea_index ne = s->num_elements, nd = s->num_dofs;
+  const int nb = s->dofs_per_element;
+  in->edofs = in->start = in->elems = NULL;
+  FEA_CALL(fea_element_dof_table(s, &in->edofs));
+  in->start = calloc((size_t)nd + 1, sizeof *in->start);
+  in->elems = malloc(((size_t)ne * nb + 1) * sizeof *in->elems);
+  fea_index *fill = malloc(((size_t)nd + 1) * sizeof *fill);
+  if (!in->start || !in->elems || !fill) {
+    free(fill);
+    fea_incidence_free(in);
+    return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for the DoF-element incidence of %lld elements", (long long)ne);
+  }
+  for (fea_index k = 0; k < ne * nb; k++) in->start[in->edofs[k] + 1]++;
+  for (fea_index d = 0; d < nd; d++) in->start[d + 1] += in->start[d];
+  memcpy(fill, in->start, (size_t)nd * sizeof *fill);
+  for (fea_index e = 0; e < ne; e++)
+    for (int b = 0; b < nb; b++) in->elems[fill[in->edofs[e * nb + b]]++] = e;
+  free(fill);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea_matrix **out) {
+  const fea_space *s = pb->space;
+  const int nb = s->dofs_per_element;
+  const fea_index nf = pb->num_free;
+  fea_index *rowlen = calloc((size_t)nf + 1, sizeof *rowlen);
+  fea_index maxcand = 0;
+  for (fea_index d = 0; d < s->num_dofs; d++)
+    if (in->start[d + 1] - in->start[d] > maxcand) maxcand = in->start[d + 1] - in->start[d];
+  fea_index *cand = malloc((size_t)(maxcand * nb + 1) * sizeof *cand);
+  if (!rowlen || !cand) {
+    free(rowlen);
+    free(cand);
+    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the sparsity pattern");
+  }
+  /* Two passes over the rows: count, then fill (recomputing beats storing). */
+  fea_matrix *A = NULL;
+  fea_status st = FEA_SUCCESS;
+  for (int pass = 0; pass < 2 && st == FEA_SUCCESS; pass++) {
+    for (fea_index d = 0; d < s->num_dofs; d++) {
+      fea_index r = pb->free_index[d];
+      if (r < 0) continue;
+      fea_index nc = 0;
+      for (fea_index k = in->start[d]; k < in->start[d + 1]; k++) {
+        const fea_index *ed = in->edofs + in->elems[k] * nb;
+        for (int b = 0; b < nb; b++)
+          if (pb->free_index[ed[b]] >= 0) cand[nc++] = pb->free_index[ed[b]];
+      }
+      qsort(cand, (size_t)nc, sizeof *cand, cmp_index);
+      fea_index u = 0;
+      for (fea_index i = 0; i < nc; i++)
+        if (u == 0 || cand[i] != cand[u - 1]) cand[u++] = cand[i];
+      if (pass == 0) rowlen[r + 1] = u;
+      else memcpy(A->col_idx + A->row_ptr[r], cand, (size_t)u * sizeof *cand);
+    }
+    if (pass == 0) {
+      for (fea_index r = 0; r < nf; r++) rowlen[r + 1] += rowlen[r];
+      st = fea_matrix_alloc(pb->ctx, nf, nf, rowlen[nf], &A);
+      if (st == FEA_SUCCESS) memcpy(A->row_ptr, rowlen, (size_t)(nf + 1) * sizeof *rowlen);
+    }
+  }
+  free(rowlen);
+  free(cand);
+  if (st == FEA_SUCCESS) {
+    memset(A->values, 0, (size_t)A->nnz * sizeof *A->values);
+    *out = A;
+  }
+  return st;
+}

@@ -1,0 +1,62 @@
+/* The numeric phase of the IGA multifrontal solver as a backend ops table:
+ * the interface (src/interface/solver.c) walks the levels of the elimination
+ * tree (src/internal/etree.h) and hands each level to the backend, which
+ * does the numeric work of all its nodes (front assembly with the element
+ * integration fused into the leaves, partial Cholesky, Schur update; forward
+ * and backward substitution). A backend replaces whole levels, so a GPU can
+ * batch a level's fronts; missing slots come from /cpu/ref.
+ *
+ * Front layout (every backend): node n's front is split in two pieces of
+ * storage. Its first q columns, the (q + r) x q panel [A11; A21] with
+ * leading dimension q + r, live in the factor storage at factor_off and
+ * become [L11; L21] in place; its last r columns are only needed below the
+ * diagonal, as the r x r Schur block (leading dimension r), which becomes the
+ * Schur complement S = A22 - L21 L21^T passed to the parent. Only lower
+ * triangles are stored and read. */
+#ifndef FEA_INTERNAL_MULTIFRONTAL_H
+#define FEA_INTERNAL_MULTIFRONTAL_H
+
+#include <feaccel/types.h>
+
+struct fea_etree;
+struct fea_problem;
+
+/* One factorization: the tree, the problem it integrates, and the storage. */
+typedef struct fea_mf_factor {
+  const struct fea_etree *tree;
+  const struct fea_problem *problem;
+  double *panels;            /* tree->factor_entries: every node's [L11; L21] */
+  double **schur;            /* per node: its r x r Schur block while alive, else NULL */
+  double **leaf_load;        /* per leaf, during level 0: the q + r load entries of its elements */
+  double *load;              /* tree->num_dofs: the problem's load with Dirichlet lifting */
+  double flops;              /* counted from the BLAS calls issued */
+  double integrate_s;        /* element integration time (summed over threads) */
+} fea_mf_factor;
+
+/* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
+typedef struct fea_mf_solve {
+  fea_index nrhs;
+  double *y;                 /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
+  double **update;           /* per node, during forward: its (q + r) x nrhs work block */
+} fea_mf_solve;
+
+struct fea_multifrontal_ops {
+  /* Allocate f->panels, f->schur, f->leaf_load (zeroed) and f->load; the
+   * caller has checked the memory estimate. */
+  fea_status (*factor_alloc)(fea_context *ctx, fea_mf_factor *f);
+  void (*factor_release)(fea_context *ctx, fea_mf_factor *f);
+  /* Factor every node of level `level` (all lower levels are done): assemble
+   * the front (leaves integrate their elements, others extend-add their
+   * children's Schur blocks), potrf, trsm, syrk; then free the children's
+   * Schur blocks. After level 0 f->load holds the problem's load.
+   * FEA_ERR_NOT_POSDEF names the node (index, level, element box). */
+  fea_status (*factor_level)(fea_context *ctx, fea_mf_factor *f, int level);
+  /* Forward substitution L y = b over one level, leaves first. */
+  fea_status (*forward_level)(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                              int level);
+  /* Backward substitution L^T x = y over one level, root first. */
+  fea_status (*backward_level)(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                               int level);
+};
+
+#endif

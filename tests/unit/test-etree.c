@@ -1,0 +1,390 @@
+/* The symbolic phase of the multifrontal solver (src/core/etree.c) against
+ * the exact counts of the spec (iga-multifrontal.md §2.3, §2.4, §6.3) and
+ * structural invariants; and the numeric phase's report of a front that is
+ * not positive definite, forced through the backend ops. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <feaccel.h>
+
+#include "context.h"
+#include "etree.h"
+#include "problem.h"
+
+#define OK(expr)                                                                          \
+  do {                                                                                    \
+    fea_status ok_ = (expr);                                                              \
+    cr_assert_eq(ok_, FEA_SUCCESS, "%s returned %s: %s", #expr, fea_status_string(ok_),   \
+                 fea_context_last_error(NULL));                                           \
+  } while (0)
+
+typedef struct fixture {
+  fea_context *ctx;
+  fea_space *space;
+  fea_problem *problem;
+  fea_etree tree;
+} fixture;
+
+/* Open uniform knots of degree p[k] over n[k] elements, then count extra
+ * copies of the knot at element boundary sep[k] (0: none). */
+static void open_tree(fixture *fx, const char *resource, int dim, const int p[3],
+                      const fea_index n[3], const fea_index sep[3], int extra, fea_mf_merge merge,
+                      int keep_boundary) {
+  memset(fx, 0, sizeof *fx);
+  OK(fea_context_create(resource, &fx->ctx));
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.dim = dim;
+  for (int k = 0; k < dim; k++) d.degree[k] = p[k], d.n[k] = n[k];
+  OK(fea_space_create_bspline(fx->ctx, &d, &fx->space));
+  for (int k = 0; k < dim && sep; k++) {
+    if (!sep[k]) continue;
+    double at[8];
+    for (int j = 0; j < extra; j++) at[j] = (double)sep[k] / (double)n[k];
+    fea_space *r = NULL;
+    OK(fea_space_bspline_insert_knots(fx->space, k, extra, at, &r));
+    OK(fea_space_destroy(&fx->space));
+    fx->space = r;
+  }
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  OK(fea_problem_create_poisson(fx->space, &pd, &fx->problem));
+  fea_index *idx = fx->problem->free_index, *all = NULL;
+  if (keep_boundary) {
+    all = malloc((size_t)fx->space->num_dofs * sizeof *all);
+    for (fea_index i = 0; i < fx->space->num_dofs; i++) all[i] = i;
+    idx = all;
+  }
+  OK(fea_etree_build(fx->space, idx, merge, keep_boundary, &fx->tree));
+  free(all);
+}
+
+static void close_tree(fixture *fx) {
+  fea_etree_free(&fx->tree);
+  OK(fea_problem_destroy(&fx->problem));
+  OK(fea_space_destroy(&fx->space));
+  OK(fea_context_destroy(&fx->ctx));
+}
+
+/* A node whose box keeps away from the domain boundary in every direction. */
+static int interior(const fixture *fx, const fea_etree_node *nd) {
+  for (int k = 0; k < fx->space->dim; k++)
+    if (nd->lo[k] == 0 || nd->hi[k] == fx->space->elements[k]) return 0;
+  return 1;
+}
+
+static fea_index level_count(const fea_etree *t, int L) {
+  return t->level_start[L + 1] - t->level_start[L];
+}
+
+/* Every tree DoF is eliminated exactly once (or, with keep_boundary, the
+ * boundary ones never and they are the root's r); the maps point at the
+ * right DoFs; levels, parents and totals are consistent. */
+static void check_invariants(const fixture *fx, int keep_boundary) {
+  const fea_etree *t = &fx->tree;
+  const fea_index N = t->num_dofs;
+  int *seen = calloc((size_t)(N ? N : 1), sizeof *seen);
+  double flops = 0;
+  fea_index entries = 0;
+  for (fea_index n = 0; n < t->num_nodes; n++) {
+    const fea_etree_node *nd = &t->nodes[n];
+    const fea_index *f = t->front_dofs + nd->front_off;
+    for (fea_index i = 0; i < nd->q; i++) seen[f[i]]++;
+    for (fea_index i = 1; i < nd->q; i++) cr_assert(f[i - 1] < f[i], "q of node %lld unsorted", (long long)n);
+    for (fea_index i = nd->q + 1; i < nd->q + nd->r; i++) cr_assert(f[i - 1] < f[i]);
+    if (nd->parent >= 0) {
+      cr_assert(nd->parent > n, "post-order: parent %lld of %lld", (long long)nd->parent, (long long)n);
+      cr_assert(t->nodes[nd->parent].level > nd->level);
+      const fea_etree_node *pn = &t->nodes[nd->parent];
+      for (fea_index i = 0; i < nd->r; i++) {
+        int32_t pos = t->ext_map[nd->map_off + i];
+        cr_assert(pos >= 0 && pos < pn->q + pn->r);
+        cr_assert_eq(t->front_dofs[pn->front_off + pos], f[nd->q + i]);
+      }
+    } else {
+      cr_assert_eq(n, t->num_nodes - 1, "the root is last");
+    }
+    if (nd->num_children == 0) cr_assert_eq(nd->level, 0);
+    flops += fea_mf_node_flops(nd->q, nd->r);
+    entries += nd->q * nd->q + nd->q * nd->r;
+  }
+  fea_index eliminated = 0;
+  for (fea_index i = 0; i < N; i++) {
+    cr_assert(seen[i] <= 1, "DoF %lld eliminated %d times", (long long)i, seen[i]);
+    eliminated += seen[i];
+  }
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  if (keep_boundary) {
+    cr_assert_eq(eliminated, N - fx->space->num_boundary_dofs);
+    cr_assert_eq(root->r, fx->space->num_boundary_dofs);
+    for (fea_index i = 0; i < root->r; i++)
+      cr_assert_eq(t->front_dofs[root->front_off + root->q + i], fx->space->boundary_dofs[i]);
+  } else {
+    cr_assert_eq(eliminated, N, "%lld of %lld DoFs eliminated", (long long)eliminated, (long long)N);
+    cr_assert_eq(root->r, 0);
+  }
+  cr_assert_eq(t->num_eliminated, eliminated);
+  cr_assert(fabs(flops - t->flops) <= 1e-12 * flops);
+  cr_assert_eq(entries, t->factor_entries);
+  /* Leaf maps: element-local DoF -> the leaf front row holding that DoF. */
+  const fea_space *s = fx->space;
+  fea_index *ed = malloc((size_t)s->dofs_per_element * sizeof *ed);
+  for (fea_index n = 0; n < t->num_nodes; n++) {
+    const fea_etree_node *nd = &t->nodes[n];
+    if (nd->num_children) continue;
+    const int32_t *m = t->leaf_map + nd->leaf_off;
+    for (fea_index e2 = nd->lo[2]; e2 < nd->hi[2]; e2++)
+      for (fea_index e1 = nd->lo[1]; e1 < nd->hi[1]; e1++)
+        for (fea_index e0 = nd->lo[0]; e0 < nd->hi[0]; e0++) {
+          fea_index e = e0 + s->elements[0] * (e1 + (s->dim > 1 ? s->elements[1] : 1) * e2);
+          OK(fea_space_get_element_dofs(s, e, ed));
+          for (int j = 0; j < s->dofs_per_element; j++, m++) {
+            fea_index td = keep_boundary ? ed[j] : fx->problem->free_index[ed[j]];
+            if (td < 0) cr_assert_eq(*m, -1);
+            else cr_assert_eq(t->front_dofs[nd->front_off + *m], td);
+          }
+        }
+  }
+  free(ed);
+  free(seen);
+}
+
+/* §2.3: 2D p = 2 on 24 x 24: 64 / 16 / 4 patches; interior patches
+ * eliminate 1, 12, 36 (level 2 has interior patches on 48 x 48). */
+Test(etree, paper_example_2d) {
+  fixture fx;
+  const int p[3] = {2, 2, 0};
+  const fea_index n24[3] = {24, 24, 1}, n48[3] = {48, 48, 1};
+  open_tree(&fx, "/cpu/ref", 2, p, n24, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  cr_assert_eq(fx.tree.num_levels, 4);
+  cr_assert_eq(level_count(&fx.tree, 0), 64);
+  cr_assert_eq(level_count(&fx.tree, 1), 16);
+  cr_assert_eq(level_count(&fx.tree, 2), 4);
+  cr_assert_eq(level_count(&fx.tree, 3), 1);
+  check_invariants(&fx, 0);
+  close_tree(&fx);
+  open_tree(&fx, "/cpu/ref", 2, p, n48, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  const fea_index want[3] = {1, 12, 36};
+  int found[3] = {0, 0, 0};
+  for (fea_index n = 0; n < fx.tree.num_nodes; n++) {
+    const fea_etree_node *nd = &fx.tree.nodes[n];
+    if (nd->level > 2 || !interior(&fx, nd)) continue;
+    cr_assert_eq(nd->q, want[nd->level], "interior node %lld at level %d eliminates %lld",
+                 (long long)n, nd->level, (long long)nd->q);
+    found[nd->level]++;
+  }
+  cr_assert(found[0] > 0 && found[1] > 0 && found[2] > 0);
+  check_invariants(&fx, 0);
+  close_tree(&fx);
+}
+
+/* §2.4, 1D: leaves 2p + 1 (q = 1, r = 2p), then 3p (q = p, r = 2p). */
+Test(etree, fronts_1d) {
+  for (int p = 1; p <= 5; p++) {
+    fixture fx;
+    const int pp[3] = {p, 0, 0};
+    const fea_index n[3] = {(p + 1) * 16, 1, 1};
+    open_tree(&fx, "/cpu/ref", 1, pp, n, NULL, 0, FEA_MF_MERGE_AUTO, 0);
+    int leaves = 0, inner = 0;
+    for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
+      const fea_etree_node *nd = &fx.tree.nodes[k];
+      if (!interior(&fx, nd)) continue;
+      if (nd->level == 0) {
+        cr_assert(nd->q == 1 && nd->r == 2 * p, "p = %d leaf: q %lld r %lld", p, (long long)nd->q,
+                  (long long)nd->r);
+        leaves++;
+      } else {
+        cr_assert(nd->q == p && nd->r == 2 * p, "p = %d level %d: q %lld r %lld", p, nd->level,
+                  (long long)nd->q, (long long)nd->r);
+        inner++;
+      }
+    }
+    cr_assert(leaves > 0 && inner > 0);
+    check_invariants(&fx, 0);
+    close_tree(&fx);
+  }
+}
+
+/* §2.4, 2D with 4-way merges: interior nodes at level i >= 1 have
+ * q = 4ap - 3p^2 and r = 8ap, a = (p + 1) 2^(i-1); leaves q = 1, r = 4p(p+1). */
+Test(etree, fronts_2d) {
+  for (int p = 1; p <= 4; p++) {
+    fixture fx;
+    const int pp[3] = {p, p, 0};
+    const fea_index n[3] = {(p + 1) * 16, (p + 1) * 16, 1};
+    open_tree(&fx, "/cpu/ref", 2, pp, n, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+    int found[3] = {0, 0, 0};
+    for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
+      const fea_etree_node *nd = &fx.tree.nodes[k];
+      if (!interior(&fx, nd)) continue;
+      fea_index q = 1, r = 4 * p * (p + 1);
+      if (nd->level > 0) {
+        fea_index a = (fea_index)(p + 1) << (nd->level - 1);
+        q = 4 * a * p - 3 * p * p;
+        r = 8 * a * p;
+      }
+      cr_assert(nd->q == q && nd->r == r, "p = %d level %d: q %lld r %lld, expected %lld %lld", p,
+                nd->level, (long long)nd->q, (long long)nd->r, (long long)q, (long long)r);
+      if (nd->level < 3) found[nd->level]++;
+    }
+    cr_assert(found[0] && found[1] && found[2]);
+    check_invariants(&fx, 0);
+    close_tree(&fx);
+  }
+}
+
+/* Every n (also n < p + 1), every degree up to 8, 1D/2D/3D, both merges,
+ * repeated knots and kept boundaries: each DoF eliminated exactly once. */
+Test(etree, every_dof_once) {
+  for (int p = 1; p <= 8; p++)
+    for (fea_index n = 1; n <= 21; n += (n < 5 ? 1 : 4)) {
+      fixture fx;
+      const int pp[3] = {p, 0, 0};
+      const fea_index nn[3] = {n, 1, 1};
+      open_tree(&fx, "/cpu/ref", 1, pp, nn, NULL, 0, FEA_MF_MERGE_AUTO, 0);
+      if (n < p + 1) cr_assert_eq(fx.tree.num_nodes, 1);
+      check_invariants(&fx, 0);
+      close_tree(&fx);
+    }
+  const struct {
+    int dim, p[3];
+    fea_index n[3], sep[3];
+    int extra;
+  } cases[] = {
+      {2, {2, 3, 0}, {13, 17, 1}, {0, 0, 0}, 0},   {2, {3, 3, 0}, {20, 9, 1}, {7, 4, 0}, 2},
+      {2, {1, 4, 0}, {3, 30, 1}, {0, 11, 0}, 3},   {3, {2, 2, 2}, {7, 6, 9}, {0, 0, 0}, 0},
+      {3, {1, 2, 3}, {8, 5, 11}, {0, 2, 5}, 1},    {2, {5, 5, 0}, {4, 23, 1}, {0, 0, 0}, 0},
+      {2, {2, 2, 0}, {1, 1, 1}, {0, 0, 0}, 0},     {3, {3, 3, 3}, {2, 3, 4}, {0, 0, 0}, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (int merge = FEA_MF_MERGE_TENSOR; merge <= FEA_MF_MERGE_PAIRWISE; merge++)
+      for (int keep = 0; keep <= 1; keep++) {
+        fixture fx;
+        open_tree(&fx, "/cpu/ref", cases[c].dim, cases[c].p, cases[c].n, cases[c].sep,
+                  cases[c].extra, (fea_mf_merge)merge, keep);
+        check_invariants(&fx, keep);
+        cr_assert_eq(fx.tree.merge, (fea_mf_merge)merge);
+        close_tree(&fx);
+      }
+}
+
+/* A C0 separator cuts the tree: with a p-fold knot in the middle, the root's
+ * children meet at it and the root eliminates only the functions that
+ * straddle it (one per line) instead of p per line. */
+Test(etree, c0_separators) {
+  fixture fx;
+  /* 1D: p = 3, 24 elements, knot 0.5 of multiplicity 3: the root eliminates 1. */
+  const int p1[3] = {3, 0, 0};
+  const fea_index n1[3] = {24, 1, 1}, s1[3] = {12, 0, 0};
+  open_tree(&fx, "/cpu/ref", 1, p1, n1, s1, 2, FEA_MF_MERGE_AUTO, 0);
+  const fea_etree_node *root = &fx.tree.nodes[fx.tree.num_nodes - 1];
+  cr_assert_eq(root->q, 1);
+  cr_assert_eq(root->num_children, 2);
+  for (int c = 0; c < 2; c++) {
+    const fea_etree_node *ch = &fx.tree.nodes[fx.tree.children[root->first_child + c]];
+    cr_assert(ch->hi[0] == 12 || ch->lo[0] == 12);
+  }
+  check_invariants(&fx, 0);
+  close_tree(&fx);
+  /* Off-centre: p = 2, 30 elements, a double knot at element 10; the root splits there. */
+  const int p2[3] = {2, 0, 0};
+  const fea_index n2[3] = {30, 1, 1}, s2[3] = {10, 0, 0};
+  open_tree(&fx, "/cpu/ref", 1, p2, n2, s2, 1, FEA_MF_MERGE_AUTO, 0);
+  root = &fx.tree.nodes[fx.tree.num_nodes - 1];
+  const fea_etree_node *left = &fx.tree.nodes[fx.tree.children[root->first_child]];
+  cr_assert_eq(left->hi[0], 10);
+  cr_assert_eq(root->q, 1);
+  close_tree(&fx);
+  /* 2D, p = 3, 24 x 24, triple knots at 0.5 both ways: 4 children meeting
+   * at (12, 12); the root eliminates 27 + 27 - 1 of the 27 x 27 free DoFs
+   * (29 functions per direction), against 3 lines each way without them. */
+  const int p3[3] = {3, 3, 0};
+  const fea_index n3[3] = {24, 24, 1}, s3[3] = {12, 12, 0};
+  open_tree(&fx, "/cpu/ref", 2, p3, n3, s3, 2, FEA_MF_MERGE_TENSOR, 0);
+  root = &fx.tree.nodes[fx.tree.num_nodes - 1];
+  cr_assert_eq(root->num_children, 4);
+  for (int c = 0; c < 4; c++) {
+    const fea_etree_node *ch = &fx.tree.nodes[fx.tree.children[root->first_child + c]];
+    for (int k = 0; k < 2; k++) cr_assert(ch->hi[k] == 12 || ch->lo[k] == 12);
+  }
+  cr_assert_eq(root->q, 27 + 27 - 1);
+  double cut_flops = fx.tree.flops;
+  check_invariants(&fx, 0);
+  close_tree(&fx);
+  open_tree(&fx, "/cpu/ref", 2, p3, n3, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  root = &fx.tree.nodes[fx.tree.num_nodes - 1];
+  cr_assert_eq(root->q, 3 * 25 + 3 * 25 - 9);
+  cr_assert(cut_flops < fx.tree.flops, "C0 cuts: %g FLOPs, uniform %g", cut_flops, fx.tree.flops);
+  close_tree(&fx);
+  /* C0 everywhere (p = 2, every knot doubled): elements are leaves and each
+   * eliminates its one interior function, as static condensation does. */
+  fixture fz;
+  const int p4[3] = {2, 2, 0};
+  const fea_index n4[3] = {6, 6, 1};
+  memset(&fz, 0, sizeof fz);
+  OK(fea_context_create("/cpu/ref", &fz.ctx));
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.degree[0] = p4[0], d.degree[1] = p4[1], d.n[0] = n4[0], d.n[1] = n4[1];
+  OK(fea_space_create_bspline(fz.ctx, &d, &fz.space));
+  for (int k = 0; k < 2; k++) {
+    double at[5] = {1 / 6.0, 2 / 6.0, 3 / 6.0, 4 / 6.0, 5 / 6.0};
+    fea_space *r = NULL;
+    OK(fea_space_bspline_insert_knots(fz.space, k, 5, at, &r));
+    OK(fea_space_destroy(&fz.space));
+    fz.space = r;
+  }
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  OK(fea_problem_create_poisson(fz.space, &pd, &fz.problem));
+  OK(fea_etree_build(fz.space, fz.problem->free_index, FEA_MF_MERGE_AUTO, 0, &fz.tree));
+  cr_assert_eq(level_count(&fz.tree, 0), 36);
+  for (fea_index k = 0; k < fz.tree.level_start[1]; k++)
+    cr_assert_eq(fz.tree.nodes[fz.tree.level_nodes[k]].q, 1);
+  check_invariants(&fz, 0);
+  close_tree(&fz);
+}
+
+/* The FLOP convention, by hand: q = 3, r = 2:
+ * potrf 9 + 4.5 + 0.5, trsm 2 * 9, syrk 3 * 2 * 3. */
+Test(etree, flop_convention) {
+  cr_assert(fabs(fea_mf_node_flops(3, 2) - (14.0 + 18.0 + 18.0)) <= 1e-13);
+  cr_assert(fabs(fea_mf_node_flops(1, 0) - 1.0) <= 1e-15);
+  cr_assert_eq(fea_mf_node_flops(0, 7), 0.0);
+}
+
+/* A front that is not positive definite is reported with its node: the
+ * leaves are factored, then their Schur complements are negated, so every
+ * level-1 front is negative definite. On /cpu/threads with 2 threads the
+ * level-1 nodes run concurrently. */
+static void check_not_posdef(const char *resource) {
+  fixture fx;
+  const int p[3] = {2, 2, 0};
+  const fea_index n[3] = {24, 24, 1};
+  open_tree(&fx, resource, 2, p, n, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  fea_context *ctx = fx.ctx;
+  fea_mf_factor f;
+  memset(&f, 0, sizeof f);
+  f.tree = &fx.tree;
+  f.problem = fx.problem;
+  OK(ctx->mf.factor_alloc(ctx, &f));
+  OK(ctx->mf.factor_level(ctx, &f, 0));
+  for (fea_index k = 0; k < fx.tree.level_start[1]; k++) {
+    fea_index leaf = fx.tree.level_nodes[k];
+    fea_index r = fx.tree.nodes[leaf].r;
+    for (fea_index i = 0; i < r * r; i++) f.schur[leaf][i] = -f.schur[leaf][i];
+  }
+  fea_status st = ctx->mf.factor_level(ctx, &f, 1);
+  cr_assert_eq(st, FEA_ERR_NOT_POSDEF, "%s: %s", resource, fea_status_string(st));
+  const char *msg = fea_context_last_error(ctx);
+  fea_index first = fx.tree.level_nodes[fx.tree.level_start[1]];
+  char want[64];
+  snprintf(want, sizeof want, "tree node %lld (level 1, elements [", (long long)first);
+  cr_assert(strstr(msg, want) != NULL, "%s: \"%s\" does not name %s", resource, msg, want);
+  cr_assert(strstr(msg, "not positive definite") != NULL, "%s", msg);
+  ctx->mf.factor_release(ctx, &f);
+  close_tree(&fx);
+}
+
+Test(etree, not_posdef_ref) { check_not_posdef("/cpu/ref"); }
+Test(etree, not_posdef_threads) { check_not_posdef("/cpu/threads:threads=2"); }
