@@ -188,6 +188,13 @@ MF_TEST(lapack_3d) {
     mf_case e = {3, {p, p, p}, {2 * (p + 1), 2 * (p + 1), 2 * (p + 1)}, 0};
     check_case(resource, &e, 0, 1);
   }
+  /* Degrees 4 and 5 on small boxes (the element matrices are 125^2 and 216^2). */
+  for (int p = 4; p <= 5; p++) {
+    mf_case c = {3, {p, p, p}, {4, 3, 5}, 0};
+    check_case(resource, &c, 1, 1);
+    mf_case r = {3, {p, p, p}, {4, 4, 3}, 1};
+    check_case(resource, &r, 0, 0);
+  }
   mf_case mixed = {3, {1, 2, 3}, {5, 7, 6}, 1};
   check_case(resource, &mixed, 1, 0);
 }

@@ -94,18 +94,40 @@ static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n,
   return st;
 }
 
+/* Add the children's Schur complements into this node's front.
+ *
+ * Fronts list their eliminated DoFs first, then the ones passed up, each
+ * group ascending (etree.c), and a child's r DoFs are ascending too. So for
+ * child rows i >= j the parent positions satisfy mp[i] > mp[j] whenever both
+ * go to the same group, and a row passed up always lands below a row
+ * eliminated here. Which block an entry goes to then depends on column j and,
+ * only for columns passed up, on row i: no per-entry min/max, and the writes
+ * run down parent columns in order. */
 static void extend_add(fea_mf_factor *f, fea_index n, double *P, double *S) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
-  const fea_index q = nd->q, m = nd->q + nd->r;
+  const fea_index q = nd->q, m = nd->q + nd->r, r = nd->r;
   for (fea_index k = 0; k < nd->num_children; k++) {
     fea_index c = t->children[nd->first_child + k];
     const fea_etree_node *cn = &t->nodes[c];
     const double *Sc = f->schur[c];
     const int32_t *mp = t->ext_map + cn->map_off;
     const fea_index rc = cn->r;
-    for (fea_index j = 0; j < rc; j++)
-      for (fea_index i = j; i < rc; i++) front_add(P, S, q, m, mp[i], mp[j], Sc[i + j * rc]);
+    for (fea_index j = 0; j < rc; j++) {
+      const double *col = Sc + j * rc;
+      const fea_index cj = mp[j];
+      if (cj < q) {
+        double *dst = P + cj * m; /* panel column cj: every row i >= j lies below */
+        for (fea_index i = j; i < rc; i++) dst[mp[i]] += col[i];
+      } else {
+        double *dst = S + (cj - q) * r - q;
+        for (fea_index i = j; i < rc; i++) {
+          fea_index ri = mp[i];
+          if (ri >= q) dst[ri] += col[i];
+          else P[cj + ri * m] += col[i]; /* (cj, ri) lies in panel column ri */
+        }
+      }
+    }
   }
 }
 
@@ -119,9 +141,11 @@ fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index 
   double *P = f->panels + nd->factor_off, *S = NULL;
   memset(P, 0, (size_t)(m * q) * sizeof *P);
   if (r > 0) {
-    S = calloc((size_t)(r * r), sizeof *S);
+    S = malloc((size_t)(r * r) * sizeof *S);
     FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld Schur block of node %lld",
               (long long)r, (long long)r, (long long)n);
+    /* Only the lower triangle is ever written or read (syrk, extend-add, export). */
+    for (fea_index j = 0; j < r; j++) memset(S + j * r + j, 0, (size_t)(r - j) * sizeof *S);
     f->schur[n] = S;
   }
   if (nd->num_children == 0) FEA_CALL(assemble_leaf(ctx, f, n, P, S, integrate_s));
