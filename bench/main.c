@@ -18,7 +18,8 @@
   X(export)             \
   X(iga_direct)         \
   X(assembly)           \
-  X(updates)
+  X(updates)            \
+  X(operator)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

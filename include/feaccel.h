@@ -16,6 +16,7 @@
 #include <feaccel/problem.h>
 #include <feaccel/solver.h>
 #include <feaccel/assembly.h>
+#include <feaccel/operator.h>
 #include <feaccel/cost.h>
 
 #endif /* FEACCEL_H */

@@ -31,11 +31,11 @@ typedef enum fea_lagrange_nodes {
 
 /**
  * @brief Lagrange space on @p mesh: P1, P2 on triangles and tetrahedra;
- * Q1..Q4 on intervals, quads and hexahedra.
+ * Q1..Q6 on intervals, quads and hexahedra.
  *
  * DoFs are numbered: mesh nodes first (same numbers), then edge, face and cell
  * interior DoFs. The space holds a reference on the mesh.
- * @param order 1..2 on simplices, 1..4 on boxes
+ * @param order 1..2 on simplices, 1..6 on intervals, quads and hexahedra
  */
 FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                              fea_space **out);

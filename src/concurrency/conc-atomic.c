@@ -47,7 +47,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
      * so few updates actually collide. */
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
-      if (w.ok && !fea_conc_failed(job) && fea_conc_element(&w, e))
+      if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne))
         for (int k = 0; k < w.n; k++) cas_add(t + w.idx[k], w.val[k], backoff, &rng, w.ctr);
     fea_conc_worker_free(&w);
     fea_conc_sync(&job->sync);

@@ -45,7 +45,14 @@ fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   fea_index *order = NULL, *start = NULL;
   int nc = 0;
-  FEA_CALL(fea_conc_color_order(job->space, &order, &start, &nc));
+  const int planned = job->plan && job->plan->color_order;
+  if (planned) {
+    order = job->plan->color_order;
+    start = job->plan->color_start;
+    nc = job->plan->ncolors;
+  } else {
+    FEA_CALL(fea_conc_color_order(job->space, &order, &start, &nc));
+  }
   int ran = 1;
   fea_conc_sync(&job->sync);
 #pragma omp parallel num_threads(threads_max)
@@ -57,7 +64,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     for (int c = 0; c < nc; c++) {
 #pragma omp for schedule(static) nowait
       for (fea_index k = start[c]; k < start[c + 1]; k++)
-        if (w.ok && !fea_conc_failed(job) && fea_conc_element(&w, order[k]))
+        if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, start[c + 1]))
           fea_conc_apply_plain(job->target, &w);
       FEA_CONC_BARRIER(&job->sync); /* the next color may touch the same entries */
     }
@@ -67,8 +74,10 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   fea_conc_sync(&job->sync);
   job->threads_run = ran;
   job->colors = nc;
-  free(order);
-  free(start);
+  if (!planned) {
+    free(order);
+    free(start);
+  }
   return FEA_SUCCESS;
 }
 

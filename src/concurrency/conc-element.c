@@ -13,6 +13,11 @@ void fea_conc_worker_init(fea_conc_worker *w, fea_conc_job *job, fea_conc_counte
   memset(w, 0, sizeof *w);
   w->job = job;
   w->ctr = ctr;
+  if (job->work) { /* another job's workspace: its init records any failure */
+    w->ok = job->work->init(w);
+    if (!w->ok) fea_conc_worker_free(w);
+    return;
+  }
   const size_t nb = (size_t)job->nb, cap = 2 * nb * nb + nb;
   w->Ke = malloc(nb * nb * sizeof *w->Ke);
   w->fe = malloc(nb * sizeof *w->fe);
@@ -34,6 +39,8 @@ void fea_conc_worker_init(fea_conc_worker *w, fea_conc_job *job, fea_conc_counte
 }
 
 void fea_conc_worker_free(fea_conc_worker *w) {
+  if (w->job && w->job->work && w->job->work->fini) w->job->work->fini(w);
+  w->ext = NULL;
   if (w->ev.x || w->ev.w || w->ev.phi || w->ev.dphi) fea_element_values_free(&w->ev);
   free(w->Ke);
   free(w->fe);

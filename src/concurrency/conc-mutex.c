@@ -79,7 +79,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     if (tid == 0) ran = omp_get_num_threads();
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
-      if (w.ok && !fea_conc_failed(job) && fea_conc_element(&w, e)) apply(&L, job->target, &w);
+      if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne)) apply(&L, job->target, &w);
     fea_conc_worker_free(&w);
     FEA_CONC_BARRIER(&job->sync);
     if (!L.spin) {

@@ -75,8 +75,16 @@ static int owns_a_row(const fea_conc_job *job, const ownership *o, fea_index e, 
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   ownership o = {0};
-  const int T = threads_max;
-  FEA_CALL(ownership_build(job, T, &o));
+  int T = threads_max;
+  /* A plan made for this thread count is used as it is; else build one. */
+  const int planned = job->plan && job->plan->owner && job->plan->blocks == T;
+  if (planned) {
+    o.owner = job->plan->owner;
+    o.first = job->plan->first;
+    o.last = job->plan->last;
+  } else {
+    FEA_CALL(ownership_build(job, T, &o));
+  }
   int ran = 1;
   fea_conc_sync(&job->sync);
 #pragma omp parallel num_threads(T)
@@ -89,7 +97,8 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     /* Blocks are dealt round-robin in case the region got fewer threads. */
     for (int blk = tid; blk < T && w.ok; blk += nth)
       for (fea_index e = o.first[blk]; e <= o.last[blk] && !fea_conc_failed(job); e++) {
-        if (!owns_a_row(job, &o, e, blk) || !fea_conc_element(&w, e)) continue;
+        if (!owns_a_row(job, &o, e, blk) || !fea_conc_visit(&w, NULL, e, o.last[blk] + 1))
+          continue;
         int kept = 0;
         for (int k = 0; k < w.n; k++)
           if (o.owner[w.row[k]] == blk) {
@@ -103,7 +112,17 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   }
   fea_conc_sync(&job->sync);
   job->threads_run = ran;
-  ownership_free(&o);
+  if (!planned) ownership_free(&o);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_conc_privbuf_plan(const fea_conc_job *job, int threads, fea_conc_plan *plan) {
+  ownership o = {0};
+  FEA_CALL(ownership_build(job, threads, &o));
+  plan->owner = o.owner;
+  plan->first = o.first;
+  plan->last = o.last;
+  plan->blocks = threads;
   return FEA_SUCCESS;
 }
 

@@ -83,7 +83,13 @@ fea_status fea_conc_run(fea_conc_job *job, fea_update_strategy s, fea_assembly_s
                          job->message)
              : FEA_ERROR(job->ctx, job->status, "%s", job->message);
   }
-  if (st == FEA_SUCCESS) {
+  if (st == FEA_SUCCESS && job->work) { /* not an assembly: no recount of the elements */
+    sum_counters(ctr, T, stats);
+    stats->elements_recomputed = 0;
+    stats->strategy_run = s;
+    stats->threads = job->threads_run;
+    stats->colors = job->colors;
+  } else if (st == FEA_SUCCESS) {
     sum_counters(ctr, T, stats);
     /* elements computed minus one per element that has a free DoF */
     fea_index active = 0;

@@ -8,8 +8,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   fea_conc_worker w;
   fea_conc_worker_init(&w, job, &ctr[0]);
   for (fea_index k = 0; w.ok && k < job->ne && !fea_conc_failed(job); k++) {
-    fea_index e = job->order ? job->order[k] : k;
-    if (fea_conc_element(&w, e)) fea_conc_apply_plain(job->target, &w);
+    if (fea_conc_visit(&w, job->order, k, job->ne)) fea_conc_apply_plain(job->target, &w);
   }
   fea_conc_worker_free(&w);
   job->threads_run = 1;

@@ -182,7 +182,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     if (tid == 0) ran = omp_get_num_threads();
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
-      if (w.ok && !fea_conc_failed(job) && fea_conc_element(&w, e))
+      if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne))
         for (int k = 0; k < w.n; k += x.batch) {
           int n = w.n - k < x.batch ? w.n - k : x.batch;
           apply_batch(&x, n, w.idx + k, w.val + k, &rng, w.ctr);

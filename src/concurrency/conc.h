@@ -2,13 +2,16 @@
  * (ARCHITECTURE §4): one translation unit per strategy behind one small ops
  * table, indexed by fea_update_strategy.
  *
- * Every strategy runs the same element kernel (conc-element.c): integrate an
- * element and turn it into a list of updates "target[idx] += v". The target
- * is one array of doubles: the matrix values (CSR positions or dense r*ld+c)
- * followed by the right-hand side, so one index space covers both and a
- * lock stripe or a transaction never needs to know which it touches. What
- * differs between strategies is only how the lists are applied and in which
- * order, by which thread, the elements are visited. */
+ * Every strategy runs the job's per-element work, which turns an element
+ * into a list of updates "target[idx] += v" tagged with the free row they
+ * belong to. Assembly (work NULL, conc-element.c) integrates the element; its
+ * target is one array of doubles: the matrix values (CSR positions or dense
+ * r*ld+c) followed by the right-hand side, so one index space covers both and
+ * a lock stripe or a transaction never needs to know which it touches.
+ * Matrix-free operator application (src/matrixfree/operator-mf.c) multiplies
+ * the element matrix with the gathered input; its target is the full-DoF
+ * output vector. What differs between strategies is only how the lists are
+ * applied and in which order, by which thread, the elements are visited. */
 #ifndef FEA_CONC_H
 #define FEA_CONC_H
 
@@ -40,7 +43,35 @@ typedef struct fea_conc_config {
   const double *const_Ke, *const_fe; /* benchmarks: one element system for all (no integration) */
 } fea_conc_config;
 
-/* One assembly. */
+struct fea_conc_worker;
+
+/* Per-element work other than assembly's (which is what a NULL work runs).
+ * init allocates the worker's update list (idx, row, val) and whatever it
+ * keeps in w->ext, and returns 1, or records the failure on the job and
+ * returns 0; fini releases ext (the list is freed by fea_conc_worker_free).
+ * element fills the list for element seq[k] (k itself when seq is NULL) and
+ * returns 1, or records a failure and returns 0. seq[k + 1 .. end) are the
+ * elements this thread visits next in the same pass (a hint, for kernels
+ * that work on batches of elements; a strategy may skip some of them). */
+typedef struct fea_conc_work {
+  int (*init)(struct fea_conc_worker *w);
+  void (*fini)(struct fea_conc_worker *w);
+  int (*element)(struct fea_conc_worker *w, const fea_index *seq, fea_index k, fea_index end);
+} fea_conc_work;
+
+/* What strategies precompute from the mesh, kept across runs by a job that
+ * runs the same loops many times (operator application); assembly leaves the
+ * job's plan NULL and each run computes its own. */
+typedef struct fea_conc_plan {
+  fea_update_strategy strategy;
+  fea_index *color_order, *color_start; /* COLORING: fea_conc_color_order */
+  int ncolors;
+  int *owner;                           /* PRIVATE_BUFFERS: see conc-privbuf.c */
+  fea_index *first, *last;
+  int blocks;
+} fea_conc_plan;
+
+/* One assembly or one operator application. */
 typedef struct fea_conc_job {
   /* The problem and its space as the threads see them: shallow copies with
    * the context cleared, so that an element failing in several threads at
@@ -61,6 +92,9 @@ typedef struct fea_conc_job {
   fea_index rhs_offset, target_len;
   const fea_index *order;   /* element visiting order for loops that honour one, or NULL */
   fea_conc_config cfg;
+  const fea_conc_work *work; /* NULL: assembly (fea_conc_element) */
+  const void *work_arg;      /* the work's input, read-only during a run */
+  const fea_conc_plan *plan; /* precomputed for this strategy and thread count, or NULL */
   /* Outcome, shared by the threads: the first failure wins. */
   atomic_int failed;
   fea_status status;
@@ -73,6 +107,7 @@ typedef struct fea_conc_job {
 
 /* A thread's element workspace and its update list. */
 typedef struct fea_conc_worker {
+  void *ext;        /* the job's work's own workspace (NULL for assembly) */
   fea_conc_job *job;
   fea_element_values ev;
   double *Ke, *fe;
@@ -94,6 +129,21 @@ void fea_conc_worker_free(fea_conc_worker *w);
  * assembly's order (row by row; per row the load, then the lifting terms).
  * Returns 0 and records the failure on the job when it fails. */
 int fea_conc_element(fea_conc_worker *w, fea_index e);
+
+/* The per-element step every strategy loop calls: element seq[k] (k when
+ * seq is NULL) of a pass that runs up to end, through the job's work. */
+static inline int fea_conc_visit(fea_conc_worker *w, const fea_index *seq, fea_index k,
+                                 fea_index end) {
+  const fea_conc_work *work = w->job->work;
+  if (work) return work->element(w, seq, k, end);
+  return fea_conc_element(w, seq ? seq[k] : k);
+}
+
+/* Build the plan of strategy s (COLORING, PRIVATE_BUFFERS; nothing for the
+ * others) for `threads` threads; errors are raised on job->ctx. */
+fea_status fea_conc_plan_build(const fea_conc_job *job, fea_update_strategy s, int threads,
+                               fea_conc_plan *plan);
+void fea_conc_plan_free(fea_conc_plan *plan);
 
 /* Whether some thread failed (cheap: checked once per element). */
 static inline int fea_conc_failed(fea_conc_job *job) {
@@ -135,6 +185,9 @@ int fea_tsx_cpu_usable(char *reason, size_t len);
  * entries), from fea_space_color_elements(AUTO) (conc-coloring.c). */
 fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index **start,
                                 int *ncolors);
+
+/* PRIVATE_BUFFERS' ownership for `threads` blocks into the plan (conc-privbuf.c). */
+fea_status fea_conc_privbuf_plan(const fea_conc_job *job, int threads, fea_conc_plan *plan);
 
 /* Fraction of the elements PRIVATE_BUFFERS would integrate a second time
  * with `threads` blocks (conc-privbuf.c). */

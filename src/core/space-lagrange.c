@@ -137,7 +137,8 @@ static void topo_init(fea_cell_type cell, cell_topo *t) {
  * or the cell's interior (a running number). */
 enum { ON_VERTEX, ON_EDGE, ON_FACE, ON_CELL };
 typedef struct node_place {
-  signed char kind, ent, a, b;
+  signed char kind, ent;
+  short a, b; /* cell-interior running number up to (p-1)^3 - 1: 124 for Q6, near char's limit */
 } node_place;
 
 static void place_nodes(const fea_lagrange_element *el, const cell_topo *t, node_place *pl) {
@@ -161,16 +162,16 @@ static void place_nodes(const fea_lagrange_element *el, const cell_topo *t, node
     if (nin == 0) {
       q = (node_place){ON_VERTEX, (signed char)fea_tensor_corner_vertex(d, corner), 0, 0};
     } else if (nin == d) {
-      q = (node_place){ON_CELL, 0, (signed char)interior++, 0};
+      q = (node_place){ON_CELL, 0, (short)interior++, 0};
     } else if (nin == 1) {
       int start = fea_tensor_corner_vertex(d, corner);
       for (int e = 0; e < t->ne; e++)
         if (t->edge[e][0] == start && t->edge_dir[e] == in[0])
-          q = (node_place){ON_EDGE, (signed char)e, (signed char)a[in[0]], 0};
+          q = (node_place){ON_EDGE, (signed char)e, (short)a[in[0]], 0};
     } else { /* two interior directions of a hexahedron: a face */
       int n = 3 - in[0] - in[1], f = 2 * n + (a[n] == p);
-      q = (node_place){ON_FACE, (signed char)f, (signed char)a[t->face_axis[f][0]],
-                       (signed char)a[t->face_axis[f][1]]};
+      q = (node_place){ON_FACE, (signed char)f, (short)a[t->face_axis[f][0]],
+                       (short)a[t->face_axis[f][1]]};
     }
     pl[i] = q;
   }

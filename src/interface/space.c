@@ -47,7 +47,7 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
   FEA_CHECK(nodes == FEA_NODES_EQUISPACED || nodes == FEA_NODES_GAUSS_LOBATTO, mesh->ctx,
             FEA_ERR_INVALID_ARG, "unknown Lagrange node set %d", (int)nodes);
   int simplex = mesh->type == FEA_CELL_TRIANGLE || mesh->type == FEA_CELL_TETRAHEDRON;
-  int max_order = simplex ? 2 : 4;
+  int max_order = simplex ? 2 : 6;
   FEA_CHECK(order >= 1 && order <= max_order, mesh->ctx, FEA_ERR_INVALID_ARG,
             "order %d is outside 1..%d for %s cells (%s%d)", order, max_order,
             fea_cell_name(mesh->type), simplex ? "P1..P" : "Q1..Q", max_order);

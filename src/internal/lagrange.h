@@ -19,8 +19,8 @@
 #include <feaccel/mesh.h>
 #include <feaccel/space.h>
 
-#define FEA_LAGRANGE_MAX_ORDER 4
-#define FEA_LAGRANGE_MAX_BASIS 125 /* hexahedron Q4: 5^3 */
+#define FEA_LAGRANGE_MAX_ORDER 6
+#define FEA_LAGRANGE_MAX_BASIS 343 /* hexahedron Q6: 7^3 */
 #define FEA_CELL_MAX_VERTICES 8
 
 /* Edges of the simplices as pairs of vertices (mesh order). */
@@ -33,7 +33,7 @@ extern const int fea_tetrahedron_edges[6][2]; /* (0,1) (1,2) (2,0) (0,3) (1,3) (
  * vertices around the face, not lexicographically). */
 int fea_tensor_corner_vertex(int dim, int c);
 
-/* The p + 1 nodes of degree p (1..4) on [0, 1], ascending and exactly
+/* The p + 1 nodes of degree p (1..6) on [0, 1], ascending and exactly
  * mirror-symmetric (x[p - i] == 1 - x[i]), so that an edge read from either
  * end meets the same nodes. Equispaced: i / p. Gauss-Lobatto: the ends and
  * the roots of P'_p (Legendre), by Newton's method. */
@@ -59,7 +59,7 @@ typedef struct fea_lagrange_element {
   unsigned char vmask[FEA_LAGRANGE_MAX_BASIS];
 } fea_lagrange_element;
 
-/* order: 1..4 on intervals, quads, hexahedra; 1..2 on triangles and
+/* order: 1..6 on intervals, quads, hexahedra; 1..2 on triangles and
  * tetrahedra (where both node kinds give the same nodes). */
 fea_status fea_lagrange_element_init(fea_cell_type cell, int order, fea_lagrange_nodes kind,
                                      fea_lagrange_element *el);

@@ -11,6 +11,9 @@
 
 #include "mesh-common.h"
 
+/* The highest order on intervals, quads and hexahedra, written out. */
+#define QMAX 6
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 static uint64_t rng_state;
@@ -160,7 +163,7 @@ Test(space_lagrange, dof_counts_closed_forms) {
   for (int dim = 1; dim <= 3; dim++)
     for (int simp = 0; simp <= (dim > 1); simp++) {
       fea_mesh *m = box_mesh(ctx, dim, n, simp);
-      for (int p = 1; p <= (simp ? 2 : 4); p++)
+      for (int p = 1; p <= (simp ? 2 : QMAX); p++)
         for (int gll = 0; gll < 2; gll++) {
           fea_space *s = lagrange(m, p, gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED);
           fea_space_info info = info_of(s);
@@ -204,7 +207,7 @@ Test(space_lagrange, element_dofs_on_scrambled_meshes) {
     for (int simp = 0; simp < 2; simp++) {
       fea_mesh *base = box_mesh(ctx, dim, n, simp), *m = scramble(ctx, base, 0.0, 0.5);
       struct arrays a = get_arrays(m);
-      for (int p = 1; p <= (simp ? 2 : 4); p++) {
+      for (int p = 1; p <= (simp ? 2 : QMAX); p++) {
         fea_space *s0 = lagrange(base, p, FEA_NODES_EQUISPACED),
                   *s = lagrange(m, p, FEA_NODES_EQUISPACED);
         fea_space_info i0 = info_of(s0), info = info_of(s);
@@ -253,7 +256,7 @@ Test(space_lagrange, boundary_dofs_are_the_dofs_on_the_boundary) {
     for (int simp = 0; simp <= (dim > 1); simp++) {
       fea_mesh *base = box_mesh(ctx, dim, n, simp),
                *m = scramble(ctx, base, simp ? 0.08 : 0.15, 1.0 / 3);
-      for (int p = 1; p <= (simp ? 2 : 4); p++) {
+      for (int p = 1; p <= (simp ? 2 : QMAX); p++) {
         fea_space *s = lagrange(m, p, FEA_NODES_GAUSS_LOBATTO);
         fea_space_info info = info_of(s);
         double *X = dof_points(s, dim, info.num_dofs);
@@ -289,16 +292,16 @@ Test(space_lagrange, boundary_dofs_are_the_dofs_on_the_boundary) {
  * p (Q_p) or sum e_k <= p (P_p), with fixed pseudo-random coefficients. */
 typedef struct poly {
   int dim, p, simplex;
-  double c[5][5][5];
+  double c[QMAX + 1][QMAX + 1][QMAX + 1];
 } poly;
 
 static void poly_init(poly *P, int dim, int p, int simplex) {
   P->dim = dim;
   P->p = p;
   P->simplex = simplex;
-  for (int a = 0; a < 5; a++)
-    for (int b = 0; b < 5; b++)
-      for (int c = 0; c < 5; c++) {
+  for (int a = 0; a <= QMAX; a++)
+    for (int b = 0; b <= QMAX; b++)
+      for (int c = 0; c <= QMAX; c++) {
         int in = a <= p && (dim > 1 ? b <= p : b == 0) && (dim > 2 ? c <= p : c == 0) &&
                  (!simplex || a + b + c <= p);
         P->c[a][b][c] = in ? 2 * urand() - 1 : 0.0;
@@ -308,9 +311,9 @@ static void poly_init(poly *P, int dim, int p, int simplex) {
 
 static double poly_eval(const poly *P, const double *x, double *grad) {
   double u = 0, g[3] = {0, 0, 0}, y[3] = {x[0], P->dim > 1 ? x[1] : 0, P->dim > 2 ? x[2] : 0};
-  for (int a = 0; a < 5; a++)
-    for (int b = 0; b < 5; b++)
-      for (int c = 0; c < 5; c++) {
+  for (int a = 0; a <= QMAX; a++)
+    for (int b = 0; b <= QMAX; b++)
+      for (int c = 0; c <= QMAX; c++) {
         double k = P->c[a][b][c];
         if (k == 0) continue;
         int e[3] = {a, b, c};
@@ -344,7 +347,7 @@ Test(space_lagrange, interpolation_reproduces_polynomials) {
                *scr = scramble(ctx, base, simp ? 0.08 : 0.0, 0.5);
       fea_mesh *meshes[2] = {base, scr};
       for (int w = 0; w < 2; w++)
-        for (int p = 1; p <= (simp ? 2 : 4); p++)
+        for (int p = 1; p <= (simp ? 2 : QMAX); p++)
           for (int gll = 0; gll < 2; gll++) {
             fea_space *s =
                 lagrange(meshes[w], p, gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED);
@@ -392,7 +395,7 @@ Test(space_lagrange, affine_functions_on_distorted_meshes) {
   static const fea_index n[3] = {4, 3, 3};
   for (int dim = 2; dim <= 3; dim++) {
     fea_mesh *base = box_mesh(ctx, dim, n, 0), *m = scramble(ctx, base, 0.2, 1.0 / 4);
-    for (int p = 1; p <= 4; p++) {
+    for (int p = 1; p <= QMAX; p++) {
       fea_space *s = lagrange(m, p, FEA_NODES_GAUSS_LOBATTO);
       fea_space_info info = info_of(s);
       double *u = malloc((size_t)info.num_dofs * sizeof *u);
@@ -513,9 +516,9 @@ Test(space_lagrange, conforming_across_facets) {
   struct {
     int dim, simplices, pmin, pmax;
     fea_index n[3];
-  } cases[] = {{2, 0, 2, 4, {3, 3, 1}},
+  } cases[] = {{2, 0, 2, QMAX, {3, 3, 1}},
                {2, 1, 2, 2, {3, 3, 1}},
-               {3, 0, 2, 4, {2, 2, 2}},
+               {3, 0, 2, QMAX, {2, 2, 2}},
                {3, 1, 2, 2, {2, 2, 2}}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_mesh *base = box_mesh(ctx, cases[c].dim, cases[c].n, cases[c].simplices);
@@ -537,6 +540,32 @@ Test(space_lagrange, conforming_across_facets) {
 }
 
 /* ---- errors and lifetime --------------------------------------------------------------------- */
+
+/* Q1..Q6 on every tensor cell, and no further; simplices stop at P2. */
+Test(space_lagrange, order_limits) {
+  fea_context *ctx = open_ref();
+  static const fea_index n[3] = {1, 1, 1};
+  for (int dim = 1; dim <= 3; dim++) {
+    fea_mesh *m = box_mesh(ctx, dim, n, 0);
+    fea_space *s = lagrange(m, QMAX, FEA_NODES_GAUSS_LOBATTO);
+    cr_assert_eq(info_of(s).dofs_per_element, (int)ipow(QMAX + 1, dim));
+    OK(fea_space_destroy(&s));
+    EXPECT_FAIL(fea_space_create_lagrange(m, QMAX + 1, FEA_NODES_EQUISPACED, &s),
+                FEA_ERR_INVALID_ARG, ctx, "order 7 is outside 1..6");
+    cr_assert_null(s);
+    cr_assert(strstr(fea_context_last_error(ctx), "(Q1..Q6)") != NULL, "%s",
+              fea_context_last_error(ctx));
+    EXPECT_FAIL(fea_space_create_lagrange(m, 0, FEA_NODES_EQUISPACED, &s), FEA_ERR_INVALID_ARG,
+                ctx, "order 0 is outside 1..6");
+    OK(fea_mesh_destroy(&m));
+  }
+  fea_mesh *t = box_mesh(ctx, 2, n, 1);
+  fea_space *s = NULL;
+  EXPECT_FAIL(fea_space_create_lagrange(t, 3, FEA_NODES_EQUISPACED, &s), FEA_ERR_INVALID_ARG, ctx,
+              "order 3 is outside 1..2");
+  OK(fea_mesh_destroy(&t));
+  OK(fea_context_destroy(&ctx));
+}
 
 Test(space_lagrange, evaluate_outside_names_the_point) {
   fea_context *ctx = open_ref();

@@ -2,8 +2,9 @@
  * (src/core/space-lagrange.c) seen from inside.
  *
  * The reference checks compare against closed forms (the Gauss-Lobatto
- * points of degree 2..4), definitions (Kronecker property, partition of unity,
- * monomials reproduced by interpolation at the nodes) and finite differences.
+ * points of degree 2..6) and a long double bisection on P'_p, definitions
+ * (Kronecker property, partition of unity, monomials reproduced by
+ * interpolation at the nodes) and finite differences.
  * The space checks build meshes whose node numbers are shuffled and whose
  * cells are rotated, so that neighbouring cells see shared edges and faces
  * in every orientation, and verify that the numbering is conforming: every
@@ -22,6 +23,10 @@
 #include "space.h"
 
 #define NAME(cell) fea_cell_name(cell)
+
+/* The highest tensor-cell order under test, written out rather than taken
+ * from FEA_LAGRANGE_MAX_ORDER so that lowering the library's limit fails. */
+#define QMAX 6
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
@@ -69,7 +74,7 @@ static int all_kinds(kind *k) {
                                         FEA_CELL_TRIANGLE, FEA_CELL_TETRAHEDRON};
   int n = 0;
   for (int c = 0; c < 5; c++)
-    for (int p = 1; p <= (is_simplex(cells[c]) ? 2 : 4); p++)
+    for (int p = 1; p <= (is_simplex(cells[c]) ? 2 : QMAX); p++)
       for (int s = 0; s < 2; s++)
         k[n++] = (kind){cells[c], p, s ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED};
   return n;
@@ -86,27 +91,87 @@ static fea_lagrange_element make_element(kind k) {
 /* ---- 1D nodes -------------------------------------------------------------------------------- */
 
 Test(lagrange_nodes, gauss_lobatto_known_values) {
-  const double r5 = 1.0 / sqrt(5.0), r37 = sqrt(3.0 / 7.0);
-  const double want[5][5] = {
+  /* closed forms of the roots of P'_p on [-1, 1], in long double */
+  const long double r5 = 1.0L / sqrtl(5.0L), r37 = sqrtl(3.0L / 7.0L);
+  const long double a5 = sqrtl((7.0L - 2.0L * sqrtl(7.0L)) / 21.0L),
+                    b5 = sqrtl((7.0L + 2.0L * sqrtl(7.0L)) / 21.0L);
+  const long double a6 = sqrtl((15.0L - 2.0L * sqrtl(15.0L)) / 33.0L),
+                    b6 = sqrtl((15.0L + 2.0L * sqrtl(15.0L)) / 33.0L);
+  const long double want[QMAX + 1][QMAX + 1] = {
       {0},
-      {0.0, 1.0},
-      {0.0, 0.5, 1.0},
-      {0.0, 0.5 * (1 - r5), 0.5 * (1 + r5), 1.0},
-      {0.0, 0.5 * (1 - r37), 0.5, 0.5 * (1 + r37), 1.0},
+      {0.0L, 1.0L},
+      {0.0L, 0.5L, 1.0L},
+      {0.0L, 0.5L * (1 - r5), 0.5L * (1 + r5), 1.0L},
+      {0.0L, 0.5L * (1 - r37), 0.5L, 0.5L * (1 + r37), 1.0L},
+      {0.0L, 0.5L * (1 - b5), 0.5L * (1 - a5), 0.5L * (1 + a5), 0.5L * (1 + b5), 1.0L},
+      {0.0L, 0.5L * (1 - b6), 0.5L * (1 - a6), 0.5L, 0.5L * (1 + a6), 0.5L * (1 + b6), 1.0L},
   };
-  for (int p = 1; p <= 4; p++) {
-    double x[5];
+  for (int p = 1; p <= QMAX; p++) {
+    double x[QMAX + 1];
     cr_assert_eq(fea_lagrange_nodes_1d(p, FEA_NODES_GAUSS_LOBATTO, x), FEA_SUCCESS);
     for (int i = 0; i <= p; i++)
-      cr_assert(fabs(x[i] - want[p][i]) <= 1e-15, "GLL p=%d node %d: %.17g, expected %.17g", p, i,
-                x[i], want[p][i]);
+      cr_assert(fabsl((long double)x[i] - want[p][i]) <= 1e-15L,
+                "GLL p=%d node %d: %.17g, expected %.17Lg", p, i, x[i], want[p][i]);
+  }
+}
+
+/* P'_p(t) in long double by the recurrence P'_{n+1} = P'_{n-1} + (2n+1) P_n. */
+static long double legendre_derivative_ld(int p, long double t) {
+  long double P0 = 1, P1 = t, d0 = 0, d1 = 1;
+  for (int n = 1; n < p; n++) {
+    long double P2 = ((2 * n + 1) * t * P1 - n * P0) / (n + 1), d2 = d0 + (2 * n + 1) * P1;
+    P0 = P1;
+    P1 = P2;
+    d0 = d1;
+    d1 = d2;
+  }
+  return d1;
+}
+
+/* An independent computation of the interior GLL points: the sign changes of
+ * P'_p on a fine grid of [-1, 1], each bisected to long double precision (no
+ * Newton, no starting guesses). Every degree up to QMAX, to 1e-15. */
+Test(lagrange_nodes, gauss_lobatto_against_bisection) {
+  for (int p = 2; p <= QMAX; p++) {
+    double x[QMAX + 1];
+    cr_assert_eq(fea_lagrange_nodes_1d(p, FEA_NODES_GAUSS_LOBATTO, x), FEA_SUCCESS);
+    long double root[QMAX + 1];
+    int nroot = 0;
+    const int grid = 4096;
+    for (int g = 0; g < grid; g++) {
+      long double lo = -1.0L + 2.0L * g / grid, hi = -1.0L + 2.0L * (g + 1) / grid;
+      long double flo = legendre_derivative_ld(p, lo), fhi = legendre_derivative_ld(p, hi);
+      if (flo == 0) {
+        if (g > 0) root[nroot++] = lo;
+        continue;
+      }
+      if ((flo < 0) == (fhi < 0) || fhi == 0) continue;
+      for (int it = 0; it < 200; it++) {
+        long double mid = 0.5L * (lo + hi), fm = legendre_derivative_ld(p, mid);
+        if (fm == 0 || mid == lo || mid == hi) {
+          lo = hi = mid;
+          break;
+        }
+        if ((fm < 0) == (flo < 0))
+          lo = mid, flo = fm;
+        else
+          hi = mid;
+      }
+      root[nroot++] = 0.5L * (lo + hi);
+    }
+    cr_assert_eq(nroot, p - 1, "p=%d: %d roots of P'_p found", p, nroot);
+    for (int i = 1; i < p; i++) {
+      long double want = 0.5L * (1.0L + root[i - 1]);
+      cr_assert(fabsl((long double)x[i] - want) <= 1e-15L,
+                "GLL p=%d node %d: %.17g, bisection %.20Lg", p, i, x[i], want);
+    }
   }
 }
 
 Test(lagrange_nodes, equispaced_values_and_symmetry) {
   for (int s = 0; s < 2; s++)
-    for (int p = 1; p <= 4; p++) {
-      double x[5];
+    for (int p = 1; p <= QMAX; p++) {
+      double x[QMAX + 1];
       fea_lagrange_nodes nodes = s ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED;
       cr_assert_eq(fea_lagrange_nodes_1d(p, nodes, x), FEA_SUCCESS);
       cr_assert(x[0] == 0.0 && x[p] == 1.0, "p=%d: ends %g %g", p, x[0], x[p]);
@@ -127,7 +192,10 @@ Test(lagrange_nodes, rejects_bad_arguments) {
   cr_assert_eq(fea_lagrange_nodes_1d(0, FEA_NODES_EQUISPACED, x), FEA_ERR_INVALID_ARG);
   cr_assert(strstr(fea_context_last_error(NULL), "degree 0") != NULL, "%s",
             fea_context_last_error(NULL));
-  cr_assert_eq(fea_lagrange_nodes_1d(5, FEA_NODES_GAUSS_LOBATTO, x), FEA_ERR_INVALID_ARG);
+  cr_assert_eq(fea_lagrange_nodes_1d(QMAX, FEA_NODES_GAUSS_LOBATTO, x), FEA_SUCCESS);
+  cr_assert_eq(fea_lagrange_nodes_1d(QMAX + 1, FEA_NODES_GAUSS_LOBATTO, x), FEA_ERR_INVALID_ARG);
+  cr_assert(strstr(fea_context_last_error(NULL), "degree 7 is outside 1..6") != NULL, "%s",
+            fea_context_last_error(NULL));
   cr_assert_eq(fea_lagrange_nodes_1d(2, (fea_lagrange_nodes)7, x), FEA_ERR_INVALID_ARG);
   cr_assert(strstr(fea_context_last_error(NULL), "node set 7") != NULL, "%s",
             fea_context_last_error(NULL));
@@ -136,8 +204,13 @@ Test(lagrange_nodes, rejects_bad_arguments) {
                FEA_ERR_INVALID_ARG);
   cr_assert(strstr(fea_context_last_error(NULL), "order 3") != NULL, "%s",
             fea_context_last_error(NULL));
-  cr_assert_eq(fea_lagrange_element_init(FEA_CELL_QUAD, 5, FEA_NODES_EQUISPACED, &el),
+  cr_assert_eq(fea_lagrange_element_init(FEA_CELL_HEXAHEDRON, QMAX, FEA_NODES_EQUISPACED, &el),
+               FEA_SUCCESS);
+  cr_assert_eq(el.nb, (QMAX + 1) * (QMAX + 1) * (QMAX + 1));
+  cr_assert_eq(fea_lagrange_element_init(FEA_CELL_QUAD, QMAX + 1, FEA_NODES_EQUISPACED, &el),
                FEA_ERR_INVALID_ARG);
+  cr_assert(strstr(fea_context_last_error(NULL), "order 7 is outside 1..6") != NULL, "%s",
+            fea_context_last_error(NULL));
   cr_assert_eq(fea_lagrange_element_init((fea_cell_type)9, 1, FEA_NODES_EQUISPACED, &el),
                FEA_ERR_INVALID_ARG);
 }
@@ -145,8 +218,8 @@ Test(lagrange_nodes, rejects_bad_arguments) {
 /* The GLL points are where the Lobatto rule with weights 2/(p(p+1)P_p^2) is
  * exact to degree 2p - 1: an independent property of the same points. */
 Test(lagrange_nodes, gauss_lobatto_quadrature_exactness) {
-  for (int p = 2; p <= 4; p++) {
-    double x[5];
+  for (int p = 2; p <= QMAX; p++) {
+    double x[QMAX + 1];
     cr_assert_eq(fea_lagrange_nodes_1d(p, FEA_NODES_GAUSS_LOBATTO, x), FEA_SUCCESS);
     for (int m = 0; m <= 2 * p - 1; m++) {
       double sum = 0.0;
@@ -169,8 +242,8 @@ Test(lagrange_nodes, gauss_lobatto_quadrature_exactness) {
 Test(lagrange_nodes, basis_1d_values_and_derivatives) {
   rng_seed(1);
   for (int s = 0; s < 2; s++)
-    for (int p = 1; p <= 4; p++) {
-      double x[5], v[5], d[5], vp[5], vm[5];
+    for (int p = 1; p <= QMAX; p++) {
+      double x[QMAX + 1], v[QMAX + 1], d[QMAX + 1], vp[QMAX + 1], vm[QMAX + 1];
       cr_assert_eq(fea_lagrange_nodes_1d(p, s ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED, x),
                    FEA_SUCCESS);
       for (int j = 0; j <= p; j++) {
@@ -206,7 +279,7 @@ Test(lagrange_element, counts_and_local_order) {
     cr_assert_eq(el.dim, d);
     if (!is_simplex(ks[t].cell)) {
       cr_assert_eq(el.nb, d == 1 ? n1 : d == 2 ? n1 * n1 : n1 * n1 * n1);
-      double x1d[5];
+      double x1d[QMAX + 1];
       cr_assert_eq(fea_lagrange_nodes_1d(p, ks[t].nodes, x1d), FEA_SUCCESS);
       /* lexicographic, direction 0 fastest */
       for (int i = 0; i < el.nb; i++) {
@@ -737,13 +810,13 @@ static int check_conformity(const fea_space *s) {
   return shared;
 }
 
-/* Q2..Q4 and P2 on scrambled meshes: the numbering is one point per DoF and
+/* Q2..Q6 and P2 on scrambled meshes: the numbering is one point per DoF and
  * the space is conforming, for both node sets. */
 Test(lagrange_space, conforming_on_scrambled_meshes) {
   fea_context *ctx = open_ctx();
   struct {
     int dim, n, simplices, max_order;
-  } cases[] = {{1, 4, 0, 4}, {2, 3, 0, 4}, {2, 3, 1, 2}, {3, 2, 0, 4}, {3, 2, 1, 2}};
+  } cases[] = {{1, 4, 0, QMAX}, {2, 3, 0, QMAX}, {2, 3, 1, 2}, {3, 2, 0, QMAX}, {3, 2, 1, 2}};
   rng_seed(6);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_mesh *base = structured(ctx, cases[c].dim, cases[c].n, cases[c].simplices);
@@ -770,7 +843,7 @@ Test(lagrange_space, counts_do_not_depend_on_numbering) {
     for (int simp = 0; simp < 2; simp++) {
       fea_mesh *base = structured(ctx, dim, 2, simp);
       fea_mesh *m = scramble(ctx, base, 0.0);
-      for (int p = 1; p <= (simp ? 2 : 4); p++) {
+      for (int p = 1; p <= (simp ? 2 : QMAX); p++) {
         fea_space *a = build(base, p, FEA_NODES_EQUISPACED), *b = build(m, p, FEA_NODES_EQUISPACED);
         cr_assert_eq(a->num_dofs, b->num_dofs);
         cr_assert_eq(a->num_boundary_dofs, b->num_boundary_dofs);
@@ -790,7 +863,7 @@ Test(lagrange_space, boundary_dofs_lie_on_the_boundary) {
   rng_seed(8);
   struct {
     int dim, simplices, max_order;
-  } cases[] = {{1, 0, 4}, {2, 0, 4}, {2, 1, 2}, {3, 0, 4}, {3, 1, 2}};
+  } cases[] = {{1, 0, QMAX}, {2, 0, QMAX}, {2, 1, 2}, {3, 0, QMAX}, {3, 1, 2}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_mesh *base = structured(ctx, cases[c].dim, 3, cases[c].simplices);
     fea_mesh *m = scramble(ctx, base, 0.1);
@@ -828,7 +901,7 @@ Test(lagrange_space, element_values_on_distorted_meshes) {
   rng_seed(9);
   struct {
     int dim, simplices, max_order;
-  } cases[] = {{1, 0, 4}, {2, 0, 4}, {2, 1, 2}, {3, 0, 3}, {3, 1, 2}};
+  } cases[] = {{1, 0, QMAX}, {2, 0, QMAX}, {2, 1, 2}, {3, 0, QMAX}, {3, 1, 2}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_mesh *base = structured(ctx, cases[c].dim, 3, cases[c].simplices);
     fea_mesh *m = scramble(ctx, base, cases[c].simplices ? 0.08 : 0.2);

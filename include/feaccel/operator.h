@@ -1,0 +1,165 @@
+/**
+ * @file operator.h
+ * @brief The reduced Poisson operator y = A x, assembled or matrix-free,
+ * behind one interface, and the conjugate-gradient solver over it.
+ *
+ * An operator acts on the free DoFs of a problem (Dirichlet DoFs eliminated,
+ * as in fea_problem_assemble_reference()). Three kinds:
+ *
+ * - FEA_OPERATOR_CSR: the matrix assembled with fea_problem_assemble() and a
+ *   threaded CSR product (rows in blocks of equal nonzero count per thread);
+ * - FEA_OPERATOR_MF_ELEMENT_MATRIX: matrix-free, y = sum_e P_e K_e P_e^T x
+ *   with element matrices K_e kept per element shape (one for all elements
+ *   of a uniform Cartesian mesh);
+ * - FEA_OPERATOR_MF_SUMFACT: matrix-free with sum factorization on
+ *   tensor-product spaces; where it does not apply, element-matrix runs
+ *   instead and fea_operator_get_info() says so (never a wrong product).
+ *
+ * Matrix-free kinds scatter element results into shared entries
+ * concurrently; the update strategy of assembly.h handles the conflicts.
+ * See docs/operators.md.
+ *
+ * Applying one operator from several threads at once is not supported (an
+ * operator keeps its gather and scatter buffers); different operators may be
+ * applied concurrently. Only host-memory backends (/cpu/...) have operators
+ * so far: elsewhere fea_operator_create() answers FEA_ERR_UNSUPPORTED.
+ */
+#ifndef FEACCEL_OPERATOR_H
+#define FEACCEL_OPERATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <feaccel/assembly.h>
+#include <feaccel/export.h>
+#include <feaccel/problem.h>
+#include <feaccel/types.h>
+#include <feaccel/vector.h>
+
+FEA_BEGIN_DECLS
+
+/** Opaque operator. */
+typedef struct fea_operator fea_operator;
+
+/** How the operator is applied. */
+typedef enum fea_operator_kind {
+  FEA_OPERATOR_CSR = 0,               /**< assembled CSR matrix, threaded SpMV */
+  FEA_OPERATOR_MF_ELEMENT_MATRIX = 1, /**< matrix-free, dense element matrices */
+  FEA_OPERATOR_MF_SUMFACT = 2         /**< matrix-free, sum factorization */
+} fea_operator_kind;
+
+/** Options of an operator; initialize with FEA_OPERATOR_DESC_INIT. */
+typedef struct fea_operator_desc {
+  size_t size;                  /**< sizeof(fea_operator_desc) as compiled by the caller */
+  fea_operator_kind kind;       /**< default FEA_OPERATOR_MF_SUMFACT */
+  fea_update_strategy strategy; /**< scatter conflicts of the matrix-free kinds (default AUTO) */
+} fea_operator_desc;
+
+/** Initializer: sum factorization, AUTO strategy. */
+#define FEA_OPERATOR_DESC_INIT {sizeof(fea_operator_desc), FEA_OPERATOR_MF_SUMFACT, FEA_UPDATE_AUTO}
+
+/**
+ * @brief Create the reduced operator of @p problem on @p ctx.
+ *
+ * CSR assembles through fea_problem_assemble() with the context's threads;
+ * matrix-free kinds precompute only (element matrices, tables, geometry).
+ * The operator keeps what it needs from the problem: the problem may be
+ * destroyed first (its sigma, f and g callbacks' user data may not).
+ * @param ctx the context the operator runs on (threads); vectors given to it
+ *        must belong to this context
+ * @param desc options, or NULL for FEA_OPERATOR_DESC_INIT
+ * @return FEA_ERR_INVALID_ARG for an unknown kind or strategy;
+ *         FEA_ERR_UNSUPPORTED for TSX without usable RTM or a device backend.
+ */
+FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
+                                       const fea_operator_desc *desc, fea_operator **out);
+
+/**
+ * @brief y = A x. @p x and @p y: distinct F64 vectors of length num_free_dofs
+ * on the operator's context (else FEA_ERR_DIMENSION or FEA_ERR_INVALID_ARG
+ * naming the values).
+ */
+FEA_API fea_status fea_operator_apply(const fea_operator *op, const fea_vector *x, fea_vector *y);
+
+/** @brief y += A x; same rules as fea_operator_apply(). */
+FEA_API fea_status fea_operator_apply_add(const fea_operator *op, const fea_vector *x,
+                                          fea_vector *y);
+
+/** @brief The diagonal of A (computed element by element for matrix-free kinds). */
+FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag);
+
+/**
+ * @brief The reduced right-hand side b (load minus lifting of g), as
+ * fea_problem_assemble_reference() computes it; without a global matrix for
+ * matrix-free kinds.
+ */
+FEA_API fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b);
+
+/** What an operator is and costs; set .size (FEA_OPERATOR_INFO_INIT) before the call. */
+typedef struct fea_operator_info {
+  size_t size;                      /**< sizeof(fea_operator_info) as compiled by the caller */
+  fea_operator_kind kind_run;       /**< the kind that runs (after a fallback) */
+  fea_update_strategy strategy_run; /**< the strategy that scatters (AUTO's pick); SERIAL for CSR */
+  fea_index rows;                   /**< num_free_dofs */
+  uint64_t memory_bytes;            /**< what the operator keeps (matrix or kernel data, buffers) */
+  double setup_s;                   /**< wall time of fea_operator_create() */
+  char kernel[96];                  /**< what runs, with a fallback's reason */
+  double flops_per_apply;           /**< floating-point operations of one apply */
+  double bytes_per_apply;           /**< memory traffic one apply must move at least */
+} fea_operator_info;
+
+/** Initializer for fea_operator_info. */
+#define FEA_OPERATOR_INFO_INIT \
+  {sizeof(fea_operator_info), FEA_OPERATOR_CSR, FEA_UPDATE_SERIAL, 0, 0, 0.0, "", 0.0, 0.0}
+
+/** @brief Fill @p info up to its .size. */
+FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info);
+
+/** @brief Destroy an operator. Accepts NULL and `*op == NULL`; sets `*op = NULL`. */
+FEA_EXPORT fea_status fea_operator_destroy(fea_operator **op);
+
+/** Options of fea_cg_solve(); initialize with FEA_CG_DESC_INIT. */
+typedef struct fea_cg_desc {
+  size_t size;                /**< sizeof(fea_cg_desc) as compiled by the caller */
+  double rtol;                /**< stop when ||r|| <= max(rtol ||b||, atol) (default 1e-10) */
+  double atol;                /**< absolute tolerance (default 0) */
+  fea_index max_iterations;   /**< >= 0 (default 10000) */
+  int jacobi;                 /**< 1: Jacobi preconditioner from the operator's diagonal */
+  fea_index history_capacity; /**< entries of history */
+  double *history;            /**< ||r_k|| for k = 0, 1, ... (up to capacity), or NULL */
+} fea_cg_desc;
+
+/** Initializer: rtol 1e-10, atol 0, 10000 iterations, Jacobi, no history. */
+#define FEA_CG_DESC_INIT {sizeof(fea_cg_desc), 1e-10, 0.0, 10000, 1, 0, NULL}
+
+/** What a CG solve did; set .size (FEA_CG_STATS_INIT) before the call. */
+typedef struct fea_cg_stats {
+  size_t size;             /**< sizeof(fea_cg_stats) as compiled by the caller */
+  fea_index iterations;    /**< iterations run */
+  double initial_residual; /**< ||b - A x0|| */
+  double final_residual;   /**< ||b - A x|| (recurrence) at the end */
+  int converged;           /**< 1 when the tolerance was met */
+  double solve_s;          /**< wall time */
+  double apply_s;          /**< of which operator applications */
+} fea_cg_stats;
+
+/** Initializer for fea_cg_stats. */
+#define FEA_CG_STATS_INIT {sizeof(fea_cg_stats), 0, 0.0, 0.0, 0, 0.0, 0.0}
+
+/**
+ * @brief Solve A x = b by (preconditioned) conjugate gradients.
+ *
+ * @p x holds the initial guess and receives the solution. Vector operations
+ * go through fea_vector_* (BLAS).
+ * @param desc options, or NULL for FEA_CG_DESC_INIT
+ * @param stats or NULL
+ * @return FEA_WARN_NOT_CONVERGED (x holds the last iterate) when
+ *         max_iterations is reached; FEA_ERR_NOT_POSDEF when p.Ap <= 0 or the
+ *         Jacobi diagonal has an entry <= 0.
+ */
+FEA_API fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                                const fea_cg_desc *desc, fea_cg_stats *stats);
+
+FEA_END_DECLS
+
+#endif /* FEACCEL_OPERATOR_H */

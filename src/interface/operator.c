@@ -1,0 +1,179 @@
+/* Operators, public entry points: argument checks, the operator's own
+ * problem, the choice of implementation (with the sum-factorization
+ * fallback), and the vector checks of every application. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "context.h"
+#include "error.h"
+#include "operator.h"
+#include "vector.h"
+
+static const char *kind_name(fea_operator_kind k) {
+  switch (k) {
+    case FEA_OPERATOR_CSR: return "csr";
+    case FEA_OPERATOR_MF_ELEMENT_MATRIX: return "mf-element-matrix";
+    case FEA_OPERATOR_MF_SUMFACT: return "mf-sumfact";
+  }
+  return NULL;
+}
+
+static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea_operator_desc *d) {
+  fea_operator_desc def = FEA_OPERATOR_DESC_INIT;
+  *d = def;
+  if (!user) return FEA_SUCCESS;
+  const size_t min_size = offsetof(fea_operator_desc, kind) + sizeof user->kind;
+  FEA_CHECK(user->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
+            "desc.size is %zu, smaller than any fea_operator_desc (%zu); initialize it with "
+            "FEA_OPERATOR_DESC_INIT", user->size, min_size);
+  memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
+  d->size = sizeof *d;
+  FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG,
+            "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MF_SUMFACT);
+  FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
+            "unknown update strategy %d (valid: 0..%d)", (int)d->strategy, (int)FEA_UPDATE_AUTO);
+  return FEA_SUCCESS;
+}
+
+/* MF_SUMFACT where the kernel serves the problem; else element matrices and
+ * the reason, for the info. */
+static const fea_mf_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
+                                            char *why, size_t len) {
+  why[0] = '\0';
+  if (d->kind != FEA_OPERATOR_MF_SUMFACT) return &fea_mf_kernel_element_matrix;
+  if (!fea_mf_kernel_sumfact.supports(pb, why, len)) return &fea_mf_kernel_element_matrix;
+  return &fea_mf_kernel_sumfact;
+}
+
+static void op_free(fea_operator *op) {
+  if (op->impl && op->impl->destroy) op->impl->destroy(op->data);
+  fea_problem_destroy(&op->problem);
+  free(op->rhs);
+  if (op->ctx) fea_context_release(op->ctx);
+  free(op);
+}
+
+fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
+                               const fea_operator_desc *desc, fea_operator **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(problem, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  fea_operator_desc d;
+  FEA_CALL(read_desc(ctx, desc, &d));
+  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
+            "operators run on host-memory backends only so far; context '%s' keeps vectors on "
+            "a device", ctx->resource);
+  const double t0 = omp_get_wtime();
+  fea_operator *op = calloc(1, sizeof *op);
+  FEA_CHECK(op, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for an operator");
+  fea_context_retain(ctx);
+  op->ctx = ctx;
+  op->info = (fea_operator_info)FEA_OPERATOR_INFO_INIT;
+  /* The operator's own problem: the caller may destroy theirs first. */
+  fea_status st = fea_problem_create_poisson(problem->space, &problem->desc, &op->problem);
+  if (st == FEA_SUCCESS) {
+    op->num_free = op->problem->num_free;
+    op->rhs = calloc((size_t)op->num_free + 1, sizeof *op->rhs);
+    if (!op->rhs)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand-side values",
+                     (long long)op->num_free);
+  }
+  char why[96] = "";
+  if (st == FEA_SUCCESS && d.kind == FEA_OPERATOR_CSR) {
+    st = fea_operator_csr_build(op);
+  } else if (st == FEA_SUCCESS) {
+    const fea_mf_kernel_ops *k = pick_kernel(&d, op->problem, why, sizeof why);
+    st = fea_operator_mf_build(op, k, d.strategy);
+    op->info.kind_run = k == &fea_mf_kernel_element_matrix ? FEA_OPERATOR_MF_ELEMENT_MATRIX
+                                                           : FEA_OPERATOR_MF_SUMFACT;
+  }
+  if (st != FEA_SUCCESS) {
+    op_free(op);
+    return st;
+  }
+  if (why[0]) { /* the fallback says so */
+    char k[96];
+    snprintf(k, sizeof k, "%s", op->info.kernel);
+    /* Both halves bounded so the reason is never cut off entirely. */
+    snprintf(op->info.kernel, sizeof op->info.kernel, "%.40s [fallback: %.40s]", k, why);
+  }
+  op->info.rows = op->num_free;
+  op->info.memory_bytes += (uint64_t)op->num_free * sizeof(double); /* the rhs */
+  op->info.setup_s = omp_get_wtime() - t0;
+  *out = op;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_operator_destroy(fea_operator **op) {
+  if (!op || !*op) return FEA_SUCCESS;
+  op_free(*op);
+  *op = NULL;
+  return FEA_SUCCESS;
+}
+
+/* A vector the operator may read or write: this context, F64, num_free long. */
+static fea_status check_vector(const fea_operator *op, const fea_vector *v, const char *name) {
+  FEA_CHECK(v, op->ctx, FEA_ERR_INVALID_ARG, "argument '%s' is NULL", name);
+  FEA_CHECK(v->ctx == op->ctx, op->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' belongs to another context (%s) than the operator's (%s)", name,
+            v->ctx->resource, op->ctx->resource);
+  FEA_CHECK(v->prec == FEA_F64, op->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' has precision %d; operators take FEA_F64 (%d) vectors", name,
+            (int)v->prec, (int)FEA_F64);
+  FEA_CHECK(v->n == op->num_free, op->ctx, FEA_ERR_DIMENSION,
+            "vector '%s' has %lld entries but the operator has %lld rows (free DoFs)", name,
+            (long long)v->n, (long long)op->num_free);
+  return FEA_SUCCESS;
+}
+
+static fea_status apply(const fea_operator *op, const fea_vector *x, fea_vector *y, int add) {
+  FEA_CHECK_NULL(op, NULL);
+  FEA_CALL(check_vector(op, x, "x"));
+  FEA_CALL(check_vector(op, y, "y"));
+  FEA_CHECK(x != y && x->data != y->data, op->ctx, FEA_ERR_INVALID_ARG,
+            "x and y are the same vector; y = A x needs a separate output");
+  return op->impl->apply(op, x->data, y->data, add);
+}
+
+fea_status fea_operator_apply(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+  return apply(op, x, y, 0);
+}
+
+fea_status fea_operator_apply_add(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+  return apply(op, x, y, 1);
+}
+
+fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag) {
+  FEA_CHECK_NULL(op, NULL);
+  FEA_CALL(check_vector(op, diag, "diag"));
+  return op->impl->diagonal(op, diag->data);
+}
+
+fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
+  FEA_CHECK_NULL(op, NULL);
+  FEA_CALL(check_vector(op, b, "b"));
+  if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
+    fea_operator *mut = (fea_operator *)op;
+    FEA_CALL(fea_operator_mf_rhs(mut->problem, mut->rhs));
+    mut->rhs_ready = 1;
+  }
+  memcpy(b->data, op->rhs, (size_t)op->num_free * sizeof *op->rhs);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info) {
+  FEA_CHECK_NULL(op, NULL);
+  FEA_CHECK_NULL(info, op->ctx);
+  FEA_CHECK(info->size >= offsetof(fea_operator_info, kind_run) + sizeof info->kind_run, op->ctx,
+            FEA_ERR_INVALID_ARG,
+            "info.size is %zu, smaller than any fea_operator_info; initialize it with "
+            "FEA_OPERATOR_INFO_INIT", info->size);
+  size_t n = info->size < sizeof op->info ? info->size : sizeof op->info;
+  memcpy(info, &op->info, n);
+  info->size = n;
+  return FEA_SUCCESS;
+}

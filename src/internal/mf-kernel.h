@@ -1,0 +1,45 @@
+/* Matrix-free element kernels: the contract between the operator layer
+ * (src/interface/operator.c, src/matrixfree/operator-*.c), which owns
+ * vectors, Dirichlet handling and the conflict strategy for the scatter,
+ * and the kernels, which only compute element results.
+ *
+ * A kernel computes, for a batch of elements, y_e = K_e x_e where K_e is the
+ * element stiffness matrix of the problem (sigma included) in the space's
+ * local DoF order (fea_space_get_element_dofs), and x_e is gathered from a
+ * full-DoF vector (all num_dofs entries; the caller keeps Dirichlet entries
+ * at zero). The caller scatters y_e with the chosen update strategy. */
+#ifndef FEA_INTERNAL_MF_KERNEL_H
+#define FEA_INTERNAL_MF_KERNEL_H
+
+#include "problem.h"
+
+typedef struct fea_mf_kernel_ops {
+  const char *name;                 /* "element-matrix", "sum-factorization" */
+  /* Whether this kernel serves the problem; else 0 and a sentence in why. */
+  int (*supports)(const fea_problem *pb, char *why, size_t len);
+  /* Precomputation (reference matrices, 1D tables, geometry). */
+  fea_status (*create)(const fea_problem *pb, void **state);
+  void (*destroy)(void *state);
+  /* Elements a kernel prefers per call (SIMD width); callers pass at most this many. */
+  int (*batch)(const void *state);
+  /* y[k * nb + i] = sum_j K_e[i][j] x_full[dofs_e[j]] for e = elems[k], k < count.
+   * Thread-safe: state is read-only here; scratch is per call (caller-provided,
+   * scratch_doubles(state) entries). */
+  void (*apply)(const void *state, const fea_index *elems, int count, const double *x_full,
+                double *y, double *scratch);
+  /* d[k * nb + i] = K_e[i][i] for e = elems[k]. */
+  void (*diagonal)(const void *state, const fea_index *elems, int count, double *d,
+                   double *scratch);
+  fea_index (*scratch_doubles)(const void *state);
+  /* Flops and bytes per element application (for the benchmark's roofline). */
+  void (*cost)(const void *state, double *flops_per_element, double *bytes_per_element);
+  /* Bytes the kernel keeps (geometry, tables). */
+  uint64_t (*memory)(const void *state);
+  /* What ran: e.g. "sum-factorization p=3 avx2 x4" or "... generic". */
+  const char *(*describe)(const void *state);
+} fea_mf_kernel_ops;
+
+extern const fea_mf_kernel_ops fea_mf_kernel_element_matrix;  /* element-matrix.c */
+extern const fea_mf_kernel_ops fea_mf_kernel_sumfact;         /* sumfact*.c */
+
+#endif

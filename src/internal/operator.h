@@ -1,0 +1,44 @@
+/* The operator object as the library sees it: the public checks live in
+ * src/interface/operator.c, the two implementations (assembled CSR,
+ * matrix-free gather/kernel/scatter) in src/matrixfree/operator-*.c behind
+ * this small table. Vectors reach the implementations as host arrays of
+ * num_free doubles, already checked. */
+#ifndef FEA_INTERNAL_OPERATOR_H
+#define FEA_INTERNAL_OPERATOR_H
+
+#include <feaccel/operator.h>
+
+#include "mf-kernel.h"
+#include "problem.h"
+
+typedef struct fea_operator_impl {
+  /* y = A x (add 0) or y += A x (add 1). */
+  fea_status (*apply)(const fea_operator *op, const double *x, double *y, int add);
+  fea_status (*diagonal)(const fea_operator *op, double *d);
+  void (*destroy)(void *data);
+} fea_operator_impl;
+
+struct fea_operator {
+  fea_context *ctx;         /* holds a reference */
+  fea_problem *problem;     /* the operator's own copy (same space and desc) */
+  fea_index num_free;
+  fea_operator_info info;   /* complete; copied out up to the caller's size */
+  double *rhs;              /* num_free */
+  int rhs_ready;            /* CSR: from the assembly; matrix-free: on the first get_rhs
+                               (an element pass as costly as an assembly's, which the
+                               operator's setup need not pay) */
+  const fea_operator_impl *impl;
+  void *data;
+};
+
+/* Build the implementations into op (op->problem, ctx, num_free set);
+ * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
+fea_status fea_operator_csr_build(fea_operator *op);
+fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kernel,
+                                 fea_update_strategy strategy);
+
+/* The reduced right-hand side element by element, without a global matrix
+ * (operator-mf.c); the same sums in the same order as the reference. */
+fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b);
+
+#endif

@@ -1,0 +1,172 @@
+/* Conjugate gradients, optionally Jacobi-preconditioned, over any operator:
+ * the operator is only applied, so assembled and matrix-free operators solve
+ * alike. Vector updates go through fea_vector_* (the backend's BLAS); the
+ * Jacobi scaling is the one elementwise product BLAS lacks, done here on the
+ * host arrays (operators exist on host backends only). */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+#include "operator.h"
+#include "vector.h"
+
+#define CG_NVEC 4
+
+typedef struct cg_work {
+  fea_vector *r, *z, *p, *q;
+  double *dinv; /* Jacobi: 1 / diag, or NULL */
+} cg_work;
+
+static void work_free(cg_work *w) {
+  fea_vector_destroy(&w->r);
+  fea_vector_destroy(&w->z);
+  fea_vector_destroy(&w->p);
+  fea_vector_destroy(&w->q);
+  free(w->dinv);
+}
+
+static fea_status work_alloc(const fea_operator *A, int jacobi, cg_work *w) {
+  const fea_index n = A->num_free;
+  fea_vector **v[CG_NVEC] = {&w->r, &w->z, &w->p, &w->q};
+  for (int k = 0; k < CG_NVEC; k++) FEA_CALL(fea_vector_create(A->ctx, n, FEA_F64, v[k]));
+  if (!jacobi) return FEA_SUCCESS;
+  w->dinv = malloc(((size_t)n + 1) * sizeof *w->dinv);
+  FEA_CHECK(w->dinv, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
+            (long long)n);
+  FEA_CALL(A->impl->diagonal(A, w->dinv));
+  for (fea_index i = 0; i < n; i++) {
+    FEA_CHECK(w->dinv[i] > 0.0 && isfinite(w->dinv[i]), A->ctx, FEA_ERR_NOT_POSDEF,
+              "diagonal entry %lld of the operator is %g: Jacobi needs positive entries",
+              (long long)i, w->dinv[i]);
+    w->dinv[i] = 1.0 / w->dinv[i];
+  }
+  return FEA_SUCCESS;
+}
+
+/* z = M^{-1} r. */
+static fea_status precondition(const cg_work *w) {
+  if (!w->dinv) return fea_vector_copy(w->r, w->z);
+  const double *r = w->r->data;
+  double *z = w->z->data;
+  for (fea_index i = 0; i < w->r->n; i++) z[i] = w->dinv[i] * r[i];
+  return FEA_SUCCESS;
+}
+
+static fea_status timed_apply(const fea_operator *A, const fea_vector *x, fea_vector *y,
+                              double *apply_s) {
+  double t = omp_get_wtime();
+  fea_status st = A->impl->apply(A, x->data, y->data, 0);
+  *apply_s += omp_get_wtime() - t;
+  return st;
+}
+
+static fea_status read_desc(const fea_operator *A, const fea_cg_desc *user, fea_cg_desc *d) {
+  fea_cg_desc def = FEA_CG_DESC_INIT;
+  *d = def;
+  if (user) {
+    const size_t min_size = offsetof(fea_cg_desc, rtol) + sizeof user->rtol;
+    FEA_CHECK(user->size >= min_size, A->ctx, FEA_ERR_INVALID_ARG,
+              "desc.size is %zu, smaller than any fea_cg_desc (%zu); initialize it with "
+              "FEA_CG_DESC_INIT", user->size, min_size);
+    memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
+  }
+  FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), A->ctx, FEA_ERR_INVALID_ARG,
+            "rtol is %g; it must be finite and >= 0", d->rtol);
+  FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), A->ctx, FEA_ERR_INVALID_ARG,
+            "atol is %g; it must be finite and >= 0", d->atol);
+  FEA_CHECK(d->max_iterations >= 0, A->ctx, FEA_ERR_INVALID_ARG,
+            "max_iterations is %lld; it must be >= 0", (long long)d->max_iterations);
+  FEA_CHECK(d->jacobi == 0 || d->jacobi == 1, A->ctx, FEA_ERR_INVALID_ARG,
+            "jacobi is %d, not 0 or 1", d->jacobi);
+  FEA_CHECK(d->history_capacity >= 0 && (d->history_capacity == 0 || d->history), A->ctx,
+            FEA_ERR_INVALID_ARG, "history_capacity is %lld with history %s",
+            (long long)d->history_capacity, d->history ? "set" : "NULL");
+  return FEA_SUCCESS;
+}
+
+static fea_status check_vector(const fea_operator *A, const fea_vector *v, const char *name) {
+  FEA_CHECK(v, A->ctx, FEA_ERR_INVALID_ARG, "argument '%s' is NULL", name);
+  FEA_CHECK(v->ctx == A->ctx, A->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' belongs to another context than the operator's", name);
+  FEA_CHECK(v->prec == FEA_F64, A->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' has precision %d; CG takes FEA_F64 (%d) vectors", name, (int)v->prec,
+            (int)FEA_F64);
+  FEA_CHECK(v->n == A->num_free, A->ctx, FEA_ERR_DIMENSION,
+            "vector '%s' has %lld entries but the operator has %lld rows", name, (long long)v->n,
+            (long long)A->num_free);
+  return FEA_SUCCESS;
+}
+
+/* The iteration proper; s collects what the caller's stats get. */
+static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                          const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
+  double bnorm, rnorm, rz, rz_new, pq;
+  FEA_CALL(fea_vector_nrm2(b, &bnorm));
+  FEA_CALL(timed_apply(A, x, w->r, &s->apply_s)); /* r = b - A x */
+  FEA_CALL(fea_vector_scale(w->r, -1.0));
+  FEA_CALL(fea_vector_axpy(w->r, 1.0, b));
+  FEA_CALL(fea_vector_nrm2(w->r, &rnorm));
+  s->initial_residual = s->final_residual = rnorm;
+  const double tol = fmax(d->rtol * bnorm, d->atol);
+  if (d->history_capacity > 0) d->history[0] = rnorm;
+  if (rnorm <= tol) {
+    s->converged = 1;
+    return FEA_SUCCESS;
+  }
+  FEA_CALL(precondition(w));
+  FEA_CALL(fea_vector_copy(w->z, w->p));
+  FEA_CALL(fea_vector_dot(w->r, w->z, &rz));
+  for (fea_index it = 0; it < d->max_iterations; it++) {
+    FEA_CALL(timed_apply(A, w->p, w->q, &s->apply_s));
+    FEA_CALL(fea_vector_dot(w->p, w->q, &pq));
+    FEA_CHECK(pq > 0.0 && isfinite(pq), A->ctx, FEA_ERR_NOT_POSDEF,
+              "p.Ap = %g at iteration %lld: the operator is not positive definite", pq,
+              (long long)it);
+    const double alpha = rz / pq;
+    FEA_CALL(fea_vector_axpy(x, alpha, w->p));
+    FEA_CALL(fea_vector_axpy(w->r, -alpha, w->q));
+    FEA_CALL(fea_vector_nrm2(w->r, &rnorm));
+    s->iterations = it + 1;
+    s->final_residual = rnorm;
+    if (it + 1 < d->history_capacity) d->history[it + 1] = rnorm;
+    if (rnorm <= tol) {
+      s->converged = 1;
+      return FEA_SUCCESS;
+    }
+    FEA_CALL(precondition(w));
+    FEA_CALL(fea_vector_dot(w->r, w->z, &rz_new));
+    FEA_CALL(fea_vector_scale(w->p, rz_new / rz)); /* p = z + beta p */
+    FEA_CALL(fea_vector_axpy(w->p, 1.0, w->z));
+    rz = rz_new;
+  }
+  return FEA_WARN_NOT_CONVERGED;
+}
+
+fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                        const fea_cg_desc *desc, fea_cg_stats *stats) {
+  FEA_CHECK_NULL(A, NULL);
+  FEA_CALL(check_vector(A, b, "b"));
+  FEA_CALL(check_vector(A, x, "x"));
+  FEA_CHECK(b != x, A->ctx, FEA_ERR_INVALID_ARG, "b and x are the same vector");
+  FEA_CHECK(!stats || stats->size >= offsetof(fea_cg_stats, iterations) + sizeof(fea_index),
+            A->ctx, FEA_ERR_INVALID_ARG,
+            "stats.size is %zu; initialize it with FEA_CG_STATS_INIT", stats ? stats->size : 0);
+  fea_cg_desc d;
+  FEA_CALL(read_desc(A, desc, &d));
+  const double t0 = omp_get_wtime();
+  cg_work w = {0};
+  fea_cg_stats s = FEA_CG_STATS_INIT;
+  fea_status st = work_alloc(A, d.jacobi, &w);
+  if (st == FEA_SUCCESS) st = iterate(A, b, x, &d, &w, &s);
+  work_free(&w);
+  s.solve_s = omp_get_wtime() - t0;
+  if (stats && st >= 0) {
+    size_t n = stats->size < sizeof s ? stats->size : sizeof s;
+    memcpy(stats, &s, n);
+    stats->size = n;
+  }
+  return st;
+}

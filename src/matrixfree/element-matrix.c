@@ -1,0 +1,310 @@
+/* The element-matrix kernel (the thesis's matrix-free method, §2.3.1):
+ * y_e = K_e x_e with dense element matrices applied as small GEMMs.
+ *
+ * What is stored. With a constant sigma, K_e = sigma sum_q w_q |J| grad
+ * phi_i . grad phi_j depends only on the element's shape: its weights times
+ * |det J| and its physical basis gradients at the quadrature points. On a
+ * uniform Cartesian mesh every element has the same shape and ONE matrix
+ * serves all (what the thesis stores: (p+1)^(2d) doubles for the whole
+ * mesh); B-splines on uniform knots have a few shapes (elements near the
+ * boundary see truncated basis functions: (2p-1)^d); a graded
+ * structured mesh has one per distinct cell size. So creation groups the
+ * elements by shape and keeps one matrix per group plus a group index per
+ * element. Where shapes barely repeat (unstructured or deformed meshes) or
+ * sigma varies in space, the groups degenerate into per-element matrices:
+ * the general fallback, correct but nb^2 doubles per element (more than the
+ * CSR matrix: the sum-factorization kernel is the answer there, storing
+ * geometry at quadrature points instead).
+ *
+ * Shapes are compared with a tolerance of 1e-13 of their largest entry,
+ * since equal elements at different places get Jacobians that differ in the
+ * last bits; the hash only buckets them (a near-miss on a bucket edge costs
+ * an extra group, never a wrong matrix).
+ *
+ * How it is applied: the batch's gathered x_e are the columns of one nb x n
+ * block; when every element of the batch shares a matrix, one DGEMM computes
+ * all y_e, else one DGEMV per element. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "mf-kernel.h"
+#include "pattern.h"
+
+#define EM_BATCH 16
+
+typedef struct em_state {
+  int nb;
+  fea_index ne, ngroups;
+  fea_index *edofs;   /* ne x nb */
+  double *K;          /* ngroups x nb x nb, row-major */
+  fea_index *group;   /* ne: each element's matrix */
+  char describe[96];
+} em_state;
+
+/* Shape grouping: one signature (w, dphi at the rule's points) per group. */
+typedef struct shapes {
+  int len;              /* doubles per signature */
+  int nw;               /* of which weights (the rest: gradients) */
+  fea_index n, cap;
+  double *sig;          /* n x len */
+  fea_index *rep;       /* n: an element of the group */
+  fea_index *table;     /* hash slots: group + 1, 0 empty */
+  size_t slots;
+} shapes;
+
+/* Signatures hold w (nq values) then dphi; each part is compared on its own
+ * scale (its largest magnitude), so that the rounding noise of an entry that
+ * is zero in exact arithmetic (an off-diagonal term of J^-1) does not tell
+ * two equal shapes apart. */
+static double part_scale(const double *v, int n) {
+  double m = 0.0;
+  for (int k = 0; k < n; k++) m = fmax(m, fabs(v[k]));
+  return m > 0.0 ? m : 1.0;
+}
+
+/* Bucket: each value rounded to a grid of 1e-9 of its part's scale. */
+static uint64_t sig_hash(const double *v, int len, int nw) {
+  const double sw = part_scale(v, nw), sd = part_scale(v + nw, len - nw);
+  uint64_t h = 1469598103934665603u;
+  for (int k = 0; k < len; k++) {
+    long long q = llround(v[k] / ((k < nw ? sw : sd) * 1e-9));
+    h = (h ^ (uint64_t)q) * 1099511628211u;
+  }
+  return h;
+}
+
+static int sig_equal(const double *a, const double *b, int len, int nw) {
+  const double sw = part_scale(a, nw), sd = part_scale(a + nw, len - nw);
+  for (int k = 0; k < len; k++)
+    if (fabs(a[k] - b[k]) > 1e-13 * (k < nw ? sw : sd)) return 0;
+  return 1;
+}
+
+/* The group of signature v (added when new), or -1 without memory. */
+static fea_index shapes_find(shapes *S, const double *v, fea_index e) {
+  size_t h = (size_t)sig_hash(v, S->len, S->nw) & (S->slots - 1);
+  for (;; h = (h + 1) & (S->slots - 1)) {
+    fea_index g = S->table[h] - 1;
+    if (g < 0) break;
+    if (sig_equal(S->sig + (size_t)g * S->len, v, S->len, S->nw)) return g;
+  }
+  if (S->n == S->cap) {
+    fea_index cap = S->cap ? 2 * S->cap : 16;
+    double *sig = realloc(S->sig, (size_t)cap * S->len * sizeof *sig);
+    if (!sig) return -1;
+    S->sig = sig;
+    fea_index *rep = realloc(S->rep, (size_t)cap * sizeof *rep);
+    if (!rep) return -1;
+    S->rep = rep;
+    S->cap = cap;
+  }
+  memcpy(S->sig + (size_t)S->n * S->len, v, (size_t)S->len * sizeof *v);
+  S->rep[S->n] = e;
+  S->table[h] = S->n + 1;
+  return S->n++;
+}
+
+static void em_destroy(void *state) {
+  em_state *s = state;
+  if (!s) return;
+  free(s->edofs);
+  free(s->K);
+  free(s->group);
+  free(s);
+}
+
+static int em_supports(const fea_problem *pb, char *why, size_t len) {
+  (void)pb;
+  (void)why;
+  (void)len;
+  return 1; /* any space, any coefficient */
+}
+
+/* Group the elements by shape; per element when sigma varies or shapes do not repeat. */
+static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element_values *ev,
+                                 fea_index **reps) {
+  const fea_space *sp = pb->space;
+  const fea_index ne = s->ne;
+  if (pb->desc.sigma_fn) { /* sigma(x): every element its own matrix */
+    s->ngroups = ne;
+    for (fea_index e = 0; e < ne; e++) s->group[e] = e;
+    *reps = NULL;
+    return FEA_SUCCESS;
+  }
+  shapes S = {0};
+  S.len = ev->nq * (1 + ev->nb * ev->dim);
+  S.nw = ev->nq;
+  S.slots = 64;
+  while (S.slots < 2 * (size_t)ne) S.slots *= 2;
+  S.table = calloc(S.slots, sizeof *S.table);
+  double *v = malloc((size_t)S.len * sizeof *v);
+  fea_status st = S.table && v ? FEA_SUCCESS
+                               : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                           "no memory to group %lld elements by shape",
+                                           (long long)ne);
+  /* Beyond this many groups, shapes do not repeat enough to be worth it. */
+  const fea_index give_up = ne / 4 > 64 ? ne / 4 : 64;
+  for (fea_index e = 0; e < ne && st == FEA_SUCCESS; e++) {
+    st = sp->ops->element_values(sp, e, &pb->quad, ev);
+    if (st != FEA_SUCCESS) break;
+    memcpy(v, ev->w, (size_t)ev->nq * sizeof *v);
+    memcpy(v + ev->nq, ev->dphi, (size_t)ev->nq * ev->nb * ev->dim * sizeof *v);
+    fea_index g = shapes_find(&S, v, e);
+    if (g < 0) {
+      st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element shapes",
+                     (long long)S.n + 1);
+      break;
+    }
+    if (S.n > give_up && S.n < ne) {
+      S.n = ne; /* marker: per element */
+      break;
+    }
+    s->group[e] = g;
+  }
+  if (st == FEA_SUCCESS && S.n == ne) {
+    for (fea_index e = 0; e < ne; e++) s->group[e] = e;
+    s->ngroups = ne;
+    *reps = NULL;
+  } else if (st == FEA_SUCCESS) {
+    s->ngroups = S.n;
+    *reps = S.rep;
+    S.rep = NULL;
+  }
+  free(S.table);
+  free(S.sig);
+  free(S.rep);
+  free(v);
+  return st;
+}
+
+static fea_status em_create(const fea_problem *pb, void **state) {
+  const fea_space *sp = pb->space;
+  em_state *s = calloc(1, sizeof *s);
+  FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-matrix kernel");
+  s->nb = sp->dofs_per_element;
+  s->ne = sp->num_elements;
+  const size_t nb2 = (size_t)s->nb * s->nb;
+  fea_element_values ev = {0};
+  fea_index *reps = NULL;
+  double *fe = malloc((size_t)s->nb * sizeof *fe);
+  s->group = malloc(((size_t)s->ne + 1) * sizeof *s->group);
+  fea_status st = fe && s->group ? FEA_SUCCESS
+                                 : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                             "no memory for the groups of %lld elements",
+                                             (long long)s->ne);
+  if (st == FEA_SUCCESS) st = fea_element_dof_table(sp, &s->edofs);
+  if (st == FEA_SUCCESS) st = fea_element_values_alloc(sp, &pb->quad, &ev);
+  if (st == FEA_SUCCESS) st = group_elements(pb, s, &ev, &reps);
+  if (st == FEA_SUCCESS) {
+    s->K = malloc((size_t)s->ngroups * nb2 * sizeof *s->K + 1);
+    if (!s->K)
+      st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for %lld element matrices of %d x %d", (long long)s->ngroups,
+                     s->nb, s->nb);
+  }
+  for (fea_index g = 0; g < s->ngroups && st == FEA_SUCCESS; g++) {
+    fea_index e = reps ? reps[g] : g;
+    st = sp->ops->element_values(sp, e, &pb->quad, &ev);
+    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, s->K + (size_t)g * nb2, fe);
+  }
+  if (ev.x || ev.w || ev.phi || ev.dphi) fea_element_values_free(&ev);
+  free(fe);
+  free(reps);
+  if (st != FEA_SUCCESS) {
+    em_destroy(s);
+    return st;
+  }
+  if (s->ngroups == 1)
+    snprintf(s->describe, sizeof s->describe, "element-matrix: one %dx%d matrix for all %lld elements",
+             s->nb, s->nb, (long long)s->ne);
+  else if (s->ngroups < s->ne)
+    snprintf(s->describe, sizeof s->describe, "element-matrix: %lld shapes for %lld elements",
+             (long long)s->ngroups, (long long)s->ne);
+  else
+    snprintf(s->describe, sizeof s->describe, "element-matrix: per-element matrices (%s)",
+             pb->desc.sigma_fn ? "sigma(x)" : "no repeated shapes");
+  *state = s;
+  return FEA_SUCCESS;
+}
+
+static int em_batch(const void *state) {
+  (void)state;
+  return EM_BATCH;
+}
+
+static fea_index em_scratch(const void *state) {
+  const em_state *s = state;
+  return (fea_index)s->nb * EM_BATCH;
+}
+
+static void em_apply(const void *state, const fea_index *elems, int count, const double *x_full,
+                     double *y, double *scratch) {
+  const em_state *s = state;
+  const int nb = s->nb;
+  const size_t nb2 = (size_t)nb * nb;
+  double *X = scratch;
+  int shared = 1;
+  for (int k = 0; k < count; k++) {
+    const fea_index *ed = s->edofs + elems[k] * nb;
+    for (int j = 0; j < nb; j++) X[k * nb + j] = x_full[ed[j]];
+    shared &= s->group[elems[k]] == s->group[elems[0]];
+  }
+  if (shared) { /* Y = K X, K row-major: its transpose read column-major */
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, nb, count, nb, 1.0,
+                s->K + (size_t)s->group[elems[0]] * nb2, nb, X, nb, 0.0, y, nb);
+    return;
+  }
+  for (int k = 0; k < count; k++)
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, nb, nb, 1.0, s->K + (size_t)s->group[elems[k]] * nb2,
+                nb, X + k * nb, 1, 0.0, y + k * nb, 1);
+}
+
+static void em_diagonal(const void *state, const fea_index *elems, int count, double *d,
+                        double *scratch) {
+  (void)scratch;
+  const em_state *s = state;
+  const int nb = s->nb;
+  for (int k = 0; k < count; k++) {
+    const double *K = s->K + (size_t)s->group[elems[k]] * nb * nb;
+    for (int i = 0; i < nb; i++) d[k * nb + i] = K[i * nb + i];
+  }
+}
+
+static void em_cost(const void *state, double *flops, double *bytes) {
+  const em_state *s = state;
+  const double nb = s->nb;
+  *flops = 2.0 * nb * nb;
+  /* Per element: its DoF indices, x_e and y_e (gathered and scattered),
+   * and its matrix unless one is shared by all (then it stays in cache). */
+  *bytes = nb * (sizeof(fea_index) + 2 * sizeof(double)) +
+           (s->ngroups > 1 ? sizeof(fea_index) : 0) +
+           (s->ngroups == s->ne && s->ne > 1 ? nb * nb * sizeof(double) : 0);
+}
+
+static uint64_t em_memory(const void *state) {
+  const em_state *s = state;
+  return (uint64_t)s->ngroups * (uint64_t)s->nb * s->nb * sizeof(double) +
+         (uint64_t)s->ne * ((uint64_t)s->nb + 1) * sizeof(fea_index);
+}
+
+static const char *em_describe(const void *state) {
+  return ((const em_state *)state)->describe;
+}
+
+const fea_mf_kernel_ops fea_mf_kernel_element_matrix = {
+    .name = "element-matrix",
+    .supports = em_supports,
+    .create = em_create,
+    .destroy = em_destroy,
+    .batch = em_batch,
+    .apply = em_apply,
+    .diagonal = em_diagonal,
+    .scratch_doubles = em_scratch,
+    .cost = em_cost,
+    .memory = em_memory,
+    .describe = em_describe,
+};

@@ -1,0 +1,256 @@
+/* The matrix-free operator: y = R (sum_e P_e K_e P_e^T) E x, where E embeds
+ * the free vector into a full-DoF vector with the Dirichlet entries zero (so
+ * the eliminated columns drop out) and R restricts to the free rows.
+ *
+ * The element loop is the one of the concurrency strategies
+ * (src/concurrency): this file supplies the per-element work, which hands
+ * batches of elements to the kernel (element-matrix or sum-factorization,
+ * mf-kernel.h) and lists y_e's updates of the full-DoF output. Only free DoFs
+ * are listed: Dirichlet rows are dropped by R anyway, and listing them would
+ * cost updates (and, for PRIVATE_BUFFERS, owners) for nothing. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "concurrency/conc.h"
+#include "context.h"
+#include "error.h"
+#include "operator.h"
+#include "pattern.h"
+
+#define MF_MAX_BATCH 64
+
+typedef struct mf_op {
+  const fea_mf_kernel_ops *k;
+  void *ks;                 /* kernel state */
+  int batch, nb;
+  fea_index ne, ndofs, nf;
+  fea_index *edofs;         /* ne x nb */
+  fea_index *free_dof;      /* nf: the DoF of each free row */
+  double *x_full, *y_full;  /* ndofs each: the gather source and the scatter target */
+  fea_conc_job *job;
+  fea_conc_plan plan;
+  fea_update_strategy strategy;
+} mf_op;
+
+/* A thread's cache of one kernel batch: the strategies ask for elements one
+ * at a time, the kernel prefers them by the batch. */
+typedef struct mf_worker {
+  fea_index elems[MF_MAX_BATCH];
+  int count, cursor;
+  double *y, *scratch;
+  int blas_prev;
+} mf_worker;
+
+static int work_init(fea_conc_worker *w) {
+  const mf_op *m = w->job->work_arg;
+  const size_t nb = (size_t)m->nb;
+  mf_worker *x = calloc(1, sizeof *x);
+  if (x) {
+    x->y = malloc(nb * (size_t)m->batch * sizeof *x->y);
+    x->scratch = malloc(((size_t)m->k->scratch_doubles(m->ks) + 1) * sizeof *x->scratch);
+    /* Every thread runs its own small GEMMs: OpenBLAS must not fork inside. */
+    x->blas_prev = fea_blas_push_threads(1);
+  }
+  w->ext = x;
+  w->idx = malloc(nb * sizeof *w->idx);
+  w->row = malloc(nb * sizeof *w->row);
+  w->val = malloc(nb * sizeof *w->val);
+  if (!x || !x->y || !x->scratch || !w->idx || !w->row || !w->val) {
+    fea_conc_fail(w->job,
+                  FEA_ERROR(NULL, FEA_ERR_OUT_OF_MEMORY,
+                            "no memory for a thread's batch of %d elements", m->batch),
+                  -1);
+    return 0;
+  }
+  return 1;
+}
+
+static void work_fini(fea_conc_worker *w) {
+  mf_worker *x = w->ext;
+  if (!x) return;
+  fea_blas_pop_threads(x->blas_prev);
+  free(x->y);
+  free(x->scratch);
+  free(x);
+}
+
+static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, fea_index end) {
+  const mf_op *m = w->job->work_arg;
+  mf_worker *x = w->ext;
+  const fea_index e = seq ? seq[k] : k;
+  while (x->cursor < x->count && x->elems[x->cursor] != e) x->cursor++;
+  if (x->cursor == x->count) { /* not in the batch: start one here */
+    int n = 0;
+    x->elems[n++] = e;
+    for (fea_index j = k + 1; j < end && n < m->batch; j++) x->elems[n++] = seq ? seq[j] : j;
+    m->k->apply(m->ks, x->elems, n, m->x_full, x->y, x->scratch);
+    x->count = n;
+    x->cursor = 0;
+  }
+  const int nb = m->nb;
+  const fea_index *ed = m->edofs + e * nb;
+  const fea_index *fi = w->job->pb->free_index;
+  const double *ye = x->y + (size_t)x->cursor * nb;
+  int n = 0;
+  for (int i = 0; i < nb; i++) {
+    fea_index r = fi[ed[i]];
+    if (r < 0) continue;
+    w->idx[n] = ed[i];
+    w->row[n] = r;
+    w->val[n++] = ye[i];
+  }
+  x->cursor++;
+  w->n = n;
+  w->ctr->updates += (uint64_t)n;
+  w->ctr->elements++;
+  return 1;
+}
+
+static const fea_conc_work mf_work = {work_init, work_fini, work_element};
+
+static fea_status mf_apply(const fea_operator *op, const double *x, double *y, int add) {
+  mf_op *m = op->data;
+  const fea_index nf = m->nf;
+  const int T = m->job->cfg.threads;
+  /* Embed (Dirichlet entries of x_full stay zero from creation) and clear
+   * the free entries of the target, in parallel: first touch by threads. */
+#pragma omp parallel for schedule(static) num_threads(T)
+  for (fea_index r = 0; r < nf; r++) {
+    m->x_full[m->free_dof[r]] = x[r];
+    m->y_full[m->free_dof[r]] = 0.0;
+  }
+  fea_blas_use_threads(1);
+  fea_assembly_stats st_run = FEA_ASSEMBLY_STATS_INIT;
+  atomic_init(&m->job->sync, 0u);
+  FEA_CALL(fea_conc_run(m->job, m->strategy, &st_run));
+#pragma omp parallel for schedule(static) num_threads(T)
+  for (fea_index r = 0; r < nf; r++) y[r] = add ? y[r] + m->y_full[m->free_dof[r]]
+                                                : m->y_full[m->free_dof[r]];
+  return FEA_SUCCESS;
+}
+
+static fea_status mf_diagonal(const fea_operator *op, double *d) {
+  const mf_op *m = op->data;
+  const int nb = m->nb, B = m->batch;
+  const fea_index *fi = op->problem->free_index;
+  double *de = malloc((size_t)nb * (size_t)B * sizeof *de);
+  double *sc = malloc(((size_t)m->k->scratch_doubles(m->ks) + 1) * sizeof *sc);
+  if (!de || !sc) {
+    free(de);
+    free(sc);
+    return FEA_ERROR(op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a batch of diagonals");
+  }
+  memset(d, 0, (size_t)m->nf * sizeof *d);
+  fea_index elems[MF_MAX_BATCH];
+  /* Serial, in element order: once per solve, and deterministic. */
+  for (fea_index e0 = 0; e0 < m->ne; e0 += B) {
+    int n = m->ne - e0 < B ? (int)(m->ne - e0) : B;
+    for (int k = 0; k < n; k++) elems[k] = e0 + k;
+    m->k->diagonal(m->ks, elems, n, de, sc);
+    for (int k = 0; k < n; k++) {
+      const fea_index *ed = m->edofs + (e0 + k) * nb;
+      for (int i = 0; i < nb; i++)
+        if (fi[ed[i]] >= 0) d[fi[ed[i]]] += de[k * nb + i];
+    }
+  }
+  free(de);
+  free(sc);
+  return FEA_SUCCESS;
+}
+
+static void mf_destroy(void *data) {
+  mf_op *m = data;
+  if (!m) return;
+  if (m->ks) m->k->destroy(m->ks);
+  fea_conc_plan_free(&m->plan);
+  free(m->job);
+  free(m->edofs);
+  free(m->free_dof);
+  free(m->x_full);
+  free(m->y_full);
+  free(m);
+}
+
+static const fea_operator_impl mf_impl = {mf_apply, mf_diagonal, mf_destroy};
+
+/* The strategy (AUTO's pick), its availability and its plan. */
+static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy s) {
+  fea_conc_job *job = m->job;
+  if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads);
+  const struct fea_update_ops *ops = fea_update_ops_get(s);
+  FEA_CHECK(ops, op->ctx, FEA_ERR_INVALID_ARG, "unknown update strategy %d", (int)s);
+  char why[256] = "";
+  FEA_CHECK(!ops->available || ops->available(&job->cfg, why, sizeof why), op->ctx,
+            FEA_ERR_UNSUPPORTED, "the %s strategy cannot run here: %s", ops->name, why);
+  FEA_CALL(fea_conc_plan_build(job, s, job->cfg.threads, &m->plan));
+  job->plan = &m->plan;
+  m->strategy = s;
+  return FEA_SUCCESS;
+}
+
+static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
+  const fea_problem *pb = op->problem;
+  const fea_space *sp = pb->space;
+  m->nb = sp->dofs_per_element;
+  m->ne = sp->num_elements;
+  m->ndofs = sp->num_dofs;
+  m->nf = pb->num_free;
+  FEA_CALL(fea_element_dof_table(sp, &m->edofs));
+  m->free_dof = malloc(((size_t)m->nf + 1) * sizeof *m->free_dof);
+  m->x_full = calloc((size_t)m->ndofs + 1, sizeof *m->x_full);
+  m->y_full = calloc((size_t)m->ndofs + 1, sizeof *m->y_full);
+  m->job = calloc(1, sizeof *m->job);
+  FEA_CHECK(m->free_dof && m->x_full && m->y_full && m->job, op->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the gather and scatter vectors of %lld DoFs", (long long)m->ndofs);
+  for (fea_index d = 0; d < m->ndofs; d++)
+    if (pb->free_index[d] >= 0) m->free_dof[pb->free_index[d]] = d;
+  FEA_CALL(m->k->create(pb, &m->ks));
+  m->batch = m->k->batch(m->ks);
+  if (m->batch < 1) m->batch = 1;
+  if (m->batch > MF_MAX_BATCH) m->batch = MF_MAX_BATCH;
+  fea_conc_job *job = m->job;
+  fea_conc_job_init(job, pb, m->edofs);
+  job->target = m->y_full;
+  job->target_len = m->ndofs;
+  job->work = &mf_work;
+  job->work_arg = m;
+  job->cfg.threads = op->ctx->nthreads > 0 ? op->ctx->nthreads : 1;
+  job->cfg.lock_stripe = 8;
+  job->cfg.tsx_batch = 8;
+  job->cfg.tsx_retries = 8;
+  job->cfg.backoff = 1;
+  return pick_strategy(op, m, s);
+}
+
+fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kernel,
+                                 fea_update_strategy strategy) {
+  mf_op *m = calloc(1, sizeof *m);
+  FEA_CHECK(m, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the matrix-free operator");
+  m->k = kernel;
+  fea_status st = mf_setup(op, m, strategy);
+  if (st != FEA_SUCCESS) {
+    mf_destroy(m);
+    return st;
+  }
+  op->impl = &mf_impl;
+  op->data = m;
+  op->info.strategy_run = m->strategy;
+  snprintf(op->info.kernel, sizeof op->info.kernel, "%s", kernel->describe(m->ks));
+  double fe = 0.0, be = 0.0;
+  kernel->cost(m->ks, &fe, &be);
+  /* The kernel's per-element cost, plus the vectors: x and y of the free
+   * DoFs, and the embedded copies read and written once each. */
+  op->info.flops_per_apply = fe * (double)m->ne;
+  op->info.bytes_per_apply = be * (double)m->ne + (double)m->nf * 2.0 * sizeof(double) +
+                             (double)m->ndofs * 4.0 * sizeof(double);
+  op->info.memory_bytes = kernel->memory(m->ks) +
+                          (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) +
+                          (uint64_t)m->nf * sizeof(fea_index) +
+                          (uint64_t)m->ndofs * 2 * sizeof(double) +
+                          (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
+                          (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);
+  return FEA_SUCCESS;
+}

@@ -1,0 +1,41 @@
+/* The reduced right-hand side of a matrix-free operator: load minus the
+ * lifting of the Dirichlet values, element by element, without a global
+ * matrix. The sums are those of the reference assembly in its order, so b
+ * equals its b bit for bit. Serial: it runs once per operator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "operator.h"
+#include "space.h"
+
+fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b) {
+  const fea_space *s = pb->space;
+  const int nb = s->dofs_per_element;
+  memset(b, 0, (size_t)pb->num_free * sizeof *b);
+  fea_element_values ev;
+  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
+  double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
+  fea_index *ed = malloc((size_t)nb * sizeof *ed);
+  fea_status st = Ke && fe && ed ? FEA_SUCCESS
+                                 : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                             "no memory for an element system of %d DoFs", nb);
+  for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
+    st = s->ops->element_values(s, e, &pb->quad, &ev);
+    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+    if (st != FEA_SUCCESS) break;
+    s->ops->element_dofs(s, e, ed);
+    for (int i = 0; i < nb; i++) {
+      fea_index r = pb->free_index[ed[i]];
+      if (r < 0) continue;
+      b[r] += fe[i];
+      for (int j = 0; j < nb; j++)
+        if (pb->free_index[ed[j]] < 0) b[r] -= Ke[i * nb + j] * pb->dirichlet[ed[j]];
+    }
+  }
+  free(Ke);
+  free(fe);
+  free(ed);
+  fea_element_values_free(&ev);
+  return st;
+}

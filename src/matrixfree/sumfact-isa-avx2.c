@@ -1,0 +1,21 @@
+/* Sum-factorization kernels with AVX2 + FMA: 4 lanes of 256-bit vectors.
+ * Only these functions carry the target; the CPU is asked at run time. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SF_W 4
+#define SF_TARGET __attribute__((target("avx2,fma")))
+#define SF_ISA_NAME "avx2"
+#define SF_ISA_VAR avx2
+
+static int has_avx2(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#define SF_ISA_AVAILABLE has_avx2
+
+#include "sumfact-body.h"
+#else
+#include "sumfact.h"
+
+static int never(void) { return 0; }
+const sf_isa fea_sf_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
+#endif
