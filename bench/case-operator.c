@@ -536,14 +536,9 @@ static int run(const bench_options *o, int argc, char **argv) {
   if (rc != BENCH_OK) return rc;
 
   fea_context *ctx = NULL;
-  const char *resource = o->backend ? o->backend : "/cpu/threads";
-  fea_status s = fea_context_create(resource, &ctx);
-  if (s == FEA_SUCCESS && o->threads > 0) s = fea_context_set_num_threads(ctx, o->threads);
-  if (s < 0) {
-    rc = bench_fail(ctx ? "fea_context_set_num_threads" : "fea_context_create", s);
-    fea_context_destroy(&ctx);
-    return s == FEA_ERR_INVALID_ARG ? BENCH_USAGE : rc;
-  }
+  rc = bench_open_context(o, "/cpu/threads", &ctx);
+  if (rc != BENCH_OK) return rc;
+  fea_status s;
   yardstick y = {0, 0, 1};
   if (fea_context_get_num_threads(ctx, &y.threads) != FEA_SUCCESS || y.threads < 1) y.threads = 1;
   s = bench_dgemm_peak(ctx, prm.gemm_n, 3, &y.dgemm_gflops);

@@ -341,3 +341,14 @@ void bench_report_note(bench_report *rep, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', rep->out);
 }
+
+int bench_open_context(const bench_options *opts, const char *default_resource,
+                       fea_context **ctx) {
+  *ctx = NULL;
+  fea_status s = fea_context_create(opts->backend ? opts->backend : default_resource, ctx);
+  if (s == FEA_SUCCESS && opts->threads > 0) s = fea_context_set_num_threads(*ctx, opts->threads);
+  if (s >= 0) return BENCH_OK;
+  int rc = bench_fail(*ctx ? "fea_context_set_num_threads" : "fea_context_create", s);
+  fea_context_destroy(ctx);
+  return s == FEA_ERR_INVALID_ARG ? BENCH_USAGE : rc;
+}

@@ -48,6 +48,13 @@ int bench_option_value(int argc, char **argv, int *i, const char *name, const ch
 int bench_parse_ll(const char *who, const char *opt, const char *text, long long min,
                    long long max, long long *out);
 
+/* Open the context a case runs on: --backend, else default_resource, with
+ * --threads applied. Returns BENCH_OK, or BENCH_USAGE for a resource or
+ * thread count the library rejects as invalid, else BENCH_FAILED (message
+ * printed either way, *ctx NULL). */
+int bench_open_context(const bench_options *opts, const char *default_resource,
+                       fea_context **ctx);
+
 /* Print "feaccel-bench: WHAT failed (STATUS): <fea_context_last_error(NULL)>"
  * on stderr and return BENCH_FAILED. */
 int bench_fail(const char *what, fea_status status);

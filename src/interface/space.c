@@ -9,6 +9,7 @@
 #include "context.h"
 #include "error.h"
 #include "mesh.h"
+#include "pattern.h"
 #include "space.h"
 
 fea_status fea_space_alloc(fea_context *ctx, fea_space **out) {
@@ -229,17 +230,6 @@ fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coef
   return st;
 }
 
-/* The element-DoF incidence as one array (num_elements x dofs_per_element). */
-static fea_status incidence(const fea_space *s, fea_index **out) {
-  size_t n = (size_t)s->num_elements * (size_t)s->dofs_per_element;
-  fea_index *d = malloc(n * sizeof *d);
-  FEA_CHECK(d, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-DoF table (%zu entries)", n);
-  for (fea_index e = 0; e < s->num_elements; e++)
-    s->ops->element_dofs(s, e, d + e * s->dofs_per_element);
-  *out = d;
-  return FEA_SUCCESS;
-}
-
 /* Cartesian coloring applies where elements form a grid and only elements
  * closer than m in every direction share DoFs. */
 static int cartesian_stride(const fea_space *s) {
@@ -267,7 +257,7 @@ fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method 
     return FEA_SUCCESS;
   }
   fea_index *d = NULL;
-  FEA_CALL(incidence(space, &d));
+  FEA_CALL(fea_element_dof_table(space, &d));
   fea_status st = fea_coloring_greedy(space->ctx, space->num_elements, space->dofs_per_element, d,
                                       space->num_dofs, colors, num_colors);
   free(d);
@@ -278,7 +268,7 @@ fea_status fea_space_check_coloring(const fea_space *space, const fea_index *col
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(colors, space->ctx);
   fea_index *d = NULL;
-  FEA_CALL(incidence(space, &d));
+  FEA_CALL(fea_element_dof_table(space, &d));
   fea_status st = fea_coloring_check(space->ctx, space->num_elements, space->dofs_per_element, d,
                                      space->num_dofs, colors);
   free(d);
