@@ -1,0 +1,323 @@
+/* Setup of method M1 (spec §4.3, §4.6-§4.7): the blocks of the prehandled
+ * matrix, the Schur complements Lambda and Pi in FP64, the explicit inverses
+ * C_1^-1 and Pi^-1, and their conversion to the working precision. The solve
+ * is in schur-m1-solve.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "csr-product.h"
+#include "dense.h"
+#include "error.h"
+#include "half.h"
+#include "schur-m1-impl.h"
+
+/* Entries the method assumes to vanish (A_CI, couplings between macro cells)
+ * or to repeat (the cell blocks) must do so up to this many times the largest
+ * diagonal of S^T A_h S: round-off of the transform is ~1e-15 (spec §9). */
+#define M1_STRUCTURE_TOL 1e-10
+
+void fea_m1_destroy(fea_m1 **m) {
+  if (!m || !*m) return;
+  fea_m1 *s = *m;
+  free(s->perm);
+  free(s->b);
+  free(s->cinv);
+  free(s->pinv);
+  free(s->dval);
+  fea_matrix_destroy(&s->d);
+  fea_context_release(s->ctx);
+  free(s);
+  *m = NULL;
+}
+
+void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info) {
+  *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0};
+  info->dense_bytes =
+      m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
+}
+
+/* The FP64 blocks while setting up; freed once converted. */
+typedef struct m1_setup {
+  double *sd;     /* sqrt(diag At) per lexicographic node: the scaling of L */
+  double *bt;     /* nc x ne: At_CE scaled, then B = L0^-1 (At_CE / sqrt(d_E)) */
+  double *lambda; /* ne x ne: E, then Lambda, Pi, and Pi's Cholesky factor */
+  double *c1;     /* blk x blk: the block of macro cell 0, then its factor */
+  double *cinv;   /* blk x blk */
+  double *pinv;   /* ne x ne */
+  fea_matrix *dt; /* ni x ne: D^T */
+} m1_setup;
+
+static void setup_free(m1_setup *w) {
+  free(w->sd);
+  free(w->bt);
+  free(w->lambda);
+  free(w->c1);
+  free(w->cinv);
+  free(w->pinv);
+  fea_matrix_destroy(&w->dt);
+}
+
+static double *dalloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
+
+/* One pass over At: B's raw block, E, D^T (unsorted rows) and C_1, with the
+ * checks of A_CI = 0 and of block-diagonal A_II. */
+static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At, m1_setup *w,
+                          double tol) {
+  fea_context *ctx = m->ctx;
+  const fea_index nc = m->nc, ne = m->ne, i0 = nc + ne, blk = m->blk;
+  fea_index dnnz = 0;
+  for (fea_index l = 0; l < m->num; l++)
+    if (s->pos[l] >= nc && s->pos[l] < i0)
+      for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++)
+        dnnz += s->pos[At->col_idx[k]] >= i0;
+  /* D^T is filled by rows of At in the I part: count per I row first. */
+  fea_matrix *dt;
+  FEA_CALL(fea_matrix_alloc(ctx, m->ni, ne, dnnz, &dt));
+  w->dt = dt;
+  for (fea_index l = 0; l < m->num; l++) {
+    const fea_index p = s->pos[l];
+    if (p < i0) continue;
+    for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++) {
+      const fea_index q = s->pos[At->col_idx[k]];
+      if (q >= nc && q < i0) dt->row_ptr[p - i0 + 1]++;
+    }
+  }
+  for (fea_index r = 0; r < m->ni; r++) dt->row_ptr[r + 1] += dt->row_ptr[r];
+  FEA_CHECK(dt->row_ptr[m->ni] == dnnz, ctx, FEA_ERR_INVALID_ARG,
+            "S^T A_h S is not symmetric: %lld entries in A_EI, %lld in A_IE", (long long)dnnz,
+            (long long)dt->row_ptr[m->ni]);
+  fea_index *next = malloc((size_t)(m->ni ? m->ni : 1) * sizeof *next);
+  FEA_CHECK(next, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld row pointers", (long long)m->ni);
+  memcpy(next, dt->row_ptr, (size_t)m->ni * sizeof *next);
+  fea_status st = FEA_SUCCESS;
+  for (fea_index l = 0; l < m->num && st >= 0; l++) {
+    const fea_index p = s->pos[l];
+    for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++) {
+      const fea_index col = At->col_idx[k], q = s->pos[col];
+      const double v = At->values[k];
+      if (p < nc) {
+        if (q >= nc && q < i0) w->bt[p + (q - nc) * nc] = v / w->sd[col];
+        else if (q >= i0 && fabs(v) > tol) {
+          st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
+                         "A_CI(%lld, %lld) = %.3g is not zero: the grid is not one M1 covers",
+                         (long long)p, (long long)(q - i0), v);
+          break;
+        }
+      } else if (p < i0) {
+        if (q >= nc && q < i0) w->lambda[(p - nc) + (q - nc) * ne] = v / (w->sd[l] * w->sd[col]);
+      } else if (q >= nc && q < i0) {
+        const fea_index r = next[p - i0]++;
+        dt->col_idx[r] = q - nc;
+        dt->values[r] = v / (w->sd[l] * w->sd[col]);
+      } else if (q >= i0) {
+        const fea_index cp = (p - i0) / blk, cq = (q - i0) / blk;
+        if (cp != cq && fabs(v) > tol) {
+          st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
+                         "A_II couples macro cells %lld and %lld (entry %.3g)", (long long)cp,
+                         (long long)cq, v);
+          break;
+        }
+        if (cp == 0 && cq == 0)
+          w->c1[(p - i0) + (q - i0) * blk] = v / (w->sd[l] * w->sd[col]);
+      }
+    }
+  }
+  free(next);
+  return st;
+}
+
+/* Every macro cell's block equals cell 0's: the reason C_1 is stored once. */
+static fea_status check_cells(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
+                              const m1_setup *w, double tol) {
+  const fea_index i0 = m->nc + m->ne, blk = m->blk;
+  for (fea_index l = 0; l < m->num; l++) {
+    const fea_index p = s->pos[l];
+    if (p < i0) continue;
+    const fea_index cell = (p - i0) / blk, lp = (p - i0) % blk;
+    for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++) {
+      const fea_index col = At->col_idx[k], q = s->pos[col];
+      if (q < i0 || (q - i0) / blk != cell) continue;
+      const fea_index lq = (q - i0) % blk;
+      const double v = At->values[k] / (w->sd[l] * w->sd[col]), ref = w->c1[lp + lq * blk];
+      FEA_CHECK(fabs(v - ref) <= tol, m->ctx, FEA_ERR_INVALID_ARG,
+                "block of macro cell %lld differs from cell 0 at (%lld, %lld): %.17g vs %.17g",
+                (long long)cell, (long long)lp, (long long)lq, v, ref);
+    }
+  }
+  return FEA_SUCCESS;
+}
+
+/* inv := A^-1 from the potrf factor of A (the LAPACK potri result, through
+ * potrs on the identity so only the library's dense ops are used). */
+static fea_status invert_spd(fea_context *ctx, double *a, double *inv, fea_index n,
+                             const char *what) {
+  if (n == 0) return FEA_SUCCESS;
+  fea_dmat fa = {a, n, n, n, FEA_F64}, fi = {inv, n, n, n, FEA_F64};
+  fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &fa);
+  if (st < 0) { /* the potrf message names the minor; keep it, add which matrix */
+    char why[256];
+    snprintf(why, sizeof why, "%s", fea_context_last_error(ctx));
+    return FEA_ERROR(ctx, st, "the Cholesky factorization of %s (%lld x %lld) failed: %s", what,
+                     (long long)n, (long long)n, why);
+  }
+  for (fea_index i = 0; i < n; i++) inv[i + i * n] = 1.0;
+  return fea_dense_potrs(ctx, FEA_LOWER, &fa, &fi);
+}
+
+/* Lambda -= D C^-1 D^T, macro cell by macro cell: cell c couples only to the
+ * E nodes on its boundary, so each cell is two small GEMMs on those rows. */
+static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
+  fea_context *ctx = m->ctx;
+  const fea_index blk = m->blk, ne = m->ne;
+  const fea_matrix *dt = w->dt;
+  if (blk == 0 || ne == 0) return FEA_SUCCESS;
+  fea_index *slot = malloc((size_t)ne * sizeof *slot), *rows = malloc((size_t)ne * sizeof *rows);
+  fea_index kmax = 0;
+  if (slot && rows) {
+    for (fea_index e = 0; e < ne; e++) slot[e] = -1;
+    for (fea_index c = 0; c < m->cells; c++) {
+      fea_index k = 0;
+      for (fea_index r = c * blk; r < (c + 1) * blk; r++)
+        for (fea_index p = dt->row_ptr[r]; p < dt->row_ptr[r + 1]; p++)
+          if (slot[dt->col_idx[p]] < 0) slot[dt->col_idx[p]] = k, rows[k++] = dt->col_idx[p];
+      for (fea_index a = 0; a < k; a++) slot[rows[a]] = -1;
+      if (k > kmax) kmax = k;
+    }
+  }
+  double *dc = dalloc((size_t)(kmax * blk)), *wk = dalloc((size_t)(kmax * blk));
+  double *g = dalloc((size_t)(kmax * kmax));
+  fea_status st = FEA_SUCCESS;
+  if (!slot || !rows || !dc || !wk || !g)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the E rows of a macro cell (%lld x %lld)",
+                   (long long)kmax, (long long)blk);
+  for (fea_index c = 0; c < m->cells && st >= 0; c++) {
+    fea_index k = 0;
+    for (fea_index r = c * blk; r < (c + 1) * blk; r++)
+      for (fea_index p = dt->row_ptr[r]; p < dt->row_ptr[r + 1]; p++)
+        if (slot[dt->col_idx[p]] < 0) slot[dt->col_idx[p]] = k, rows[k++] = dt->col_idx[p];
+    if (k == 0) continue;
+    memset(dc, 0, (size_t)(k * blk) * sizeof *dc);
+    for (fea_index l = 0; l < blk; l++)
+      for (fea_index p = dt->row_ptr[c * blk + l]; p < dt->row_ptr[c * blk + l + 1]; p++)
+        dc[slot[dt->col_idx[p]] + l * k] = dt->values[p];
+    fea_dmat D = {dc, k, blk, k, FEA_F64}, W = {wk, k, blk, k, FEA_F64};
+    fea_dmat Ci = {w->cinv, blk, blk, blk, FEA_F64}, G = {g, k, k, k, FEA_F64};
+    st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &D, &Ci, 0.0, &W, FEA_COMPUTE_DEFAULT);
+    if (st >= 0)
+      st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_TRANS, 1.0, &W, &D, 0.0, &G, FEA_COMPUTE_DEFAULT);
+    for (fea_index b = 0; b < k && st >= 0; b++)
+      for (fea_index a = 0; a < k; a++) w->lambda[rows[a] + rows[b] * ne] -= g[a + b * k];
+    for (fea_index a = 0; a < k; a++) slot[rows[a]] = -1;
+  }
+  free(slot), free(rows), free(dc), free(wk), free(g);
+  return st;
+}
+
+/* A working-precision copy of n doubles. */
+static fea_status convert_copy(fea_m1 *m, const double *src, size_t n, void **dst) {
+  *dst = malloc((n ? n : 1) * m->esize);
+  FEA_CHECK(*dst, m->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu %s entries", n,
+            fea_precision_name(m->prec));
+  fea_convert(FEA_F64, src, m->prec, *dst, (fea_index)n);
+  return FEA_SUCCESS;
+}
+
+static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
+                        const fea_ph_factor *f, m1_setup *w) {
+  fea_context *ctx = m->ctx;
+  const fea_index nc = m->nc, ne = m->ne, blk = m->blk;
+  fea_index ncf = 0;
+  const double *l0 = fea_ph_factor_coarse(f, &ncf);
+  FEA_CHECK(ncf == nc, ctx, FEA_ERR_INVALID_ARG,
+            "the partial Cholesky has %lld coarse nodes, the split %lld", (long long)ncf,
+            (long long)nc);
+  w->sd = dalloc((size_t)m->num);
+  w->bt = dalloc((size_t)(nc * ne));
+  w->lambda = dalloc((size_t)(ne * ne));
+  w->c1 = dalloc((size_t)(blk * blk));
+  w->cinv = dalloc((size_t)(blk * blk));
+  w->pinv = dalloc((size_t)(ne * ne));
+  FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx,
+            FEA_ERR_OUT_OF_MEMORY, "no memory for the FP64 blocks (|E| = %lld, block %lld)",
+            (long long)ne, (long long)blk);
+  double dmax = 0;
+  for (fea_index l = 0; l < m->num; l++)
+    for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++)
+      if (At->col_idx[k] == l) {
+        const double d = At->values[k];
+        FEA_CHECK(d > 0 && isfinite(d), ctx, FEA_ERR_NOT_POSDEF,
+                  "diagonal %g of S^T A_h S at node %lld is not positive", d, (long long)l);
+        w->sd[l] = sqrt(d);
+        dmax = fmax(dmax, d);
+      }
+  const double tol = M1_STRUCTURE_TOL * dmax;
+  FEA_CALL(extract(m, s, At, w, tol));
+  FEA_CALL(check_cells(m, s, At, w, tol));
+  /* D rows sorted (the CSR invariant) by transposing D^T back. */
+  FEA_CALL(fea_csr_transpose(ctx, w->dt, &m->d));
+  /* B = L0^-1 (At_CE / sqrt(d_E)): the C rows of L^-1 S^T A_h S L^-T. */
+  if (nc > 0 && ne > 0) {
+    fea_dmat L0 = {(void *)l0, nc, nc, nc, FEA_F64}, Bm = {w->bt, nc, ne, nc, FEA_F64};
+    FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L0, &Bm));
+  }
+  FEA_CALL(invert_spd(ctx, w->c1, w->cinv, blk, "the macro-cell block C_1"));
+  FEA_CALL(schur_interior(m, w));
+  if (nc > 0 && ne > 0) { /* Pi = Lambda - B^T B */
+    fea_dmat Bm = {w->bt, nc, ne, nc, FEA_F64}, P = {w->lambda, ne, ne, ne, FEA_F64};
+    FEA_CALL(fea_dense_gemm(ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &Bm, &Bm, 1.0, &P,
+                            FEA_COMPUTE_DEFAULT));
+  }
+  FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
+  FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), &m->b));
+  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), &m->cinv));
+  FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), &m->pinv));
+  return convert_copy(m, m->d->values, (size_t)m->d->nnz, &m->dval);
+}
+
+fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                         const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
+                         fea_m1 **out) {
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(g, ctx);
+  FEA_CHECK_NULL(s, ctx);
+  FEA_CHECK_NULL(At, ctx);
+  FEA_CHECK_NULL(f, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_INVALID_ARG,
+            "M1 sets up on host memory; backend '%s' keeps device memory", ctx->backend->prefix);
+  FEA_CHECK(prec == FEA_F64 || prec == FEA_F32, ctx, FEA_ERR_UNSUPPORTED,
+            "M1 works in FP64 or FP32, not %s", fea_precision_name(prec));
+  FEA_CHECK(At->rows == g->num && At->cols == g->num, ctx, FEA_ERR_INVALID_ARG,
+            "transformed matrix is %lld x %lld, the grid has %lld interior nodes",
+            (long long)At->rows, (long long)At->cols, (long long)g->num);
+  FEA_CHECK(s->nc + s->ne + s->ni == g->num && s->num_cells * s->block == s->ni, ctx,
+            FEA_ERR_INVALID_ARG, "split %lld + %lld + %lld does not fit %lld nodes",
+            (long long)s->nc, (long long)s->ne, (long long)s->ni, (long long)g->num);
+  fea_m1 *m = calloc(1, sizeof *m);
+  FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for an M1 solver");
+  m->ctx = ctx;
+  fea_context_retain(ctx);
+  m->prec = prec;
+  m->esize = prec == FEA_F64 ? sizeof(double) : sizeof(float);
+  m->num = g->num, m->nc = s->nc, m->ne = s->ne, m->ni = s->ni;
+  m->cells = s->num_cells, m->blk = s->block;
+  m->perm = malloc((size_t)g->num * sizeof *m->perm);
+  fea_status st = m->perm ? FEA_SUCCESS
+                          : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld indices",
+                                      (long long)g->num);
+  m1_setup w = {0};
+  if (st >= 0) {
+    memcpy(m->perm, s->perm, (size_t)g->num * sizeof *m->perm);
+    st = build(m, s, At, f, &w);
+  }
+  setup_free(&w);
+  if (st < 0) {
+    fea_m1_destroy(&m);
+    return st;
+  }
+  *out = m;
+  return FEA_SUCCESS;
+}
