@@ -58,13 +58,18 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
 #pragma omp parallel num_threads(threads_max)
   {
     fea_conc_sync(&job->sync);
+    const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
     fea_conc_worker w;
-    fea_conc_worker_init(&w, job, &ctr[omp_get_thread_num()]);
-    if (omp_get_thread_num() == 0) ran = omp_get_num_threads();
+    fea_conc_worker_init(&w, job, &ctr[tid]);
+    w.direct = 1; /* a color's elements share no entry */
+    if (tid == 0) ran = nth;
     for (int c = 0; c < nc; c++) {
-#pragma omp for schedule(static) nowait
-      for (fea_index k = start[c]; k < start[c + 1]; k++)
-        if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, start[c + 1]))
+      /* A static schedule by hand: the thread's own slice of the color is
+       * the pass, so the visit's hint stops where the slice does. */
+      const fea_index len = start[c + 1] - start[c];
+      const fea_index k0 = start[c] + len * tid / nth, k1 = start[c] + len * (tid + 1) / nth;
+      for (fea_index k = k0; k < k1; k++)
+        if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, k1))
           fea_conc_apply_plain(job->target, &w);
       FEA_CONC_BARRIER(&job->sync); /* the next color may touch the same entries */
     }

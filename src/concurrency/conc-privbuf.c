@@ -93,9 +93,12 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
     fea_conc_worker w;
     fea_conc_worker_init(&w, job, &ctr[tid]);
+    w.direct = 1; /* the rows of a block are its thread's alone */
+    w.owner = o.owner;
     if (tid == 0) ran = nth;
     /* Blocks are dealt round-robin in case the region got fewer threads. */
-    for (int blk = tid; blk < T && w.ok; blk += nth)
+    for (int blk = tid; blk < T && w.ok; blk += nth) {
+      w.blk = blk;
       for (fea_index e = o.first[blk]; e <= o.last[blk] && !fea_conc_failed(job); e++) {
         if (!owns_a_row(job, &o, e, blk) || !fea_conc_visit(&w, NULL, e, o.last[blk] + 1))
           continue;
@@ -107,6 +110,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
           }
         w.ctr->updates -= (uint64_t)(w.n - kept); /* the other owners count theirs */
       }
+    }
     fea_conc_worker_free(&w);
     fea_conc_sync(&job->sync);
   }

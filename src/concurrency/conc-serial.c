@@ -7,6 +7,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   (void)threads_max;
   fea_conc_worker w;
   fea_conc_worker_init(&w, job, &ctr[0]);
+  w.direct = 1; /* one thread, one pass: nothing to protect */
   for (fea_index k = 0; w.ok && k < job->ne && !fea_conc_failed(job); k++) {
     if (fea_conc_visit(&w, job->order, k, job->ne)) fea_conc_apply_plain(job->target, &w);
   }

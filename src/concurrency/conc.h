@@ -52,7 +52,11 @@ struct fea_conc_worker;
  * element fills the list for element seq[k] (k itself when seq is NULL) and
  * returns 1, or records a failure and returns 0. seq[k + 1 .. end) are the
  * elements this thread visits next in the same pass (a hint, for kernels
- * that work on batches of elements; a strategy may skip some of them). */
+ * that work on batches of elements; a strategy may skip some of them).
+ * With w->direct set the hint is a promise: no other thread visits those
+ * elements in this pass (for the rows this worker may add into), and the
+ * ones this thread skips have no such row; the work may then apply the
+ * updates of seq[k .. end) up to its batch at once, in that order. */
 typedef struct fea_conc_work {
   int (*init)(struct fea_conc_worker *w);
   void (*fini)(struct fea_conc_worker *w);
@@ -118,6 +122,16 @@ typedef struct fea_conc_worker {
   int ok;           /* the workspace was allocated */
   double sink;      /* keeps the artificial work observable */
   fea_conc_counters *ctr;
+  /* Direct updates, set by the strategy after fea_conc_worker_init: when
+   * direct is 1, the strategy's updates need no protection and the hint of
+   * each visit is a promise (see fea_conc_work), so a work may add its
+   * updates into the target itself, for a whole batch of elements at once,
+   * and leave the list empty. It adds only rows r with owner == NULL or
+   * owner[r] == blk (PRIVATE_BUFFERS' ownership); a pass of another blk
+   * starts afresh. Assembly ignores them. */
+  int direct;
+  int blk;
+  const int *owner;
 } fea_conc_worker;
 
 /* Prepare a worker (counters: this thread's slot). Failure is recorded on the

@@ -7,7 +7,13 @@
  * batches of elements to the kernel (element-matrix or sum-factorization,
  * mf-kernel.h) and lists y_e's updates of the full-DoF output. Only free DoFs
  * are listed: Dirichlet rows are dropped by R anyway, and listing them would
- * cost updates (and, for PRIVATE_BUFFERS, owners) for nothing. */
+ * cost updates (and, for PRIVATE_BUFFERS, owners) for nothing.
+ *
+ * Strategies whose updates need no protection (SERIAL, COLORING,
+ * PRIVATE_BUFFERS: w->direct, conc.h) get no lists: each kernel batch's y_e
+ * is added straight into the output right after the kernel, in the batch's
+ * element order (the rows the worker owns only), which is the order the
+ * lists would have been applied in, so the sums are the same bit for bit. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +46,7 @@ typedef struct mf_op {
 typedef struct mf_worker {
   fea_index elems[MF_MAX_BATCH];
   int count, cursor;
+  int blk;                  /* direct updates: the pass (w->blk) of the batch */
   double *y, *scratch;
   int blas_prev;
 } mf_worker;
@@ -77,10 +84,36 @@ static void work_fini(fea_conc_worker *w) {
   free(x);
 }
 
+/* Direct updates (w->direct): add the whole batch's y_e into the target,
+ * element by element in the batch's order, the free rows this worker may
+ * write only. */
+static void scatter_batch(const mf_op *m, fea_conc_worker *w, const mf_worker *x) {
+  const int nb = m->nb, blk = w->blk;
+  const int *own = w->owner;
+  const fea_index *fi = w->job->pb->free_index;
+  double *t = w->job->target;
+  uint64_t n = 0;
+  for (int b = 0; b < x->count; b++) {
+    const fea_index *ed = m->edofs + x->elems[b] * nb;
+    const double *ye = x->y + (size_t)b * nb;
+    for (int i = 0; i < nb; i++) {
+      const fea_index r = fi[ed[i]];
+      if (r < 0 || (own && own[r] != blk)) continue;
+      t[ed[i]] += ye[i];
+      n++;
+    }
+  }
+  w->ctr->updates += n;
+}
+
 static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, fea_index end) {
   const mf_op *m = w->job->work_arg;
   mf_worker *x = w->ext;
   const fea_index e = seq ? seq[k] : k;
+  if (w->direct && x->blk != w->blk) { /* another pass: its batches start afresh */
+    x->count = x->cursor = 0;
+    x->blk = w->blk;
+  }
   while (x->cursor < x->count && x->elems[x->cursor] != e) x->cursor++;
   if (x->cursor == x->count) { /* not in the batch: start one here */
     int n = 0;
@@ -89,6 +122,13 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     m->k->apply(m->ks, x->elems, n, m->x_full, x->y, x->scratch);
     x->count = n;
     x->cursor = 0;
+    if (w->direct) scatter_batch(m, w, x);
+  }
+  w->ctr->elements++;
+  if (w->direct) { /* added with its batch */
+    x->cursor++;
+    w->n = 0;
+    return 1;
   }
   const int nb = m->nb;
   const fea_index *ed = m->edofs + e * nb;
@@ -105,7 +145,6 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
   x->cursor++;
   w->n = n;
   w->ctr->updates += (uint64_t)n;
-  w->ctr->elements++;
   return 1;
 }
 
