@@ -1,7 +1,8 @@
 /* Setup of method M1 (spec §4.3, §4.6-§4.7): the blocks of the prehandled
  * matrix, the Schur complements Lambda and Pi in FP64, the explicit inverses
- * C_1^-1 and Pi^-1, and their conversion to the working precision. The solve
- * is in schur-m1-solve.c. */
+ * C_1^-1 and Pi^-1, and their conversion to the working precision (FP64,
+ * FP32, or FP16/BF16 with D and the vectors in FP32). The solve and the
+ * iterative refinement are in schur-m1-solve.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ void fea_m1_destroy(fea_m1 **m) {
 }
 
 void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info) {
-  *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0};
+  *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
   info->dense_bytes =
       m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
 }
@@ -216,12 +217,23 @@ static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
   return st;
 }
 
-/* A working-precision copy of n doubles. */
-static fea_status convert_copy(fea_m1 *m, const double *src, size_t n, void **dst) {
-  *dst = malloc((n ? n : 1) * m->esize);
+/* The largest finite FP16 value: a matrix entry above it would be infinite. */
+#define M1_F16_MAX 65504.0
+
+/* A copy of n doubles in precision prec (the matrices: m->prec; D: m->vprec).
+ * what names the matrix for the FP16 range check. */
+static fea_status convert_copy(fea_m1 *m, const double *src, size_t n, fea_precision prec,
+                               const char *what, void **dst) {
+  if (prec == FEA_F16)
+    for (size_t i = 0; i < n; i++)
+      FEA_CHECK(fabs(src[i]) <= M1_F16_MAX, m->ctx, FEA_ERR_UNSUPPORTED,
+                "%s has the entry %.6g, beyond FP16's range (65504): use BF16 or FP32", what,
+                src[i]);
+  const size_t es = prec == FEA_F64 ? 8 : prec == FEA_F32 ? 4 : 2;
+  *dst = malloc((n ? n : 1) * es);
   FEA_CHECK(*dst, m->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu %s entries", n,
-            fea_precision_name(m->prec));
-  fea_convert(FEA_F64, src, m->prec, *dst, (fea_index)n);
+            fea_precision_name(prec));
+  fea_convert(FEA_F64, src, prec, *dst, (fea_index)n);
   return FEA_SUCCESS;
 }
 
@@ -271,10 +283,10 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
                             FEA_COMPUTE_DEFAULT));
   }
   FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
-  FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), &m->b));
-  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), &m->cinv));
-  FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), &m->pinv));
-  return convert_copy(m, m->d->values, (size_t)m->d->nnz, &m->dval);
+  FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b));
+  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv));
+  FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv));
+  return convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval);
 }
 
 fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
@@ -288,8 +300,9 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   FEA_CHECK_NULL(out, ctx);
   FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_INVALID_ARG,
             "M1 sets up on host memory; backend '%s' keeps device memory", ctx->backend->prefix);
-  FEA_CHECK(prec == FEA_F64 || prec == FEA_F32, ctx, FEA_ERR_UNSUPPORTED,
-            "M1 works in FP64 or FP32, not %s", fea_precision_name(prec));
+  FEA_CHECK(prec == FEA_F64 || prec == FEA_F32 || prec == FEA_F16 || prec == FEA_BF16, ctx,
+            FEA_ERR_UNSUPPORTED, "M1 works in FP64, FP32, FP16 or BF16, not precision %d",
+            (int)prec);
   FEA_CHECK(At->rows == g->num && At->cols == g->num, ctx, FEA_ERR_INVALID_ARG,
             "transformed matrix is %lld x %lld, the grid has %lld interior nodes",
             (long long)At->rows, (long long)At->cols, (long long)g->num);
@@ -301,7 +314,10 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   m->ctx = ctx;
   fea_context_retain(ctx);
   m->prec = prec;
-  m->esize = prec == FEA_F64 ? sizeof(double) : sizeof(float);
+  m->vprec = prec == FEA_F64 ? FEA_F64 : FEA_F32;
+  m->esize = prec == FEA_F64 ? sizeof(double) : prec == FEA_F32 ? sizeof(float) : 2;
+  m->vsize = m->vprec == FEA_F64 ? sizeof(double) : sizeof(float);
+  m->scale_rhs = 1;
   m->num = g->num, m->nc = s->nc, m->ne = s->ne, m->ni = s->ni;
   m->cells = s->num_cells, m->blk = s->block;
   m->perm = malloc((size_t)g->num * sizeof *m->perm);
