@@ -48,22 +48,6 @@ typedef struct lane {
   fea_conc_counters *ctr;
 } lane;
 
-static inline void cas_add(double *p, double v, uint64_t *rng, fea_conc_counters *c) {
-  _Atomic uint64_t *a = (_Atomic uint64_t *)(void *)p;
-  uint64_t old = atomic_load_explicit(a, memory_order_relaxed);
-  for (int k = 0;; k++) {
-    double d;
-    memcpy(&d, &old, sizeof d);
-    d += v;
-    uint64_t next;
-    memcpy(&next, &d, sizeof next);
-    if (atomic_compare_exchange_weak_explicit(a, &old, next, memory_order_relaxed,
-                                              memory_order_relaxed))
-      return;
-    c->retries++;
-    fea_conc_backoff(rng, k);
-  }
-}
 
 /* One protected update of k doubles of item i. */
 static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng, fea_conc_counters *c) {
@@ -73,7 +57,7 @@ static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng, f
     for (int j = 0; j < k; j++) ((volatile double *)v)[j] += 1.0;
     break;
   case M_CAS:
-    for (int j = 0; j < k; j++) cas_add(v + j, 1.0, rng, c);
+    for (int j = 0; j < k; j++) fea_conc_cas_add((_Atomic uint64_t *)(void *)(v + j), 1.0, 1, rng, c);
     break;
   case M_MUTEX:
     if (pthread_mutex_trylock(&L->mutexes[i])) {

@@ -13,22 +13,6 @@
 
 #include "concurrency/conc.h"
 
-static inline void cas_add(_Atomic uint64_t *p, double v, int backoff, uint64_t *rng,
-                           fea_conc_counters *ctr) {
-  uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
-  for (int k = 0;; k++) {
-    double d;
-    memcpy(&d, &old, sizeof d);
-    d += v;
-    uint64_t next;
-    memcpy(&next, &d, sizeof next);
-    if (atomic_compare_exchange_weak_explicit(p, &old, next, memory_order_relaxed,
-                                              memory_order_relaxed))
-      return;
-    ctr->retries++; /* old now holds what the other thread wrote */
-    if (backoff) fea_conc_backoff(rng, k);
-  }
-}
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   _Atomic uint64_t *t = (_Atomic uint64_t *)(void *)job->target;
@@ -48,7 +32,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
       if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne))
-        for (int k = 0; k < w.n; k++) cas_add(t + w.idx[k], w.val[k], backoff, &rng, w.ctr);
+        for (int k = 0; k < w.n; k++) fea_conc_cas_add(t + w.idx[k], w.val[k], backoff, &rng, w.ctr);
     fea_conc_worker_free(&w);
     fea_conc_sync(&job->sync);
   }

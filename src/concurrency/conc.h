@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <feaccel/assembly.h>
 
@@ -169,6 +170,26 @@ void fea_conc_fail(fea_conc_job *job, fea_status st, fea_index e);
 /* Randomized exponential backoff after the k-th consecutive failure: a pause
  * loop of a random length below 2^min(k + 2, 12) iterations. */
 void fea_conc_backoff(uint64_t *rng, int k);
+
+/* target += v on the 64-bit pattern of a double by compare-and-swap; a
+ * failed exchange counts a retry and, with backoff, pauses. Shared by the
+ * ATOMIC_CAS strategy and the update microbenchmark. */
+static inline void fea_conc_cas_add(_Atomic uint64_t *p, double v, int backoff, uint64_t *rng,
+                           fea_conc_counters *ctr) {
+  uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
+  for (int k = 0;; k++) {
+    double d;
+    memcpy(&d, &old, sizeof d);
+    d += v;
+    uint64_t next;
+    memcpy(&next, &d, sizeof next);
+    if (atomic_compare_exchange_weak_explicit(p, &old, next, memory_order_relaxed,
+                                              memory_order_relaxed))
+      return;
+    ctr->retries++; /* old now holds what the other thread wrote */
+    if (backoff) fea_conc_backoff(rng, k);
+  }
+}
 
 /* A strategy. run() visits every element, applies its updates, and fills
  * the per-thread counters (threads_max slots). */
