@@ -1,6 +1,18 @@
 /**
  * @file solver.h
- * @brief Direct solvers: the IGA multifrontal solver for B-spline spaces.
+ * @brief Solvers behind one handle: the IGA multifrontal direct solver for
+ * B-spline spaces, the prehandled Schur-complement solver for the 2D Q1/P1
+ * Poisson problem (mixed precision), and geometric multigrid.
+ *
+ * Every solver follows create -> setup -> solve (many times) -> destroy;
+ * fea_solver_setup(), fea_solver_solve(), fea_solver_set_problem() and
+ * fea_solver_destroy() work on all of them. Right-hand sides and solutions
+ * are always over the problem's free DoFs in fea_problem_assemble_reference()
+ * numbering. Kind-specific facts come from fea_solver_get_stats()
+ * (multifrontal), fea_solver_get_prehandled_stats() and
+ * fea_solver_get_multigrid_stats().
+ *
+ * The multifrontal solver:
  *
  * The multifrontal solver factors the Poisson system of a problem on a
  * tensor-product B-spline space without forming the global matrix and
@@ -30,6 +42,7 @@
 #include <stdint.h>
 
 #include <feaccel/export.h>
+#include <feaccel/operator.h>
 #include <feaccel/problem.h>
 #include <feaccel/space.h>
 #include <feaccel/types.h>
@@ -176,6 +189,196 @@ typedef struct fea_solver_node {
 /** @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1. */
 FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
                                        fea_solver_node *info);
+
+/* ------------------------------------------------------------------------ */
+/* Prehandled Schur-complement solver (docs/prehandled.md)                  */
+/* ------------------------------------------------------------------------ */
+
+/** Options of the prehandled solver; initialize with FEA_PREHANDLED_DESC_INIT. */
+typedef struct fea_prehandled_desc {
+  size_t size;               /**< sizeof(fea_prehandled_desc) as compiled by the caller */
+  /** Coarse cells per direction n0 (h0 = h n / n0); n / n0 must be a power
+   * of two >= 2. 0: the n0 with the fewest dense FLOPs per right-hand side
+   * (exact count; Q1 at n = 256, 512, 1024: n0 = 16, 16, 32, the spec's
+   * configurations). */
+  fea_index coarse_cells;
+  fea_precision precision;   /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
+  /** 1: mixed-precision iterative refinement (FP64 residuals on the nodal
+   * system, corrections by M1 in the working precision) until refine_rtol. */
+  int refine;
+  double refine_rtol;        /**< relative residual target of the refinement (default 1e-12) */
+  int refine_max_iterations; /**< corrections at most (default 30) */
+  /** 16-bit precisions: scale each GEMM operand column by a power of two so
+   * that small loads neither underflow nor overflow (default 1; 0 exists to
+   * show what it prevents). */
+  int rhs_scaling;
+  /** Refuse setup when its memory would exceed this; 0: the physical memory. */
+  uint64_t memory_limit_bytes;
+} fea_prehandled_desc;
+
+/** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical. */
+#define FEA_PREHANDLED_DESC_INIT \
+  {sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0}
+
+/**
+ * @brief Create the prehandled Schur-complement solver (method M1) for a
+ * Poisson @p problem on a Lagrange Q1 or P1 space of a structured square
+ * mesh with n x n cells (constant sigma, n = 2^k n0).
+ *
+ * Setup transforms the nodal system to the hierarchical basis from the
+ * coarse mesh h0 (S), scales it by its partial Cholesky factor (L), splits
+ * the unknowns into coarse nodes C, coarse-edge nodes E and macro-cell
+ * interiors I, and forms in FP64 the inverses of the (identical) macro-cell
+ * blocks and of the Schur complement Pi on E; solves then need only sparse
+ * O(N) transforms and dense GEMMs in the working precision.
+ * @param desc options, or NULL for FEA_PREHANDLED_DESC_INIT
+ * @return FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
+ *         naming what differs; FEA_ERR_INVALID_ARG for a bad option.
+ */
+FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
+                                                const fea_prehandled_desc *desc,
+                                                fea_solver **out);
+
+/** Facts about a prehandled solver; initialize with FEA_PREHANDLED_STATS_INIT. */
+typedef struct fea_prehandled_stats {
+  size_t size;               /**< sizeof(fea_prehandled_stats) as compiled by the caller */
+  fea_index n, n0;           /**< fine and coarse cells per direction */
+  fea_index num_c, num_e, num_i; /**< |C|, |E|, |I| */
+  fea_index num_cells;       /**< macro cells (n0^2 for Q1, 2 n0^2 for P1) */
+  fea_index block;           /**< interior nodes per macro cell (size of C_i) */
+  fea_precision precision;   /**< working precision of the dense products */
+  uint64_t dense_bytes;      /**< B, C_i^-1 and Pi^-1 in the working precision */
+  /** Dense FLOPs of one M1 solve as the spec counts them: 2|E|^2 (Pi^-1) +
+   * 4 block |I| (C^-1 twice); the B, B^T and sparse D products are not counted. */
+  double flops_per_rhs;
+  /** The paper's model, h0 = 2^l sqrt(h): Q1 (8 4^-l + 4 4^l) N^1.5 (12 N^1.5
+   * at l = 0), P1 (18 4^-l + 2 4^l) N^1.5. */
+  double model_flops_per_rhs;
+  double setup_s;            /**< last setup (FP64 factorizations and inverses, conversion) */
+  double solve_s;            /**< last solve, all of it */
+  double transform_s;        /**< last solve without refinement: S, S^T, L and L^T applications */
+  double dense_s;            /**< last solve without refinement: the M1 block solve */
+  int refine_iterations;     /**< last solve: M1 corrections (1 without refinement) */
+  double relative_residual;  /**< last solve with refinement: max_j ||b_j - A x_j|| / ||b_j|| */
+} fea_prehandled_stats;
+
+/** Initializer for fea_prehandled_stats. */
+#define FEA_PREHANDLED_STATS_INIT \
+  {sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0}
+
+/** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a prehandled solver. */
+FEA_API fea_status fea_solver_get_prehandled_stats(const fea_solver *solver,
+                                                   fea_prehandled_stats *stats);
+
+/** The matrices whose condition number fea_solver_prehandled_condition() estimates. */
+typedef enum fea_prehandled_matrix {
+  FEA_PREHANDLED_NODAL = 0,        /**< A_h, the nodal stiffness matrix */
+  FEA_PREHANDLED_HIERARCHICAL = 1, /**< S^T A_h S */
+  FEA_PREHANDLED_SCALED = 2,       /**< L^-1 S^T A_h S L^-T, the system M1 solves */
+  FEA_PREHANDLED_MACRO_BLOCK = 3,  /**< C_i, one macro cell's interior block */
+  FEA_PREHANDLED_SCHUR = 4         /**< Pi = E - D C^-1 D^T - B^T B on the coarse edges */
+} fea_prehandled_matrix;
+
+/**
+ * @brief Spectral condition number of one of the solver's matrices by
+ * Lanczos (@p steps steps with full reorthogonalization; the estimate
+ * approaches kappa from below). Works before fea_solver_setup() too: it
+ * assembles A_h and the partial Cholesky factor (kept for the setup);
+ * MACRO_BLOCK and SCHUR form C_i and Pi in FP64 for the purpose, without the
+ * O(|E|^3) inversion of the setup.
+ * @param steps 2..1000; 200 resolves the extremes of these matrices to 4 digits
+ */
+FEA_API fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_matrix which,
+                                                   int steps, double *kappa);
+
+/* ------------------------------------------------------------------------ */
+/* Geometric multigrid (docs/multigrid.md)                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Multigrid cycle. */
+typedef enum fea_mg_cycle {
+  FEA_MG_CYCLE_V = 0,        /**< one coarse-grid correction per level */
+  FEA_MG_CYCLE_W = 1         /**< two coarse-grid corrections per level */
+} fea_mg_cycle;
+
+/** Multigrid smoother. */
+typedef enum fea_mg_smoother {
+  /** x += omega M^-1 (b - A x), M = I (the paper's) or diag(A) with jacobi = 1 */
+  FEA_MG_SMOOTHER_RICHARDSON = 0,
+  /** Chebyshev polynomial in D^-1 A on [lambda_max / range, 1.1 lambda_max],
+   * lambda_max of D^-1 A estimated by Lanczos at setup */
+  FEA_MG_SMOOTHER_CHEBYSHEV = 1
+} fea_mg_smoother;
+
+/** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT. */
+typedef struct fea_multigrid_desc {
+  size_t size;               /**< sizeof(fea_multigrid_desc) as compiled by the caller */
+  fea_mg_cycle cycle;        /**< default V */
+  fea_mg_smoother smoother;  /**< default RICHARDSON */
+  double omega;              /**< Richardson damping (default 0.3) */
+  int jacobi;                /**< Richardson: 1 scales the residual by diag(A)^-1 (default 0) */
+  int pre_smooth;            /**< smoothing steps (Chebyshev: degree) before the correction (4) */
+  int post_smooth;           /**< after it (4) */
+  double chebyshev_range;    /**< lambda_max / lambda_min of the smoothed interval (default 15) */
+  fea_operator_kind operator_kind; /**< level operators (default CSR, the paper's) */
+  fea_update_strategy strategy;    /**< their scatter strategy when matrix-free (default AUTO) */
+  int krylov;                /**< 0: multigrid iteration; 1: CG preconditioned by one cycle */
+  double rtol;               /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
+  double atol;               /**< (default 0) */
+  fea_index max_iterations;  /**< cycles or CG iterations per right-hand side (default 100) */
+  /** Coarsen (halving the cells per direction) while every direction keeps
+   * at least this many cells and an even count; the coarsest level is solved
+   * by dense Cholesky when it has free DoFs (default 1: the one-element mesh
+   * of the paper, no coarse solve with Dirichlet data on the whole boundary). */
+  fea_index coarsest_cells;
+} fea_multigrid_desc;
+
+/** Initializer: the paper's configuration (V-cycle, 4 + 4 Richardson steps, omega = 0.3, CSR). */
+#define FEA_MULTIGRID_DESC_INIT                                                          \
+  {sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_RICHARDSON, 0.3, 0, 4, 4, \
+   15.0, FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, 0, 1e-10, 0.0, 100, 1}
+
+/**
+ * @brief Create a geometric multigrid solver for a Poisson @p problem on a
+ * Lagrange Q1 or P1 space of a structured mesh (2D or 3D; quadrilaterals,
+ * hexahedra, triangles or Kuhn tetrahedra).
+ *
+ * The coarse levels are the structured meshes with half the cells per
+ * direction (each nested in the next), with the problem rediscretized on
+ * them; prolongation is the coarse space's interpolation at the fine nodes
+ * and restriction its transpose.
+ * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
+ * @return FEA_ERR_UNSUPPORTED for another space or mesh, naming it;
+ *         FEA_ERR_INVALID_ARG for a bad option (an unstable unscaled
+ *         Richardson omega is refused at setup, naming omega lambda_max).
+ */
+FEA_API fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
+                                               const fea_multigrid_desc *desc, fea_solver **out);
+
+/** Facts about a multigrid solver; initialize with FEA_MULTIGRID_STATS_INIT. */
+typedef struct fea_multigrid_stats {
+  size_t size;               /**< sizeof(fea_multigrid_stats) as compiled by the caller */
+  int num_levels;            /**< levels, the finest included */
+  fea_index fine_dofs;       /**< free DoFs of the finest level */
+  fea_index coarse_dofs;     /**< free DoFs of the coarsest level (0: no coarse solve) */
+  fea_index iterations;      /**< last solve: cycles or CG iterations, the most over its right-hand sides */
+  int converged;             /**< last solve: every right-hand side met the tolerance */
+  double initial_residual;   /**< last solve, last right-hand side: ||b - A x0|| */
+  double final_residual;     /**< and at the end */
+  double convergence_factor; /**< (final / initial)^(1 / iterations), last right-hand side */
+  double lambda_max;         /**< finest level: the smoothed operator's largest eigenvalue (estimate) */
+  double setup_s;            /**< last setup: operators, transfers, estimates, coarse factor */
+  double solve_s;            /**< last solve */
+  uint64_t memory_bytes;     /**< operators, transfers and work vectors of all levels */
+} fea_multigrid_stats;
+
+/** Initializer for fea_multigrid_stats. */
+#define FEA_MULTIGRID_STATS_INIT \
+  {sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0}
+
+/** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a multigrid solver. */
+FEA_API fea_status fea_solver_get_multigrid_stats(const fea_solver *solver,
+                                                  fea_multigrid_stats *stats);
 
 /** @brief Destroy a solver. Accepts NULL; sets `*solver = NULL`. */
 FEA_EXPORT fea_status fea_solver_destroy(fea_solver **solver);

@@ -237,8 +237,47 @@ static fea_status convert_copy(fea_m1 *m, const double *src, size_t n, fea_preci
   return FEA_SUCCESS;
 }
 
+/* Lanczos on a dense FP64 SPD block (column-major n x n) through GEMV. */
+typedef struct dense_apply {
+  fea_context *ctx;
+  const double *a;
+  fea_index n;
+} dense_apply;
+
+static fea_status apply_dense(void *user, const double *x, double *y) {
+  const dense_apply *d = user;
+  fea_dmat A = {(void *)d->a, d->n, d->n, d->n, FEA_F64};
+  fea_dmat X = {(void *)x, d->n, 1, d->n, FEA_F64}, Y = {y, d->n, 1, d->n, FEA_F64};
+  return fea_dense_gemm(d->ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &A, &X, 0.0, &Y,
+                        FEA_COMPUTE_DEFAULT);
+}
+
+static fea_status dense_kappa(fea_context *ctx, const double *a, fea_index n, int steps,
+                              double *kappa) {
+  if (n <= 1) {
+    *kappa = 1.0;
+    return FEA_SUCCESS;
+  }
+  dense_apply d = {ctx, a, n};
+  double lmin = 0, lmax = 0;
+  FEA_CALL(fea_lanczos_extremes(ctx, n, apply_dense, &d, steps, 1, 12345, &lmin, &lmax));
+  FEA_CHECK(lmin > 0, ctx, FEA_ERR_NOT_POSDEF, "Lanczos finds the eigenvalue %g in a %lld x %lld "
+            "block that should be SPD", lmin, (long long)n, (long long)n);
+  *kappa = lmax / lmin;
+  return FEA_SUCCESS;
+}
+
+/* What a diagnostic build computes instead of the inverses. */
+typedef struct m1_condition {
+  int steps;
+  int want_pi; /* 0: stop after C_1 (Pi's setup is the costly part) */
+  double kappa_c, kappa_pi;
+} m1_condition;
+
+/* The FP64 setup; with cond, the condition numbers of C_1 and Pi instead of
+ * the inverses and conversions (a diagnostic: no solver results). */
 static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
-                        const fea_ph_factor *f, m1_setup *w) {
+                        const fea_ph_factor *f, m1_setup *w, m1_condition *cond) {
   fea_context *ctx = m->ctx;
   const fea_index nc = m->nc, ne = m->ne, blk = m->blk;
   fea_index ncf = 0;
@@ -275,6 +314,10 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
     fea_dmat L0 = {(void *)l0, nc, nc, nc, FEA_F64}, Bm = {w->bt, nc, ne, nc, FEA_F64};
     FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L0, &Bm));
   }
+  if (cond) {
+    FEA_CALL(dense_kappa(ctx, w->c1, blk, cond->steps, &cond->kappa_c));
+    if (!cond->want_pi) return FEA_SUCCESS;
+  }
   FEA_CALL(invert_spd(ctx, w->c1, w->cinv, blk, "the macro-cell block C_1"));
   FEA_CALL(schur_interior(m, w));
   if (nc > 0 && ne > 0) { /* Pi = Lambda - B^T B */
@@ -282,6 +325,7 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
     FEA_CALL(fea_dense_gemm(ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &Bm, &Bm, 1.0, &P,
                             FEA_COMPUTE_DEFAULT));
   }
+  if (cond) return dense_kappa(ctx, w->lambda, ne, cond->steps, &cond->kappa_pi);
   FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
   FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b));
   FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv));
@@ -289,9 +333,9 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
   return convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval);
 }
 
-fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
                          const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
-                         fea_m1 **out) {
+                         m1_condition *cond, fea_m1 **out) {
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(s, ctx);
@@ -327,7 +371,7 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   m1_setup w = {0};
   if (st >= 0) {
     memcpy(m->perm, s->perm, (size_t)g->num * sizeof *m->perm);
-    st = build(m, s, At, f, &w);
+    st = build(m, s, At, f, &w, cond);
   }
   setup_free(&w);
   if (st < 0) {
@@ -335,5 +379,24 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
     return st;
   }
   *out = m;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                         const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
+                         fea_m1 **out) {
+  return create(ctx, g, s, At, f, prec, NULL, out);
+}
+
+fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                            const fea_matrix *At, const fea_ph_factor *f, int steps,
+                            double *kappa_c, double *kappa_pi) {
+  FEA_CHECK(steps >= 2, ctx, FEA_ERR_INVALID_ARG, "%d Lanczos steps are too few", steps);
+  m1_condition cond = {steps, kappa_pi != NULL, 0, 0};
+  fea_m1 *m = NULL;
+  FEA_CALL(create(ctx, g, s, At, f, FEA_F64, &cond, &m));
+  fea_m1_destroy(&m);
+  if (kappa_c) *kappa_c = cond.kappa_c;
+  if (kappa_pi) *kappa_pi = cond.kappa_pi;
   return FEA_SUCCESS;
 }

@@ -64,6 +64,15 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
                          const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
                          fea_m1 **out);
 void fea_m1_destroy(fea_m1 **m);
+
+/* The FP64 setup up to Pi, then kappa(C_1) and kappa(Pi) by `steps` Lanczos
+ * steps on the FP64 blocks (full reorthogonalization; estimates from below),
+ * without inverting Pi: a diagnostic as cheap as the setup minus its
+ * O(|E|^3) inversion. Either output may be NULL; without kappa_pi it stops
+ * after C_1. */
+fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                            const fea_matrix *At, const fea_ph_factor *f, int steps,
+                            double *kappa_c, double *kappa_pi);
 void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info);
 
 /* x := A^-1 b for k right-hand sides of the prehandled system: b and x are

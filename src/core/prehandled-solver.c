@@ -1,0 +1,321 @@
+/* The prehandled Schur-complement solver behind the solver ops.
+ *
+ * Setup: the reference assembly of the nodal system A_h x = b (reduced:
+ * interior nodes, lexicographic, which is the grid order of prehandle.h),
+ * the explicit S and At = S^T A_h S, the partial Cholesky L of At, the C/E/I
+ * split, and M1 in the working precision. Only A_h (for refinement and the
+ * residual), the problem's load, L and M1 are kept: S, At and the split are
+ * O(N) and rebuilt when needed. The condition-number diagnostics need A_h
+ * and L only, not M1 (whose Pi inversion is the O(|E|^3) part of setup).
+ *
+ * Solve: b = L^-1 S^T b_h, x = M1^-1 b, x_h = S L^-T x, column by column
+ * for the O(N) transforms and one batch for M1's GEMMs; or the
+ * mixed-precision refinement of schur-m1.h around the same steps. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+#include "matrix.h"
+#include "prehandled.h"
+#include "schur-m1.h"
+
+typedef struct ph_solver {
+  fea_prehandled_desc desc; /* complete */
+  fea_ph_grid grid;
+  fea_matrix *A;            /* A_h over the interior nodes (last setup) */
+  double *load;             /* the problem's reduced right-hand side (last setup) */
+  fea_ph_factor *f;
+  fea_m1 *m1;
+  fea_m1_info info;
+  double setup_s, solve_s, transform_s, dense_s, relres;
+  int iterations;
+} ph_solver;
+
+static ph_solver *ph_of(const fea_solver *s) { return s->data; }
+
+static void ph_reset(fea_solver *s) {
+  ph_solver *p = ph_of(s);
+  fea_m1_destroy(&p->m1);
+  fea_ph_factor_destroy(&p->f);
+  fea_matrix_destroy(&p->A);
+  free(p->load);
+  p->load = NULL;
+  s->ready = 0;
+}
+
+static void ph_destroy(fea_solver *s) {
+  ph_reset(s);
+  free(s->data);
+  s->data = NULL;
+}
+
+static fea_index split_sizes(const fea_ph_grid *g, fea_index *nc, fea_index *ne, fea_index *blk) {
+  const fea_index n = g->n, n0 = g->n0, r = g->r;
+  *nc = (n0 - 1) * (n0 - 1);
+  fea_index cells = g->element == FEA_PH_Q1 ? n0 * n0 : 2 * n0 * n0;
+  *blk = g->element == FEA_PH_Q1 ? (r - 1) * (r - 1) : (r - 1) * (r - 2) / 2;
+  fea_index ni = cells * *blk;
+  *ne = (n - 1) * (n - 1) - *nc - ni;
+  return ni;
+}
+
+double fea_prehandled_flops(const fea_ph_grid *g) {
+  fea_index nc, ne, blk;
+  fea_index ni = split_sizes(g, &nc, &ne, &blk);
+  return 2.0 * (double)ne * (double)ne + 4.0 * (double)blk * (double)ni;
+}
+
+double fea_prehandled_model_flops(const fea_ph_grid *g) {
+  /* h0 = 2^l sqrt(h): l = log2(h0 / sqrt(h)) = log2(sqrt(n) / n0). */
+  const double N = (double)g->num, l = log2(sqrt((double)g->n) / (double)g->n0);
+  const double q = pow(4.0, l);
+  const double c = g->element == FEA_PH_Q1 ? 8.0 / q + 4.0 * q : 18.0 / q + 2.0 * q;
+  return c * pow(N, 1.5);
+}
+
+/* The FP64 setup's peak: Lambda, its inverse and the working-precision copy
+ * of Pi^-1, B twice, plus O(N) sparse data (At, S, L's diagonal, the split). */
+static uint64_t setup_bytes(const ph_solver *p) {
+  fea_index nc, ne, blk;
+  (void)split_sizes(&p->grid, &nc, &ne, &blk);
+  const fea_precision pr = p->desc.precision;
+  const size_t es = pr == FEA_F64 ? 8 : pr == FEA_F32 ? 4 : 2;
+  const double e2 = (double)ne * (double)ne;
+  double bytes = e2 * (16.0 + (double)es) + (double)nc * (double)ne * (8.0 + (double)es) +
+                 (double)nc * (double)nc * 8.0 + (double)blk * (double)blk * 24.0 +
+                 (double)p->grid.num * 400.0;
+  return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
+}
+
+/* S, At = S^T A S and the split of the grid, for setup and diagnostics. */
+static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **At,
+                              fea_ph_split *split) {
+  const ph_solver *p = ph_of(s);
+  fea_matrix *S = NULL;
+  FEA_CALL(fea_ph_build_s(s->ctx, &p->grid, &S));
+  fea_status st = fea_ph_transform_matrix(s->ctx, A, S, At);
+  fea_matrix_destroy(&S);
+  if (st < 0) return st;
+  st = fea_ph_split_create(s->ctx, &p->grid, split);
+  if (st < 0) fea_matrix_destroy(At);
+  return st;
+}
+
+/* A_h, the load and L for the current problem: what setup and the
+ * condition-number diagnostics share. Kept until the problem changes. */
+static fea_status prepare(fea_solver *s) {
+  fea_context *ctx = s->ctx;
+  ph_solver *p = ph_of(s);
+  if (p->f) return FEA_SUCCESS;
+  fea_matrix *At = NULL;
+  fea_ph_split split = {0};
+  p->load = malloc((size_t)(p->grid.num ? p->grid.num : 1) * sizeof *p->load);
+  fea_status st = p->load ? FEA_SUCCESS
+                          : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld loads",
+                                      (long long)p->grid.num);
+  if (st >= 0) st = fea_problem_assemble_reference(s->problem, &p->A, p->load);
+  if (st >= 0) st = transformed(s, p->A, &At, &split);
+  if (st >= 0) st = fea_ph_factor_create(ctx, &p->grid, At, &p->f);
+  fea_matrix_destroy(&At);
+  fea_ph_split_free(&split);
+  if (st < 0) ph_reset(s);
+  return st;
+}
+
+static fea_status ph_setup(fea_solver *s) {
+  fea_context *ctx = s->ctx;
+  ph_solver *p = ph_of(s);
+  const uint64_t need = setup_bytes(p), limit = fea_memory_limit(p->desc.memory_limit_bytes);
+  FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "the prehandled setup needs about %llu bytes (|E| = %lld: Pi and its inverse in FP64) "
+            "but the memory limit is %llu bytes; a smaller n / n0 (coarse_cells) shrinks |E|",
+            (unsigned long long)need, (long long)p->info.ne, (unsigned long long)limit);
+  fea_m1_destroy(&p->m1);
+  s->ready = 0;
+  const double t0 = fea_solver_now();
+  FEA_CALL(prepare(s));
+  fea_matrix *At = NULL;
+  fea_ph_split split = {0};
+  fea_status st = transformed(s, p->A, &At, &split);
+  if (st >= 0) st = fea_m1_create(ctx, &p->grid, &split, At, p->f, p->desc.precision, &p->m1);
+  fea_matrix_destroy(&At);
+  fea_ph_split_free(&split);
+  if (st < 0) return st;
+  fea_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
+  fea_m1_get_info(p->m1, &p->info);
+  p->setup_s = fea_solver_now() - t0;
+  return FEA_SUCCESS;
+}
+
+/* Plain M1: transforms column by column, one batched dense solve. */
+static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
+  ph_solver *p = ph_of(s);
+  const fea_index num = p->grid.num;
+  double t0 = fea_solver_now();
+  for (fea_index j = 0; j < k; j++) FEA_CALL(fea_ph_forward(p->f, w + j * num));
+  double t1 = fea_solver_now();
+  FEA_CALL(fea_m1_solve(p->m1, k, w, w));
+  double t2 = fea_solver_now();
+  for (fea_index j = 0; j < k; j++) FEA_CALL(fea_ph_backward(p->f, w + j * num));
+  double t3 = fea_solver_now();
+  p->transform_s = (t1 - t0) + (t3 - t2);
+  p->dense_s = t2 - t1;
+  return FEA_SUCCESS;
+}
+
+static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                           double *x, fea_index ldx) {
+  fea_context *ctx = s->ctx;
+  ph_solver *p = ph_of(s);
+  const fea_index num = p->grid.num;
+  const double t0 = fea_solver_now();
+  double *w = malloc((size_t)(num * nrhs) * sizeof *w);
+  double *xw = p->desc.refine ? malloc((size_t)(num * nrhs) * sizeof *xw) : NULL;
+  if (!w || (p->desc.refine && !xw)) {
+    free(w);
+    free(xw);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld unknowns",
+                     (long long)nrhs, (long long)num);
+  }
+  for (fea_index j = 0; j < nrhs; j++)
+    memcpy(w + j * num, b ? b + j * ldb : p->load, (size_t)num * sizeof *w);
+  fea_status st;
+  if (p->desc.refine) {
+    p->transform_s = p->dense_s = 0;
+    st = fea_m1_refine(p->m1, p->f, p->A, nrhs, w, xw, p->desc.refine_rtol,
+                       p->desc.refine_max_iterations, &p->iterations, &p->relres);
+  } else {
+    st = solve_once(s, nrhs, w);
+    p->iterations = 1;
+    p->relres = 0;
+  }
+  const double *out = p->desc.refine ? xw : w;
+  if (st >= 0)
+    for (fea_index j = 0; j < nrhs; j++)
+      memcpy(x + j * ldx, out + j * num, (size_t)num * sizeof *x);
+  free(w);
+  free(xw);
+  p->solve_s = fea_solver_now() - t0;
+  return st;
+}
+
+const fea_solver_ops fea_prehandled_ops = {
+    .name = "prehandled",
+    .check_problem = fea_prehandled_check_problem,
+    .reset = ph_reset,
+    .setup = ph_setup,
+    .solve = ph_solve,
+    .destroy = ph_destroy,
+};
+
+fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
+                                 const fea_ph_grid *g) {
+  ph_solver *p = calloc(1, sizeof *p);
+  FEA_CHECK(p, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a prehandled solver");
+  p->desc = *desc;
+  p->grid = *g;
+  fea_index blk;
+  p->info.ni = split_sizes(g, &p->info.nc, &p->info.ne, &blk);
+  p->info.block = blk;
+  p->info.num_cells = g->element == FEA_PH_Q1 ? g->n0 * g->n0 : 2 * g->n0 * g->n0;
+  p->info.prec = desc->precision;
+  s->data = p;
+  return FEA_SUCCESS;
+}
+
+void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
+  const ph_solver *p = ph_of(s);
+  *full = (fea_prehandled_stats)FEA_PREHANDLED_STATS_INIT;
+  full->n = p->grid.n;
+  full->n0 = p->grid.n0;
+  full->num_c = p->info.nc;
+  full->num_e = p->info.ne;
+  full->num_i = p->info.ni;
+  full->num_cells = p->info.num_cells;
+  full->block = p->info.block;
+  full->precision = p->desc.precision;
+  full->dense_bytes = s->ready ? (uint64_t)p->info.dense_bytes : 0;
+  full->flops_per_rhs = fea_prehandled_flops(&p->grid);
+  full->model_flops_per_rhs = fea_prehandled_model_flops(&p->grid);
+  full->setup_s = s->ready ? p->setup_s : 0;
+  full->solve_s = p->solve_s;
+  full->transform_s = p->transform_s;
+  full->dense_s = p->dense_s;
+  full->refine_iterations = p->iterations;
+  full->relative_residual = p->relres;
+}
+
+/* ---- condition numbers ------------------------------------------------ */
+
+typedef struct apply_ctx {
+  const ph_solver *p;
+  const fea_matrix *A;  /* nodal, for NODAL / HIERARCHICAL / SCALED */
+  fea_index n;
+  double *tmp;
+} apply_ctx;
+
+static fea_status apply_nodal(void *u, const double *x, double *y) {
+  apply_ctx *a = u;
+  return fea_matrix_multiply(a->A, x, y);
+}
+
+/* y = S^T A S x through the O(N) sweeps. */
+static fea_status apply_hier(void *u, const double *x, double *y) {
+  apply_ctx *a = u;
+  memcpy(a->tmp, x, (size_t)a->n * sizeof *x);
+  fea_ph_apply_s(&a->p->grid, a->tmp);
+  FEA_CALL(fea_matrix_multiply(a->A, a->tmp, y));
+  fea_ph_apply_st(&a->p->grid, y);
+  return FEA_SUCCESS;
+}
+
+/* y = L^-1 S^T A S L^-T x. */
+static fea_status apply_scaled(void *u, const double *x, double *y) {
+  apply_ctx *a = u;
+  memcpy(a->tmp, x, (size_t)a->n * sizeof *x);
+  FEA_CALL(fea_ph_solve_lt(a->p->f, a->tmp));
+  fea_ph_apply_s(&a->p->grid, a->tmp);
+  FEA_CALL(fea_matrix_multiply(a->A, a->tmp, y));
+  fea_ph_apply_st(&a->p->grid, y);
+  return fea_ph_solve_l(a->p->f, y);
+}
+
+/* kappa of C_1 or Pi: the FP64 setup rebuilt up to Pi (no inversion). */
+static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, int steps,
+                                    double *kappa) {
+  ph_solver *p = ph_of(s);
+  const int block = which == FEA_PREHANDLED_MACRO_BLOCK;
+  FEA_CHECK(block ? p->info.block > 0 : p->info.ne > 0, s->ctx, FEA_ERR_INVALID_ARG,
+            "the %s is empty on this grid (n = %lld, n0 = %lld)",
+            block ? "macro-cell block" : "Schur complement", (long long)p->grid.n,
+            (long long)p->grid.n0);
+  fea_matrix *At = NULL;
+  fea_ph_split split = {0};
+  FEA_CALL(transformed(s, p->A, &At, &split));
+  fea_status st = fea_m1_condition(s->ctx, &p->grid, &split, At, p->f, steps,
+                                   block ? kappa : NULL, block ? NULL : kappa);
+  fea_matrix_destroy(&At);
+  fea_ph_split_free(&split);
+  return st;
+}
+
+fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, int steps,
+                                    double *kappa) {
+  ph_solver *p = ph_of(s);
+  FEA_CALL(prepare(s));
+  if (which == FEA_PREHANDLED_MACRO_BLOCK || which == FEA_PREHANDLED_SCHUR)
+    return dense_block_kappa(s, which, steps, kappa);
+  apply_ctx a = {.p = p, .A = p->A, .n = p->grid.num};
+  a.tmp = malloc((size_t)a.n * sizeof *a.tmp);
+  FEA_CHECK(a.tmp, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld values", (long long)a.n);
+  fea_ph_apply_fn fn = which == FEA_PREHANDLED_NODAL          ? apply_nodal
+                       : which == FEA_PREHANDLED_HIERARCHICAL ? apply_hier
+                                                              : apply_scaled;
+  double lmin = 0, lmax = 0;
+  fea_status st = fea_lanczos_extremes(s->ctx, a.n, fn, &a, steps, 1, 12345, &lmin, &lmax);
+  free(a.tmp);
+  if (st >= 0) *kappa = lmax / lmin;
+  return st;
+}

@@ -1,0 +1,68 @@
+/* The solver object: one handle, one small ops table per kind (multifrontal,
+ * prehandled, multigrid), in the PETSc create -> setup -> solve manner.
+ * src/interface/solver.c checks the arguments common to every kind and
+ * dispatches; each kind's file checks its own options and fills the ops. */
+#ifndef FEA_INTERNAL_SOLVER_H
+#define FEA_INTERNAL_SOLVER_H
+
+#include <feaccel/solver.h>
+
+#include "problem.h"
+
+typedef enum fea_solver_kind {
+  FEA_SOLVER_MULTIFRONTAL = 0,
+  FEA_SOLVER_PREHANDLED = 1,
+  FEA_SOLVER_MULTIGRID = 2
+} fea_solver_kind;
+
+typedef struct fea_solver_ops {
+  const char *name; /* for messages: "multifrontal", ... */
+  /* Checks that problem (already checked to be on the solver's space) suits
+   * the kind; NULL: every problem on the space does. */
+  fea_status (*check_problem)(const fea_solver *s, const fea_problem *problem);
+  /* Forget the numeric setup (after the problem changed); clears s->ready. */
+  void (*reset)(fea_solver *s);
+  /* Checks first; then calls reset and builds. */
+  fea_status (*setup)(fea_solver *s);
+  /* nrhs >= 1 columns; b NULL (nrhs = 1): the problem's own load. Arguments
+   * are checked and the solver is set up. */
+  fea_status (*solve)(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb, double *x,
+                      fea_index ldx);
+  void (*destroy)(fea_solver *s); /* frees s->data */
+} fea_solver_ops;
+
+struct fea_solver {
+  fea_context *ctx;      /* holds a reference */
+  fea_space *space;      /* holds a reference */
+  fea_problem *problem;  /* the solver's own copy of the caller's problem */
+  fea_solver_kind kind;
+  const fea_solver_ops *ops;
+  void *data;            /* the kind's state */
+  int ready;             /* setup completed on the current problem */
+};
+
+/* A solver of the given kind with a copy of problem and references on the
+ * context and the problem's space; data NULL. The caller fills data and
+ * frees with fea_solver_free on failure. */
+fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_kind kind,
+                            const fea_solver_ops *ops, fea_solver **out);
+void fea_solver_free(fea_solver *s);
+
+/* FEA_ERR_INVALID_ARG unless s is of the kind (for kind-specific getters). */
+fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what);
+
+/* Copy a size-versioned descriptor: defaults first, then the caller's
+ * fields up to its .size (at least min_size, else FEA_ERR_INVALID_ARG). */
+fea_status fea_desc_copy(fea_context *ctx, void *dst, size_t full_size, const void *src,
+                         size_t min_size, const char *type);
+/* The same for stats: fill the caller's prefix of full. */
+fea_status fea_stats_copy_out(fea_context *ctx, void *dst, const void *full, size_t full_size,
+                              size_t min_size, const char *type);
+
+/* Bytes a setup may use: limit, or the physical memory when 0. */
+uint64_t fea_memory_limit(uint64_t limit);
+
+/* Seconds on a monotonic clock. */
+double fea_solver_now(void);
+
+#endif
