@@ -1,4 +1,4 @@
-/* The same-run DGEMM yardstick of peak.h. Kept apart from case-limits.c,
+/* The same-run GEMM yardsticks of peak.h. Kept apart from case-limits.c,
  * which reports more (triad, GPU kinds) than a case needs for a fraction. */
 #include <stdlib.h>
 
@@ -6,12 +6,16 @@
 #include "peak.h"
 #include "timing.h"
 
-fea_status bench_dgemm_peak(fea_context *ctx, long long n, int reps, double *gflops) {
+fea_status bench_gemm_peak(fea_context *ctx, long long n, fea_precision prec, int reps,
+                           double *gflops) {
   const fea_index nn = (fea_index)n * n;
+  /* Half operands multiply into an FP32 C, the only half GEMM the library has. */
+  const fea_precision cprec = prec == FEA_F16 || prec == FEA_BF16 ? FEA_F32 : prec;
   fea_vector *v[3] = {NULL, NULL, NULL};
   double *t = malloc((size_t)reps * sizeof *t);
   fea_status s = t ? FEA_SUCCESS : FEA_ERR_OUT_OF_MEMORY;
-  for (int k = 0; k < 3 && s == FEA_SUCCESS; k++) s = fea_vector_create(ctx, nn, FEA_F64, &v[k]);
+  for (int k = 0; k < 3 && s == FEA_SUCCESS; k++)
+    s = fea_vector_create(ctx, nn, k == 2 ? cprec : prec, &v[k]);
   /* Non-trivial operands: a GEMM on zeros could in principle be cut short. */
   if (s == FEA_SUCCESS) s = fea_vector_set_all(v[0], 0.5);
   if (s == FEA_SUCCESS) s = fea_vector_set_all(v[1], -0.25);
@@ -28,4 +32,8 @@ fea_status bench_dgemm_peak(fea_context *ctx, long long n, int reps, double *gfl
   for (int k = 0; k < 3; k++) (void)fea_vector_destroy(&v[k]);
   free(t);
   return s;
+}
+
+fea_status bench_dgemm_peak(fea_context *ctx, long long n, int reps, double *gflops) {
+  return bench_gemm_peak(ctx, n, FEA_F64, reps, gflops);
 }

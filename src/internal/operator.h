@@ -41,4 +41,16 @@ fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kern
  * (operator-mf.c); the same sums in the same order as the reference. */
 fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b);
 
+/* z = M^-1 r on host arrays of the operator's num_free entries. */
+typedef fea_status (*fea_cg_precond_fn)(void *user, const double *r, double *z);
+
+/* The CG iteration behind fea_cg_solve (src/matrixfree/cg.c), on checked
+ * arguments: b and x F64 vectors of A's size on its context, d complete and
+ * valid (d->jacobi is not read: precond is the preconditioner, NULL for
+ * none; a preconditioner must be symmetric positive definite). Fills s's
+ * iterations, residuals, converged and apply_s (added to); not solve_s. */
+fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                      const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
+                      fea_cg_stats *s);
+
 #endif

@@ -1,8 +1,10 @@
-/* Conjugate gradients, optionally Jacobi-preconditioned, over any operator:
- * the operator is only applied, so assembled and matrix-free operators solve
- * alike. Vector updates go through fea_vector_* (the backend's BLAS); the
- * Jacobi scaling is the one elementwise product BLAS lacks, done here on the
- * host arrays (operators exist on host backends only). */
+/* Conjugate gradients over any operator, with any preconditioner: the
+ * operator is only applied, so assembled and matrix-free operators solve
+ * alike. fea_cg_run is the one iteration (fea_cg_solve runs it with Jacobi or
+ * nothing, multigrid with a cycle as preconditioner). Vector updates go
+ * through fea_vector_* (the backend's BLAS); the Jacobi scaling is the one
+ * elementwise product BLAS lacks, done here on the host arrays (operators
+ * exist on host backends only). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 
 typedef struct cg_work {
   fea_vector *r, *z, *p, *q;
-  double *dinv; /* Jacobi: 1 / diag, or NULL */
+  fea_cg_precond_fn precond; /* z = M^-1 r, or NULL for none */
+  void *user;
 } cg_work;
 
 static void work_free(cg_work *w) {
@@ -25,34 +28,46 @@ static void work_free(cg_work *w) {
   fea_vector_destroy(&w->z);
   fea_vector_destroy(&w->p);
   fea_vector_destroy(&w->q);
-  free(w->dinv);
 }
 
-static fea_status work_alloc(const fea_operator *A, int jacobi, cg_work *w) {
+static fea_status work_alloc(const fea_operator *A, cg_work *w) {
   const fea_index n = A->num_free;
   fea_vector **v[CG_NVEC] = {&w->r, &w->z, &w->p, &w->q};
   for (int k = 0; k < CG_NVEC; k++) FEA_CALL(fea_vector_create(A->ctx, n, FEA_F64, v[k]));
-  if (!jacobi) return FEA_SUCCESS;
-  w->dinv = malloc(((size_t)n + 1) * sizeof *w->dinv);
-  FEA_CHECK(w->dinv, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
+  return FEA_SUCCESS;
+}
+
+/* 1 / diag(A) for Jacobi, into *dinv (freed by the caller, also on error). */
+static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
+  const fea_index n = A->num_free;
+  double *d = *dinv = malloc(((size_t)n + 1) * sizeof *d);
+  FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
             (long long)n);
-  FEA_CALL(A->impl->diagonal(A, w->dinv));
+  FEA_CALL(A->impl->diagonal(A, d));
   for (fea_index i = 0; i < n; i++) {
-    FEA_CHECK(w->dinv[i] > 0.0 && isfinite(w->dinv[i]), A->ctx, FEA_ERR_NOT_POSDEF,
+    FEA_CHECK(d[i] > 0.0 && isfinite(d[i]), A->ctx, FEA_ERR_NOT_POSDEF,
               "diagonal entry %lld of the operator is %g: Jacobi needs positive entries",
-              (long long)i, w->dinv[i]);
-    w->dinv[i] = 1.0 / w->dinv[i];
+              (long long)i, d[i]);
+    d[i] = 1.0 / d[i];
   }
+  return FEA_SUCCESS;
+}
+
+typedef struct jacobi_data {
+  fea_index n;
+  const double *dinv;
+} jacobi_data;
+
+static fea_status jacobi_apply(void *user, const double *r, double *z) {
+  const jacobi_data *j = user;
+  for (fea_index i = 0; i < j->n; i++) z[i] = j->dinv[i] * r[i];
   return FEA_SUCCESS;
 }
 
 /* z = M^{-1} r. */
 static fea_status precondition(const cg_work *w) {
-  if (!w->dinv) return fea_vector_copy(w->r, w->z);
-  const double *r = w->r->data;
-  double *z = w->z->data;
-  for (fea_index i = 0; i < w->r->n; i++) z[i] = w->dinv[i] * r[i];
-  return FEA_SUCCESS;
+  if (!w->precond) return fea_vector_copy(w->r, w->z);
+  return w->precond(w->user, w->r->data, w->z->data);
 }
 
 static fea_status timed_apply(const fea_operator *A, const fea_vector *x, fea_vector *y,
@@ -145,6 +160,18 @@ static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector
   return FEA_WARN_NOT_CONVERGED;
 }
 
+fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                      const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
+                      fea_cg_stats *s) {
+  cg_work w = {0};
+  w.precond = precond;
+  w.user = user;
+  fea_status st = work_alloc(A, &w);
+  if (st == FEA_SUCCESS) st = iterate(A, b, x, d, &w, s);
+  work_free(&w);
+  return st;
+}
+
 fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
                         const fea_cg_desc *desc, fea_cg_stats *stats) {
   FEA_CHECK_NULL(A, NULL);
@@ -157,11 +184,13 @@ fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *
   fea_cg_desc d;
   FEA_CALL(read_desc(A, desc, &d));
   const double t0 = omp_get_wtime();
-  cg_work w = {0};
   fea_cg_stats s = FEA_CG_STATS_INIT;
-  fea_status st = work_alloc(A, d.jacobi, &w);
-  if (st == FEA_SUCCESS) st = iterate(A, b, x, &d, &w, &s);
-  work_free(&w);
+  double *dinv = NULL;
+  jacobi_data jd = {A->num_free, NULL};
+  fea_status st = d.jacobi ? jacobi_alloc(A, &dinv) : FEA_SUCCESS;
+  jd.dinv = dinv;
+  if (st == FEA_SUCCESS) st = fea_cg_run(A, b, x, &d, d.jacobi ? jacobi_apply : NULL, &jd, &s);
+  free(dinv);
   s.solve_s = omp_get_wtime() - t0;
   if (stats && st >= 0) {
     size_t n = stats->size < sizeof s ? stats->size : sizeof s;

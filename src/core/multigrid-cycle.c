@@ -1,0 +1,332 @@
+/* Multigrid cycles and iterations, and the object's life cycle.
+ *
+ * One cycle B ~ A^-1 on level l (zero initial guess on every level below the
+ * finest, as a correction): pre-smoothing, restriction of the residual by
+ * P^T, one (V) or two (W) cycles on level l + 1, prolongation of the
+ * correction, post-smoothing. The coarsest level is solved exactly by the
+ * dense Cholesky factor (fea_dense_potrf/potrs) when it has free DoFs; the
+ * paper's one-element coarsest mesh has none, so the coarse correction is
+ * simply zero there.
+ *
+ * The finest level runs either the stationary iteration x += B (b - A x)
+ * (krylov = 0) or CG preconditioned by B (krylov = 1, fea_cg_run), both
+ * stopping at ||b - A x|| <= max(rtol ||b||, atol). The stationary
+ * iteration measures the true residual; CG its recurrence. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "dense.h"
+#include "error.h"
+#include "multigrid-impl.h"
+#include "vector.h"
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
+  FEA_CHECK(d->cycle == FEA_MG_CYCLE_V || d->cycle == FEA_MG_CYCLE_W, ctx, FEA_ERR_INVALID_ARG,
+            "cycle is %d; valid: FEA_MG_CYCLE_V (0), FEA_MG_CYCLE_W (1)", (int)d->cycle);
+  FEA_CHECK(d->smoother == FEA_MG_SMOOTHER_RICHARDSON || d->smoother == FEA_MG_SMOOTHER_CHEBYSHEV,
+            ctx, FEA_ERR_INVALID_ARG,
+            "smoother is %d; valid: FEA_MG_SMOOTHER_RICHARDSON (0), FEA_MG_SMOOTHER_CHEBYSHEV (1)",
+            (int)d->smoother);
+  FEA_CHECK(d->omega > 0.0 && isfinite(d->omega), ctx, FEA_ERR_INVALID_ARG,
+            "omega is %g; it must be positive and finite", d->omega);
+  FEA_CHECK(d->jacobi == 0 || d->jacobi == 1, ctx, FEA_ERR_INVALID_ARG, "jacobi is %d, not 0 or 1",
+            d->jacobi);
+  FEA_CHECK(d->pre_smooth >= 0 && d->post_smooth >= 0 && d->pre_smooth + d->post_smooth > 0, ctx,
+            FEA_ERR_INVALID_ARG,
+            "pre_smooth is %d and post_smooth %d; both must be >= 0 and one > 0", d->pre_smooth,
+            d->post_smooth);
+  FEA_CHECK(d->chebyshev_range > 1.0 && isfinite(d->chebyshev_range), ctx, FEA_ERR_INVALID_ARG,
+            "chebyshev_range is %g; it must be finite and > 1", d->chebyshev_range);
+  FEA_CHECK(d->operator_kind == FEA_OPERATOR_CSR ||
+                d->operator_kind == FEA_OPERATOR_MF_ELEMENT_MATRIX ||
+                d->operator_kind == FEA_OPERATOR_MF_SUMFACT,
+            ctx, FEA_ERR_INVALID_ARG, "operator_kind is %d; valid: 0..%d", (int)d->operator_kind,
+            (int)FEA_OPERATOR_MF_SUMFACT);
+  FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
+            "strategy is %d; valid: 0..%d", (int)d->strategy, (int)FEA_UPDATE_AUTO);
+  FEA_CHECK(d->krylov == 0 || d->krylov == 1, ctx, FEA_ERR_INVALID_ARG, "krylov is %d, not 0 or 1",
+            d->krylov);
+  FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), ctx, FEA_ERR_INVALID_ARG,
+            "rtol is %g; it must be finite and >= 0", d->rtol);
+  FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), ctx, FEA_ERR_INVALID_ARG,
+            "atol is %g; it must be finite and >= 0", d->atol);
+  FEA_CHECK(d->max_iterations >= 0, ctx, FEA_ERR_INVALID_ARG,
+            "max_iterations is %lld; it must be >= 0", (long long)d->max_iterations);
+  FEA_CHECK(d->coarsest_cells >= 1, ctx, FEA_ERR_INVALID_ARG,
+            "coarsest_cells is %lld; it must be >= 1", (long long)d->coarsest_cells);
+  return FEA_SUCCESS;
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+/* The finest level always (its residuals), every smoothing level; not a
+ * factored coarsest level below the finest. */
+static fea_status build_operators(fea_mg *mg) {
+  fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+  od.kind = mg->desc.operator_kind;
+  od.strategy = mg->desc.strategy;
+  for (int l = 0; l < mg->num_levels; l++) {
+    fea_mg_level *lv = &mg->levels[l];
+    if (l > 0 && l + 1 == mg->num_levels) break;
+    FEA_CALL(fea_operator_create(mg->ctx, lv->problem, &od, &lv->op));
+  }
+  return FEA_SUCCESS;
+}
+
+/* The coarsest level's matrix, dense (lower triangle, column-major), from the
+ * reference assembly, and its Cholesky factor in place. */
+static fea_status factor_coarsest(fea_mg *mg) {
+  const fea_mg_level *lv = &mg->levels[mg->num_levels - 1];
+  const fea_index n = lv->n;
+  if (n == 0) return FEA_SUCCESS;
+  double *b = malloc((size_t)n * sizeof *b);
+  mg->coarse_chol = calloc((size_t)n * (size_t)n, sizeof *mg->coarse_chol);
+  if (!b || !mg->coarse_chol) {
+    free(b);
+    return FEA_ERROR(mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for the dense %lld x %lld coarsest-level matrix", (long long)n,
+                     (long long)n);
+  }
+  fea_matrix *A = NULL;
+  fea_status st = fea_problem_assemble_reference(lv->problem, &A, b);
+  free(b);
+  FEA_CALL(st);
+  /* Row i's upper entries (i, j) are column i's lower entries (j, i). */
+  for (fea_index i = 0; i < n; i++)
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      const fea_index j = A->col_idx[k];
+      if (j >= i) mg->coarse_chol[(size_t)i * (size_t)n + (size_t)j] = A->values[k];
+    }
+  fea_matrix_destroy(&A);
+  fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
+  return fea_dense_potrf(mg->ctx, FEA_LOWER, &L);
+}
+
+static uint64_t memory_bytes(const fea_mg *mg) {
+  uint64_t bytes = 0;
+  for (int l = 0; l < mg->num_levels; l++) {
+    const fea_mg_level *lv = &mg->levels[l];
+    const uint64_t n = (uint64_t)lv->n;
+    if (lv->op) bytes += lv->op->info.memory_bytes;
+    const fea_matrix *T[2] = {lv->P, lv->PT};
+    for (int k = 0; k < 2; k++)
+      if (T[k]) bytes += (uint64_t)T[k]->nnz * 16 + ((uint64_t)T[k]->rows + 1) * 8;
+    bytes += n * 8 * (2 + (l > 0 ? 2 : 0) + (lv->dinv ? 1 : 0));
+  }
+  const uint64_t nc = (uint64_t)mg->levels[mg->num_levels - 1].n, n0 = (uint64_t)mg->levels[0].n;
+  if (mg->coarse_chol) bytes += nc * nc * 8;
+  return bytes + n0 * 8 * 4; /* vb, vx, res, corr */
+}
+
+static fea_status finest_work(fea_mg *mg) {
+  const fea_index n = mg->levels[0].n;
+  FEA_CALL(fea_vector_create(mg->ctx, n, FEA_F64, &mg->vb));
+  FEA_CALL(fea_vector_create(mg->ctx, n, FEA_F64, &mg->vx));
+  mg->res = malloc(((size_t)n + 1) * sizeof *mg->res);
+  mg->corr = malloc(((size_t)n + 1) * sizeof *mg->corr);
+  FEA_CHECK(mg->res && mg->corr, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for two vectors of %lld entries", (long long)n);
+  return FEA_SUCCESS;
+}
+
+static fea_status build(fea_mg *mg, const fea_problem *problem) {
+  FEA_CALL(fea_mg_hierarchy_build(mg, problem));
+  FEA_CALL(build_operators(mg));
+  FEA_CALL(fea_mg_smoother_setup(mg));
+  FEA_CALL(factor_coarsest(mg));
+  return finest_work(mg);
+}
+
+fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
+                         const fea_multigrid_desc *desc, fea_mg **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(problem, ctx);
+  FEA_CHECK_NULL(desc, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  FEA_CALL(check_desc(ctx, desc));
+  FEA_CALL(fea_mg_check_problem(ctx, problem));
+  const double t0 = omp_get_wtime();
+  fea_mg *mg = calloc(1, sizeof *mg);
+  FEA_CHECK(mg, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a multigrid solver");
+  fea_context_retain(ctx);
+  mg->ctx = ctx;
+  mg->desc = *desc;
+  mg->stats = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
+  fea_status st = build(mg, problem);
+  if (st != FEA_SUCCESS) {
+    fea_mg_destroy(&mg);
+    return st;
+  }
+  fea_multigrid_stats *s = &mg->stats;
+  s->num_levels = mg->num_levels;
+  s->fine_dofs = mg->levels[0].n;
+  s->coarse_dofs = mg->coarse_chol ? mg->levels[mg->num_levels - 1].n : 0;
+  s->memory_bytes = memory_bytes(mg);
+  s->setup_s = omp_get_wtime() - t0;
+  *out = mg;
+  return FEA_SUCCESS;
+}
+
+void fea_mg_destroy(fea_mg **mg) {
+  if (!mg || !*mg) return;
+  fea_mg *m = *mg;
+  fea_mg_hierarchy_free(m);
+  free(m->coarse_chol);
+  fea_vector_destroy(&m->vb);
+  fea_vector_destroy(&m->vx);
+  free(m->res);
+  free(m->corr);
+  fea_context_release(m->ctx);
+  free(m);
+  *mg = NULL;
+}
+
+/* ---- the cycle ------------------------------------------------------------------------------- */
+
+/* y = A x (add 0) or y += A x (add 1), rows in parallel. */
+static void csr_multiply(const fea_mg *mg, const fea_matrix *A, const double *x, double *y,
+                         int add) {
+  const fea_index n = A->rows;
+  const int T = mg->ctx->nthreads;
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+  for (fea_index i = 0; i < n; i++) {
+    double s = add ? y[i] : 0.0;
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      s += A->values[k] * x[A->col_idx[k]];
+    y[i] = s;
+  }
+}
+
+static fea_status coarse_solve(const fea_mg *mg, const double *b, double *x) {
+  const fea_index n = mg->levels[mg->num_levels - 1].n;
+  memcpy(x, b, (size_t)n * sizeof *x);
+  const fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
+  fea_dmat B = {x, n, 1, n, FEA_F64};
+  return fea_dense_potrs(mg->ctx, FEA_LOWER, &L, &B);
+}
+
+/* x ~ A_l^-1 b; zero: x is taken as 0 on entry. */
+static fea_status cycle(const fea_mg *mg, int l, const double *b, double *x, int zero) {
+  const fea_multigrid_desc *d = &mg->desc;
+  const fea_mg_level *lv = &mg->levels[l];
+  if (l + 1 == mg->num_levels) return coarse_solve(mg, b, x);
+  if (d->pre_smooth > 0) {
+    FEA_CALL(fea_mg_smooth(mg, l, b, x, d->pre_smooth, zero));
+  } else if (zero) {
+    memset(x, 0, (size_t)lv->n * sizeof *x);
+  }
+  const fea_mg_level *c = &mg->levels[l + 1];
+  if (c->n > 0) {
+    FEA_CALL(fea_mg_residual(mg, l, b, x, lv->r));
+    csr_multiply(mg, lv->PT, lv->r, c->b, 0);
+    /* W: two corrections, except from a coarsest level solved exactly. */
+    const int gamma = d->cycle == FEA_MG_CYCLE_W && l + 2 < mg->num_levels ? 2 : 1;
+    for (int g = 0; g < gamma; g++) FEA_CALL(cycle(mg, l + 1, c->b, c->x, g == 0));
+    csr_multiply(mg, lv->P, c->x, x, 1);
+  }
+  return fea_mg_smooth(mg, l, b, x, d->post_smooth, 0);
+}
+
+/* ---- iterations ------------------------------------------------------------------------------ */
+
+typedef struct solve_facts {
+  fea_index iterations;
+  int converged;
+  double initial, final;
+} solve_facts;
+
+/* ||x||, on the context's OpenMP threads: a BLAS call here would wake
+ * OpenBLAS's own thread pool between the OpenMP regions of the cycle, and
+ * the two pools spinning against each other slow the cycle down tenfold on
+ * a machine with few cores. The residual norm of a smooth solution cannot
+ * overflow a plain sum of squares. */
+static double norm2(const fea_mg *mg, fea_index n, const double *x) {
+  const int T = mg->ctx->nthreads;
+  double s = 0.0;
+#pragma omp parallel for schedule(static) num_threads(T) reduction(+ : s) \
+    if (n >= FEA_MG_PARALLEL_MIN)
+  for (fea_index i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+/* x += B (b - A x) until the residual meets tol. */
+static fea_status stationary(fea_mg *mg, const double *b, double *x, double tol, solve_facts *f) {
+  const fea_index n = mg->levels[0].n;
+  const int T = mg->ctx->nthreads;
+  for (fea_index it = 0;; it++) {
+    FEA_CALL(fea_mg_residual(mg, 0, b, x, mg->res));
+    const double rn = norm2(mg, n, mg->res);
+    if (it == 0) f->initial = rn;
+    f->final = rn;
+    f->iterations = it;
+    if (rn <= tol) {
+      f->converged = 1;
+      return FEA_SUCCESS;
+    }
+    if (it == mg->desc.max_iterations || !isfinite(rn)) return FEA_WARN_NOT_CONVERGED;
+    FEA_CALL(cycle(mg, 0, mg->res, mg->corr, 1));
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+    for (fea_index i = 0; i < n; i++) x[i] += mg->corr[i];
+  }
+}
+
+static fea_status precondition(void *user, const double *r, double *z) {
+  return cycle(user, 0, r, z, 1);
+}
+
+static fea_status krylov(fea_mg *mg, const double *b, double *x, solve_facts *f) {
+  const fea_index n = mg->levels[0].n;
+  memcpy(mg->vb->data, b, (size_t)n * sizeof *b);
+  memcpy(mg->vx->data, x, (size_t)n * sizeof *x);
+  fea_cg_desc cd = FEA_CG_DESC_INIT;
+  cd.rtol = mg->desc.rtol;
+  cd.atol = mg->desc.atol;
+  cd.max_iterations = mg->desc.max_iterations;
+  cd.jacobi = 0;
+  fea_cg_stats cs = FEA_CG_STATS_INIT;
+  fea_status st = fea_cg_run(mg->levels[0].op, mg->vb, mg->vx, &cd, precondition, mg, &cs);
+  if (st < 0) return st;
+  memcpy(x, mg->vx->data, (size_t)n * sizeof *x);
+  f->iterations = cs.iterations;
+  f->converged = cs.converged;
+  f->initial = cs.initial_residual;
+  f->final = cs.final_residual;
+  return st;
+}
+
+fea_status fea_mg_solve(fea_mg *mg, const double *b, double *x) {
+  FEA_CHECK_NULL(mg, NULL);
+  FEA_CHECK_NULL(b, mg->ctx);
+  FEA_CHECK_NULL(x, mg->ctx);
+  const double t0 = omp_get_wtime();
+  const double tol = fmax(mg->desc.rtol * norm2(mg, mg->levels[0].n, b), mg->desc.atol);
+  solve_facts f = {0, 0, 0.0, 0.0};
+  fea_status st = mg->desc.krylov ? krylov(mg, b, x, &f) : stationary(mg, b, x, tol, &f);
+  if (st < 0) return st;
+  fea_multigrid_stats *s = &mg->stats;
+  s->iterations = f.iterations;
+  s->converged = f.converged;
+  s->initial_residual = f.initial;
+  s->final_residual = f.final;
+  s->convergence_factor = f.iterations > 0 && f.initial > 0.0
+                              ? pow(f.final / f.initial, 1.0 / (double)f.iterations)
+                              : 0.0;
+  s->solve_s = omp_get_wtime() - t0;
+  return st;
+}
+
+fea_status fea_mg_get_rhs(fea_mg *mg, double *b) {
+  FEA_CHECK_NULL(mg, NULL);
+  FEA_CHECK_NULL(b, mg->ctx);
+  FEA_CALL(fea_operator_get_rhs(mg->levels[0].op, mg->vb));
+  memcpy(b, mg->vb->data, (size_t)mg->levels[0].n * sizeof *b);
+  return FEA_SUCCESS;
+}
+
+void fea_mg_get_stats(const fea_mg *mg, fea_multigrid_stats *stats) { *stats = mg->stats; }

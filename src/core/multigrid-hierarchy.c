@@ -1,0 +1,248 @@
+/* Multigrid hierarchy: the coarse levels and the transfers between them.
+ *
+ * Coarse levels are rediscretizations, not Galerkin products: the structured
+ * mesh with half the cells per direction (same box, same simplex split), its
+ * order-1 Lagrange space and the caller's problem description on it. For
+ * constant-coefficient Poisson on nested conforming meshes the two agree
+ * (P^T A_h P = A_2h, tested), and rediscretization lets every level use the
+ * matrix-free operators.
+ *
+ * Prolongation is the coarse space's interpolation at the fine vertices. On
+ * structured meshes that is index arithmetic on the vertex grid (order-1
+ * DoFs are the vertices, numbered lexicographically, x fastest; see
+ * mesh-structured.c): a fine vertex at grid position i lies on the coarse
+ * vertex i / 2 where all coordinates are even; where some are odd ("the odd
+ * directions") it is the midpoint of a coarse segment:
+ * - Q1 (quads, hexes): the tensor-product average over the 2^m coarse
+ *   vertices around it (m odd directions);
+ * - P1 (triangles cut along (0,0)-(1,1), Kuhn tetrahedra whose every edge,
+ *   face diagonal and cube diagonal runs from the lower to the higher corner):
+ *   the segment from the "lo" corner (odd coordinates - 1) to the "hi" corner
+ *   (odd coordinates + 1) is an edge of the coarse mesh, and the coarse
+ *   function is linear along it, so the average of those two vertices.
+ * Coarse Dirichlet DoFs are dropped (their correction is zero), fine
+ * Dirichlet DoFs have no row. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr-product.h"
+#include "error.h"
+#include "mesh.h"
+#include "multigrid-impl.h"
+
+fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
+  const fea_space *s = pb->space;
+  FEA_CHECK(s->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
+            "space is a B-spline space of degree %d", s->degree[0]);
+  FEA_CHECK(s->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
+            "space is Lagrange of order %d", s->degree[0]);
+  const fea_mesh *m = s->mesh;
+  FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid needs a structured box mesh (fea_mesh_create_structured); the problem's "
+            "%s mesh was made from arrays, by refinement or from a Gmsh file",
+            m ? fea_cell_name(m->type) : "(no)");
+  FEA_CHECK(m->dim == 2 || m->dim == 3, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid supports 2D and 3D meshes; the problem's structured mesh is %dD", m->dim);
+  /* Order 1 numbers DoFs as the mesh nodes: the grid arithmetic relies on it. */
+  FEA_CHECK(s->num_dofs == m->num_nodes, ctx, FEA_ERR_UNSUPPORTED,
+            "the order-1 space has %lld DoFs but its mesh %lld nodes", (long long)s->num_dofs,
+            (long long)m->num_nodes);
+  FEA_CHECK(pb->num_free > 0, ctx, FEA_ERR_INVALID_ARG,
+            "the problem has no free DoFs (every DoF of its %lld cells is on the Dirichlet "
+            "boundary): nothing to solve", (long long)m->num_cells);
+  return FEA_SUCCESS;
+}
+
+/* ---- prolongation ---------------------------------------------------------------------------- */
+
+/* Grid position of vertex v of a structured mesh. */
+static void vertex_position(const fea_mesh *m, fea_index v, fea_index pos[3]) {
+  fea_index stride = 1;
+  for (int k = 0; k < 3; k++) pos[k] = 0;
+  for (int k = 0; k < m->dim; k++) {
+    pos[k] = (v / stride) % (m->n[k] + 1);
+    stride *= m->n[k] + 1;
+  }
+}
+
+static fea_index vertex_number(const fea_mesh *m, const fea_index pos[3]) {
+  fea_index v = 0, stride = 1;
+  for (int k = 0; k < m->dim; k++) {
+    v += pos[k] * stride;
+    stride *= m->n[k] + 1;
+  }
+  return v;
+}
+
+/* The coarse free DoFs (sorted) and weights of the row of fine vertex v;
+ * returns their count (at most 8). */
+static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_index v,
+                       fea_index col[8], double val[8]) {
+  const fea_mesh *fm = fine->space->mesh, *cm = coarse->space->mesh;
+  const int dim = fm->dim;
+  fea_index pos[3], cpos[3];
+  vertex_position(fm, v, pos);
+  int odd = 0, m = 0;
+  for (int k = 0; k < dim; k++)
+    if (pos[k] & 1) odd |= 1 << k, m++;
+  /* Corner c's bit k picks pos + 1 (set) or pos - 1 in odd direction k. Q1
+   * takes every subset of the odd directions, P1 only none (lo) and all (hi). */
+  int count = 0;
+  for (int c = 0; c < (1 << dim); c++) {
+    if ((c & ~odd) != 0) continue;
+    if (fm->simplices && c != 0 && c != odd) continue;
+    for (int k = 0; k < 3; k++) {
+      const int step = (c >> k & 1) ? 1 : -1;
+      cpos[k] = k >= dim ? 0 : (odd >> k & 1) ? (pos[k] + step) / 2 : pos[k] / 2;
+    }
+    const fea_index r = coarse->free_index[vertex_number(cm, cpos)];
+    if (r < 0) continue; /* coarse Dirichlet DoF: no correction there */
+    const double w = fm->simplices ? (m ? 0.5 : 1.0) : 1.0 / (double)(1 << m);
+    int at = count++; /* insertion keeps the row's columns sorted */
+    while (at > 0 && col[at - 1] > r) {
+      col[at] = col[at - 1];
+      val[at] = val[at - 1];
+      at--;
+    }
+    col[at] = r;
+    val[at] = w;
+  }
+  return count;
+}
+
+fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine,
+                               const fea_problem *coarse, fea_matrix **P) {
+  const fea_mesh *fm = fine->space->mesh, *cm = coarse->space->mesh;
+  FEA_CHECK(fm->structured && cm->structured && fm->dim == cm->dim &&
+                fm->simplices == cm->simplices,
+            ctx, FEA_ERR_INVALID_ARG, "prolongation between unrelated meshes");
+  for (int k = 0; k < fm->dim; k++)
+    FEA_CHECK(fm->n[k] == 2 * cm->n[k], ctx, FEA_ERR_INVALID_ARG,
+              "direction %d: the fine mesh has %lld cells, not twice the coarse mesh's %lld", k,
+              (long long)fm->n[k], (long long)cm->n[k]);
+  fea_index col[8], nnz = 0;
+  double val[8];
+  for (fea_index v = 0; v < fm->num_nodes; v++)
+    if (fine->free_index[v] >= 0) nnz += row_entries(fine, coarse, v, col, val);
+  fea_matrix *p;
+  FEA_CALL(fea_matrix_alloc(ctx, fine->num_free, coarse->num_free, nnz, &p));
+  fea_index at = 0;
+  for (fea_index v = 0; v < fm->num_nodes; v++) {
+    const fea_index r = fine->free_index[v];
+    if (r < 0) continue;
+    const int c = row_entries(fine, coarse, v, col, val);
+    memcpy(p->col_idx + at, col, (size_t)c * sizeof *col);
+    memcpy(p->values + at, val, (size_t)c * sizeof *val);
+    at += c;
+    p->row_ptr[r + 1] = at; /* free DoFs are numbered in vertex order */
+  }
+  *P = p;
+  return FEA_SUCCESS;
+}
+
+/* ---- levels ---------------------------------------------------------------------------------- */
+
+/* The problem on the structured mesh with half of fine's cells per direction. */
+static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_problem **out) {
+  const fea_mesh *fm = fine->space->mesh;
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = fm->dim;
+  md.simplices = fm->simplices;
+  for (int k = 0; k < 3; k++) {
+    md.n[k] = k < fm->dim ? fm->n[k] / 2 : 1;
+    md.lower[k] = fm->lower[k];
+    md.upper[k] = fm->upper[k];
+  }
+  fea_mesh *m = NULL;
+  fea_space *s = NULL;
+  fea_status st = fea_mesh_create_structured(ctx, &md, &m);
+  if (st == FEA_SUCCESS) st = fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s);
+  if (st == FEA_SUCCESS) st = fea_problem_create_poisson(s, &fine->desc, out);
+  /* The problem holds references on its space and mesh. */
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+  return st;
+}
+
+/* Levels: halve while every direction has an even count that stays >= coarsest. */
+static int count_levels(const fea_mesh *m, fea_index coarsest) {
+  fea_index n[3] = {m->n[0], m->n[1], m->n[2]};
+  int levels = 1;
+  for (;;) {
+    for (int k = 0; k < m->dim; k++)
+      if (n[k] % 2 != 0 || n[k] / 2 < coarsest) return levels;
+    for (int k = 0; k < m->dim; k++) n[k] /= 2;
+    levels++;
+  }
+}
+
+static fea_status alloc_work(fea_context *ctx, fea_mg_level *lv, int coarse) {
+  const size_t n = (size_t)lv->n + 1;
+  lv->r = malloc(n * sizeof *lv->r);
+  lv->w = malloc(n * sizeof *lv->w);
+  if (coarse) {
+    lv->b = malloc(n * sizeof *lv->b);
+    lv->x = malloc(n * sizeof *lv->x);
+  }
+  FEA_CHECK(lv->r && lv->w && (!coarse || (lv->b && lv->x)), ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the work vectors of a level with %lld free DoFs", (long long)lv->n);
+  return FEA_SUCCESS;
+}
+
+static void level_set(fea_mg_level *lv, fea_problem *pb) {
+  lv->problem = pb;
+  lv->n = pb->num_free;
+  for (int k = 0; k < 3; k++) lv->cells[k] = pb->space->mesh->n[k];
+}
+
+fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
+  fea_context *ctx = mg->ctx;
+  const fea_mesh *m = problem->space->mesh;
+  const int L = count_levels(m, mg->desc.coarsest_cells);
+  mg->levels = calloc((size_t)L, sizeof *mg->levels);
+  FEA_CHECK(mg->levels, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d levels", L);
+  mg->num_levels = L;
+  /* Level 0: the operator and transfers need a problem the caller may destroy. */
+  fea_problem *pb;
+  FEA_CALL(fea_problem_create_poisson(problem->space, &problem->desc, &pb));
+  level_set(&mg->levels[0], pb);
+  for (int l = 1; l < L; l++) {
+    FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb));
+    level_set(&mg->levels[l], pb);
+  }
+  const fea_mg_level *last = &mg->levels[L - 1];
+  FEA_CHECK(last->n <= FEA_MG_MAX_COARSE_DOFS, ctx, FEA_ERR_UNSUPPORTED,
+            "the coarsest level (%lld x %lld x %lld cells) has %lld free DoFs, more than the "
+            "%d a dense coarse solve takes: use a mesh whose cell counts have more factors of "
+            "2, or a smaller coarsest_cells (%lld)",
+            (long long)last->cells[0], (long long)last->cells[1], (long long)last->cells[2],
+            (long long)last->n, FEA_MG_MAX_COARSE_DOFS, (long long)mg->desc.coarsest_cells);
+  for (int l = 0; l < L; l++) {
+    fea_mg_level *lv = &mg->levels[l];
+    FEA_CALL(alloc_work(ctx, lv, l > 0));
+    if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
+    FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
+    FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+  }
+  return FEA_SUCCESS;
+}
+
+void fea_mg_hierarchy_free(fea_mg *mg) {
+  for (int l = 0; l < mg->num_levels; l++) {
+    fea_mg_level *lv = &mg->levels[l];
+    fea_operator_destroy(&lv->op);
+    fea_matrix_destroy(&lv->P);
+    fea_matrix_destroy(&lv->PT);
+    fea_problem_destroy(&lv->problem);
+    free(lv->dinv);
+    free(lv->b);
+    free(lv->x);
+    free(lv->r);
+    free(lv->w);
+  }
+  free(mg->levels);
+  mg->levels = NULL;
+  mg->num_levels = 0;
+}

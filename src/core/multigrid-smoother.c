@@ -1,0 +1,202 @@
+/* Multigrid smoothers on one level, over the level's operator (any kind):
+ * - Richardson x += omega M^-1 (b - A x), M = I (the paper's) or D = diag(A);
+ * - Chebyshev: the degree-k Chebyshev polynomial in D^-1 A that is smallest
+ *   on [lambda_max / range, 1.1 lambda_max] (Saad, Iterative Methods, Alg.
+ *   12.1, three-term recurrence; one operator application per degree). It
+ *   damps the upper part of the spectrum, which the coarse grid cannot, and
+ *   needs no omega; the factor 1.1 covers Lanczos's estimate from below.
+ * Both are polynomials in A (or D^-1 A), hence self-adjoint in the A inner
+ * product: with equal pre- and post-smoothing the cycle is a symmetric
+ * preconditioner for CG.
+ *
+ * Setup estimates lambda_max of the smoothed operator on every smoothing
+ * level with 30 Lanczos steps (fea_lanczos_extremes; for D^-1 A through the
+ * similar D^-1/2 A D^-1/2), which also guards Richardson: omega lambda_max
+ * >= 2 amplifies the highest modes, so it is refused. That is not a
+ * theoretical worry: the unscaled stiffness matrix's spectrum scales like
+ * h^(d-2), so an omega that is stable for 2D Q1 (lambda_max = 4) is not for
+ * 2D P1 (lambda_max = 8), and in 3D the usable omega grows with 1/h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "blas.h"
+#include "context.h"
+#include "error.h"
+#include "multigrid-impl.h"
+#include "prehandle.h"
+
+#define LANCZOS_STEPS 30
+#define CHEBYSHEV_SAFETY 1.1
+
+
+static fea_status apply(const fea_mg_level *lv, const double *x, double *y) {
+  return lv->op->impl->apply(lv->op, x, y, 0);
+}
+
+fea_status fea_mg_residual(const fea_mg *mg, int l, const double *b, const double *x, double *r) {
+  const fea_mg_level *lv = &mg->levels[l];
+  const fea_index n = lv->n;
+  const int T = mg->ctx->nthreads;
+  FEA_CALL(apply(lv, x, r));
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+  for (fea_index i = 0; i < n; i++) r[i] = b[i] - r[i];
+  return FEA_SUCCESS;
+}
+
+/* x += omega M^-1 r (x = omega M^-1 r when zero). */
+static void richardson_update(const fea_mg *mg, const fea_mg_level *lv, const double *r, double *x,
+                              int zero) {
+  const fea_index n = lv->n;
+  const int T = mg->ctx->nthreads;
+  const double om = mg->desc.omega;
+  const double *dinv = lv->dinv;
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+  for (fea_index i = 0; i < n; i++) {
+    const double z = om * (dinv ? dinv[i] : 1.0) * r[i];
+    x[i] = zero ? z : x[i] + z;
+  }
+}
+
+static fea_status richardson(const fea_mg *mg, int l, const double *b, double *x, int steps,
+                             int zero) {
+  const fea_mg_level *lv = &mg->levels[l];
+  for (int s = 0; s < steps; s++) {
+    if (zero && s == 0) { /* r = b: no product needed */
+      richardson_update(mg, lv, b, x, 1);
+      continue;
+    }
+    FEA_CALL(fea_mg_residual(mg, l, b, x, lv->r));
+    richardson_update(mg, lv, lv->r, x, 0);
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status chebyshev(const fea_mg *mg, int l, const double *b, double *x, int degree,
+                            int zero) {
+  const fea_mg_level *lv = &mg->levels[l];
+  const fea_index n = lv->n;
+  const int T = mg->ctx->nthreads;
+  const double *dinv = lv->dinv;
+  const double hi = CHEBYSHEV_SAFETY * lv->lambda_max;
+  const double lo = lv->lambda_max / mg->desc.chebyshev_range;
+  const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
+  double rho = 1.0 / sigma;
+  double *r = lv->r, *d = lv->w;
+  if (!zero) FEA_CALL(fea_mg_residual(mg, l, b, x, r));
+  const double *r0 = zero ? b : r;
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+  for (fea_index i = 0; i < n; i++) {
+    d[i] = dinv[i] * r0[i] / theta;
+    x[i] = zero ? d[i] : x[i] + d[i];
+  }
+  for (int k = 1; k < degree; k++) {
+    FEA_CALL(fea_mg_residual(mg, l, b, x, r));
+    const double rho_new = 1.0 / (2.0 * sigma - rho);
+    const double c1 = rho_new * rho, c2 = 2.0 * rho_new / delta;
+#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
+    for (fea_index i = 0; i < n; i++) {
+      d[i] = c1 * d[i] + c2 * dinv[i] * r[i];
+      x[i] += d[i];
+    }
+    rho = rho_new;
+  }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, int steps, int zero) {
+  if (steps <= 0) return FEA_SUCCESS;
+  if (mg->desc.smoother == FEA_MG_SMOOTHER_CHEBYSHEV) return chebyshev(mg, l, b, x, steps, zero);
+  return richardson(mg, l, b, x, steps, zero);
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+/* y = A x, or D^-1/2 A D^-1/2 x with a scaling (sqrt of dinv) and its scratch. */
+typedef struct lanczos_op {
+  const fea_mg_level *lv;
+  const double *scale; /* NULL: A itself */
+  double *tmp;
+} lanczos_op;
+
+static fea_status lanczos_apply(void *user, const double *x, double *y) {
+  const lanczos_op *o = user;
+  if (!o->scale) return apply(o->lv, x, y);
+  const fea_index n = o->lv->n;
+  for (fea_index i = 0; i < n; i++) o->tmp[i] = o->scale[i] * x[i];
+  FEA_CALL(apply(o->lv, o->tmp, y));
+  for (fea_index i = 0; i < n; i++) y[i] *= o->scale[i];
+  return FEA_SUCCESS;
+}
+
+static fea_status estimate_lambda_max(fea_context *ctx, fea_mg_level *lv, int l) {
+  lanczos_op o = {lv, NULL, NULL};
+  double *scale = NULL;
+  if (lv->dinv) {
+    scale = malloc(2 * ((size_t)lv->n + 1) * sizeof *scale);
+    FEA_CHECK(scale, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a scaling of %lld entries",
+              (long long)lv->n);
+    for (fea_index i = 0; i < lv->n; i++) scale[i] = sqrt(lv->dinv[i]);
+    o.scale = scale;
+    o.tmp = scale + lv->n + 1;
+  }
+  double lmin;
+  /* Lanczos's dot products are BLAS calls: the context's thread count. */
+  fea_blas_use_threads(ctx->nthreads);
+  fea_status st = fea_lanczos_extremes(ctx, lv->n, lanczos_apply, &o, LANCZOS_STEPS, 1,
+                                       (uint64_t)l + 1, &lmin, &lv->lambda_max);
+  free(scale);
+  FEA_CALL(st);
+  FEA_CHECK(lv->lambda_max > 0.0 && isfinite(lv->lambda_max), ctx, FEA_ERR_NOT_POSDEF,
+            "level %d: the largest eigenvalue estimate of the operator is %g", l, lv->lambda_max);
+  return FEA_SUCCESS;
+}
+
+static fea_status inverse_diagonal(fea_context *ctx, fea_mg_level *lv, int l) {
+  lv->dinv = malloc(((size_t)lv->n + 1) * sizeof *lv->dinv);
+  FEA_CHECK(lv->dinv, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
+            (long long)lv->n);
+  FEA_CALL(lv->op->impl->diagonal(lv->op, lv->dinv));
+  for (fea_index i = 0; i < lv->n; i++) {
+    FEA_CHECK(lv->dinv[i] > 0.0 && isfinite(lv->dinv[i]), ctx, FEA_ERR_NOT_POSDEF,
+              "level %d: diagonal entry %lld of the operator is %g; the smoother needs positive "
+              "entries", l, (long long)i, lv->dinv[i]);
+    lv->dinv[i] = 1.0 / lv->dinv[i];
+  }
+  return FEA_SUCCESS;
+}
+
+/* "16 x 16": a level's cells per direction, for messages. */
+static void format_cells(const fea_mg_level *lv, char *buf, size_t len) {
+  const int dim = lv->problem->space->dim;
+  if (dim == 2)
+    snprintf(buf, len, "%lld x %lld", (long long)lv->cells[0], (long long)lv->cells[1]);
+  else
+    snprintf(buf, len, "%lld x %lld x %lld", (long long)lv->cells[0], (long long)lv->cells[1],
+             (long long)lv->cells[2]);
+}
+
+fea_status fea_mg_smoother_setup(fea_mg *mg) {
+  const fea_multigrid_desc *d = &mg->desc;
+  const int scaled = d->smoother == FEA_MG_SMOOTHER_CHEBYSHEV || d->jacobi;
+  /* The coarsest level is solved, not smoothed. */
+  for (int l = 0; l + 1 < mg->num_levels; l++) {
+    fea_mg_level *lv = &mg->levels[l];
+    if (scaled) FEA_CALL(inverse_diagonal(mg->ctx, lv, l));
+    FEA_CALL(estimate_lambda_max(mg->ctx, lv, l));
+    if (d->smoother != FEA_MG_SMOOTHER_RICHARDSON) continue;
+    const double prod = d->omega * lv->lambda_max;
+    if (prod < 2.0) continue;
+    char cells[64];
+    format_cells(lv, cells, sizeof cells);
+    return FEA_ERROR(mg->ctx, FEA_ERR_INVALID_ARG,
+                     "omega = %g is unstable for %s Richardson on level %d (%s cells): "
+                     "lambda_max = %g of %s, and omega * lambda_max = %g >= 2; use omega < %g%s "
+                     "or the Chebyshev smoother",
+                     d->omega, d->jacobi ? "Jacobi-scaled" : "unscaled", l, cells, lv->lambda_max,
+                     d->jacobi ? "D^-1 A" : "A", prod, 2.0 / lv->lambda_max,
+                     d->jacobi ? "" : ", jacobi = 1");
+  }
+  mg->stats.lambda_max = mg->num_levels > 1 ? mg->levels[0].lambda_max : 0.0;
+  return FEA_SUCCESS;
+}

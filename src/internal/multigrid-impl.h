@@ -1,0 +1,76 @@
+/* The multigrid object, shared by its three translation units only (and the
+ * unit test): the hierarchy (src/core/multigrid-hierarchy.c), the smoothers
+ * (multigrid-smoother.c) and the cycles, the iterations and the object's
+ * life cycle (multigrid-cycle.c). */
+#ifndef FEA_INTERNAL_MULTIGRID_IMPL_H
+#define FEA_INTERNAL_MULTIGRID_IMPL_H
+
+#include "matrix.h"
+#include "multigrid.h"
+#include "operator.h"
+
+/* A coarsest level is factored densely up to this many free DoFs (a
+ * 512 MiB factor); beyond, the mesh must coarsen further. */
+#define FEA_MG_MAX_COARSE_DOFS 8192
+
+/* Vector loops go parallel from this length on (below, a team costs more
+ * than the loop). */
+#define FEA_MG_PARALLEL_MIN 8192
+
+typedef struct fea_mg_level {
+  fea_problem *problem;  /* owned: the level's problem (level 0: a copy of the caller's) */
+  fea_index cells[3];    /* cells per direction (1 beyond dim) */
+  fea_index n;           /* free DoFs */
+  fea_operator *op;      /* every level with free DoFs but a factored coarsest */
+  double *dinv;          /* 1 / diag(A) where the smoother scales by it, else NULL */
+  double lambda_max;     /* the smoothed operator's (A or D^-1 A), smoothing levels */
+  fea_matrix *P, *PT;    /* prolongation from level + 1 and its transpose (NULL on the
+                            coarsest or when level + 1 has no free DoFs) */
+  double *b, *x;         /* levels > 0: right-hand side and correction of the cycle */
+  double *r, *w;         /* residual and smoother work */
+} fea_mg_level;
+
+struct fea_mg {
+  fea_context *ctx;      /* holds a reference */
+  fea_multigrid_desc desc;
+  int num_levels;
+  fea_mg_level *levels;  /* num_levels, 0 the finest */
+  double *coarse_chol;   /* n x n lower Cholesky factor of the coarsest level, or NULL */
+  fea_vector *vb, *vx;   /* the finest level's b and x as vectors, for CG */
+  double *res, *corr;    /* finest: residual and correction of the stationary iteration */
+  fea_multigrid_stats stats;
+};
+
+/* ---- hierarchy (multigrid-hierarchy.c) ---- */
+
+/* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on an
+ * order-1 Lagrange space of a 2D or 3D structured mesh. */
+fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *problem);
+
+/* Levels (problems, cells, free DoFs) and transfers into mg->levels and
+ * mg->num_levels, coarsening while every direction keeps an even count and at
+ * least coarsest_cells cells after halving. Operators are not built here. */
+fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem);
+void fea_mg_hierarchy_free(fea_mg *mg);
+
+/* P: coarse free DoFs -> fine free DoFs of two order-1 Lagrange problems on
+ * structured meshes of the same box, coarse with half the cells of fine per
+ * direction: the coarse functions' values at the fine vertices. */
+fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine,
+                               const fea_problem *coarse, fea_matrix **P);
+
+/* ---- smoothers (multigrid-smoother.c) ---- */
+
+/* Diagonals and eigenvalue estimates of the smoothing levels; refuses an
+ * unstable Richardson omega (FEA_ERR_INVALID_ARG naming level, omega and
+ * lambda_max). */
+fea_status fea_mg_smoother_setup(fea_mg *mg);
+
+/* steps smoothing steps (Chebyshev: one polynomial of that degree) on A_l x = b;
+ * zero: x is taken as 0 on entry (and need not be set). */
+fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, int steps, int zero);
+
+/* r = b - A_l x. */
+fea_status fea_mg_residual(const fea_mg *mg, int l, const double *b, const double *x, double *r);
+
+#endif

@@ -1,0 +1,185 @@
+/* Geometric multigrid through the public solver API (the algorithm itself is
+ * tested in tests/unit/test-multigrid.c): the paper's configuration and the
+ * strong one solve the manufactured problem to the direct solution, many
+ * right-hand sides equal single solves, the iteration count does not grow
+ * with the levels, stats are filled, and bad input is refused cleanly. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solve-common.h"
+
+#include <feaccel/solver.h>
+
+static manufactured sine2 = {2};
+
+typedef struct square {
+  fea_mesh *mesh;
+  fea_space *space;
+  fea_problem *pb;
+} square;
+
+static square square_create(fea_context *ctx, fea_index n, int p1) {
+  square s = {0};
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = 2;
+  md.n[0] = md.n[1] = n;
+  md.simplices = p1;
+  cr_assert_eq(fea_mesh_create_structured(ctx, &md, &s.mesh), FEA_SUCCESS);
+  cr_assert_eq(fea_space_create_lagrange(s.mesh, 1, FEA_NODES_EQUISPACED, &s.space), FEA_SUCCESS);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = sine_f;
+  pd.source_user = &sine2;
+  cr_assert_eq(fea_problem_create_poisson(s.space, &pd, &s.pb), FEA_SUCCESS);
+  return s;
+}
+
+static void square_destroy(square *s) {
+  fea_problem_destroy(&s->pb);
+  fea_space_destroy(&s->space);
+  fea_mesh_destroy(&s->mesh);
+}
+
+static double rel_diff(fea_index n, const double *x, const double *y) {
+  double num = 0, den = 0;
+  for (fea_index i = 0; i < n; i++) num += (x[i] - y[i]) * (x[i] - y[i]), den += y[i] * y[i];
+  return sqrt(num / den);
+}
+
+static fea_context *ctx_open(void) {
+  fea_context *ctx = NULL;
+  cr_assert_eq(fea_context_create("/cpu/threads", &ctx), FEA_SUCCESS);
+  return ctx;
+}
+
+Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
+  fea_context *ctx = ctx_open();
+  for (int strong = 0; strong <= 1; strong++) {
+    for (int p1 = 0; p1 <= 1; p1++) {
+      fea_index its[3] = {0};
+      const fea_index sizes[3] = {32, 64, 128};
+      for (int t = 0; t < 3; t++) {
+        square s = square_create(ctx, sizes[t], p1);
+        fea_index nf;
+        cr_assert_eq(fea_problem_get_num_free_dofs(s.pb, &nf), FEA_SUCCESS);
+        double *b = malloc((size_t)nf * sizeof *b), *xr = malloc((size_t)nf * sizeof *xr);
+        double *x = malloc((size_t)nf * sizeof *x);
+        fea_matrix *A = NULL;
+        cr_assert_eq(fea_problem_assemble_reference(s.pb, &A, b), FEA_SUCCESS);
+        memcpy(xr, b, (size_t)nf * sizeof *b);
+        lapack_solve_csr(A, xr);
+        fea_matrix_destroy(&A);
+        fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+        d.rtol = 1e-11;
+        if (p1 && !strong) d.omega = 0.2; /* 0.3 is unstable for unscaled P1 (lambda_max ~ 8) */
+        if (strong) d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV, d.krylov = 1, d.pre_smooth = 3,
+                    d.post_smooth = 3;
+        fea_solver *sv = NULL;
+        cr_assert_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_SUCCESS, "%s",
+                     fea_context_last_error(ctx));
+        cr_assert_eq(fea_solver_setup(sv), FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+        cr_assert_eq(fea_solver_solve(sv, 1, NULL, 0, x, nf), FEA_SUCCESS, "%s",
+                     fea_context_last_error(ctx));
+        fea_multigrid_stats st = FEA_MULTIGRID_STATS_INIT;
+        cr_assert_eq(fea_solver_get_multigrid_stats(sv, &st), FEA_SUCCESS);
+        const double e = rel_diff(nf, x, xr);
+        cr_log_info("%s %s n=%lld: %d levels, %lld iterations, factor %.3g, vs LAPACK %.2g",
+                    strong ? "Chebyshev-PCG" : "Richardson", p1 ? "P1" : "Q1",
+                    (long long)sizes[t], st.num_levels, (long long)st.iterations,
+                    st.convergence_factor, e);
+        cr_expect(e < 1e-9, "differs from the direct solve by %.3g", e);
+        cr_expect(st.converged && st.fine_dofs == nf && st.num_levels >= 5);
+        its[t] = st.iterations;
+        free(b), free(xr), free(x);
+        fea_solver_destroy(&sv);
+        square_destroy(&s);
+      }
+      cr_expect(its[2] - its[0] <= 2, "iterations grow with the levels: %lld, %lld, %lld",
+                (long long)its[0], (long long)its[1], (long long)its[2]);
+    }
+  }
+  fea_context_destroy(&ctx);
+}
+
+Test(multigrid_api, many_rhs_and_reuse) {
+  fea_context *ctx = ctx_open();
+  square s = square_create(ctx, 64, 0);
+  fea_index nf;
+  cr_assert_eq(fea_problem_get_num_free_dofs(s.pb, &nf), FEA_SUCCESS);
+  fea_solver *sv = NULL;
+  cr_assert_eq(fea_solver_create_multigrid(ctx, s.pb, NULL, &sv), FEA_SUCCESS);
+  cr_assert_eq(fea_solver_setup(sv), FEA_SUCCESS);
+  const fea_index k = 3;
+  double *B = malloc((size_t)(nf * k) * sizeof *B), *X = malloc((size_t)(nf * k) * sizeof *X);
+  double *x = malloc((size_t)nf * sizeof *x);
+  for (fea_index i = 0; i < nf * k; i++) B[i] = sin(0.37 * (double)i);
+  cr_assert_eq(fea_solver_solve(sv, k, B, nf, X, nf), FEA_SUCCESS);
+  for (fea_index j = 0; j < k; j++) {
+    cr_assert_eq(fea_solver_solve(sv, 1, B + j * nf, nf, x, nf), FEA_SUCCESS);
+    cr_expect(rel_diff(nf, X + j * nf, x) < 1e-14, "column %lld", (long long)j);
+  }
+  /* A new problem (sigma = 1.5; unscaled omega = 0.3 needs lambda_max < 6.7)
+   * divides the solution by 1.5. */
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma = 1.5;
+  fea_problem *p2 = NULL;
+  cr_assert_eq(fea_problem_create_poisson(s.space, &pd, &p2), FEA_SUCCESS);
+  cr_assert_eq(fea_solver_set_problem(sv, p2), FEA_SUCCESS);
+  cr_expect_eq(fea_solver_solve(sv, 1, B, nf, x, nf), FEA_ERR_STATE);
+  cr_assert_eq(fea_solver_setup(sv), FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(fea_solver_solve(sv, 1, B, nf, x, nf), FEA_SUCCESS);
+  for (fea_index i = 0; i < nf; i++) x[i] *= 1.5;
+  cr_expect(rel_diff(nf, x, X) < 1e-9);
+  fea_problem_destroy(&p2);
+  free(B), free(X), free(x);
+  fea_solver_destroy(&sv);
+  square_destroy(&s);
+  fea_context_destroy(&ctx);
+}
+
+Test(multigrid_api, bad_input_is_refused) {
+  fea_context *ctx = ctx_open();
+  square s = square_create(ctx, 16, 1);
+  fea_solver *sv = NULL;
+  /* The paper's omega = 0.3 diverges on unscaled P1 (lambda_max ~ 7.9). */
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, NULL, &sv), FEA_ERR_INVALID_ARG);
+  cr_expect(strstr(fea_context_last_error(ctx), "lambda_max") != NULL, "%s",
+            fea_context_last_error(ctx));
+  cr_expect_null(sv);
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.cycle = (fea_mg_cycle)5;
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.omega = -1;
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
+  cr_expect(strstr(fea_context_last_error(ctx), "omega") != NULL);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.size = 3;
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
+  cr_expect_null(sv);
+  /* A B-spline space is not a Lagrange hierarchy. */
+  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+  bd.dim = 2;
+  bd.degree[0] = bd.degree[1] = 2;
+  bd.n[0] = bd.n[1] = 8;
+  fea_space *bs = NULL;
+  fea_problem *bp = NULL;
+  cr_assert_eq(fea_space_create_bspline(ctx, &bd, &bs), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  cr_assert_eq(fea_problem_create_poisson(bs, &pd, &bp), FEA_SUCCESS);
+  cr_expect_eq(fea_solver_create_multigrid(ctx, bp, NULL, &sv), FEA_ERR_UNSUPPORTED);
+  fea_problem_destroy(&bp);
+  fea_space_destroy(&bs);
+  /* Kind-specific getters refuse other kinds. */
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.jacobi = 1;
+  d.omega = 0.6;
+  cr_assert_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  fea_prehandled_stats ps = FEA_PREHANDLED_STATS_INIT;
+  cr_expect_eq(fea_solver_get_prehandled_stats(sv, &ps), FEA_ERR_INVALID_ARG);
+  fea_solver_destroy(&sv);
+  square_destroy(&s);
+  fea_context_destroy(&ctx);
+}

@@ -1,0 +1,642 @@
+/* Geometric multigrid (src/core/multigrid-*.c) on the Poisson problem on the
+ * unit square and cube with homogeneous Dirichlet data:
+ * - the prolongation reproduces coarse functions at the fine vertices (the
+ *   space's own evaluation is the oracle) and linear functions away from the
+ *   boundary, for Q1/P1 in 2D/3D;
+ * - P^T A_h P equals the rediscretized A_2h (Galerkin) to 1e-12;
+ * - the paper's configuration (2D Q1, V-cycle, unscaled Richardson 0.3, 4+4,
+ *   one-element coarsest mesh) converges in an h-independent number of
+ *   cycles, to the discretization error (falling like h^2, equal to a CG
+ *   solve's to 1e-13);
+ * - h-independence for the W-cycle, Chebyshev with MG-PCG, P1, 3D Q1 and
+ *   Kuhn P1, matrix-free level operators (same counts as CSR), and a
+ *   coarsest level with free DoFs (dense Cholesky);
+ * - unstable omegas, bad options and unsupported spaces are refused. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <feaccel.h>
+
+#include "csr-product.h"
+#include "matrix.h"
+#include "mesh.h"
+#include "multigrid-impl.h"
+#include "vector.h"
+
+#define OK(expr)                                                                             \
+  do {                                                                                       \
+    fea_status ok_status_ = (expr);                                                          \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                       \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+  } while (0)
+
+#define PI 3.14159265358979323846
+
+static fea_context *ctx;
+
+static void setup(void) { OK(fea_context_create("/cpu/ref", &ctx)); }
+static void teardown(void) { OK(fea_context_destroy(&ctx)); }
+
+TestSuite(multigrid, .init = setup, .fini = teardown);
+
+/* u = prod_k sin(pi x_k), -Laplace u = dim pi^2 u; user points at dim. */
+static double exact_u(const double *x, void *user) {
+  const int dim = *(const int *)user;
+  double u = 1.0;
+  for (int k = 0; k < dim; k++) u *= sin(PI * x[k]);
+  return u;
+}
+static double exact_f(const double *x, void *user) {
+  return *(const int *)user * PI * PI * exact_u(x, user);
+}
+static double linear(const double *x, void *user) {
+  const int dim = *(const int *)user;
+  return 1.0 + 2.0 * x[0] - 3.0 * x[1] + (dim == 3 ? x[2] : 0.0);
+}
+
+static int dims[4] = {0, 1, 2, 3}; /* user data for the functions: &dims[dim] */
+
+typedef struct fixture {
+  int dim;
+  fea_mesh *mesh;
+  fea_space *space;
+  fea_problem *pb;
+  fea_index nf;
+} fixture;
+
+static void fixture_make(fixture *x, int dim, int simplices, fea_index n) {
+  memset(x, 0, sizeof *x);
+  x->dim = dim;
+  fea_mesh_desc d = FEA_MESH_DESC_INIT;
+  d.dim = dim;
+  d.n[0] = d.n[1] = d.n[2] = n;
+  d.simplices = simplices;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = exact_f;
+  pd.source_user = &dims[dim];
+  OK(fea_mesh_create_structured(ctx, &d, &x->mesh));
+  OK(fea_space_create_lagrange(x->mesh, 1, FEA_NODES_EQUISPACED, &x->space));
+  OK(fea_problem_create_poisson(x->space, &pd, &x->pb));
+  OK(fea_problem_get_num_free_dofs(x->pb, &x->nf));
+}
+
+static void fixture_free(fixture *x) {
+  fea_problem_destroy(&x->pb);
+  fea_space_destroy(&x->space);
+  fea_mesh_destroy(&x->mesh);
+}
+
+static const char *el_name(int dim, int simplices) {
+  static const char *names[2][2] = {{"Q1 2D", "P1 2D"}, {"Q1 3D", "P1 3D (Kuhn)"}};
+  return names[dim - 2][simplices];
+}
+
+/* ---- prolongation ------------------------------------------------------------------------------ */
+
+/* Free-DoF values of full coefficients. */
+static void restrict_free(const fea_problem *pb, const double *full, double *free_vals) {
+  for (fea_index i = 0; i < pb->space->num_dofs; i++)
+    if (pb->free_index[i] >= 0) free_vals[pb->free_index[i]] = full[i];
+}
+
+static void check_prolongation(int dim, int simplices, fea_index n) {
+  fixture f, c;
+  fixture_make(&f, dim, simplices, n);
+  fixture_make(&c, dim, simplices, n / 2);
+  fea_matrix *P;
+  OK(fea_mg_prolongation(ctx, f.pb, c.pb, &P));
+  cr_assert_eq(P->rows, f.nf);
+  cr_assert_eq(P->cols, c.nf);
+  const fea_index nvf = f.mesh->num_nodes, nvc = c.mesh->num_nodes;
+  double *cfull = calloc((size_t)nvc, sizeof *cfull), *cfree = malloc((size_t)c.nf * sizeof *cfree);
+  double *coords = malloc((size_t)(nvf * dim) * sizeof *coords);
+  double *vals = malloc((size_t)nvf * sizeof *vals), *pf = malloc((size_t)f.nf * sizeof *pf);
+  double *ffull = malloc((size_t)nvf * sizeof *ffull), *ffree = malloc((size_t)f.nf * sizeof *ffree);
+  cr_assert(cfull && cfree && coords && vals && pf && ffull && ffree);
+  OK(fea_mesh_get_coordinates(f.mesh, nvf * dim, coords));
+
+  /* A pseudo-random coarse function, zero on the boundary, against the
+   * coarse space's own evaluation at the fine vertices. */
+  unsigned s = 12345;
+  for (fea_index i = 0; i < nvc; i++) {
+    s = s * 1103515245u + 12345u;
+    cfull[i] = c.pb->free_index[i] >= 0 ? (double)(s >> 8) / (double)(1u << 24) - 0.5 : 0.0;
+  }
+  restrict_free(c.pb, cfull, cfree);
+  OK(fea_matrix_multiply(P, cfree, pf));
+  OK(fea_space_evaluate(c.space, cfull, nvf, coords, vals, NULL));
+  double err = 0;
+  for (fea_index v = 0; v < nvf; v++) {
+    const fea_index r = f.pb->free_index[v];
+    if (r >= 0) err = fmax(err, fabs(pf[r] - vals[v]));
+  }
+  cr_assert(err <= 1e-13, "%s n=%lld: P c differs from the coarse function by %g",
+            el_name(dim, simplices), (long long)n, err);
+
+  /* A linear function (not zero on the boundary): exact on the rows whose
+   * coarse support has no Dirichlet DoF (row sum 1). */
+  int *user = &dims[dim];
+  OK(fea_space_interpolate(c.space, linear, user, cfull));
+  OK(fea_space_interpolate(f.space, linear, user, ffull));
+  restrict_free(c.pb, cfull, cfree);
+  restrict_free(f.pb, ffull, ffree);
+  OK(fea_matrix_multiply(P, cfree, pf));
+  fea_index full_rows = 0;
+  err = 0;
+  for (fea_index r = 0; r < f.nf; r++) {
+    double sum = 0;
+    for (fea_index k = P->row_ptr[r]; k < P->row_ptr[r + 1]; k++) sum += P->values[k];
+    if (fabs(sum - 1.0) > 1e-15) continue;
+    full_rows++;
+    err = fmax(err, fabs(pf[r] - ffree[r]));
+  }
+  cr_assert(full_rows > f.nf / 4, "only %lld of %lld rows have full support", (long long)full_rows,
+            (long long)f.nf);
+  cr_assert(err <= 1e-13, "%s n=%lld: P misses the linear function by %g",
+            el_name(dim, simplices), (long long)n, err);
+  free(cfull), free(cfree), free(coords), free(vals), free(pf), free(ffull), free(ffree);
+  fea_matrix_destroy(&P);
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
+Test(multigrid, prolongation_reproduces_coarse_functions) {
+  for (int simplices = 0; simplices < 2; simplices++) {
+    check_prolongation(2, simplices, 8);
+    check_prolongation(2, simplices, 16);
+    check_prolongation(3, simplices, 8);
+    check_prolongation(3, simplices, 16);
+  }
+}
+
+/* P^T A_h P = A_2h: the rediscretized coarse operator is the Galerkin one. */
+static void check_galerkin(int dim, int simplices, fea_index n) {
+  fixture f, c;
+  fixture_make(&f, dim, simplices, n);
+  fixture_make(&c, dim, simplices, n / 2);
+  fea_matrix *Af, *Ac, *P, *PT, *AP, *G;
+  double *b = malloc((size_t)f.nf * sizeof *b);
+  cr_assert(b);
+  OK(fea_problem_assemble_reference(f.pb, &Af, b));
+  OK(fea_problem_assemble_reference(c.pb, &Ac, b));
+  OK(fea_mg_prolongation(ctx, f.pb, c.pb, &P));
+  OK(fea_csr_transpose(ctx, P, &PT));
+  OK(fea_csr_multiply(ctx, Af, P, &AP));
+  OK(fea_csr_multiply(ctx, PT, AP, &G));
+  const fea_index m = c.nf;
+  double *dg = calloc((size_t)(m * m), sizeof *dg), *dc = calloc((size_t)(m * m), sizeof *dc);
+  cr_assert(dg && dc);
+  double scale = 0, err = 0;
+  for (fea_index i = 0; i < m; i++) {
+    for (fea_index k = G->row_ptr[i]; k < G->row_ptr[i + 1]; k++) dg[i * m + G->col_idx[k]] += G->values[k];
+    for (fea_index k = Ac->row_ptr[i]; k < Ac->row_ptr[i + 1]; k++) dc[i * m + Ac->col_idx[k]] += Ac->values[k];
+  }
+  for (fea_index i = 0; i < m * m; i++) scale = fmax(scale, fabs(dc[i]));
+  for (fea_index i = 0; i < m * m; i++) err = fmax(err, fabs(dg[i] - dc[i]));
+  cr_log_info("%s n=%lld: |P^T A P - A_c| / |A_c| = %.2g", el_name(dim, simplices), (long long)n,
+              err / scale);
+  cr_assert(err <= 1e-12 * scale, "%s n=%lld: P^T A P differs from A_c by %g (scale %g)",
+            el_name(dim, simplices), (long long)n, err, scale);
+  free(dg), free(dc), free(b);
+  fea_matrix *all[] = {Af, Ac, P, PT, AP, G};
+  for (int k = 0; k < 6; k++) fea_matrix_destroy(&all[k]);
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
+Test(multigrid, galerkin_consistency) {
+  for (int simplices = 0; simplices < 2; simplices++) {
+    check_galerkin(2, simplices, 16);
+    check_galerkin(3, simplices, 8);
+  }
+}
+
+/* ---- solves ------------------------------------------------------------------------------------ */
+
+typedef struct run_result {
+  fea_index iterations;
+  int converged, levels;
+  fea_index coarse_dofs;
+  double factor, l2, lambda_max;
+  double *u; /* free-DoF solution when kept */
+} run_result;
+
+/* Solve the manufactured problem from x = 0 with the problem's own load. */
+static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_desc *d, int keep,
+                      int want_l2) {
+  fixture x;
+  fixture_make(&x, dim, simplices, n);
+  fea_mg *mg;
+  OK(fea_mg_create(ctx, x.pb, d, &mg));
+  double *b = malloc((size_t)x.nf * sizeof *b), *u = calloc((size_t)x.nf, sizeof *u);
+  cr_assert(b && u);
+  OK(fea_mg_get_rhs(mg, b));
+  fea_status st = fea_mg_solve(mg, b, u);
+  cr_assert(st == FEA_SUCCESS || st == FEA_WARN_NOT_CONVERGED, "solve: %s",
+            fea_context_last_error(NULL));
+  fea_multigrid_stats s;
+  fea_mg_get_stats(mg, &s);
+  cr_assert_eq(s.fine_dofs, x.nf);
+  run_result r = {s.iterations, s.converged, s.num_levels, s.coarse_dofs, s.convergence_factor,
+                  0.0, s.lambda_max, NULL};
+  if (want_l2) {
+    double *full = malloc((size_t)x.space->num_dofs * sizeof *full);
+    cr_assert(full);
+    OK(fea_problem_expand_solution(x.pb, u, full));
+    OK(fea_problem_error_norms(x.pb, full, exact_u, NULL, &dims[dim], &r.l2, NULL));
+    free(full);
+  }
+  if (keep) r.u = u;
+  else free(u);
+  free(b);
+  fea_mg_destroy(&mg);
+  fixture_free(&x);
+  return r;
+}
+
+static const char *kind_name(fea_operator_kind k) {
+  return k == FEA_OPERATOR_CSR ? "csr" : k == FEA_OPERATOR_MF_SUMFACT ? "sumfact" : "element-matrix";
+}
+
+/* Iteration counts over the sizes: all converged, max - min <= spread. */
+static void check_h_independent(const char *name, int dim, int simplices, const fea_index *ns,
+                                int count, const fea_multigrid_desc *d, int spread,
+                                fea_index *counts) {
+  fea_index lo = INT64_MAX, hi = 0;
+  for (int i = 0; i < count; i++) {
+    run_result r = run(dim, simplices, ns[i], d, 0, 0);
+    cr_log_info("%s (%s): n=%lld levels=%d coarse_dofs=%lld iterations=%lld factor=%.3f "
+                "lambda_max=%.4g", name, kind_name(d->operator_kind), (long long)ns[i], r.levels,
+                (long long)r.coarse_dofs,
+                (long long)r.iterations, r.factor, r.lambda_max);
+    cr_assert(r.converged, "%s n=%lld: not converged in %lld iterations (factor %.3f)", name,
+              (long long)ns[i], (long long)r.iterations, r.factor);
+    if (counts) counts[i] = r.iterations;
+    if (r.iterations < lo) lo = r.iterations;
+    if (r.iterations > hi) hi = r.iterations;
+  }
+  cr_assert(hi - lo <= spread, "%s: iteration counts %lld..%lld grow with n", name, (long long)lo,
+            (long long)hi);
+}
+
+static const fea_index sizes2d[] = {16, 32, 64, 128, 256};
+/* 3D from n = 8: at n = 4 the hierarchy (27, 1, 0 free DoFs) is too small
+ * to be asymptotic (counts there differ from n >= 8 by up to 3, either way). */
+static const fea_index sizes3d[] = {8, 16, 32, 64};
+
+/* CG with Jacobi to 1e-13 on the CSR operator: the discrete solution. */
+static double *direct_solution(int dim, int simplices, fea_index n, double *l2) {
+  fixture x;
+  fixture_make(&x, dim, simplices, n);
+  fea_operator *op;
+  fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+  od.kind = FEA_OPERATOR_CSR;
+  OK(fea_operator_create(ctx, x.pb, &od, &op));
+  fea_vector *b, *u;
+  OK(fea_vector_create(ctx, x.nf, FEA_F64, &b));
+  OK(fea_vector_create(ctx, x.nf, FEA_F64, &u));
+  OK(fea_operator_get_rhs(op, b));
+  OK(fea_vector_set_all(u, 0.0));
+  fea_cg_desc cd = FEA_CG_DESC_INIT;
+  cd.rtol = 1e-13;
+  OK(fea_cg_solve(op, b, u, &cd, NULL));
+  double *sol = malloc((size_t)x.nf * sizeof *sol), *full = malloc((size_t)x.space->num_dofs * sizeof *full);
+  cr_assert(sol && full);
+  memcpy(sol, u->data, (size_t)x.nf * sizeof *sol);
+  OK(fea_problem_expand_solution(x.pb, sol, full));
+  OK(fea_problem_error_norms(x.pb, full, exact_u, NULL, &dims[dim], l2, NULL));
+  free(full);
+  fea_vector_destroy(&b);
+  fea_vector_destroy(&u);
+  fea_operator_destroy(&op);
+  fixture_free(&x);
+  return sol;
+}
+
+Test(multigrid, paper_configuration_h_independent_to_discretization_error, .timeout = 60) {
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  const int N = 5;
+  double l2[5], lx[5], ly[5];
+  fea_index lo = INT64_MAX, hi = 0;
+  for (int i = 0; i < N; i++) {
+    run_result r = run(2, 0, sizes2d[i], &d, 1, 1);
+    double l2_direct;
+    double *ref = direct_solution(2, 0, sizes2d[i], &l2_direct);
+    cr_log_info("paper Q1 2D: n=%lld levels=%d iterations=%lld factor=%.3f lambda_max=%.4g "
+                "l2=%.6e l2_direct=%.6e", (long long)sizes2d[i], r.levels,
+                (long long)r.iterations, r.factor, r.lambda_max, r.l2, l2_direct);
+    cr_assert(r.converged);
+    cr_assert_eq(r.coarse_dofs, 0, "the one-element coarsest mesh has no free DoF");
+    cr_assert(fabs(r.l2 - l2_direct) <= 1e-3 * l2_direct,
+              "n=%lld: multigrid's L2 error %.6e is not the direct solve's %.6e",
+              (long long)sizes2d[i], r.l2, l2_direct);
+    free(ref);
+    free(r.u);
+    l2[i] = r.l2;
+    lx[i] = log(1.0 / (double)sizes2d[i]);
+    ly[i] = log(l2[i]);
+    if (r.iterations < lo) lo = r.iterations;
+    if (r.iterations > hi) hi = r.iterations;
+  }
+  cr_assert(hi - lo <= 2, "iteration counts %lld..%lld grow with n", (long long)lo, (long long)hi);
+  /* Least-squares slope of log(error) against log(h). */
+  double mx = 0, my = 0, sxy = 0, sxx = 0;
+  for (int i = 0; i < N; i++) mx += lx[i] / N, my += ly[i] / N;
+  for (int i = 0; i < N; i++) sxy += (lx[i] - mx) * (ly[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
+  const double order = sxy / sxx;
+  cr_log_info("paper Q1 2D: fitted L2 order %.3f", order);
+  cr_assert(fabs(order - 2.0) <= 0.15, "L2 order %.3f, not 2", order);
+}
+
+Test(multigrid, solution_equals_direct_solve) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.rtol = 1e-12;
+  run_result r = run(2, 0, 64, &d, 1, 0);
+  double l2;
+  double *ref = direct_solution(2, 0, 64, &l2);
+  fixture x;
+  fixture_make(&x, 2, 0, 64);
+  double e = 0, s = 0;
+  for (fea_index i = 0; i < x.nf; i++) e += (r.u[i] - ref[i]) * (r.u[i] - ref[i]), s += ref[i] * ref[i];
+  cr_assert(sqrt(e / s) <= 1e-9, "multigrid and CG differ by %g", sqrt(e / s));
+  fixture_free(&x);
+  free(ref);
+  free(r.u);
+}
+
+Test(multigrid, w_cycle_h_independent, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.cycle = FEA_MG_CYCLE_W;
+  check_h_independent("W Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
+}
+
+Test(multigrid, chebyshev_pcg_h_independent, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  d.krylov = 1;
+  check_h_independent("Chebyshev(3) PCG Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
+  d.krylov = 0;
+  check_h_independent("Chebyshev(3) Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
+  d.krylov = 1;
+  check_h_independent("Chebyshev(3) PCG P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
+}
+
+Test(multigrid, p1_2d_h_independent, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.omega = 0.2; /* lambda_max(A) = 8 for P1: 0.3 is unstable (tested below) */
+  check_h_independent("Richardson 0.2 P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
+  d.jacobi = 1;
+  d.omega = 0.6;
+  check_h_independent("Jacobi-Richardson 0.6 P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
+}
+
+Test(multigrid, q1_3d_h_independent, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  check_h_independent("Chebyshev(3) Q1 3D", 3, 0, sizes3d, 4, &d, 2, NULL);
+  d.smoother = FEA_MG_SMOOTHER_RICHARDSON;
+  d.pre_smooth = d.post_smooth = 4;
+  d.jacobi = 1;
+  d.omega = 0.6;
+  check_h_independent("Jacobi-Richardson 0.6 Q1 3D", 3, 0, sizes3d, 3, &d, 2, NULL);
+}
+
+Test(multigrid, p1_3d_kuhn_h_independent, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  check_h_independent("Chebyshev(3) P1 3D", 3, 1, sizes3d, 4, &d, 2, NULL);
+  d.krylov = 1;
+  check_h_independent("Chebyshev(3) PCG P1 3D", 3, 1, sizes3d, 3, &d, 2, NULL);
+}
+
+/* Matrix-free level operators: the same products up to rounding, so the
+ * same iteration counts (within one). */
+static void check_same_counts(const char *name, int dim, int simplices, const fea_index *ns,
+                              int count, fea_multigrid_desc d, fea_operator_kind kind) {
+  fea_index csr[5], mf[5];
+  d.operator_kind = FEA_OPERATOR_CSR;
+  check_h_independent(name, dim, simplices, ns, count, &d, 2, csr);
+  d.operator_kind = kind;
+  check_h_independent(name, dim, simplices, ns, count, &d, 2, mf);
+  for (int i = 0; i < count; i++)
+    cr_assert(llabs((long long)(csr[i] - mf[i])) <= 1, "%s n=%lld: %lld iterations with CSR, %lld matrix-free",
+              name, (long long)ns[i], (long long)csr[i], (long long)mf[i]);
+}
+
+Test(multigrid, matrix_free_levels_match_csr, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MF_SUMFACT);
+  d.omega = 0.2;
+  check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d, FEA_OPERATOR_MF_ELEMENT_MATRIX);
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  check_same_counts("sumfact Q1 3D", 3, 0, sizes3d, 3, d, FEA_OPERATOR_MF_SUMFACT);
+}
+
+Test(multigrid, dense_coarsest_level, .timeout = 60) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.coarsest_cells = 4;
+  run_result r = run(2, 0, 64, &d, 0, 0);
+  cr_assert_eq(r.coarse_dofs, 9, "coarsest 4 x 4 cells: 9 free DoFs, not %lld",
+               (long long)r.coarse_dofs);
+  cr_assert_eq(r.levels, 5);
+  check_h_independent("coarsest 4 cells Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
+  d.cycle = FEA_MG_CYCLE_W;
+  check_h_independent("W coarsest 4 cells Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
+  d.cycle = FEA_MG_CYCLE_V;
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  check_h_independent("coarsest 4 cells Q1 3D", 3, 0, (const fea_index[]){8, 16, 32}, 3, &d, 2, NULL);
+  /* Odd cell counts stop coarsening at once: one level, solved directly. */
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  r = run(2, 1, 9, &d, 0, 0);
+  cr_assert_eq(r.levels, 1);
+  cr_assert_eq(r.coarse_dofs, 64);
+  cr_assert(r.converged && r.iterations == 1, "a direct solve takes %lld iterations",
+            (long long)r.iterations);
+}
+
+/* ---- refusals ---------------------------------------------------------------------------------- */
+
+static void expect_refusal(const fea_problem *pb, const fea_multigrid_desc *d, fea_status code,
+                           const char *w1, const char *w2) {
+  fea_mg *mg = (fea_mg *)(uintptr_t)1;
+  fea_status st = fea_mg_create(ctx, pb, d, &mg);
+  const char *msg = fea_context_last_error(ctx);
+  cr_assert_eq(st, code, "expected %s, got %s: %s", fea_status_string(code),
+               fea_status_string(st), msg);
+  cr_assert_null(mg);
+  cr_assert(strstr(msg, w1), "message '%s' does not name '%s'", msg, w1);
+  cr_assert(!w2 || strstr(msg, w2), "message '%s' does not name '%s'", msg, w2);
+}
+
+Test(multigrid, unstable_omega_refused) {
+  fixture x;
+  fixture_make(&x, 2, 1, 16);
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT; /* omega 0.3, lambda_max(A) = 8 */
+  expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "omega = 0.3", "lambda_max");
+  d.jacobi = 1;
+  d.omega = 1.5; /* lambda_max(D^-1 A) ~ 2 */
+  expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "omega = 1.5", "lambda_max");
+  fixture_free(&x);
+  /* 3D Q1: lambda_max(A) ~ h, so omega = 0.3 is stable on coarse levels only. */
+  fixture_make(&x, 3, 0, 16);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.omega = 20;
+  expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "omega = 20", "lambda_max");
+  fixture_free(&x);
+}
+
+Test(multigrid, bad_options_refused) {
+  fixture x;
+  fixture_make(&x, 2, 0, 8);
+  const fea_multigrid_desc def = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d;
+#define BAD(field, value, word)                                          \
+  do {                                                                   \
+    d = def;                                                             \
+    d.field = value;                                                     \
+    expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, word, NULL);           \
+  } while (0)
+  BAD(cycle, (fea_mg_cycle)2, "cycle is 2");
+  BAD(smoother, (fea_mg_smoother)-1, "smoother is -1");
+  BAD(omega, 0.0, "omega is 0");
+  BAD(omega, -0.3, "omega is -0.3");
+  BAD(omega, NAN, "omega is nan");
+  BAD(omega, INFINITY, "omega is inf");
+  BAD(jacobi, 2, "jacobi is 2");
+  BAD(pre_smooth, -1, "pre_smooth is -1");
+  BAD(post_smooth, -2, "post_smooth -2");
+  BAD(chebyshev_range, 1.0, "chebyshev_range is 1");
+  BAD(chebyshev_range, NAN, "chebyshev_range is nan");
+  BAD(operator_kind, (fea_operator_kind)3, "operator_kind is 3");
+  BAD(strategy, (fea_update_strategy)99, "strategy is 99");
+  BAD(krylov, 2, "krylov is 2");
+  BAD(rtol, -1e-3, "rtol is -0.001");
+  BAD(atol, -1.0, "atol is -1");
+  BAD(atol, NAN, "atol is nan");
+  BAD(max_iterations, -1, "max_iterations is -1");
+  BAD(coarsest_cells, 0, "coarsest_cells is 0");
+#undef BAD
+  d = def;
+  d.pre_smooth = d.post_smooth = 0;
+  expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "pre_smooth is 0", "post_smooth 0");
+  fixture_free(&x);
+}
+
+Test(multigrid, unsupported_spaces_refused) {
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  fea_problem *pb;
+  /* B-splines. */
+  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+  bd.degree[0] = bd.degree[1] = 2;
+  bd.n[0] = bd.n[1] = 8;
+  fea_space *s;
+  OK(fea_space_create_bspline(ctx, &bd, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  expect_refusal(pb, &d, FEA_ERR_UNSUPPORTED, "B-spline space of degree 2", NULL);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  /* Q2 on a structured mesh. */
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.n[0] = md.n[1] = 8;
+  fea_mesh *m, *fine;
+  OK(fea_mesh_create_structured(ctx, &md, &m));
+  OK(fea_space_create_lagrange(m, 2, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  expect_refusal(pb, &d, FEA_ERR_UNSUPPORTED, "Lagrange of order 2", NULL);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  /* A refined (unstructured) mesh. */
+  OK(fea_mesh_refine_uniform(m, &fine));
+  OK(fea_space_create_lagrange(fine, 1, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  expect_refusal(pb, &d, FEA_ERR_UNSUPPORTED, "structured", "quad");
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&fine);
+  fea_mesh_destroy(&m);
+  /* 1D. */
+  md.dim = 1;
+  OK(fea_mesh_create_structured(ctx, &md, &m));
+  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  expect_refusal(pb, &d, FEA_ERR_UNSUPPORTED, "1D", NULL);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+  /* No free DoF. */
+  md.dim = 2;
+  md.n[0] = md.n[1] = 1;
+  OK(fea_mesh_create_structured(ctx, &md, &m));
+  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  expect_refusal(pb, &d, FEA_ERR_INVALID_ARG, "no free DoFs", NULL);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+}
+
+/* The caller's problem may go first; a second solve from the solution takes
+ * no cycle; the threads backend gives the same counts (its own suite: a
+ * process that ran /cpu/ref first makes OpenBLAS's and OpenMP's thread pools
+ * spin against each other on a small machine, which only costs time). */
+static fea_index solve_after_destroy(fea_context *c) {
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.n[0] = md.n[1] = 128;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = exact_f;
+  pd.source_user = &dims[2];
+  fea_mesh *m;
+  fea_space *s;
+  fea_problem *pb;
+  OK(fea_mesh_create_structured(c, &md, &m));
+  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_mg *mg;
+  OK(fea_mg_create(c, pb, &d, &mg));
+  fea_index nf = pb->num_free;
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+  double *b = malloc((size_t)nf * sizeof *b), *u = calloc((size_t)nf, sizeof *u);
+  cr_assert(b && u);
+  OK(fea_mg_get_rhs(mg, b));
+  OK(fea_mg_solve(mg, b, u));
+  fea_multigrid_stats st;
+  fea_mg_get_stats(mg, &st);
+  const fea_index iterations = st.iterations;
+  cr_assert(st.memory_bytes > 0 && st.setup_s >= 0 && st.solve_s >= 0);
+  cr_assert(st.converged && st.final_residual <= 1e-10 * st.initial_residual * (1 + 1e-12));
+  cr_assert(st.convergence_factor > 0 && st.convergence_factor < 0.1, "factor %g",
+            st.convergence_factor);
+  OK(fea_mg_solve(mg, b, u));
+  fea_mg_get_stats(mg, &st);
+  cr_assert_eq(st.iterations, 0, "restart from the solution took %lld iterations",
+               (long long)st.iterations);
+  free(b), free(u);
+  fea_mg_destroy(&mg);
+  return iterations;
+}
+
+static fea_index ref_iterations = 7; /* measured on /cpu/ref by problem_destroyed_first */
+
+Test(multigrid, problem_destroyed_first) {
+  cr_assert_eq(solve_after_destroy(ctx), ref_iterations);
+}
+
+Test(multigrid_threads, same_counts_as_ref) {
+  fea_context *tctx;
+  OK(fea_context_create("/cpu/threads", &tctx));
+  const fea_index it = solve_after_destroy(tctx);
+  cr_assert(llabs((long long)(it - ref_iterations)) <= 1, "%lld iterations on /cpu/threads, %lld on /cpu/ref",
+            (long long)it, (long long)ref_iterations);
+  OK(fea_context_destroy(&tctx));
+}
