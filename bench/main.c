@@ -19,7 +19,8 @@
   X(iga_direct)         \
   X(assembly)           \
   X(updates)            \
-  X(operator)
+  X(operator)           \
+  X(prehandled)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

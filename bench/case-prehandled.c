@@ -1,0 +1,724 @@
+/* The `prehandled` case: the prehandled Schur-complement solver (method M1,
+ * docs/prehandled.md) on the manufactured problem -Laplace u = f on the unit
+ * square, u = sin(pi x) sin(pi y), homogeneous Dirichlet, Q1 (or P1) on
+ * n x n cells; against geometric multigrid on the same problem in the same
+ * run (the paper's baseline, spec §6, and a stronger configuration).
+ *
+ * Per size and precision: |C|, |E|, |I|, the setup (FP64 factorizations and
+ * inverses), the solve split into the O(N) prehandling transforms and the
+ * dense M1 block solve, MDoF/s = N nrhs / solve, GFLOP/s under the exact
+ * count (2|E|^2 + 4 blk |I| per right-hand side) and under the paper's model
+ * (12 N^1.5 at l = 0), as fractions of the GEMM rate measured in the same run
+ * (DGEMM for FP64, SGEMM for FP32 and the 16-bit precisions, whose CPU path
+ * converts to FP32 and runs SGEMM), the dense bytes, the L2 error against the
+ * exact solution and the relative difference from the FP64 M1 solution;
+ * with --refine also the mixed-precision refinement. --kappa prints the
+ * condition numbers of the spec's §5.2 / Table 1 for one (n, n0) instead. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <feaccel.h>
+#include <feaccel/solver.h>
+
+#include "discretization.h"
+#include "peak.h"
+#include "report.h"
+#include "timing.h"
+
+#define CASE_NAME "prehandled"
+
+static const fea_precision all_precs[4] = {FEA_F64, FEA_F32, FEA_F16, FEA_BF16};
+static const char *const prec_names[4] = {"f64", "f32", "f16", "bf16"};
+
+typedef struct ph_params {
+  long long n, n0, n_max, nrhs, mg_nrhs, gemm_n;
+  int p1, sweep, refine, kappa, mg, reps, n_given;
+  unsigned precs; /* bit k: all_precs[k] */
+  double mg_rtol;
+} ph_params;
+
+/* The GEMM rates of this run: [0] DGEMM, [1] SGEMM, [2] the library's
+ * FP16 x FP16 -> FP32 GEMM (conversion + SGEMM on the CPU). */
+typedef struct yardsticks {
+  double gflops[3];
+} yardsticks;
+
+/* What one multigrid configuration gave on one size. */
+typedef struct mg_result {
+  int ok;
+  long long nrhs;
+  double setup_s, solve_s_per_rhs, iterations, converged, l2, conv_factor, memory_bytes,
+      flops_est_per_rhs;
+} mg_result;
+
+static double sine_u(const double *x, void *user) {
+  (void)user;
+  return sin(3.14159265358979323846 * x[0]) * sin(3.14159265358979323846 * x[1]);
+}
+
+#define TRY(expr)                          \
+  do {                                     \
+    fea_status try_status_ = (expr);       \
+    if (try_status_ < 0) {                 \
+      rc = bench_fail(#expr, try_status_); \
+      goto done;                           \
+    }                                      \
+  } while (0)
+
+static double phys_memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* The manufactured problem on n x n cells. */
+typedef struct square {
+  fea_mesh *mesh;
+  fea_space *space;
+  fea_problem *pb;
+  fea_index nfree, ndofs;
+} square;
+
+static void square_free(square *s) {
+  fea_problem_destroy(&s->pb);
+  fea_space_destroy(&s->space);
+  fea_mesh_destroy(&s->mesh);
+}
+
+static fea_status square_make(fea_context *ctx, int p1, long long n, square *s) {
+  memset(s, 0, sizeof *s);
+  const bench_family fam = {p1 ? "P" : "Q", 2, 1};
+  fea_status st = bench_make_space(ctx, &fam, (fea_index)n, &s->mesh, &s->space);
+  if (st >= 0) st = bench_make_sine_problem(s->space, 2, &s->pb);
+  if (st >= 0) st = fea_problem_get_num_free_dofs(s->pb, &s->nfree);
+  fea_space_info si = FEA_SPACE_INFO_INIT;
+  if (st >= 0) st = fea_space_get_info(s->space, &si);
+  s->ndofs = si.num_dofs;
+  return st;
+}
+
+/* L2 error of the reduced solution x against the exact solution. */
+static fea_status l2_error(const square *s, const double *x, double *full, double *l2) {
+  fea_status st = fea_problem_expand_solution(s->pb, x, full);
+  if (st >= 0) st = fea_problem_error_norms(s->pb, full, sine_u, NULL, NULL, l2, NULL);
+  return st;
+}
+
+/* ||x - y|| / ||y|| over m values. */
+static double rel_diff(size_t m, const double *x, const double *y) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < m; i++) num += (x[i] - y[i]) * (x[i] - y[i]), den += y[i] * y[i];
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Condition numbers (--kappa)                                               */
+
+/* Table 1 of the spec (Q1): kappa(C_i), kappa(Pi) per (n, n0). */
+static int table1(long long n, long long n0, double *kc, double *kpi) {
+  static const struct {
+    long long n, n0;
+    double kc, kpi;
+  } rows[] = {{256, 4, 23.9, 24.1},  {256, 8, 16.9, 19.5},  {256, 16, 11.1, 14.5},
+              {256, 32, 6.6, 10.1},  {512, 4, 32.2, 30.7},  {512, 8, 23.9, 25.5},
+              {512, 16, 16.9, 19.8}, {512, 32, 11.1, 14.6}, {1024, 4, 41.8, 37.9},
+              {1024, 8, 32.2, 32.3}, {1024, 16, 23.9, 25.9}, {1024, 32, 16.9, 19.9}};
+  for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+    if (rows[k].n == n && rows[k].n0 == n0) {
+      *kc = rows[k].kc, *kpi = rows[k].kpi;
+      return 1;
+    }
+  return 0;
+}
+
+static int run_kappa(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
+                     fea_solver *sv, const fea_prehandled_stats *st) {
+  int rc = BENCH_OK;
+  static const struct {
+    fea_prehandled_matrix which;
+    const char *key;
+    int steps;
+  } mats[] = {{FEA_PREHANDLED_NODAL, "kappa_nodal", 400},
+              {FEA_PREHANDLED_HIERARCHICAL, "kappa_hierarchical", 200},
+              {FEA_PREHANDLED_SCALED, "kappa_scaled", 200},
+              {FEA_PREHANDLED_MACRO_BLOCK, "kappa_macro_block", 200},
+              {FEA_PREHANDLED_SCHUR, "kappa_schur", 200}};
+  double kappa[5] = {0}, secs[5] = {0};
+  for (int k = 0; k < 5; k++) {
+    double t0 = bench_now();
+    TRY(fea_solver_prehandled_condition(sv, mats[k].which, mats[k].steps, &kappa[k]));
+    secs[k] = bench_now() - t0;
+  }
+  bench_record rec;
+  TRY(bench_record_init(&rec, CASE_NAME, ctx));
+  bench_param_str(&rec, "element", prm->p1 ? "P1" : "Q1");
+  bench_param_int(&rec, "n", (long long)st->n);
+  bench_param_int(&rec, "n0", (long long)st->n0);
+  bench_param_int(&rec, "dofs", (long long)sq->nfree);
+  bench_param_int(&rec, "num_e", (long long)st->num_e);
+  bench_param_int(&rec, "block", (long long)st->block);
+  bench_param_str(&rec, "lanczos_steps", "400 (nodal), 200 (others)");
+  for (int k = 0; k < 5; k++) bench_metric(&rec, mats[k].key, kappa[k]);
+  double kc = NAN, kpi = NAN;
+  if (!prm->p1 && table1(st->n, st->n0, &kc, &kpi)) {
+    bench_metric(&rec, "table1_kappa_macro_block", kc);
+    bench_metric(&rec, "table1_kappa_schur", kpi);
+  }
+  double total = 0;
+  for (int k = 0; k < 5; k++) total += secs[k];
+  bench_metric(&rec, "time_s", total);
+  bench_metric(&rec, "schur_time_s", secs[4]);
+  bench_report_emit(rep, &rec);
+  bench_report_note(rep, "  h=1/%lld h0=1/%lld: kappa(A_h) %.6g, kappa(S^T A_h S) %.5g, "
+                    "kappa(prehandled) %.5g, kappa(C_i) %.4g, kappa(Pi) %.4g", (long long)st->n,
+                    (long long)st->n0, kappa[0], kappa[1], kappa[2], kappa[3], kappa[4]);
+  if (!isnan(kc))
+    bench_report_note(rep, "  Table 1 (h=1/%lld h0=1/%lld): kappa(C_i) %.1f, kappa(Pi) %.1f "
+                      "(the spec accepts +-0.1)", (long long)st->n, (long long)st->n0, kc, kpi);
+  if (!prm->p1 && st->n == 256)
+    bench_report_note(rep, "  spec §10.3 item 5 (h=1/256): kappa(A_h) = 13,280; at h0=1/16 "
+                      "kappa(S^T A_h S) ~ 100 (99.86), kappa(prehandled) ~ 22 (22.38)");
+done:
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Multigrid peers                                                           */
+
+static int run_mg(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
+                  const fea_multigrid_desc *desc, const double *B, fea_index nnz, double *full,
+                  mg_result *res, const char *name) {
+  int rc = BENCH_OK;
+  memset(res, 0, sizeof *res);
+  const fea_index nf = sq->nfree;
+  const long long k = prm->mg_nrhs < prm->nrhs ? prm->mg_nrhs : prm->nrhs;
+  fea_solver *sv = NULL;
+  double *X = malloc((size_t)(nf * k) * sizeof *X + 1), *t = malloc((size_t)prm->reps * sizeof *t);
+  if (!X || !t) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory for the multigrid solutions\n", CASE_NAME);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+  double t0 = bench_now();
+  fea_status s = fea_solver_create_multigrid(ctx, sq->pb, desc, &sv);
+  if (s >= 0) s = fea_solver_setup(sv);
+  if (s < 0) {
+    /* The baseline failing is reported, not fatal: the M1 figures stand alone. */
+    bench_report_note(rep, "  %s: not measured: %s (%s)", name, fea_context_last_error(NULL),
+                      fea_status_string(s));
+    goto done;
+  }
+  res->setup_s = bench_now() - t0;
+  TRY(fea_solver_solve(sv, (fea_index)k, B, nf, X, nf)); /* warm-up */
+  for (int r = 0; r < prm->reps; r++) {
+    double t1 = bench_now();
+    TRY(fea_solver_solve(sv, (fea_index)k, B, nf, X, nf));
+    t[r] = bench_now() - t1;
+  }
+  fea_multigrid_stats ms = FEA_MULTIGRID_STATS_INIT;
+  TRY(fea_solver_get_multigrid_stats(sv, &ms));
+  TRY(l2_error(sq, X, full, &res->l2));
+  res->ok = 1;
+  res->nrhs = k;
+  res->solve_s_per_rhs = bench_median(t, prm->reps) / (double)k;
+  res->iterations = (double)ms.iterations;
+  res->converged = ms.converged;
+  res->conv_factor = ms.convergence_factor;
+  res->memory_bytes = (double)ms.memory_bytes;
+  /* An estimate, not a count (the solver counts no flops): per cycle on each
+   * level, pre + post smoothing steps and one residual, each a CSR product
+   * (2 nnz) and ~4 N vector flops, plus the transfers (~16 N), over the
+   * hierarchy (x 4/3 in 2D); per iteration also the stopping residual (and
+   * CG's product and vector updates). */
+  const double N = (double)nf, a = 2.0 * (double)nnz;
+  const double cycle = 4.0 / 3.0 * ((desc->pre_smooth + desc->post_smooth + 1) * (a + 4 * N) + 16 * N);
+  res->flops_est_per_rhs = res->iterations * (cycle + a + (desc->krylov ? 10 * N : 2 * N));
+  if (!ms.converged)
+    bench_report_note(rep, "  %s: did not reach rtol %.1e in %lld iterations", name, desc->rtol,
+                      (long long)ms.iterations);
+done:
+  fea_solver_destroy(&sv);
+  free(X);
+  free(t);
+  return rc;
+}
+
+static void add_mg_peer(bench_record *rec, const char *name, const mg_result *m, double rtol,
+                        double m1_s_per_rhs, double dofs) {
+  int k = bench_peer(rec, name);
+  bench_peer_metric(rec, k, "setup_s", m->setup_s);
+  bench_peer_metric(rec, k, "solve_s", m->solve_s_per_rhs);
+  bench_peer_metric(rec, k, "nrhs", (double)m->nrhs);
+  bench_peer_metric(rec, k, "iterations", m->iterations);
+  bench_peer_metric(rec, k, "converged", m->converged);
+  bench_peer_metric(rec, k, "rtol", rtol);
+  bench_peer_metric(rec, k, "convergence_factor", m->conv_factor);
+  bench_peer_metric(rec, k, "dofs_per_s", dofs / m->solve_s_per_rhs);
+  bench_peer_metric(rec, k, "l2_error", m->l2);
+  bench_peer_metric(rec, k, "memory_bytes", m->memory_bytes);
+  bench_peer_metric(rec, k, "flops_per_rhs_est", m->flops_est_per_rhs);
+  /* ratio: ours / the peer's time per right-hand side (the schema's convention) */
+  bench_peer_metric(rec, k, "ratio", m1_s_per_rhs / m->solve_s_per_rhs);
+  bench_peer_metric(rec, k, "speedup", m->solve_s_per_rhs / m1_s_per_rhs);
+}
+
+/* ------------------------------------------------------------------------ */
+/* M1                                                                         */
+
+typedef struct m1_run {
+  int skipped;
+  fea_prehandled_stats st; /* last solve's */
+  double setup_s, solve_s, transform_s, dense_s, iterations, relres;
+} m1_run;
+
+/* Create, set up (once: the FP64 inversion is the long part) and solve
+ * (median of reps after one warm-up) one M1 configuration; X gets the
+ * solutions. An FEA_ERR_OUT_OF_MEMORY setup becomes a skip line. */
+static int run_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
+                  int pk, int refine, const double *B, double *X, m1_run *out) {
+  int rc = BENCH_OK;
+  memset(out, 0, sizeof *out);
+  out->st = (fea_prehandled_stats)FEA_PREHANDLED_STATS_INIT;
+  const fea_index nf = sq->nfree;
+  const int reps = prm->reps;
+  fea_solver *sv = NULL;
+  double *tw = malloc((size_t)reps * 4 * sizeof *tw);
+  if (!tw) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory\n", CASE_NAME);
+    return BENCH_FAILED;
+  }
+  double *tt = tw + reps, *td = tw + 2 * reps, *ti = tw + 3 * reps;
+  fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
+  d.coarse_cells = (fea_index)prm->n0;
+  d.precision = all_precs[pk];
+  d.refine = refine;
+  TRY(fea_solver_create_prehandled(ctx, sq->pb, &d, &sv));
+  double t0 = bench_now();
+  fea_status s = fea_solver_setup(sv);
+  if (s == FEA_ERR_OUT_OF_MEMORY) {
+    char why[768];
+    fea_context_info info = FEA_CONTEXT_INFO_INIT;
+    bench_machine m;
+    TRY(fea_context_get_info(ctx, &info));
+    TRY(bench_machine_get(ctx, &m));
+    snprintf(why, sizeof why, "%s %s%s: %s", prm->p1 ? "P1" : "Q1", prec_names[pk],
+             refine ? " refined" : "", fea_context_last_error(NULL));
+    bench_report_skip(rep, CASE_NAME, info.backend, why, &m);
+    out->skipped = 1;
+    goto done;
+  }
+  TRY(s);
+  out->setup_s = bench_now() - t0;
+  const fea_index k = (fea_index)prm->nrhs;
+  TRY(fea_solver_solve(sv, k, B, nf, X, nf)); /* warm-up */
+  for (int r = 0; r < reps; r++) {
+    double t1 = bench_now();
+    TRY(fea_solver_solve(sv, k, B, nf, X, nf));
+    tw[r] = bench_now() - t1;
+    TRY(fea_solver_get_prehandled_stats(sv, &out->st));
+    tt[r] = out->st.transform_s, td[r] = out->st.dense_s, ti[r] = out->st.refine_iterations;
+  }
+  out->solve_s = bench_median(tw, reps);
+  out->transform_s = bench_median(tt, reps);
+  out->dense_s = bench_median(td, reps);
+  out->iterations = bench_median(ti, reps);
+  out->relres = out->st.relative_residual;
+done:
+  fea_solver_destroy(&sv);
+  free(tw);
+  return rc;
+}
+
+static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
+                   int pk, int refine, const m1_run *m, const yardsticks *y, double l2,
+                   double diff, const mg_result *mg, const mg_result *cheb) {
+  int rc = BENCH_OK;
+  const fea_prehandled_stats *st = &m->st;
+  const double N = (double)sq->nfree, k = (double)prm->nrhs;
+  const int half = pk >= 2;
+  const double peak = y->gflops[pk == 0 ? 0 : 1];
+  bench_record rec;
+  TRY(bench_record_init(&rec, CASE_NAME, ctx));
+  bench_param_str(&rec, "element", prm->p1 ? "P1" : "Q1");
+  bench_param_int(&rec, "n", (long long)st->n);
+  bench_param_int(&rec, "n0", (long long)st->n0);
+  bench_param_int(&rec, "dofs", (long long)sq->nfree);
+  bench_param_int(&rec, "nrhs", prm->nrhs);
+  bench_param_str(&rec, "precision", prec_names[pk]);
+  bench_param_int(&rec, "refine", refine);
+  bench_param_int(&rec, "num_c", (long long)st->num_c);
+  bench_param_int(&rec, "num_e", (long long)st->num_e);
+  bench_param_int(&rec, "num_i", (long long)st->num_i);
+  bench_param_int(&rec, "block", (long long)st->block);
+  bench_param_int(&rec, "flops_per_rhs", (long long)llround(st->flops_per_rhs));
+  bench_param_int(&rec, "model_flops_per_rhs", (long long)llround(st->model_flops_per_rhs));
+  bench_param_str(&rec, "yardstick", pk == 0 ? "dgemm" : half ? "sgemm (16-bit runs as SGEMM)"
+                                                              : "sgemm");
+  bench_param_int(&rec, "reps", prm->reps);
+  bench_metric(&rec, "setup_s", m->setup_s);
+  bench_metric(&rec, "solve_s", m->solve_s);
+  bench_metric(&rec, "dofs_per_s", N * k / m->solve_s);
+  if (!refine) {
+    const double g = st->flops_per_rhs * k / m->dense_s * 1e-9;
+    const double gm = st->model_flops_per_rhs * k / m->dense_s * 1e-9;
+    bench_metric(&rec, "transform_s", m->transform_s);
+    bench_metric(&rec, "dense_s", m->dense_s);
+    bench_metric(&rec, "gflops", g);
+    bench_metric(&rec, "solve_gflops", st->flops_per_rhs * k / m->solve_s * 1e-9);
+    bench_metric(&rec, "model_gflops", gm);
+    bench_metric(&rec, "gemm_gflops", peak);
+    bench_metric(&rec, "peak_fraction", g / peak);
+    bench_metric(&rec, "model_peak_fraction", gm / peak);
+  } else {
+    /* Every correction is one M1 solve (and an FP64 residual). */
+    const double g = m->iterations * st->flops_per_rhs * k / m->solve_s * 1e-9;
+    bench_metric(&rec, "solve_gflops", g);
+    bench_metric(&rec, "gemm_gflops", peak);
+    bench_metric(&rec, "peak_fraction", g / peak);
+    bench_metric(&rec, "refine_iterations", m->iterations);
+    bench_metric(&rec, "rel_residual", m->relres);
+  }
+  bench_metric(&rec, "dense_bytes", (double)st->dense_bytes);
+  bench_metric(&rec, "l2_error", l2);
+  bench_metric(&rec, "rel_diff_f64", diff);
+  const double per_rhs = m->solve_s / k;
+  if (mg && mg->ok) add_mg_peer(&rec, "mg", mg, prm->mg_rtol, per_rhs, N);
+  if (cheb && cheb->ok) add_mg_peer(&rec, "mg_cheb_pcg", cheb, prm->mg_rtol, per_rhs, N);
+  bench_report_emit(rep, &rec);
+done:
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One size                                                                   */
+
+static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, long long n,
+                    const yardsticks *y) {
+  int rc = BENCH_OK;
+  square sq = {0};
+  fea_solver *probe = NULL;
+  fea_matrix *A = NULL;
+  double *B = NULL, *X = NULL, *X64 = NULL, *full = NULL;
+  mg_result mg = {0}, cheb = {0};
+
+  TRY(square_make(ctx, prm->p1, n, &sq));
+  const fea_index nf = sq.nfree;
+  /* A probe solver (creation is cheap: checks and sizes) for n0, |E| and
+   * the counts; a bad --n0 is a usage error. */
+  fea_prehandled_desc pd = FEA_PREHANDLED_DESC_INIT;
+  pd.coarse_cells = (fea_index)prm->n0;
+  fea_status s = fea_solver_create_prehandled(ctx, sq.pb, &pd, &probe);
+  if (s == FEA_ERR_INVALID_ARG || s == FEA_ERR_UNSUPPORTED) {
+    fprintf(stderr, "feaccel-bench: %s: n = %lld, n0 = %lld: %s\n", CASE_NAME, n, prm->n0,
+            fea_context_last_error(NULL));
+    rc = BENCH_USAGE;
+    goto done;
+  }
+  TRY(s);
+  fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
+  TRY(fea_solver_get_prehandled_stats(probe, &st));
+
+  /* Memory guard: the FP64 setup holds Pi, its inverse and a copy (|E|^2 x
+   * 24 bytes); the solves hold ~6 panels of N x nrhs doubles. */
+  const double ne = (double)st.num_e, mem = phys_memory_bytes();
+  const double need = ne * ne * 24.0 + 6.0 * 8.0 * (double)nf * (double)prm->nrhs;
+  if (mem > 0 && need > mem) {
+    fprintf(stderr, "feaccel-bench: %s: h=1/%lld h0=1/%lld nrhs=%lld needs about %.3g GB "
+            "(|E| = %lld: the FP64 setup holds |E|^2 x 24 bytes, plus 6 x 8 x N x nrhs for the "
+            "right-hand sides and solutions), more than this machine's %.3g GB; take a smaller "
+            "n / n0 or fewer right-hand sides\n", CASE_NAME, n, (long long)st.n0,
+            prm->nrhs, need * 1e-9, (long long)st.num_e, mem * 1e-9);
+    rc = BENCH_USAGE;
+    goto done;
+  }
+
+  if (prm->kappa) {
+    rc = run_kappa(rep, ctx, prm, &sq, probe, &st);
+    goto done;
+  }
+  fea_solver_destroy(&probe);
+
+  /* The right-hand sides: column 0 is the problem's load (its L2 error is
+   * the discretization error), column j the load times 1 + j / nrhs. */
+  const size_t nk = (size_t)nf * (size_t)prm->nrhs;
+  B = malloc(nk * sizeof *B + 1);
+  X = malloc(nk * sizeof *X + 1);
+  X64 = malloc(nk * sizeof *X64 + 1);
+  full = malloc((size_t)sq.ndofs * sizeof *full + 1);
+  if (!B || !X || !X64 || !full) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory for %lld right-hand sides of %lld "
+            "unknowns\n", CASE_NAME, prm->nrhs, (long long)nf);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+  TRY(fea_problem_assemble_reference(sq.pb, &A, B));
+  fea_index nnz = 0;
+  TRY(fea_matrix_get_size(A, NULL, NULL, &nnz));
+  fea_matrix_destroy(&A);
+  for (long long j = 1; j < prm->nrhs; j++)
+    for (fea_index i = 0; i < nf; i++) B[i + j * nf] = B[i] * (1.0 + (double)j / (double)prm->nrhs);
+
+  if (prm->mg) {
+    fea_multigrid_desc md = FEA_MULTIGRID_DESC_INIT; /* the paper's: V(4,4), Richardson, CSR */
+    md.rtol = prm->mg_rtol;
+    if (prm->p1) md.omega = 0.2; /* lambda_max = 8 for P1: 0.3 diverges */
+    rc = run_mg(rep, ctx, prm, &sq, &md, B, nnz, full, &mg, "mg (V(4,4) Richardson)");
+    if (rc != BENCH_OK) goto done;
+    fea_multigrid_desc cd = FEA_MULTIGRID_DESC_INIT;
+    cd.smoother = FEA_MG_SMOOTHER_CHEBYSHEV; /* degree 4 before and after */
+    cd.krylov = 1;
+    cd.rtol = prm->mg_rtol;
+    rc = run_mg(rep, ctx, prm, &sq, &cd, B, nnz, full, &cheb, "mg_cheb_pcg");
+    if (rc != BENCH_OK) goto done;
+  }
+
+  /* FP64 M1 first: every other precision is compared with its solution. */
+  m1_run run64, run;
+  int have64 = 0;
+  rc = run_m1(rep, ctx, prm, &sq, 0, 0, B, X64, &run64);
+  if (rc != BENCH_OK) goto done;
+  have64 = !run64.skipped;
+  for (int pk = 0; pk < 4; pk++) {
+    if (!(prm->precs & (1u << pk))) continue;
+    for (int refine = 0; refine <= (prm->refine && pk > 0); refine++) {
+      const m1_run *m = &run;
+      double *x = X;
+      if (pk == 0 && !refine) {
+        m = &run64, x = X64;
+      } else {
+        rc = run_m1(rep, ctx, prm, &sq, pk, refine, B, X, &run);
+        if (rc != BENCH_OK) goto done;
+      }
+      if (m->skipped) continue;
+      double l2 = NAN;
+      TRY(l2_error(&sq, x, full, &l2));
+      const double diff = have64 ? rel_diff(nk, x, X64) : NAN;
+      rc = emit_m1(rep, ctx, prm, &sq, pk, refine, m, y, l2, diff, prm->mg ? &mg : NULL,
+                   prm->mg ? &cheb : NULL);
+      if (rc != BENCH_OK) goto done;
+    }
+  }
+
+  /* The spec's FLOP comparison (§7.2, §10.3 item 13). */
+  const double N = (double)nf;
+  bench_report_note(rep, "  h=1/%lld h0=1/%lld: M1 %.3g FLOP per right-hand side (exact) = %.0f N "
+                    "= %.2f N^1.5; model %.3g = %.2f N^1.5", n, (long long)st.n0,
+                    st.flops_per_rhs, st.flops_per_rhs / N, st.flops_per_rhs / pow(N, 1.5),
+                    st.model_flops_per_rhs, st.model_flops_per_rhs / pow(N, 1.5));
+  if (mg.ok)
+    bench_report_note(rep, "  multigrid: the paper's rule of thumb ~1000 N = %.3g (M1 / that = "
+                      "%.1fx); estimated from the counts here: V(4,4) %.0f N (%.0f iterations), "
+                      "Chebyshev PCG %.0f N (%.0f iterations); M1 / MG time per rhs: %.3g (%s), "
+                      "%.3g (Chebyshev PCG)", 1000 * N, st.flops_per_rhs / (1000 * N),
+                      mg.flops_est_per_rhs / N, mg.iterations,
+                      cheb.ok ? cheb.flops_est_per_rhs / N : NAN, cheb.iterations,
+                      have64 ? run64.solve_s / (double)prm->nrhs / mg.solve_s_per_rhs : NAN,
+                      "FP64 M1 vs V(4,4)", cheb.ok && have64 ? run64.solve_s / (double)prm->nrhs /
+                                                                  cheb.solve_s_per_rhs : NAN);
+done:
+  fea_solver_destroy(&probe);
+  fea_matrix_destroy(&A);
+  free(B);
+  free(X);
+  free(X64);
+  free(full);
+  square_free(&sq);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                    */
+
+static int parse_precisions(const char *v, unsigned *mask) {
+  *mask = 0;
+  if (strcmp(v, "all") == 0) {
+    *mask = 15;
+    return 0;
+  }
+  const char *p = v;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    int found = 0;
+    for (int k = 0; k < 4; k++)
+      if (strlen(prec_names[k]) == len && strncmp(p, prec_names[k], len) == 0)
+        *mask |= 1u << k, found = 1;
+    if (!found) {
+      fprintf(stderr, "feaccel-bench: %s: --precision '%s': expected f64, f32, f16, bf16, a "
+              "comma-separated list of them, or all\n", CASE_NAME, v);
+      return -1;
+    }
+    p += len;
+    if (*p == ',') p++;
+  }
+  return *mask ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, ph_params *p) {
+  static const struct {
+    const char *name;
+    long long min, max;
+    size_t off;
+  } opts[] = {
+      {"--n", 4, 1 << 16, offsetof(ph_params, n)},
+      {"--n0", 0, 1 << 15, offsetof(ph_params, n0)},
+      {"--n-max", 64, 1 << 16, offsetof(ph_params, n_max)},
+      {"--nrhs", 1, 1 << 20, offsetof(ph_params, nrhs)},
+      {"--mg-nrhs", 1, 1 << 20, offsetof(ph_params, mg_nrhs)},
+      {"--gemm-n", 64, 1 << 14, offsetof(ph_params, gemm_n)},
+  };
+  for (int i = 0; i < argc; i++) {
+    const char *v = NULL;
+    int got;
+    if (strcmp(argv[i], "--sweep") == 0) { p->sweep = 1; continue; }
+    if (strcmp(argv[i], "--refine") == 0) { p->refine = 1; continue; }
+    if (strcmp(argv[i], "--kappa") == 0) { p->kappa = 1; continue; }
+    if (strcmp(argv[i], "--mg") == 0) { p->mg = 1; continue; }
+    if (strcmp(argv[i], "--no-mg") == 0) { p->mg = 0; continue; }
+    if ((got = bench_option_value(argc, argv, &i, "--element", &v)) != 0) {
+      if (got < 0) return BENCH_USAGE;
+      if (strcmp(v, "q1") == 0 || strcmp(v, "Q1") == 0) p->p1 = 0;
+      else if (strcmp(v, "p1") == 0 || strcmp(v, "P1") == 0) p->p1 = 1;
+      else {
+        fprintf(stderr, "feaccel-bench: %s: --element '%s': expected q1 or p1\n", CASE_NAME, v);
+        return BENCH_USAGE;
+      }
+      continue;
+    }
+    if ((got = bench_option_value(argc, argv, &i, "--precision", &v)) != 0) {
+      if (got < 0 || parse_precisions(v, &p->precs) < 0) return BENCH_USAGE;
+      continue;
+    }
+    if ((got = bench_option_value(argc, argv, &i, "--mg-rtol", &v)) != 0) {
+      char *end = NULL;
+      if (got < 0) return BENCH_USAGE;
+      p->mg_rtol = strtod(v, &end);
+      if (end == v || *end || !(p->mg_rtol > 0 && p->mg_rtol < 1)) {
+        fprintf(stderr, "feaccel-bench: %s: --mg-rtol '%s' is not a number in (0, 1)\n",
+                CASE_NAME, v);
+        return BENCH_USAGE;
+      }
+      continue;
+    }
+    int matched = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !matched; k++) {
+      got = bench_option_value(argc, argv, &i, opts[k].name, &v);
+      if (got < 0) return BENCH_USAGE;
+      if (got == 0) continue;
+      if (bench_parse_ll(CASE_NAME, opts[k].name, v, opts[k].min, opts[k].max,
+                         (long long *)((char *)p + opts[k].off)) < 0)
+        return BENCH_USAGE;
+      if (opts[k].off == offsetof(ph_params, n)) p->n_given = 1;
+      matched = 1;
+    }
+    if (!matched) {
+      fprintf(stderr, "feaccel-bench: %s: unknown option '%s' (see feaccel-bench %s --help)\n",
+              CASE_NAME, argv[i], CASE_NAME);
+      return BENCH_USAGE;
+    }
+  }
+  if (p->sweep && p->n_given) {
+    fprintf(stderr, "feaccel-bench: %s: --sweep runs n = 64, 128, ... up to --n-max; leave "
+            "--n out\n", CASE_NAME);
+    return BENCH_USAGE;
+  }
+  if (p->sweep && p->kappa) {
+    fprintf(stderr, "feaccel-bench: %s: --kappa is for one (n, n0); leave --sweep out\n",
+            CASE_NAME);
+    return BENCH_USAGE;
+  }
+  return BENCH_OK;
+}
+
+static int run(const bench_options *o, int argc, char **argv) {
+  ph_params prm = {.n = 256, .n0 = 0, .n_max = 512, .nrhs = 1, .mg_nrhs = 4, .gemm_n = 2048,
+                   .p1 = 0, .sweep = 0, .refine = 0, .kappa = 0, .mg = 1, .reps = o->reps,
+                   .n_given = 0, .precs = 15, .mg_rtol = 1e-8};
+  int rc = parse(argc, argv, &prm);
+  if (rc != BENCH_OK) return rc;
+  fea_context *ctx = NULL;
+  rc = bench_open_context(o, "/cpu/threads", &ctx);
+  if (rc != BENCH_OK) return rc;
+  bench_report rep;
+  bench_report_init(&rep, o);
+  yardsticks y = {{NAN, NAN, NAN}};
+  if (!prm.kappa) {
+    static const fea_precision yp[3] = {FEA_F64, FEA_F32, FEA_F16};
+    static const char *const yn[3] = {"DGEMM", "SGEMM", "FP16 GEMM"};
+    for (int k = 0; k < 3 && rc == BENCH_OK; k++) {
+      fea_status s = bench_gemm_peak(ctx, prm.gemm_n, yp[k], 3, &y.gflops[k]);
+      if (s < 0) {
+        char what[64];
+        snprintf(what, sizeof what, "the %s yardstick (fea_dense_gemm)", yn[k]);
+        rc = bench_fail(what, s);
+      }
+    }
+  }
+  if (rc == BENCH_OK && prm.sweep) {
+    for (long long n = 64; n <= prm.n_max && rc == BENCH_OK; n *= 2)
+      rc = run_size(&rep, ctx, &prm, n, &y);
+  } else if (rc == BENCH_OK) {
+    rc = run_size(&rep, ctx, &prm, prm.n, &y);
+  }
+  if (rc == BENCH_OK && !prm.kappa) {
+    bench_machine m;
+    if (bench_machine_get(ctx, &m) >= 0) bench_report_note(&rep, "\nBLAS: %s", m.blas);
+    bench_report_note(&rep, "yardsticks (order %lld, same context, this run): DGEMM %.4g, SGEMM "
+                      "%.4g, FP16 x FP16 -> FP32 GEMM %.4g GFLOP/s (converts to FP32 + SGEMM on "
+                      "the CPU)", prm.gemm_n, y.gflops[0], y.gflops[1], y.gflops[2]);
+    bench_report_note(&rep, "setup_s: one setup (FP64 factorizations, Pi^-1, conversion); "
+                      "solve_s, transform_s, dense_s: median of %d solves of nrhs = %lld after "
+                      "one warm-up; dofs_per_s = N nrhs / solve_s;", prm.reps, prm.nrhs);
+    bench_report_note(&rep, "gflops = flops_per_rhs (2|E|^2 + 4 blk |I|) nrhs / dense_s, "
+                      "solve_gflops the same over solve_s, model_gflops = model_flops_per_rhs "
+                      "(paper: (8 4^-l + 4 4^l) N^1.5) nrhs / dense_s;");
+    bench_report_note(&rep, "peak_fraction = gflops / gemm_gflops (DGEMM for f64, SGEMM for f32 "
+                      "and the 16-bit precisions, which the CPU runs as SGEMM); refined rows "
+                      "count refine_iterations M1 solves over solve_s;");
+    bench_report_note(&rep, "l2_error: column 0 vs sin(pi x) sin(pi y); rel_diff_f64: "
+                      "||X - X_f64|| / ||X_f64|| over all columns.");
+    if (prm.mg)
+      bench_report_note(&rep, "peers: mg = V(4,4) Richardson omega %.1g, CSR, coarsest = one "
+                        "element (the paper's); mg_cheb_pcg = CG preconditioned by a V-cycle "
+                        "with degree-4 Chebyshev; both to rtol %.0e (relative residual), zero "
+                        "initial guess, min(nrhs, %lld) right-hand sides; solve_s is per right-"
+                        "hand side, ratio = M1 / MG time per right-hand side, flops_per_rhs_est "
+                        "an estimate from nnz (no counter).", prm.p1 ? 0.2 : 0.3, prm.mg_rtol,
+                        prm.mg_nrhs);
+  }
+  fea_context_destroy(&ctx);
+  return rc;
+}
+
+const bench_case bench_case_prehandled = {
+    .name = CASE_NAME,
+    .description = "prehandled Schur-complement solver (M1) per precision: MDoF/s, GFLOP/s "
+                   "(exact and model) vs GEMM, L2 error; multigrid side by side",
+    .usage =
+        "usage: feaccel-bench [global options] prehandled [--n N | --sweep [--n-max M]] [--n0 N0]\n"
+        "       [--element q1|p1] [--precision f64|f32|f16|bf16|all|LIST] [--nrhs K] [--refine]\n"
+        "       [--kappa] [--mg | --no-mg] [--mg-rtol R] [--mg-nrhs K] [--gemm-n G]\n"
+        "\n"
+        "  --n N          fine cells per direction, h = 1/N (default 256)\n"
+        "  --sweep        n = 64, 128, ... up to --n-max (default 512)\n"
+        "  --n0 N0        coarse cells per direction, h0 = 1/N0, N / N0 a power of two >= 2;\n"
+        "                 0: the FLOP-optimal one (default; 16 at n = 256 and 512)\n"
+        "  --element E    q1 (default) or p1\n"
+        "  --precision P  precision(s) of the dense products: f64, f32, f16, bf16, a comma list,\n"
+        "                 or all (default)\n"
+        "  --nrhs K       right-hand sides solved at once (default 1; 'many': e.g. 256)\n"
+        "  --refine       also the mixed-precision iterative refinement of each precision < f64\n"
+        "  --kappa        only the condition numbers for this (n, n0): nodal, hierarchical,\n"
+        "                 scaled (prehandled), C_i and Pi (Lanczos), with Table 1's values\n"
+        "  --mg, --no-mg  the multigrid peers on (default) or off\n"
+        "  --mg-rtol R    their relative-residual target (default 1e-8)\n"
+        "  --mg-nrhs K    right-hand sides multigrid solves per timing (default 4, at most nrhs)\n"
+        "  --gemm-n G     order of the DGEMM / SGEMM yardsticks (default 2048)\n"
+        "\n"
+        "Default backend /cpu/threads. --reps R: median of R solves after one warm-up; setup\n"
+        "runs once per precision (its FP64 Pi inversion is O(|E|^3)). Sizes whose FP64 setup\n"
+        "(|E|^2 x 24 bytes) exceeds the machine's memory are refused.\n",
+    .run = run,
+};
