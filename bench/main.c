@@ -20,7 +20,8 @@
   X(assembly)           \
   X(updates)            \
   X(operator)           \
-  X(prehandled)
+  X(prehandled)         \
+  X(capacity)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)
