@@ -11,7 +11,25 @@
 #ifndef FEA_INTERNAL_MF_KERNEL_H
 #define FEA_INTERNAL_MF_KERNEL_H
 
+#include <stdint.h>
+
 #include "problem.h"
+
+/* Where apply_add adds: y[d] += (K_e x_e)_i for the element's DoFs d with
+ * row[d] >= 0 and (owner == NULL or owner[row[d]] == blk); an element with
+ * elem_blk[e] == blk has every DoF so (no test per DoF; elem_blk may be
+ * NULL). updates is incremented by the adds done. With free_rows set, x and
+ * y are the reduced vectors (num_free entries, indexed by row[d]) instead
+ * of full-DoF ones: Dirichlet DoFs read as zero and are never written. */
+typedef struct fea_mf_target {
+  double *y;                /* full-DoF output */
+  const fea_index *row;     /* per DoF: its free row, or -1 */
+  const int *owner;         /* per free row: the block that may write it, or NULL */
+  int blk;
+  const int *elem_blk;      /* per element: blk value under which all its DoFs are writable */
+  uint64_t *updates;
+  int free_rows;
+} fea_mf_target;
 
 typedef struct fea_mf_kernel_ops {
   const char *name;                 /* "element-matrix", "sum-factorization" */
@@ -27,6 +45,11 @@ typedef struct fea_mf_kernel_ops {
    * scratch_doubles(state) entries). */
   void (*apply)(const void *state, const fea_index *elems, int count, const double *x_full,
                 double *y, double *scratch);
+  /* Optional (NULL: not offered): apply, and add the results into the
+   * target (see fea_mf_target) element by element in the order of elems,
+   * without handing y_e back: for update strategies that need no protection. */
+  void (*apply_add)(const void *state, const fea_index *elems, int count, const double *x_full,
+                    const fea_mf_target *target, double *scratch);
   /* d[k * nb + i] = K_e[i][i] for e = elems[k]. */
   void (*diagonal)(const void *state, const fea_index *elems, int count, double *d,
                    double *scratch);

@@ -13,7 +13,15 @@
  * PRIVATE_BUFFERS: w->direct, conc.h) get no lists: each kernel batch's y_e
  * is added straight into the output right after the kernel, in the batch's
  * element order (the rows the worker owns only), which is the order the
- * lists would have been applied in, so the sums are the same bit for bit. */
+ * lists would have been applied in, so the sums are the same bit for bit.
+ * Kernels that offer apply_add (sum factorization) do that add themselves,
+ * from their SIMD lanes; elem_blk tells them which elements have all their
+ * DoFs free and, for PRIVATE_BUFFERS, owned by one block, so that those
+ * need no test per DoF.
+ *
+ * The embedding and the restriction copy runs: free DoFs come in runs of
+ * consecutive DoFs with consecutive rows (lines of the mesh between
+ * boundary DoFs), found once at creation. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +44,13 @@ typedef struct mf_op {
   fea_index *edofs;         /* ne x nb */
   fea_index *free_dof;      /* nf: the DoF of each free row */
   double *x_full, *y_full;  /* ndofs each: the gather source and the scatter target */
+  fea_index nruns;
+  fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
+  fea_index *run_dof;       /* nruns: its first DoF */
+  int *elem_blk;            /* ne, for apply_add (see fea_mf_target), or NULL */
+  int free_rows;            /* apply_add on the reduced vectors (no embedding) */
+  const double *x_in;       /* free_rows: this application's x and y */
+  double *y_out;
   fea_conc_job *job;
   fea_conc_plan plan;
   fea_update_strategy strategy;
@@ -119,10 +134,17 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     int n = 0;
     x->elems[n++] = e;
     for (fea_index j = k + 1; j < end && n < m->batch; j++) x->elems[n++] = seq ? seq[j] : j;
-    m->k->apply(m->ks, x->elems, n, m->x_full, x->y, x->scratch);
     x->count = n;
     x->cursor = 0;
-    if (w->direct) scatter_batch(m, w, x);
+    if (w->direct && m->k->apply_add) {
+      const fea_mf_target tg = {m->free_rows ? m->y_out : w->job->target,
+                                w->job->pb->free_index, w->owner, w->blk, m->elem_blk,
+                                &w->ctr->updates, m->free_rows};
+      m->k->apply_add(m->ks, x->elems, n, m->free_rows ? m->x_in : m->x_full, &tg, x->scratch);
+    } else {
+      m->k->apply(m->ks, x->elems, n, m->x_full, x->y, x->scratch);
+      if (w->direct) scatter_batch(m, w, x);
+    }
   }
   w->ctr->elements++;
   if (w->direct) { /* added with its batch */
@@ -154,20 +176,46 @@ static fea_status mf_apply(const fea_operator *op, const double *x, double *y, i
   mf_op *m = op->data;
   const fea_index nf = m->nf;
   const int T = m->job->cfg.threads;
-  /* Embed (Dirichlet entries of x_full stay zero from creation) and clear
-   * the free entries of the target, in parallel: first touch by threads. */
+  if (m->free_rows) { /* the kernel reads x and adds into y themselves */
+    if (!add) {
 #pragma omp parallel for schedule(static) num_threads(T)
-  for (fea_index r = 0; r < nf; r++) {
-    m->x_full[m->free_dof[r]] = x[r];
-    m->y_full[m->free_dof[r]] = 0.0;
+      for (fea_index r = 0; r < nf; r++) y[r] = 0.0;
+    }
+    m->x_in = x;
+    m->y_out = y;
+    fea_blas_use_threads(1);
+    fea_assembly_stats st_run = FEA_ASSEMBLY_STATS_INIT;
+    atomic_init(&m->job->sync, 0u);
+    fea_status st = fea_conc_run(m->job, m->strategy, &st_run);
+    m->x_in = NULL;
+    m->y_out = NULL;
+    return st;
+  }
+  /* Embed (Dirichlet entries of x_full stay zero from creation) and clear
+   * the free entries of the target, run by run, in parallel: first touch by
+   * threads. */
+  const fea_index nr = m->nruns;
+#pragma omp parallel for schedule(static) num_threads(T)
+  for (fea_index k = 0; k < nr; k++) {
+    const fea_index r0 = m->run_row[k], len = m->run_row[k + 1] - r0;
+    memcpy(m->x_full + m->run_dof[k], x + r0, (size_t)len * sizeof *x);
+    memset(m->y_full + m->run_dof[k], 0, (size_t)len * sizeof *x);
   }
   fea_blas_use_threads(1);
   fea_assembly_stats st_run = FEA_ASSEMBLY_STATS_INIT;
   atomic_init(&m->job->sync, 0u);
   FEA_CALL(fea_conc_run(m->job, m->strategy, &st_run));
 #pragma omp parallel for schedule(static) num_threads(T)
-  for (fea_index r = 0; r < nf; r++) y[r] = add ? y[r] + m->y_full[m->free_dof[r]]
-                                                : m->y_full[m->free_dof[r]];
+  for (fea_index k = 0; k < nr; k++) {
+    const fea_index r0 = m->run_row[k], len = m->run_row[k + 1] - r0;
+    const double *src = m->y_full + m->run_dof[k];
+    double *dst = y + r0;
+    if (add)
+      for (fea_index i = 0; i < len; i++) dst[i] += src[i];
+    else
+      memcpy(dst, src, (size_t)len * sizeof *dst);
+  }
+  (void)nf;
   return FEA_SUCCESS;
 }
 
@@ -208,6 +256,9 @@ static void mf_destroy(void *data) {
   free(m->job);
   free(m->edofs);
   free(m->free_dof);
+  free(m->run_row);
+  free(m->run_dof);
+  free(m->elem_blk);
   free(m->x_full);
   free(m->y_full);
   free(m);
@@ -230,6 +281,51 @@ static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy 
   return FEA_SUCCESS;
 }
 
+/* Runs of free rows r0..r1 whose DoFs are consecutive too. */
+static fea_status build_runs(fea_operator *op, mf_op *m) {
+  fea_index nr = 0;
+  for (fea_index r = 0; r < m->nf; r++) nr += r == 0 || m->free_dof[r] != m->free_dof[r - 1] + 1;
+  m->run_row = malloc(((size_t)nr + 1) * sizeof *m->run_row);
+  m->run_dof = malloc(((size_t)nr + 1) * sizeof *m->run_dof);
+  FEA_CHECK(m->run_row && m->run_dof, op->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for %lld runs of free DoFs", (long long)nr);
+  fea_index k = 0;
+  for (fea_index r = 0; r < m->nf; r++)
+    if (r == 0 || m->free_dof[r] != m->free_dof[r - 1] + 1) {
+      m->run_row[k] = r;
+      m->run_dof[k++] = m->free_dof[r];
+    }
+  m->run_row[nr] = m->nf;
+  m->nruns = nr;
+  return FEA_SUCCESS;
+}
+
+/* For kernels with apply_add under a strategy with direct updates: per
+ * element, the block that may write all its DoFs (0 without ownership), or
+ * -1 when a DoF is Dirichlet or the rows have different owners. */
+static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
+  const fea_update_strategy s = m->strategy;
+  if (!m->k->apply_add ||
+      (s != FEA_UPDATE_SERIAL && s != FEA_UPDATE_COLORING && s != FEA_UPDATE_PRIVATE_BUFFERS))
+    return FEA_SUCCESS;
+  m->elem_blk = malloc(((size_t)m->ne + 1) * sizeof *m->elem_blk);
+  FEA_CHECK(m->elem_blk, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
+            (long long)m->ne);
+  const fea_index *fi = op->problem->free_index;
+  const int *own = s == FEA_UPDATE_PRIVATE_BUFFERS ? m->plan.owner : NULL;
+  for (fea_index e = 0; e < m->ne; e++) {
+    const fea_index *ed = m->edofs + e * m->nb;
+    int b = 0;
+    for (int i = 0; i < m->nb && b >= 0; i++) {
+      const fea_index r = fi[ed[i]];
+      if (r < 0) b = -1;
+      else if (own) b = i == 0 || own[r] == b ? own[r] : -1;
+    }
+    m->elem_blk[e] = b;
+  }
+  return FEA_SUCCESS;
+}
+
 static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   const fea_problem *pb = op->problem;
   const fea_space *sp = pb->space;
@@ -246,6 +342,7 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
             "no memory for the gather and scatter vectors of %lld DoFs", (long long)m->ndofs);
   for (fea_index d = 0; d < m->ndofs; d++)
     if (pb->free_index[d] >= 0) m->free_dof[pb->free_index[d]] = d;
+  FEA_CALL(build_runs(op, m));
   FEA_CALL(m->k->create(pb, &m->ks));
   m->batch = m->k->batch(m->ks);
   if (m->batch < 1) m->batch = 1;
@@ -261,7 +358,12 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   job->cfg.tsx_batch = 8;
   job->cfg.tsx_retries = 8;
   job->cfg.backoff = 1;
-  return pick_strategy(op, m, s);
+  FEA_CALL(pick_strategy(op, m, s));
+  FEA_CALL(build_elem_blk(op, m));
+  /* With the kernel adding its results itself, it works on the reduced
+   * vectors directly: no embedding, no restriction. */
+  m->free_rows = m->elem_blk != NULL;
+  return FEA_SUCCESS;
 }
 
 fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kernel,
@@ -284,10 +386,13 @@ fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kern
    * DoFs, and the embedded copies read and written once each. */
   op->info.flops_per_apply = fe * (double)m->ne;
   op->info.bytes_per_apply = be * (double)m->ne + (double)m->nf * 2.0 * sizeof(double) +
-                             (double)m->ndofs * 4.0 * sizeof(double);
+                             (m->free_rows ? 0.0 : (double)m->ndofs * 4.0 * sizeof(double)) +
+                             (m->elem_blk ? (double)m->ne * sizeof(int) : 0.0);
   op->info.memory_bytes = kernel->memory(m->ks) +
                           (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) +
                           (uint64_t)m->nf * sizeof(fea_index) +
+                          (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) +
+                          (m->elem_blk ? (uint64_t)m->ne * sizeof(int) : 0) +
                           (uint64_t)m->ndofs * 2 * sizeof(double) +
                           (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
                           (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);

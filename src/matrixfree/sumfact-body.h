@@ -4,6 +4,12 @@
  *   SF_TARGET   the function attribute of that instruction set (or nothing)
  *   SF_ISA_NAME, SF_ISA_VAR, SF_ISA_AVAILABLE
  *
+ * The operator is applied in coefficient space: with a constant sigma and an
+ * axis-aligned box map, K_e = sum_k c_k (x)_j (j == k ? S_j : M_j) exactly
+ * (the tensor Gauss rule factors over the directions), so the quadrature
+ * points never appear at run time: 2 (2D) or 3 (3D) passes of n x n
+ * tables instead of 2 d passes of n_q x n tables there and back.
+ *
  * Every function here carries SF_TARGET: GCC will not inline a function into
  * one built for another target, and the vector type must be lowered the same
  * way on both sides. The sizes are arguments of always_inline bodies; the
@@ -26,93 +32,62 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
 
 #define SF_INLINE static inline __attribute__((always_inline)) SF_TARGET
 
-/* out[o][j][t] (+)= sum_i M[j * so + i * si] in[o][i][t]: direction contraction
- * of a tensor laid out [outer][nin][inner] into [outer][nout][inner]. With
- * so = nin, si = 1 it applies an nout x nin table (values at points from
- * coefficients); with so = 1, si = nout its transpose. */
-SF_INLINE void sf_contract(int nout, int nin, int inner, int outer, const sf_vd *restrict M, int so,
-                           int si, const sf_vd *restrict in, sf_vd *restrict out, int add) {
+/* One pass along a direction of a tensor laid out [outer][n][inner]: with
+ * u, v the inputs and P, Q, R n x n lane tables (symmetric),
+ *   o1[o][j][t] = sum_i P[j][i] u[o][i][t] (+ sum_i Q[j][i] v[o][i][t] when Q)
+ *   o2[o][j][t] = sum_i R[j][i] u[o][i][t]                          (when R)
+ * The n inputs of one line are loaded once and kept in registers while all
+ * n outputs are formed: one table load per multiply-add, no reload of the
+ * inputs (the instantiations pass constant n, inner, outer and NULLs). */
+SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
+                       const sf_vd *restrict v, const sf_vd *restrict P,
+                       const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,
+                       sf_vd *restrict o2) {
   for (int o = 0; o < outer; o++)
-    for (int j = 0; j < nout; j++)
-      for (int t = 0; t < inner; t++) {
-        sf_vd acc = add ? out[(o * nout + j) * inner + t] : (sf_vd){0};
-        for (int i = 0; i < nin; i++) acc += M[j * so + i * si] * in[(o * nin + i) * inner + t];
-        out[(o * nout + j) * inner + t] = acc;
+    for (int t = 0; t < inner; t++) {
+      sf_vd uu[SF_MAX_N], vv[SF_MAX_N];
+      for (int i = 0; i < n; i++) {
+        uu[i] = u[(o * n + i) * inner + t];
+        if (Q) vv[i] = v[(o * n + i) * inner + t];
       }
+      for (int j = 0; j < n; j++) {
+        sf_vd acc = P[j * n] * uu[0];
+        for (int i = 1; i < n; i++) acc += P[j * n + i] * uu[i];
+        if (Q)
+          for (int i = 0; i < n; i++) acc += Q[j * n + i] * vv[i];
+        o1[(o * n + j) * inner + t] = acc;
+        if (R) {
+          sf_vd acc2 = R[j * n] * uu[0];
+          for (int i = 1; i < n; i++) acc2 += R[j * n + i] * uu[i];
+          o2[(o * n + j) * inner + t] = acc2;
+        }
+      }
+    }
 }
 
-/* Tables T (nq x n): forward maps n coefficients to nq points. */
-#define SF_FWD(T, n, nq, inner, outer, in, out, add) \
-  sf_contract(nq, n, inner, outer, T, n, 1, in, out, add)
-#define SF_BWD(T, n, nq, inner, outer, in, out, add) \
-  sf_contract(n, nq, inner, outer, T, 1, n, in, out, add)
+#define SF_T(k) ((const sf_vd *)b->T[k])
 
-SF_INLINE void sf_body1(int n0, int q0, const sf_batch *b) {
-  const sf_vd *D0 = (const sf_vd *)b->D[0], *c = (const sf_vd *)b->c;
-  sf_vd *g = (sf_vd *)b->work;
-  SF_FWD(D0, n0, q0, 1, 1, (const sf_vd *)b->x, g, 0);
-  for (int q = 0; q < q0; q++) g[q] *= c[0] * b->w[q];
-  SF_BWD(D0, n0, q0, 1, 1, g, (sf_vd *)b->y, 0);
+/* 1D: y = c0 S0 x. */
+SF_INLINE void sf_body1(int n0, const sf_batch *b) {
+  sf_pass(n0, 1, 1, (const sf_vd *)b->x, NULL, SF_T(SF_CS0), NULL, NULL, (sf_vd *)b->y, NULL);
 }
 
-/* 2D: [i1][i0] -> B0, D0 along 0 -> [i1][q0] -> along 1 -> gradients at
- * [q1][q0], scaled, then the transposes back. 8 contractions. */
-SF_INLINE void sf_body2(int n0, int n1, int q0, int q1, const sf_batch *b) {
-  const sf_vd *B0 = (const sf_vd *)b->B[0], *D0 = (const sf_vd *)b->D[0];
-  const sf_vd *B1 = (const sf_vd *)b->B[1], *D1 = (const sf_vd *)b->D[1];
-  const sf_vd *c = (const sf_vd *)b->c, *x = (const sf_vd *)b->x;
-  sf_vd *y = (sf_vd *)b->y;
-  sf_vd *tb = (sf_vd *)b->work, *td = tb + q0 * n1;
-  sf_vd *g0 = td + q0 * n1, *g1 = g0 + q0 * q1;
-  SF_FWD(B0, n0, q0, 1, n1, x, tb, 0);
-  SF_FWD(D0, n0, q0, 1, n1, x, td, 0);
-  SF_FWD(B1, n1, q1, q0, 1, td, g0, 0); /* d/dxi_0 */
-  SF_FWD(D1, n1, q1, q0, 1, tb, g1, 0); /* d/dxi_1 */
-  for (int q = 0; q < q0 * q1; q++) {
-    double wq = b->w[q];
-    g0[q] *= c[0] * wq;
-    g1[q] *= c[1] * wq;
-  }
-  SF_BWD(B1, n1, q1, q0, 1, g0, td, 0);
-  SF_BWD(D1, n1, q1, q0, 1, g1, tb, 0);
-  SF_BWD(D0, n0, q0, 1, n1, td, y, 0);
-  SF_BWD(B0, n0, q0, 1, n1, tb, y, 1);
+/* 2D, x as [i1][i0]: a = M0 x, b = S0 x along 0; y = (c1 S1) a + (c0 M1) b
+ * along 1. 4 n^3 multiply-adds. */
+SF_INLINE void sf_body2(int n0, int n1, const sf_batch *b) {
+  sf_vd *ta = (sf_vd *)b->work, *tb = ta + n0 * n1;
+  sf_pass(n0, 1, n1, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb);
+  sf_pass(n1, n0, 1, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), NULL, (sf_vd *)b->y, NULL);
 }
 
-/* 3D: along 0 (B0, D0), along 1 (three products), along 2 (the three
- * gradient components), scaled, then the same 8 contractions transposed. */
-SF_INLINE void sf_body3(int n0, int n1, int n2, int q0, int q1, int q2, const sf_batch *b) {
-  const sf_vd *B0 = (const sf_vd *)b->B[0], *D0 = (const sf_vd *)b->D[0];
-  const sf_vd *B1 = (const sf_vd *)b->B[1], *D1 = (const sf_vd *)b->D[1];
-  const sf_vd *B2 = (const sf_vd *)b->B[2], *D2 = (const sf_vd *)b->D[2];
-  const sf_vd *c = (const sf_vd *)b->c, *x = (const sf_vd *)b->x;
-  sf_vd *y = (sf_vd *)b->y;
-  const int st = q0 * n1 * n2, su = q0 * q1 * n2, sg = q0 * q1 * q2;
-  sf_vd *tb = (sf_vd *)b->work, *td = tb + st;
-  sf_vd *ubb = td + st, *ubd = ubb + su, *udb = ubd + su;
-  sf_vd *g0 = udb + su, *g1 = g0 + sg, *g2 = g1 + sg;
-  SF_FWD(B0, n0, q0, 1, n1 * n2, x, tb, 0);
-  SF_FWD(D0, n0, q0, 1, n1 * n2, x, td, 0);
-  SF_FWD(B1, n1, q1, q0, n2, tb, ubb, 0);
-  SF_FWD(D1, n1, q1, q0, n2, tb, ubd, 0);
-  SF_FWD(B1, n1, q1, q0, n2, td, udb, 0);
-  SF_FWD(B2, n2, q2, q0 * q1, 1, udb, g0, 0);
-  SF_FWD(B2, n2, q2, q0 * q1, 1, ubd, g1, 0);
-  SF_FWD(D2, n2, q2, q0 * q1, 1, ubb, g2, 0);
-  for (int q = 0; q < sg; q++) {
-    double wq = b->w[q];
-    g0[q] *= c[0] * wq;
-    g1[q] *= c[1] * wq;
-    g2[q] *= c[2] * wq;
-  }
-  SF_BWD(B2, n2, q2, q0 * q1, 1, g0, udb, 0);
-  SF_BWD(B2, n2, q2, q0 * q1, 1, g1, ubd, 0);
-  SF_BWD(D2, n2, q2, q0 * q1, 1, g2, ubb, 0);
-  SF_BWD(B1, n1, q1, q0, n2, udb, td, 0);
-  SF_BWD(D1, n1, q1, q0, n2, ubd, tb, 0);
-  SF_BWD(B1, n1, q1, q0, n2, ubb, tb, 1);
-  SF_BWD(D0, n0, q0, 1, n1 * n2, td, y, 0);
-  SF_BWD(B0, n0, q0, 1, n1 * n2, tb, y, 1);
+/* 3D, x as [i2][i1][i0]: a = M0 x, b = S0 x; aa = M1 a, t = (c1 S1) a +
+ * (c0 M1) b; y = (c2 S2) aa + M2 t. 7 n^4 multiply-adds. */
+SF_INLINE void sf_body3(int n0, int n1, int n2, const sf_batch *b) {
+  const int N = n0 * n1 * n2;
+  sf_vd *ta = (sf_vd *)b->work, *tb = ta + N, *taa = tb + N, *tt = taa + N;
+  sf_pass(n0, 1, n1 * n2, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb);
+  sf_pass(n1, n0, n2, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), SF_T(SF_M1), tt, taa);
+  sf_pass(n2, n0 * n1, 1, taa, tt, SF_T(SF_CS2), SF_T(SF_M2), NULL, (sf_vd *)b->y, NULL);
 }
 
 #define SF_CAT2(a, b) a##b
@@ -121,9 +96,9 @@ SF_INLINE void sf_body3(int n0, int n1, int n2, int q0, int q1, int q2, const sf
 
 /* The instantiations: N = p + 1 functions and points in every direction. */
 #define SF_INSTANTIATE(N)                                                                       \
-  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(N, N, b); }              \
-  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(N, N, N, N, b); }        \
-  static SF_TARGET void SF_FN(sf_k3_##N)(const sf_batch *b) { sf_body3(N, N, N, N, N, N, b); }
+  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(N, b); }                 \
+  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(N, N, b); }              \
+  static SF_TARGET void SF_FN(sf_k3_##N)(const sf_batch *b) { sf_body3(N, N, N, b); }
 SF_INSTANTIATE(2)
 SF_INSTANTIATE(3)
 SF_INSTANTIATE(4)
@@ -135,9 +110,9 @@ SF_INSTANTIATE(9)
 
 static SF_TARGET void SF_FN(sf_generic)(const sf_batch *b) {
   switch (b->dim) {
-  case 1: sf_body1(b->n[0], b->nq[0], b); break;
-  case 2: sf_body2(b->n[0], b->n[1], b->nq[0], b->nq[1], b); break;
-  default: sf_body3(b->n[0], b->n[1], b->n[2], b->nq[0], b->nq[1], b->nq[2], b); break;
+  case 1: sf_body1(b->n[0], b); break;
+  case 2: sf_body2(b->n[0], b->n[1], b); break;
+  default: sf_body3(b->n[0], b->n[1], b->n[2], b); break;
   }
 }
 

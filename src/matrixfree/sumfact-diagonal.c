@@ -1,10 +1,8 @@
-/* diag(K_e) by sum factorization. With phi_i = prod_j psi_{i_j}(xi_j) and
- * tensor weights w_q = prod_j w_j(q_j),
- *   K_ii = sum_k c_k sum_q w_q (d_k phi_i(q))^2
- *        = sum_k c_k prod_j S_jk(i_j),  S_jk(a) = sum_{q_j} w_j(q_j) T_jk(q_j, a)^2,
- * T_jk = D_j when j = k, else B_j: the squares factor over the directions,
- * so the diagonal costs O(d (p+1) n_q) per direction plus O(d nb). Called
- * once per operator (Jacobi), so it stays scalar. */
+/* diag(K_e) by sum factorization. K_e = sum_k c_k (x)_j T_jk with T_jk = S_j
+ * (1D stiffness) when j = k, else M_j (1D mass), so
+ *   K_ii = sum_k c_k prod_j T_jk(i_j, i_j):
+ * the diagonals of the 1D matrices, O(d nb). Called once per operator
+ * (Jacobi), so it stays scalar. */
 #include "sumfact.h"
 
 void sf_diagonal(const void *state, const fea_index *elems, int count, double *d,
@@ -21,16 +19,9 @@ void sf_diagonal(const void *state, const fea_index *elems, int count, double *d
         SB[k][0] = 1.0, SD[k][0] = 0.0;
         continue;
       }
-      int n = s->n[k], nq = s->nq[k];
-      const double *B = s->tab[k] + idx[k] * 2 * nq * n, *D = B + nq * n;
-      for (int a = 0; a < n; a++) {
-        double sb = 0.0, sd = 0.0;
-        for (int q = 0; q < nq; q++) {
-          sb += s->w1[k][q] * B[q * n + a] * B[q * n + a];
-          sd += s->w1[k][q] * D[q * n + a] * D[q * n + a];
-        }
-        SB[k][a] = sb, SD[k][a] = sd;
-      }
+      int n = s->n[k];
+      const double *M = s->tab[k] + idx[k] * 2 * n * n, *S = M + n * n;
+      for (int a = 0; a < n; a++) SB[k][a] = M[a * n + a], SD[k][a] = S[a * n + a];
     }
     double *de = d + (size_t)e * nb;
     int i = 0;

@@ -113,13 +113,31 @@ void sf_geometry_factors(const sf_state *s, const fea_index idx[3], double c[3])
   }
 }
 
+/* The 1D mass and stiffness matrices of n functions from their values B and
+ * derivatives D at nq points (nq x n each) and the rule's weights:
+ * M[i][j] = sum_q w_q B_qi B_qj, S[i][j] = sum_q w_q D_qi D_qj. */
+static void fold_1d(int n, int nq, const double *w, const double *B, const double *D, double *M,
+                    double *S) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double m = 0.0, d = 0.0;
+      for (int q = 0; q < nq; q++) {
+        m += w[q] * B[q * n + i] * B[q * n + j];
+        d += w[q] * D[q * n + i] * D[q * n + j];
+      }
+      M[i * n + j] = m;
+      S[i * n + j] = d;
+    }
+}
+
 /* Direction k of a Lagrange space: the 1D Lagrange basis on the element's
- * node set at the Gauss points, and the cell size. */
+ * node set at the Gauss points folded into M and S, and the cell size. */
 static void lagrange_tables(const fea_space *sp, int k, const double *gq, sf_state *s) {
   const fea_lagrange_element *el = fea_space_lagrange_element(sp);
   int n = s->n[k], nq = s->nq[k];
-  double *B = s->tab[k], *D = B + nq * n;
+  double B[FEA_QUAD_MAX_1D * SF_MAX_N], D[FEA_QUAD_MAX_1D * SF_MAX_N];
   for (int q = 0; q < nq; q++) fea_lagrange_basis_1d(el->order, el->x1d, gq[q], B + q * n, D + q * n);
+  fold_1d(n, nq, s->w1[k], B, D, s->tab[k], s->tab[k] + n * n);
   double J[9];
   structured_jacobian(sp->mesh, J);
   s->len[k][0] = J[k * s->dim + k];
@@ -127,17 +145,17 @@ static void lagrange_tables(const fea_space *sp, int k, const double *gq, sf_sta
 
 /* Direction k of a B-spline space: per span, the p + 1 non-zero functions
  * at the Gauss points mapped into the span, derivatives taken in the
- * span's reference coordinate (d/dr = h d/dxi). */
+ * span's reference coordinate (d/dr = h d/dxi), folded into M and S. */
 static void bspline_tables(const fea_space *sp, int k, const double *gq, sf_state *s) {
   const fea_bspline_space *bs = sp->impl;
   const fea_knots *kn = &bs->knots[k];
   int n = s->n[k], nq = s->nq[k], p = kn->p;
   double scale = (bs->upper[k] - bs->lower[k]) / (kn->t[kn->m - 1] - kn->t[0]);
   double ders[2 * (FEA_BSPLINE_MAX_DEGREE + 1)];
+  double B[FEA_QUAD_MAX_1D * SF_MAX_N], D[FEA_QUAD_MAX_1D * SF_MAX_N];
   for (fea_index e = 0; e < kn->nelem; e++) {
     fea_index span = kn->span[e];
     double t0 = kn->t[span], h = kn->t[span + 1] - t0;
-    double *B = s->tab[k] + e * 2 * nq * n, *D = B + nq * n;
     for (int q = 0; q < nq; q++) {
       fea_bspline_basis_ders(kn, span, t0 + gq[q] * h, 1, ders);
       for (int i = 0; i < n; i++) {
@@ -145,6 +163,8 @@ static void bspline_tables(const fea_space *sp, int k, const double *gq, sf_stat
         D[q * n + i] = ders[p + 1 + i] * h;
       }
     }
+    double *M = s->tab[k] + e * 2 * n * n;
+    fold_1d(n, nq, s->w1[k], B, D, M, M + n * n);
     s->len[k][e] = h * scale;
   }
 }
@@ -179,7 +199,7 @@ fea_status sf_build_tables(const fea_problem *pb, sf_state *s) {
     } else {
       s->n[k] = fea_space_lagrange_element(sp)->order + 1;
     }
-    doubles += (size_t)s->nel[k] * (2u * (size_t)nq[k] * (size_t)s->n[k] + 1u);
+    doubles += (size_t)s->nel[k] * (2u * (size_t)s->n[k] * (size_t)s->n[k] + 1u);
   }
   doubles += (size_t)s->nqt;
   double *mem = malloc(doubles * sizeof *mem);
@@ -191,7 +211,7 @@ fea_status sf_build_tables(const fea_problem *pb, sf_state *s) {
   mem += s->nqt;
   for (int k = 0; k < s->dim; k++) {
     s->tab[k] = mem;
-    mem += s->nel[k] * 2 * nq[k] * s->n[k];
+    mem += s->nel[k] * 2 * s->n[k] * s->n[k];
     s->len[k] = mem;
     mem += s->nel[k];
     if (s->per_span)

@@ -5,6 +5,7 @@
  * fea_mf_kernel_ops table: choosing the instruction set and the kernel,
  * gathering batches of elements into SIMD lanes and scattering them back.
  * The arithmetic is in sumfact-body.h, the tables in sumfact-setup.c. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +22,84 @@ static fea_index pad(fea_index n) {
   return (n + a - 1) / a * a;
 }
 
-int sf_work_vectors(int dim, const int n[3], const int nq[3]) {
+int sf_work_vectors(int dim, const int n[3]) {
   switch (dim) {
-  case 1: return nq[0];
-  case 2: return 2 * nq[0] * n[1] + 2 * nq[0] * nq[1];
-  default:
-    return 2 * nq[0] * n[1] * n[2] + 3 * nq[0] * nq[1] * n[2] + 3 * nq[0] * nq[1] * nq[2];
+  case 1: return 1;
+  case 2: return 2 * n[0] * n[1];
+  default: return 4 * n[0] * n[1] * n[2];
   }
 }
 
-/* A contraction of nin into nout entries along a direction of a tensor with
- * `rest` entries in the other directions is nout * nin * rest multiply-adds;
- * the scaling is two multiplications per gradient component and point. The
- * transposed half repeats the forward contractions. */
-double sf_flops(int dim, const int n[3], const int nq[3]) {
-  double q0 = nq[0], q1 = nq[1], q2 = nq[2], n0 = n[0], n1 = n[1], n2 = n[2];
+/* Counted as the kernels run: an output formed from one table of n entries
+ * is one multiplication and n - 1 multiply-adds, 2 n - 1 flops; from two
+ * tables 4 n - 1. Per element (N = n0 n1 n2):
+ *   1D: n0 (2 n0 - 1)
+ *   2D: 2 N (2 n0 - 1) + N (4 n1 - 1)
+ *   3D: 2 N (2 n0 - 1) + N (4 n1 - 1) + N (2 n1 - 1) + N (4 n2 - 1). */
+double sf_flops(int dim, const int n[3]) {
+  double n0 = n[0], n1 = n[1], n2 = n[2];
   switch (dim) {
-  case 1: return 2 * (2 * q0 * n0) + 2 * q0;
-  case 2: return 2 * 2 * (2 * q0 * n0 * n1 + 2 * q1 * n1 * q0) + 2 * 2 * q0 * q1;
+  case 1: return n0 * (2 * n0 - 1);
+  case 2: return n0 * n1 * (2 * (2 * n0 - 1) + (4 * n1 - 1));
   default:
-    return 2 * 2 * (2 * q0 * n0 * n1 * n2 + 3 * q1 * n1 * q0 * n2 + 3 * q2 * n2 * q0 * q1) +
-           3 * 2 * q0 * q1 * q2;
+    return n0 * n1 * n2 * (2 * (2 * n0 - 1) + (4 * n1 - 1) + (2 * n1 - 1) + (4 * n2 - 1));
+  }
+}
+
+/* Slot -> (direction, stiffness?, scaled by c of which direction, or -1). */
+static const struct { int dir, stiff, cdir; } slot_def[SF_NTAB] = {
+  [SF_M0] = {0, 0, -1}, [SF_S0] = {0, 1, -1}, [SF_M1] = {1, 0, -1}, [SF_CM1] = {1, 0, 0},
+  [SF_CS1] = {1, 1, 1}, [SF_M2] = {2, 0, -1}, [SF_CS2] = {2, 1, 2}, [SF_CS0] = {0, 1, 0},
+};
+
+int sf_tables_used(int dim, int which[SF_NTAB]) {
+  static const int used[3][SF_NTAB] = {
+    [0] = {[SF_CS0] = 1},
+    [1] = {[SF_M0] = 1, [SF_S0] = 1, [SF_CM1] = 1, [SF_CS1] = 1},
+    [2] = {[SF_M0] = 1, [SF_S0] = 1, [SF_M1] = 1, [SF_CM1] = 1, [SF_CS1] = 1, [SF_M2] = 1,
+           [SF_CS2] = 1},
+  };
+  int count = 0;
+  for (int t = 0; t < SF_NTAB; t++) count += which[t] = used[dim - 1][t];
+  return count;
+}
+
+/* Doubles of the lane tables of one batch (each used slot padded). */
+static fea_index lane_table_doubles(const sf_state *s, int W) {
+  int which[SF_NTAB];
+  sf_tables_used(s->dim, which);
+  fea_index lt = 0;
+  for (int t = 0; t < SF_NTAB; t++)
+    if (which[t]) lt += pad((fea_index)s->n[slot_def[t].dir] * s->n[slot_def[t].dir] * W);
+  return lt;
+}
+
+/* Fill lane l of every used slot from the element with direction indices
+ * idx and geometry factors c (lanes at t, laid out as lane_table_doubles). */
+static void fill_lane(const sf_state *s, int W, int l, const fea_index idx[3], const double c[3],
+                      double *t) {
+  int which[SF_NTAB];
+  sf_tables_used(s->dim, which);
+  for (int k = 0; k < SF_NTAB; k++) {
+    if (!which[k]) continue;
+    const int d = slot_def[k].dir, n = s->n[d];
+    const double *src = s->tab[d] + idx[d] * 2 * n * n + (slot_def[k].stiff ? n * n : 0);
+    const double f = slot_def[k].cdir >= 0 ? c[slot_def[k].cdir] : 1.0;
+    for (int j = 0; j < n * n; j++) t[j * W + l] = f * src[j];
+    t += pad((fea_index)n * n * W);
+  }
+}
+
+/* Point the batch's slots into lane tables laid out as lane_table_doubles. */
+static void point_tables(const sf_state *s, int W, const double *t, sf_batch *b) {
+  int which[SF_NTAB];
+  sf_tables_used(s->dim, which);
+  for (int k = 0; k < SF_NTAB; k++) {
+    b->T[k] = NULL;
+    if (!which[k]) continue;
+    const int n = s->n[slot_def[k].dir];
+    b->T[k] = t;
+    t += pad((fea_index)n * n * W);
   }
 }
 
@@ -54,6 +112,8 @@ static void sf_destroy(void *state) {
   if (!s) return;
   free(s->w); /* the block of all scalar tables starts with w */
   free(s->lane_tab);
+  free(s->base);
+  free(s->fbase);
   free(s);
 }
 
@@ -63,11 +123,11 @@ static const sf_isa *find_isa(const char *name) {
   return NULL;
 }
 
-/* The fixed-size kernel when every direction has N = p + 1 functions and
- * points, N = 2..9; else the generic one. */
+/* The fixed-size kernel when every direction has N = p + 1 functions,
+ * N = 2..9 (the rule is folded into the tables); else the generic one. */
 static void choose_kernel(sf_state *s, int generic) {
   int N = s->n[0], same = 1;
-  for (int k = 0; k < s->dim; k++) same = same && s->n[k] == N && s->nq[k] == N;
+  for (int k = 0; k < s->dim; k++) same = same && s->n[k] == N;
   s->instantiated = !generic && same && N >= 2 && N <= SF_MAX_N;
   s->fn = s->instantiated ? s->isa->fixed[s->dim - 1][N] : s->isa->generic;
 }
@@ -91,36 +151,107 @@ static void describe(sf_state *s) {
            s->instantiated ? "instantiated" : "generic");
 }
 
-/* Shared tables (Lagrange) are broadcast into lanes once here; per-span
- * tables (B-splines) are copied into lanes per batch in apply. */
+/* Shared tables (Lagrange) are broadcast into lanes once here, the
+ * geometry factors folded in; per-span tables (B-splines) are copied into
+ * lanes per batch in apply. */
 static fea_status build_lanes(const fea_problem *pb, sf_state *s) {
   const int W = s->isa->lanes;
-  fea_index lt = 0;
-  for (int k = 0; k < s->dim; k++) lt += pad(2 * s->nq[k] * s->n[k] * W);
+  const fea_index lt = lane_table_doubles(s, W);
   if (!s->per_span) {
     s->lane_tab = aligned_alloc(SF_ALIGN, (size_t)lt * sizeof(double));
     if (!s->lane_tab)
       return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld lane doubles",
                        (long long)lt);
     s->bytes += (uint64_t)lt * sizeof(double);
-    double *t = s->lane_tab;
-    for (int k = 0; k < s->dim; k++) {
-      int m = 2 * s->nq[k] * s->n[k];
-      for (int j = 0; j < m; j++)
-        for (int l = 0; l < W; l++) t[j * W + l] = s->tab[k][j];
-      t += pad(m * W);
-    }
     fea_index idx[3] = {0, 0, 0};
     double c[3];
     sf_geometry_factors(s, idx, c);
-    for (int k = 0; k < s->dim; k++)
-      for (int l = 0; l < W; l++) s->lane_c[k * W + l] = c[k];
+    for (int l = 0; l < W; l++) fill_lane(s, W, l, idx, c, s->lane_tab);
   }
-  /* Scratch: alignment slack, x and y lanes, per-batch tables, factors, work. */
+  /* Scratch: alignment slack, x and y lanes, per-batch tables, work. */
   s->scratch = SF_ALIGN / sizeof(double) + 2 * pad((fea_index)s->nb * W) +
-               (s->per_span ? lt : 0) + pad(3 * W) +
-               pad((fea_index)sf_work_vectors(s->dim, s->n, s->nq) * W);
+               (s->per_span ? lt : 0) + pad((fea_index)sf_work_vectors(s->dim, s->n) * W);
   return FEA_SUCCESS;
+}
+
+/* DoF classes of the table idx (ne x nb) over the elements with use[e]
+ * (all when use is NULL): DoF i joins the first class whose representative
+ * j has idx(e, i) - idx(e, j) equal in every such element, else starts one.
+ * A wrong candidate usually fails on the first elements, so this costs
+ * about ne x nb. Fills cls, off and *base (ne x classes; rows of unused
+ * elements zero) and returns the class count, or -1 without memory. */
+static int find_classes(const fea_index *idx, const unsigned char *use, fea_index ne, int nb,
+                        int *cls, int *off, fea_index **base) {
+  fea_index first = 0;
+  while (use && first < ne && !use[first]) first++;
+  int rep[SF_MAX_N * SF_MAX_N * SF_MAX_N], nc = 0;
+  if (first == ne) {
+    *base = NULL;
+    return 0;
+  }
+  const fea_index *d0 = idx + first * nb;
+  for (int i = 0; i < nb; i++) {
+    int c = 0;
+    for (; c < nc; c++) {
+      const int j = rep[c];
+      const fea_index dd = d0[i] - d0[j];
+      fea_index e = first + 1;
+      while (e < ne && (use && !use[e] ? 1 : idx[e * nb + i] - idx[e * nb + j] == dd)) e++;
+      if (e == ne && dd >= INT32_MIN && dd <= INT32_MAX) break;
+    }
+    if (c == nc) rep[nc++] = i;
+    cls[i] = c;
+    off[i] = (int)(d0[i] - d0[rep[c]]);
+  }
+  fea_index *b = calloc((size_t)ne * (size_t)nc + 1, sizeof *b);
+  if (!b) return -1;
+  for (fea_index e = 0; e < ne; e++)
+    if (!use || use[e])
+      for (int c = 0; c < nc; c++) b[e * nc + c] = idx[e * nb + rep[c]];
+  *base = b;
+  return nc;
+}
+
+/* The DoF classes of the space's numbering, and of the free rows of the
+ * elements whose DoFs are all free (see sf_state). */
+static fea_status build_base(const fea_problem *pb, sf_state *s) {
+  const fea_space *sp = s->space;
+  const fea_index ne = sp->num_elements;
+  const int nb = s->nb;
+  fea_index *dofs = malloc(((size_t)ne * (size_t)nb + 1) * sizeof *dofs);
+  unsigned char *use = malloc((size_t)ne + 1);
+  fea_status st = FEA_SUCCESS;
+  if (!dofs || !use) {
+    st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element DoF indices",
+                   (long long)ne * nb);
+    goto done;
+  }
+  for (fea_index e = 0; e < ne; e++) sp->ops->element_dofs(sp, e, dofs + e * nb);
+  s->nclass = find_classes(dofs, NULL, ne, nb, s->cls, s->off, &s->base);
+  if (s->nclass < 0) {
+    st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element bases");
+    goto done;
+  }
+  s->bytes += (uint64_t)ne * (uint64_t)s->nclass * sizeof *s->base;
+  for (fea_index e = 0; e < ne; e++) {
+    use[e] = 1;
+    for (int i = 0; i < nb; i++) {
+      const fea_index r = pb->free_index[dofs[e * nb + i]];
+      use[e] = use[e] && r >= 0;
+      dofs[e * nb + i] = r;
+    }
+  }
+  s->nfclass = find_classes(dofs, use, ne, nb, s->fcls, s->foff, &s->fbase);
+  if (s->nfclass < 0) {
+    s->nfclass = 0;
+    st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element row bases");
+    goto done;
+  }
+  s->bytes += (uint64_t)ne * (uint64_t)s->nfclass * sizeof *s->fbase;
+done:
+  free(dofs);
+  free(use);
+  return st;
 }
 
 fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
@@ -129,7 +260,7 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   *state = NULL;
   if (!sf_supports(pb, why, sizeof why))
     return FEA_ERROR(pb->ctx, FEA_ERR_UNSUPPORTED, "sum factorization: %s", why);
-  /* aligned_alloc, not calloc: lane_c is read as 64-byte vectors. */
+  /* Aligned like the lane arrays (it used to hold some). */
   size_t state_bytes = (sizeof(sf_state) + SF_ALIGN - 1) / SF_ALIGN * SF_ALIGN;
   sf_state *s = aligned_alloc(SF_ALIGN, state_bytes);
   if (!s) return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a kernel state");
@@ -141,6 +272,7 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
                                      "instruction set \"%s\" is not built or not on this CPU", isa);
   if (st == FEA_SUCCESS) st = sf_build_tables(pb, s);
   if (st == FEA_SUCCESS) st = build_lanes(pb, s);
+  if (st == FEA_SUCCESS) st = build_base(pb, s);
   if (st != FEA_SUCCESS) {
     sf_destroy(s);
     return st;
@@ -160,79 +292,157 @@ static int sf_batch_size(const void *state) { return ((const sf_state *)state)->
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
 static void gather(const sf_state *s, const fea_index *elems, int m, const double *x_full,
-                   sf_batch *b, double *lt, double *c) {
+                   sf_batch *b, double *lt) {
   const int W = s->isa->lanes, nb = s->nb;
   double *X = (double *)b->x;
-  fea_index dofs[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  const int nc = s->nclass, *cls = s->cls, *off = s->off;
+  const double *xs[SF_MAX_LANES * SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  if (!x_full) goto tables;
+  for (int l = 0; l < m; l++) {
+    const fea_index *be = s->base + elems[l] * nc;
+    for (int c = 0; c < nc; c++) xs[l * nc + c] = x_full + be[c];
+  }
+  if (m == W) {
+    for (int i = 0; i < nb; i++)
+      for (int l = 0; l < W; l++) X[i * W + l] = xs[l * nc + cls[i]][off[i]];
+  } else {
+    for (int i = 0; i < nb; i++)
+      for (int l = 0; l < W; l++) X[i * W + l] = l < m ? xs[l * nc + cls[i]][off[i]] : 0.0;
+  }
+tables:
+  if (!s->per_span) return;
   for (int l = 0; l < W; l++) {
-    if (l < m) {
-      s->space->ops->element_dofs(s->space, elems[l], dofs);
-      for (int i = 0; i < nb; i++) X[i * W + l] = x_full[dofs[i]];
-    } else {
-      for (int i = 0; i < nb; i++) X[i * W + l] = 0.0;
-    }
-    if (!s->per_span) continue;
     fea_index idx[3] = {0, 0, 0};
     double ck[3] = {0, 0, 0};
     if (l < m) {
       sf_element_index(s, elems[l], idx);
       sf_geometry_factors(s, idx, ck);
     }
-    double *t = lt;
-    for (int k = 0; k < s->dim; k++) {
-      int mk = 2 * s->nq[k] * s->n[k];
-      const double *src = s->tab[k] + idx[k] * mk;
-      for (int j = 0; j < mk; j++) t[j * W + l] = src[j];
-      t += pad(mk * W);
-      c[k * W + l] = ck[k];
-    }
+    fill_lane(s, W, l, idx, ck, lt);
   }
+}
+
+/* The scratch laid out for one call: lanes of x and y, per-span tables, work. */
+static void batch_init(const sf_state *s, double *scratch, sf_batch *b, double **lt) {
+  const int W = s->isa->lanes, nb = s->nb;
+  double *p = (double *)(((uintptr_t)scratch + SF_ALIGN - 1) & ~(uintptr_t)(SF_ALIGN - 1));
+  double *X = p;
+  double *Y = X + pad((fea_index)nb * W);
+  *lt = Y + pad((fea_index)nb * W);
+  double *work = *lt + (s->per_span ? lane_table_doubles(s, W) : 0);
+  memset(b, 0, sizeof *b);
+  b->dim = s->dim;
+  b->x = X;
+  b->y = Y;
+  b->work = work;
+  for (int k = 0; k < 3; k++) b->n[k] = s->n[k];
+  point_tables(s, W, s->per_span ? *lt : s->lane_tab, b);
 }
 
 static void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full,
                      double *y, double *scratch) {
   const sf_state *s = state;
   const int W = s->isa->lanes, nb = s->nb;
-  double *p = (double *)(((uintptr_t)scratch + SF_ALIGN - 1) & ~(uintptr_t)(SF_ALIGN - 1));
-  double *X = p;
-  double *Y = X + pad((fea_index)nb * W);
-  double *lt = Y + pad((fea_index)nb * W);
-  fea_index lt_size = 0;
-  if (s->per_span)
-    for (int k = 0; k < s->dim; k++) lt_size += pad(2 * s->nq[k] * s->n[k] * W);
-  double *c = lt + lt_size;
-  double *work = c + pad(3 * W);
-  sf_batch b = {.dim = s->dim, .w = s->w, .x = X, .y = Y, .work = work};
-  const double *tables = s->per_span ? lt : s->lane_tab;
-  for (int k = 0; k < 3; k++) {
-    b.n[k] = s->n[k];
-    b.nq[k] = s->nq[k];
-  }
-  for (int k = 0; k < s->dim; k++) {
-    b.B[k] = tables;
-    b.D[k] = tables + s->nq[k] * s->n[k] * W;
-    tables += pad(2 * s->nq[k] * s->n[k] * W);
-  }
-  b.c = s->per_span ? c : s->lane_c;
+  sf_batch b;
+  double *lt;
+  batch_init(s, scratch, &b, &lt);
   /* Callers pass at most batch() elements, but more are served in chunks. */
   for (int start = 0; start < count; start += W) {
     int m = count - start < W ? count - start : W;
-    gather(s, elems + start, m, x_full, &b, lt, c);
+    gather(s, elems + start, m, x_full, &b, lt);
     s->fn(&b);
     for (int l = 0; l < m; l++)
-      for (int i = 0; i < nb; i++) y[(size_t)(start + l) * nb + i] = Y[i * W + l];
+      for (int i = 0; i < nb; i++) y[(size_t)(start + l) * nb + i] = b.y[i * W + l];
   }
+}
+
+/* apply_add's gather from the reduced vector x: lanes of elements with
+ * every DoF free (and writable) by their row classes, the others DoF by
+ * DoF through the rows (Dirichlet DoFs zero). */
+static void gather_rows(const sf_state *s, const fea_index *elems, int m, const double *x,
+                        const fea_mf_target *tg, sf_batch *b, double *lt) {
+  const int W = s->isa->lanes, nb = s->nb, nc = s->nclass, nfc = s->nfclass;
+  double *X = (double *)b->x;
+  for (int l = 0; l < W; l++) {
+    if (l >= m) {
+      for (int i = 0; i < nb; i++) X[i * W + l] = 0.0;
+      continue;
+    }
+    const fea_index e = elems[l];
+    if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) {
+      const double *xc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+      for (int c = 0; c < nfc; c++) xc[c] = x + s->fbase[e * nfc + c];
+      for (int i = 0; i < nb; i++) X[i * W + l] = xc[s->fcls[i]][s->foff[i]];
+    } else {
+      const fea_index *be = s->base + e * nc;
+      for (int i = 0; i < nb; i++) {
+        const fea_index r = tg->row[be[s->cls[i]] + s->off[i]];
+        X[i * W + l] = r >= 0 ? x[r] : 0.0;
+      }
+    }
+  }
+  if (s->per_span) gather(s, elems, m, NULL, b, lt); /* tables only */
+}
+
+/* Gather, kernel and scatter in one: each element's results are added into
+ * the target straight from the lanes, element by element in the batch's
+ * order; elements whose every DoF the caller may write (elem_blk[e] == blk)
+ * without a test per DoF. */
+static void sf_apply_add(const void *state, const fea_index *elems, int count,
+                         const double *x_full, const fea_mf_target *tg, double *scratch) {
+  const sf_state *s = state;
+  const int W = s->isa->lanes, nb = s->nb;
+  sf_batch b;
+  double *lt;
+  batch_init(s, scratch, &b, &lt);
+  double *yt = tg->y;
+  const int fr = tg->free_rows;
+  const int nc = s->nclass, *cls = s->cls, *off = s->off;
+  const int nfc = fr ? s->nfclass : nc, *fcls = fr ? s->fcls : cls, *foff = fr ? s->foff : off;
+  const fea_index *fbase = fr ? s->fbase : s->base;
+  uint64_t n = 0;
+  for (int start = 0; start < count; start += W) {
+    int m = count - start < W ? count - start : W;
+    if (fr)
+      gather_rows(s, elems + start, m, x_full, tg, &b, lt);
+    else
+      gather(s, elems + start, m, x_full, &b, lt);
+    s->fn(&b);
+    const double *Y = b.y;
+    for (int l = 0; l < m; l++) {
+      const fea_index e = elems[start + l];
+      if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) { /* every DoF: no tests */
+        const fea_index *be = fbase + e * nfc;
+        double *yc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+        for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
+        for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
+        n += (uint64_t)nb;
+        continue;
+      }
+      const fea_index *be = s->base + e * nc;
+      for (int i = 0; i < nb; i++) {
+        const fea_index d = be[cls[i]] + off[i], r = tg->row[d];
+        if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
+        yt[fr ? r : d] += Y[i * W + l];
+        n++;
+      }
+    }
+  }
+  *tg->updates += n;
 }
 
 static fea_index sf_scratch(const void *state) { return ((const sf_state *)state)->scratch; }
 
-/* Bytes: the gathered x_e and the y_e handed back, and for Lagrange spaces
- * the element's DoF indices read from the space's table (B-spline DoFs are
- * computed from the element index). The 1D tables stay in cache. */
+/* Bytes per element that must come from memory beyond the vectors (which
+ * the operator counts once per DoF): the element's DoF addressing, one base
+ * index per DoF class. The 1D tables
+ * (and B-spline spans' tables, nel_k per direction) stay in cache; element
+ * values x_e, y_e are gathered from and added into the vectors, which the
+ * caches serve after the first touch. */
 static void sf_cost(const void *state, double *flops, double *bytes) {
   const sf_state *s = state;
-  *flops = sf_flops(s->dim, s->n, s->nq);
-  *bytes = 2.0 * s->nb * sizeof(double) + (s->per_span ? 0.0 : s->nb * (double)sizeof(fea_index));
+  *flops = sf_flops(s->dim, s->n);
+  *bytes = (double)(s->nfclass ? s->nfclass : s->nclass) * (double)sizeof(fea_index);
 }
 
 static uint64_t sf_memory(const void *state) { return ((const sf_state *)state)->bytes; }
@@ -246,6 +456,7 @@ const fea_mf_kernel_ops fea_mf_kernel_sumfact = {
   .destroy = sf_destroy,
   .batch = sf_batch_size,
   .apply = sf_apply,
+  .apply_add = sf_apply_add,
   .diagonal = sf_diagonal,
   .scratch_doubles = sf_scratch,
   .cost = sf_cost,

@@ -17,15 +17,22 @@
 #define SF_MAX_LANES 8
 #define SF_ALIGN 64       /* bytes; every lane array starts on this */
 
-/* One batch: sizes, lane tables, geometry, input and output. */
+/* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
+ * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
+ * matrices M_k and stiffness matrices S_k of the element in direction k and
+ * the geometry factors c_k folded into the ones that carry them:
+ *   1D: y = c0 S0 x
+ *   2D: y = (c0 M1) (S0 x) + (c1 S1) (M0 x)
+ *   3D: a = M0 x, b = S0 x; aa = M1 a, t = (c0 M1) b + (c1 S1) a;
+ *       y = M2 t + (c2 S2) aa
+ * (directions applied right to left, direction 0 fastest in x). */
+enum { SF_M0, SF_S0, SF_M1, SF_CM1, SF_CS1, SF_M2, SF_CS2, SF_CS0, SF_NTAB };
+
+/* One batch: sizes, lane tables, input and output. */
 typedef struct sf_batch {
   int dim;
   int n[3];                /* basis functions per direction (p_k + 1) */
-  int nq[3];               /* quadrature points per direction */
-  const double *B[3];      /* per direction nq x n lane values: B[(q * n + i) * W + l] */
-  const double *D[3];      /* same, derivatives in the reference coordinate of [0, 1] */
-  const double *c;         /* dim lane factors: c_k = sigma |det J| / J_kk^2 */
-  const double *w;         /* nq[0] * nq[1] * nq[2] reference weights (scalars) */
+  const double *T[SF_NTAB];/* the lane tables the dimension uses (others NULL) */
   const double *x;         /* nb lane inputs */
   double *y;               /* nb lane outputs */
   double *work;            /* sf_work_vectors() lane vectors */
@@ -33,8 +40,9 @@ typedef struct sf_batch {
 
 typedef void (*sf_kernel_fn)(const sf_batch *b);
 
-/* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = nq_k = N
- * in every direction (p = N - 1 = 1..8); generic serves any sizes. */
+/* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = N in
+ * every direction (p = N - 1 = 1..8; the quadrature rule is folded into the
+ * tables, so any n_q); generic serves any sizes. */
 typedef struct sf_isa {
   const char *name;
   int lanes;
@@ -48,9 +56,11 @@ extern const sf_isa fea_sf_isa_avx2;      /* sumfact-isa-avx2.c (x86 only; NULL 
 extern const sf_isa fea_sf_isa_avx512;    /* sumfact-isa-avx512.c */
 
 /* Lane vectors of work space a batch of these sizes needs. */
-int sf_work_vectors(int dim, const int n[3], const int nq[3]);
+int sf_work_vectors(int dim, const int n[3]);
 /* Flops of one element application with these sizes (counted as the kernels run). */
-double sf_flops(int dim, const int n[3], const int nq[3]);
+double sf_flops(int dim, const int n[3]);
+/* Which lane tables a dimension uses (SF_M0 .. SF_CS0), and into how many. */
+int sf_tables_used(int dim, int which[SF_NTAB]);
 
 /* The kernel's state, read-only after create. */
 typedef struct sf_state {
@@ -59,15 +69,31 @@ typedef struct sf_state {
   int n[3], nq[3];
   int per_span;            /* B-splines: tables and lengths per element index of a direction */
   fea_index nel[3];        /* element indices per direction that have tables (1 when shared) */
-  double *tab[3];          /* per direction nel x (B: nq x n, then D: nq x n), scalars */
+  double *tab[3];          /* per direction nel x (M: n x n, then S: n x n), scalars: the
+                              1D mass and stiffness matrices on [0, 1] by the Gauss rule */
   double *len[3];          /* per direction nel physical element lengths (the diagonal of J) */
   double w1[3][20];        /* 1D Gauss weights on [0, 1] */
   double *w;               /* nqt tensor weights */
   double sigma;
-  double *lane_tab;        /* shared tables: per direction B then D as lane vectors, or NULL */
-  /* shared geometry factors as lanes, read as whole vectors: the state is
-   * allocated with SF_ALIGN alignment for this field */
-  _Alignas(64) double lane_c[3 * SF_MAX_LANES];
+  double *lane_tab;        /* shared tables (Lagrange): the used SF_* slots as lane vectors,
+                              each padded to SF_ALIGN; NULL for per-span tables */
+  /* DoF addressing: the element's DoFs fall into classes (the vertices of a
+   * structured mesh, each edge, face and interior of a Lagrange cell, all
+   * of a B-spline element) whose DoFs keep fixed distances in every
+   * element, found at create: DoF i of element e is
+   * base[e * nclass + cls[i]] + off[i]. One index per class instead of one
+   * per DoF (B-splines, Q1: one per element; 3D Q_p, p >= 2: 20). */
+  int nclass;
+  fea_index *base;
+  int cls[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int off[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  /* The same for the free rows of the elements whose DoFs are all free
+   * (fbase of the others unused): apply_add's gather from and scatter into
+   * the reduced vectors themselves. nfclass 0: none such. */
+  int nfclass;
+  fea_index *fbase;
+  int fcls[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int foff[SF_MAX_N * SF_MAX_N * SF_MAX_N];
   const sf_isa *isa;
   sf_kernel_fn fn;
   int instantiated;
