@@ -1,11 +1,14 @@
 /* /cpu/ref dense ops through OpenBLAS (CBLAS) and LAPACKE, column-major.
  *
  * Debian's OpenBLAS has no half-precision GEMM (no sbgemm), so f16/bf16
- * inputs are widened to f32 and multiplied with SGEMM: the same arithmetic as
- * cuBLAS's GemmEx with FP32 accumulation, at f32 speed. */
+ * inputs are widened to f32 tile by tile (F16C where the CPU has it) and
+ * multiplied with SGEMM: the same arithmetic as cuBLAS's GemmEx with FP32
+ * accumulation, at f32 speed, reading the 16-bit matrix once. */
 #include <cblas.h>
 #include <lapacke.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "blas.h"
 #include "context.h"
@@ -25,34 +28,92 @@ static CBLAS_TRANSPOSE cb_trans(fea_transpose t) { return t ? CblasTrans : Cblas
 static CBLAS_UPLO cb_uplo(fea_uplo u) { return u == FEA_UPPER ? CblasUpper : CblasLower; }
 static char lp_uplo(fea_uplo u) { return u == FEA_UPPER ? 'U' : 'L'; }
 
-/* A compact f32 copy of a 16-bit matrix (ld = rows). */
-static float *widen(fea_context *ctx, const fea_dmat *M) {
-  float *w = malloc((size_t)(M->rows * M->cols) * sizeof *w + 1);
-  if (!w) return NULL;
-  for (fea_index j = 0; j < M->cols; j++)
-    fea_convert(M->prec, (const char *)M->data + (size_t)(j * M->ld) * 2, FEA_F32, w + j * M->rows,
-                M->rows);
-  return w;
+/* ---- 16-bit GEMM: widened tile by tile -------------------------------------------------- */
+
+/* n FP16 values to FP32: F16C where the CPU has it (8 per instruction, exact,
+ * subnormals included), else the portable bit conversion. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *s, float *d,
+                                                                 fea_index n) {
+  fea_index i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
+  for (; i < n; i++) d[i] = fea_f16_to_f32(s[i]);
 }
+#define HAVE_F16C_PATH 1
+#endif
+
+static void to_f32(fea_precision prec, const uint16_t *s, float *d, fea_index n) {
+  if (prec == FEA_BF16) { /* bf16 is the top half of an f32: a shift (vectorizes) */
+    uint32_t *u = (uint32_t *)d;
+    for (fea_index i = 0; i < n; i++) u[i] = (uint32_t)s[i] << 16;
+    return;
+  }
+#ifdef HAVE_F16C_PATH
+  if (__builtin_cpu_supports("f16c")) {
+    f16_to_f32_f16c(s, d, n);
+    return;
+  }
+#endif
+  for (fea_index i = 0; i < n; i++) d[i] = fea_f16_to_f32(s[i]);
+}
+
+/* w (ld nr) := rows r0..r0+nr-1, columns c0..c0+nc-1 of M, widened to f32.
+ * Serial on purpose: an OpenMP team between two threaded OpenBLAS calls makes
+ * the two thread pools spin against each other (docs/backends.md), and the
+ * conversion streams at memory speed on one core anyway. */
+static void widen_block(const fea_dmat *M, fea_index r0, fea_index nr, fea_index c0, fea_index nc,
+                        float *w) {
+  if (M->prec == FEA_F32) {
+    for (fea_index j = 0; j < nc; j++)
+      memcpy(w + j * nr, (const float *)M->data + (c0 + j) * M->ld + r0, (size_t)nr * sizeof *w);
+    return;
+  }
+  const uint16_t *src = M->data;
+  for (fea_index j = 0; j < nc; j++) to_f32(M->prec, src + (c0 + j) * M->ld + r0, w + j * nr, nr);
+}
+
+/* Inner-dimension tile of the 16-bit products: the widened tile of A stays
+ * in cache (~4 MB), so a product reads the 16-bit matrix once (2 bytes per
+ * entry) instead of writing and re-reading an f32 copy of it. */
+#define HALF_TILE_FLOATS (1 << 20)
 
 static fea_status gemm_half(fea_context *ctx, fea_transpose ta, fea_transpose tb, double alpha,
                             const fea_dmat *A, const fea_dmat *B, double beta, fea_dmat *C) {
-  fea_index m = C->rows, n = C->cols, k = ta ? A->rows : A->cols;
-  float *a = widen(ctx, A), *b = widen(ctx, B);
-  float *c = C->prec == FEA_F32 ? C->data : widen(ctx, C);
-  fea_index ldc = C->prec == FEA_F32 ? C->ld : m;
+  const fea_index m = C->rows, n = C->cols, k = ta ? A->rows : A->cols;
+  fea_index kb = HALF_TILE_FLOATS / (m > n ? (m > 0 ? m : 1) : (n > 0 ? n : 1));
+  if (kb < 32) kb = 32;
+  if (kb > k) kb = k > 0 ? k : 1;
+  float *a = malloc((size_t)(m * kb) * sizeof *a + 1), *b = malloc((size_t)(n * kb) * sizeof *b + 1);
+  float *c = C->prec == FEA_F32 ? C->data : malloc((size_t)(m * n) * sizeof *c + 1);
+  const fea_index ldc = C->prec == FEA_F32 ? C->ld : (m > 1 ? m : 1);
   fea_status s = FEA_SUCCESS;
   if (!a || !b || !c) {
-    s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "gemm: no memory to widen %s operands to f32",
+    s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "gemm: no memory to widen %s tiles to f32",
                   fea_precision_name(A->prec));
-  } else {
-    cblas_sgemm(CblasColMajor, cb_trans(ta), cb_trans(tb), (int)m, (int)n, (int)k, (float)alpha,
-                a, (int)(A->rows > 1 ? A->rows : 1), b, (int)(B->rows > 1 ? B->rows : 1),
-                (float)beta, c, (int)ldc);
-    if (C->prec != FEA_F32)
-      for (fea_index j = 0; j < n; j++)
-        fea_convert(FEA_F32, c + j * m, C->prec, (char *)C->data + (size_t)(j * C->ld) * 2, m);
+    goto out;
   }
+  if (c != C->data) widen_block(C, 0, m, 0, n, c);
+  if (k == 0) { /* C := beta C */
+    for (fea_index j = 0; j < n; j++)
+      for (fea_index i = 0; i < m; i++) c[i + j * ldc] *= (float)beta;
+  }
+  for (fea_index k0 = 0; k0 < k; k0 += kb) {
+    const fea_index kt = k - k0 < kb ? k - k0 : kb;
+    /* op(A)(:, k0:k0+kt) and op(B)(k0:k0+kt, :), stored as A and B are. */
+    if (ta) widen_block(A, k0, kt, 0, m, a);
+    else widen_block(A, 0, m, k0, kt, a);
+    if (tb) widen_block(B, 0, n, k0, kt, b);
+    else widen_block(B, k0, kt, 0, n, b);
+    const int lda = (int)(ta ? kt : (m > 1 ? m : 1)), ldb = (int)(tb ? (n > 1 ? n : 1) : kt);
+    cblas_sgemm(CblasColMajor, cb_trans(ta), cb_trans(tb), (int)m, (int)n, (int)kt, (float)alpha,
+                a, lda, b, ldb, k0 == 0 ? (float)beta : 1.0f, c, (int)ldc);
+  }
+  if (c != C->data)
+    for (fea_index j = 0; j < n; j++)
+      fea_convert(FEA_F32, c + j * m, C->prec, (char *)C->data + (size_t)(j * C->ld) * 2, m);
+out:
   free(a);
   free(b);
   if (c != C->data) free(c);
