@@ -149,16 +149,16 @@ static fea_status ph_setup(fea_solver *s) {
   return FEA_SUCCESS;
 }
 
-/* Plain M1: transforms column by column, one batched dense solve. */
+/* Plain M1: the transforms of all columns (one coarse TRSM, column-parallel
+ * sweeps), one batched dense solve. */
 static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
   ph_solver *p = ph_of(s);
-  const fea_index num = p->grid.num;
   double t0 = fea_solver_now();
-  for (fea_index j = 0; j < k; j++) FEA_CALL(fea_ph_forward(p->f, w + j * num));
+  FEA_CALL(fea_ph_forward_many(p->f, k, w));
   double t1 = fea_solver_now();
   FEA_CALL(fea_m1_solve(p->m1, k, w, w));
   double t2 = fea_solver_now();
-  for (fea_index j = 0; j < k; j++) FEA_CALL(fea_ph_backward(p->f, w + j * num));
+  FEA_CALL(fea_ph_backward_many(p->f, k, w));
   double t3 = fea_solver_now();
   p->transform_s = (t1 - t0) + (t3 - t2);
   p->dense_s = t2 - t1;

@@ -185,9 +185,9 @@ fea_status fea_m1_solve_nodal(fea_m1 *m, fea_ph_factor *f, fea_index k, double *
   FEA_CHECK(nc == m->nc, m->ctx, FEA_ERR_INVALID_ARG,
             "factor with %lld coarse nodes, the solver was set up with %lld", (long long)nc,
             (long long)m->nc);
-  for (fea_index c = 0; c < k; c++) FEA_CALL(fea_ph_forward(f, bh + c * m->num));
+  FEA_CALL(fea_ph_forward_many(f, k, bh));
   FEA_CALL(fea_m1_solve(m, k, bh, bh));
-  for (fea_index c = 0; c < k; c++) FEA_CALL(fea_ph_backward(f, bh + c * m->num));
+  FEA_CALL(fea_ph_backward_many(f, k, bh));
   return FEA_SUCCESS;
 }
 

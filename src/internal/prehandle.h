@@ -68,6 +68,10 @@ fea_status fea_ph_apply_lt(fea_ph_factor *f, double *x);
  * nodal values). */
 fea_status fea_ph_forward(fea_ph_factor *f, double *b);
 fea_status fea_ph_backward(fea_ph_factor *f, double *x);
+/* The same for k columns (leading dimension num): the coarse solves as one
+ * TRSM, the sweeps and scalings column-parallel on the context's threads. */
+fea_status fea_ph_forward_many(fea_ph_factor *f, fea_index k, double *b);
+fea_status fea_ph_backward_many(fea_ph_factor *f, fea_index k, double *x);
 
 /* The C/E/I splitting: new position p holds interior node perm[p], in the
  * order C (coarse nodes), E (on coarse edges), I (macro-cell interiors, cell
