@@ -15,8 +15,9 @@
  *            chunk goes up in one copy and is scattered into place while the
  *            host integrates the next chunk (two pinned buffers, an event
  *            each). The load is summed on the host as /cpu/ref does.
- *   other levels: one extend-add kernel (a block per front, children in
- *            order: the same additions as /cpu/ref, in the same order).
+ *   other levels: extend-add, one launch per child slot (children in order:
+ *            the same additions as /cpu/ref, in the same order), blocks
+ *            spread over the fronts and over each child's entries.
  *   then, per front: q <= MF_SMALL_Q: one batched kernel for potrf + trsm of
  *            all such panels (a block per front) and cublasDgemmBatched for
  *            S -= L21 L21^T, one call per (q, r) class; larger q: cuSOLVER
@@ -536,13 +537,14 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
   double **ga = (double **)(void *)(h + l.ga), **gc = (double **)(void *)(h + l.gc);
   double *values = (double *)(void *)(h + l.values);
 
-  fea_index nch = 0, nsmall = 0, nitems = 0;
+  fea_index nch = 0, nsmall = 0, nitems = 0, max_children = 0, max_child_entries = 0;
   size_t off = 0;
   for (fea_index k = 0; k < count; k++) {
     const fea_index n = nodes[k];
     const fea_etree_node *nd = &t->nodes[n];
     const fea_index q = nd->q, r = nd->r, m = q + r;
     fea_cuda_mf_front *fr = &fronts[k];
+    if (nd->num_children > max_children) max_children = nd->num_children;
     fr->P = st->d_panels + nd->factor_off;
     fr->S = st->d_schur[n];
     fr->q = q;
@@ -558,6 +560,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
       children[nch].map = st->d_ext_map ? st->d_ext_map + cn->map_off : NULL;
       children[nch].q = cn->q;
       children[nch].r = cn->r;
+      if (cn->r * cn->r > max_child_entries) max_child_entries = cn->r * cn->r;
     }
     if (leaves) {
       /* Integrate into the pinned chunk, as /cpu/ref does into its front. */
@@ -598,7 +601,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
                                                   b->stream));
   } else {
     FEA_CALL_CUDA(ctx, fea_cuda_mf_extend_add(d_fronts, count, dev_at(st, l.children),
-                                              b->stream));
+                                              max_children, max_child_entries, b->stream));
   }
   FEA_CALL_CUDA(ctx, fea_cuda_mf_panel(d_fronts, dev_at(st, l.list), nsmall, st->d_info,
                                        b->stream));

@@ -5,10 +5,10 @@
  * (q + r) x q panel P (ld q + r) and its r x r Schur block S (ld r); only
  * lower triangles are read.
  *
- * Every kernel runs one thread block per front, and a block touches only its
- * own front's storage (and, read-only, its children's), so fronts of one
- * batch never race; inside a block the steps are separated by
- * __syncthreads(). Each launcher returns the cudaError_t of the launch as an
+ * Every kernel runs one thread block per front (extend-add: several, on
+ * distinct entries), and a block touches only its own front's storage (and,
+ * read-only, its children's), so fronts of one batch never race; inside a
+ * block the steps are separated by __syncthreads(). Each launcher returns the cudaError_t of the launch as an
  * int; count == 0 launches nothing and succeeds. */
 #ifndef FEA_CUDA_MF_LAUNCH_H
 #define FEA_CUDA_MF_LAUNCH_H
@@ -56,10 +56,13 @@ int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64_t count,
                                const double *values, cudaStream_t stream);
 
 /* Add the children's Schur blocks (lower triangles) into each front, children
- * in order (the same additions, in the same order, as /cpu/ref). The front's
- * storage must be zero before. */
+ * in order (the same additions, in the same order, as /cpu/ref): one launch
+ * per child slot 0 .. max_children - 1, each spread over the entries of the
+ * child (max_child_entries: the largest r^2 among them). The front's storage
+ * must be zero before. */
 int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t count,
-                           const fea_cuda_mf_child *children, cudaStream_t stream);
+                           const fea_cuda_mf_child *children, int64_t max_children,
+                           int64_t max_child_entries, cudaStream_t stream);
 
 /* Partial Cholesky of the panels of fronts[list[0 .. count)]: L11 L11^T = A11,
  * L21 = A21 L11^-T, in place (right-looking, unblocked: meant for small q).

@@ -34,28 +34,28 @@ __global__ void scatter_leaves_kernel(const fea_cuda_mf_front *__restrict__ fron
 
 /* Child entry (i, j), i >= j, lands at parent rows (a, b) = (map[i], map[j]);
  * the lower-triangle position (max, min) is in the panel when its column is
- * below q, else in the Schur block. Within one child the map is injective, so
- * the block's threads write distinct entries; children are added one after
- * another. */
+ * below q, else in the Schur block. One launch adds child number `slot` of
+ * every front; within one child the map is injective, so all threads (of all
+ * blocks along y) write distinct entries, and successive slots are ordered by
+ * the stream. */
 __global__ void extend_add_kernel(const fea_cuda_mf_front *__restrict__ fronts, int64_t count,
-                                  const fea_cuda_mf_child *__restrict__ children)
+                                  const fea_cuda_mf_child *__restrict__ children, int64_t slot)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_mf_front fr = fronts[k];
+    if (slot >= fr.num_children) continue;
     const int64_t q = fr.q, r = fr.r, m = q + r;
-    for (int64_t c = 0; c < fr.num_children; c++) {
-      const fea_cuda_mf_child ch = children[fr.child_begin + c];
-      const int64_t rc = ch.r;
-      for (int64_t idx = threadIdx.x; idx < rc * rc; idx += blockDim.x) {
-        const int64_t i = idx % rc, j = idx / rc;
-        if (i < j) continue;
-        const double v = ch.data[i + j * rc];
-        const int64_t a = ch.map[i], b = ch.map[j];
-        const int64_t row = a > b ? a : b, col = a > b ? b : a;
-        if (col < q) fr.P[row + col * m] += v;
-        else fr.S[(row - q) + (col - q) * r] += v;
-      }
-      __syncthreads();
+    const fea_cuda_mf_child ch = children[fr.child_begin + slot];
+    const int64_t rc = ch.r;
+    const int64_t step = (int64_t)gridDim.y * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; idx < rc * rc; idx += step) {
+      const int64_t i = idx % rc, j = idx / rc;
+      if (i < j) continue;
+      const double v = ch.data[i + j * rc];
+      const int64_t a = ch.map[i], b = ch.map[j];
+      const int64_t row = a > b ? a : b, col = a > b ? b : a;
+      if (col < q) fr.P[row + col * m] += v;
+      else fr.S[(row - q) + (col - q) * r] += v;
     }
   }
 }
@@ -216,11 +216,24 @@ extern "C" int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64
 }
 
 extern "C" int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t count,
-                                      const fea_cuda_mf_child *children, cudaStream_t stream)
+                                      const fea_cuda_mf_child *children, int64_t max_children,
+                                      int64_t max_child_entries, cudaStream_t stream)
 {
-  if (count <= 0) return (int)cudaSuccess;
-  extend_add_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, children);
-  return (int)cudaGetLastError();
+  if (count <= 0 || max_children <= 0) return (int)cudaSuccess;
+  /* Blocks along y share a child's entries: enough for one large child to
+   * fill the GPU, few when there are many fronts. */
+  int64_t tiles = (max_child_entries + threads * 8 - 1) / (threads * 8);
+  int64_t cap = ((int64_t)1 << 22) / count;
+  if (tiles > cap) tiles = cap;
+  if (tiles > 65535) tiles = 65535;
+  if (tiles < 1) tiles = 1;
+  const dim3 grid(blocks_for(count), (unsigned)tiles);
+  for (int64_t slot = 0; slot < max_children; slot++) {
+    extend_add_kernel<<<grid, threads, 0, stream>>>(fronts, count, children, slot);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+  }
+  return (int)cudaSuccess;
 }
 
 extern "C" int fea_cuda_mf_panel(const fea_cuda_mf_front *fronts, const int64_t *list,
