@@ -193,8 +193,8 @@ void fea_mf_cpu_level_done(fea_mf_factor *f, int level) {
   }
 }
 
-fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n,
-                                 fea_status st, const char *why) {
+fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status st,
+                             const char *why) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   char box[192];
   size_t u = 0;
