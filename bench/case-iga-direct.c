@@ -29,6 +29,9 @@
 typedef struct direct_params {
   long long dim, p, n, n_min, gemm_n;
   int sweep, cholmod, reps;
+  int cpu;      /* on a GPU context: also time the CPU backend on the same problem */
+  int gpu;      /* the context is a GPU's */
+  int threads;  /* --threads, for the CPU comparison context */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -101,6 +104,72 @@ static fea_status root_rate(const fea_solver *s, const fea_solver_stats *st, dou
   return r;
 }
 
+/* The CPU backend on the same problem in the same run (GPU contexts only):
+ * /cpu/threads with --threads, the same median of setups and solves; its
+ * solution is compared with the GPU's. */
+static int cpu_peer(bench_record *rec, const direct_params *prm, long long n, const double *xg,
+                    fea_index nfree, double gpu_setup_s, double gpu_solve_s) {
+  int rc = BENCH_OK;
+  const bench_family fam = {"bspline", (int)prm->dim, (int)prm->p};
+  fea_context *cpu = NULL;
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  fea_solver *solver = NULL;
+  double *x = NULL;
+  fea_index nf = 0;
+  TRY(fea_context_create("/cpu/threads", &cpu));
+  if (prm->threads > 0) TRY(fea_context_set_num_threads(cpu, prm->threads));
+  TRY(bench_make_space(cpu, &fam, (fea_index)n, &mesh, &space));
+  TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  TRY(fea_problem_get_num_free_dofs(pb, &nf));
+  if (nf != nfree) {
+    fprintf(stderr, "feaccel-bench: %s: the CPU problem has %lld free DoFs, the GPU's %lld\n",
+            CASE_NAME, (long long)nf, (long long)nfree);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+  x = malloc((size_t)nf * sizeof *x + 1);
+  if (!x) {
+    fprintf(stderr, "feaccel-bench: %s: out of memory for the CPU solution\n", CASE_NAME);
+    rc = BENCH_FAILED;
+    goto done;
+  }
+  TRY(fea_solver_create_multifrontal(cpu, space, pb, NULL, &solver));
+  double setup_s = 0, solve_s = 0;
+  rc = time_solver(solver, nf, x, prm->reps, &setup_s, &solve_s);
+  if (rc != BENCH_OK) goto done;
+  fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+  TRY(fea_solver_get_stats(solver, &st));
+  fea_context_info info = {.size = sizeof info};
+  TRY(fea_context_get_info(cpu, &info));
+  double diff = 0, norm = 0;
+  for (fea_index i = 0; i < nf; i++) {
+    diff = fmax(diff, fabs(xg[i] - x[i]));
+    norm = fmax(norm, fabs(x[i]));
+  }
+  int k = bench_peer(rec, "cpu_threads");
+  bench_peer_metric(rec, k, "threads", info.num_threads);
+  bench_peer_metric(rec, k, "setup_s", setup_s);
+  bench_peer_metric(rec, k, "solve_s", solve_s);
+  bench_peer_metric(rec, k, "integrate_s", st.integrate_s);
+  bench_peer_metric(rec, k, "factor_s", st.factor_s);
+  bench_peer_metric(rec, k, "gflops", st.flops / st.factor_s * 1e-9);
+  /* ratio: GPU (setup + solve) / CPU (setup + solve), as for the other peers */
+  bench_peer_metric(rec, k, "ratio", (gpu_setup_s + gpu_solve_s) / (setup_s + solve_s));
+  bench_peer_metric(rec, k, "setup_ratio", gpu_setup_s / setup_s);
+  bench_peer_metric(rec, k, "solve_ratio", gpu_solve_s / solve_s);
+  bench_peer_metric(rec, k, "max_rel_diff", norm > 0 ? diff / norm : diff);
+done:
+  free(x);
+  fea_solver_destroy(&solver);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  fea_context_destroy(&cpu);
+  return rc;
+}
+
 static int run_size(bench_report *rep, fea_context *ctx, const direct_params *prm, long long n,
                     double dgemm_gflops, direct_point *pt) {
   int rc = BENCH_OK;
@@ -167,11 +236,21 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   bench_metric(&rec, "dgemm_gflops", dgemm_gflops);
   bench_metric(&rec, "factor_bytes", (double)st.factor_bytes);
   bench_metric(&rec, "peak_bytes", (double)st.peak_bytes);
+  /* GPU: what the factorization reserved on the device (factors, the Schur
+   * blocks of the worst level, maps, batches, one right-hand side). */
+  if (prm->gpu) bench_metric(&rec, "device_bytes", (double)st.device_bytes);
+  bench_metric(&rec, "forward_s", st.forward_s);
+  bench_metric(&rec, "backward_s", st.backward_s);
   bench_metric(&rec, "l2_error", l2);
   pt->dofs = (double)nfree;
   pt->setup_s = setup_s;
   pt->solve_s = solve_s;
   pt->cholmod_s = NAN;
+
+  if (prm->gpu && prm->cpu) {
+    rc = cpu_peer(&rec, prm, n, x, nfree, setup_s, solve_s);
+    if (rc != BENCH_OK) goto done;
+  }
 
   if (prm->cholmod && bench_cholmod_available()) {
     /* The same reduced system, from the reference assembly (not timed: the
@@ -282,6 +361,10 @@ static int parse(int argc, char **argv, direct_params *p) {
       p->cholmod = 0;
       continue;
     }
+    if (strcmp(argv[i], "--no-cpu") == 0) {
+      p->cpu = 0;
+      continue;
+    }
     int matched = 0;
     for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !matched; k++) {
       const char *v = NULL;
@@ -308,13 +391,18 @@ static int parse(int argc, char **argv, direct_params *p) {
 }
 
 static int run(const bench_options *o, int argc, char **argv) {
-  direct_params prm = {.dim = 2, .p = 3, .n = 256, .n_min = 32, .gemm_n = 2048, .sweep = 0,
-                       .cholmod = 1, .reps = o->reps};
+  direct_params prm = {.dim = 2, .p = 3, .n = 256, .n_min = 32, .gemm_n = 0, .sweep = 0,
+                       .cholmod = 1, .reps = o->reps, .cpu = 1, .threads = o->threads};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
   rc = bench_open_context(o, "/cpu/threads", &ctx);
   if (rc != BENCH_OK) return rc;
+  fea_context_info cinfo = {.size = sizeof cinfo};
+  if (fea_context_get_info(ctx, &cinfo) == FEA_SUCCESS)
+    prm.gpu = strncmp(cinfo.backend, "/gpu/", 5) == 0;
+  /* A GPU's DGEMM needs a larger order to reach its rate. */
+  if (prm.gemm_n == 0) prm.gemm_n = prm.gpu ? 8192 : 2048;
   fea_status s;
   bench_report rep;
   bench_report_init(&rep, o);
@@ -340,6 +428,12 @@ static int run(const bench_options *o, int argc, char **argv) {
                       "gflops = counted flops / factor_s (integration included);", prm.reps);
     bench_report_note(&rep, "peak_fraction = gflops / dgemm_gflops, DGEMM of order %lld on the "
                       "same context in the same run;", prm.gemm_n);
+    if (prm.gpu)
+      bench_report_note(&rep, "GPU: setup_s and solve_s include the host-device transfers (each "
+                        "level waits for the device); integrate_s is the leaves' host "
+                        "integration; device_bytes is what setup reserved on the device;%s",
+                        prm.cpu ? " cpu_threads: /cpu/threads on the same problem in the same "
+                                  "run, ratio = GPU / CPU (setup + solve)." : "");
     if (prm.cholmod && !bench_cholmod_available())
       bench_report_note(&rep, "CHOLMOD: not found when feaccel-bench was configured "
                         "(install libsuitesparse-dev and reconfigure).");
@@ -357,17 +451,20 @@ const bench_case bench_case_iga_direct = {
     .description = "IGA multifrontal direct solver: phases, GFLOP/s vs DGEMM, memory, L2 error; "
                    "CHOLMOD side by side",
     .usage = "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
-             "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod]\n"
+             "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu]\n"
              "\n"
              "  --dim D      1, 2 or 3 (default 2)\n"
              "  --p P        B-spline degree 1..8 (default 3)\n"
              "  --n N        elements per direction, open uniform knots (default 256)\n"
              "  --sweep      n = M, 2M, 4M, ... up to N; fits the time exponent over N\n"
              "  --n-min M    the sweep's first n (default 32)\n"
-             "  --gemm-n G   order of the DGEMM yardstick (default 2048)\n"
+             "  --gemm-n G   order of the DGEMM yardstick (default 2048, 8192 on a GPU)\n"
              "  --no-cholmod leave the CHOLMOD peer out\n"
+             "  --no-cpu     on a GPU backend, leave out the /cpu/threads run of the same problem\n"
              "\n"
              "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
-             "warm-up when R > 1 (use --reps 1 for big sizes).\n",
+             "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"
+             "record adds device_bytes and a cpu_threads peer (the same problem on /cpu/threads\n"
+             "in the same run, --threads applies to it).\n",
     .run = run,
 };

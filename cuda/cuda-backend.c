@@ -269,6 +269,6 @@ const struct fea_backend fea_backend_gpu_cuda = {
   .fill_info = cuda_fill_info,
   .vec = &fea_cuda_vector_ops,
   .op = NULL,
-  .mf = NULL,
+  .mf = &fea_cuda_mf_ops,
   .dense = &fea_cuda_dense_ops,
 };

@@ -153,10 +153,11 @@ typedef struct fea_solver_stats {
   double forward_s;          /**< forward substitution (last solve) */
   double backward_s;         /**< backward substitution (last solve) */
   int threads;               /**< CPU threads the context uses */
+  uint64_t device_bytes;     /**< device memory reserved by the last setup (GPU backends; 0 on the CPU) */
 } fea_solver_stats;
 
 /** Initializer for fea_solver_stats. */
-#define FEA_SOLVER_STATS_INIT {sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define FEA_SOLVER_STATS_INIT {sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /** @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve. */
 FEA_API fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats);

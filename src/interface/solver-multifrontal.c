@@ -25,6 +25,7 @@ typedef struct mf_solver {
   fea_mf_factor factor;
   double *level_s;            /* per level: factorization time of the last setup */
   double integrate_s, factor_s, root_s, forward_s, backward_s;
+  uint64_t device_bytes;      /* what the backend reserved on a device (last setup) */
 } mf_solver;
 
 static mf_solver *mf_of(const fea_solver *s) { return s->data; }
@@ -157,6 +158,7 @@ static fea_status mf_setup(fea_solver *s) {
   m->factor_s = fea_solver_now() - t0;
   m->root_s = m->level_s[t->num_levels - 1];
   m->integrate_s = f->integrate_s;
+  m->device_bytes = f->device_bytes;
   return FEA_SUCCESS;
 }
 
@@ -258,6 +260,7 @@ fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stat
   full.forward_s = m->forward_s;
   full.backward_s = m->backward_s;
   full.threads = solver->ctx->nthreads;
+  full.device_bytes = m->device_bytes;
   return fea_stats_copy_out(solver->ctx, stats, &full, sizeof full,
                             offsetof(fea_solver_stats, num_levels), "fea_solver_stats");
 }

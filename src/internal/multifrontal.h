@@ -16,6 +16,8 @@
 #ifndef FEA_INTERNAL_MULTIFRONTAL_H
 #define FEA_INTERNAL_MULTIFRONTAL_H
 
+#include <stdint.h>
+
 #include <feaccel/types.h>
 
 struct fea_etree;
@@ -31,6 +33,13 @@ typedef struct fea_mf_factor {
   double *load;              /* tree->num_dofs: the problem's load with Dirichlet lifting */
   double flops;              /* counted from the BLAS calls issued */
   double integrate_s;        /* element integration time (summed over threads) */
+  /* Device backends: their own state (factors on the device); the CPU
+   * backends leave it NULL. The host fields above keep their meaning for the
+   * interface: after the last level f->load holds the load, f->flops and
+   * f->integrate_s are set, and with keep_boundary f->schur[root] is a host
+   * copy of the root's Schur block. */
+  void *backend;
+  uint64_t device_bytes;     /* device memory the factorization reserved (0 on the CPU) */
 } fea_mf_factor;
 
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
@@ -58,5 +67,19 @@ struct fea_multifrontal_ops {
   fea_status (*backward_level)(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
                                int level);
 };
+
+/* Host helpers shared by every backend (src/backends/cpu/ref/mf-ref.c). */
+
+/* Integrate the elements of leaf n into its front: P (the (q + r) x q panel,
+ * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the
+ * caller has zeroed, and the leaf's q + r load entries into load (zeroed).
+ * The element work time goes to *integrate_s. Thread-safe across leaves. */
+fea_status fea_mf_assemble_leaf(fea_context *ctx, const fea_mf_factor *f, fea_index n, double *P,
+                                double *S, double *load, double *integrate_s);
+
+/* The error of node n failing with st for the reason why (another message):
+ * names the node, its level, element box, q and r. */
+fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status st,
+                             const char *why);
 
 #endif

@@ -23,9 +23,6 @@ fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fe
 /* After a level: free its children's Schur blocks; after level 0, add the
  * leaves' loads into f->load. Serial. */
 void fea_mf_cpu_level_done(fea_mf_factor *f, int level);
-/* The error of node n failing with st for the reason why (another message). */
-fea_status fea_mf_cpu_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n,
-                                 fea_status st, const char *why);
 
 /* Values of one vector element size. */
 size_t fea_cpu_elem_size(fea_precision prec);

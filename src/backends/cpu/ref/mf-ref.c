@@ -37,21 +37,21 @@ static inline void front_add(double *P, double *S, fea_index q, fea_index m, fea
   else S[(row - q) + (col - q) * (m - q)] += v;
 }
 
-static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n, double *P,
-                                double *S, double *integrate_s) {
+fea_status fea_mf_assemble_leaf(fea_context *ctx, const fea_mf_factor *f, fea_index n, double *P,
+                                double *S, double *load, double *integrate_s) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_problem *pb = f->problem;
   const fea_space *s = pb->space;
   const int nb = s->dofs_per_element;
   const fea_index q = nd->q, m = nd->q + nd->r;
+  *integrate_s = 0;
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
   fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
-  double *load = calloc((size_t)(m ? m : 1), sizeof *load);
   fea_status st = FEA_SUCCESS;
-  if (!Ke || !fe || !edofs || !load)
+  if (!Ke || !fe || !edofs)
     st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element matrices of leaf %lld",
                    (long long)n);
   const int32_t *map = t->leaf_map + nd->leaf_off;
@@ -81,16 +81,24 @@ static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n,
           load[a] += v;
         }
       }
-  if (st == FEA_SUCCESS) {
-    f->leaf_load[n] = load;
-    load = NULL;
-  }
   *integrate_s = integ;
-  free(load);
   free(Ke);
   free(fe);
   free(edofs);
   fea_element_values_free(&ev);
+  return st;
+}
+
+static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n, double *P,
+                                double *S, double *integrate_s) {
+  const fea_etree_node *nd = &f->tree->nodes[n];
+  const fea_index m = nd->q + nd->r;
+  *integrate_s = 0;
+  double *load = calloc((size_t)(m ? m : 1), sizeof *load);
+  FEA_CHECK(load, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the load of leaf %lld", (long long)n);
+  fea_status st = fea_mf_assemble_leaf(ctx, f, n, P, S, load, integrate_s);
+  if (st == FEA_SUCCESS) f->leaf_load[n] = load;
+  else free(load);
   return st;
 }
 
@@ -185,8 +193,8 @@ void fea_mf_cpu_level_done(fea_mf_factor *f, int level) {
   }
 }
 
-fea_status fea_mf_cpu_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n,
-                                 fea_status st, const char *why) {
+fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status st,
+                             const char *why) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   char box[192];
   size_t u = 0;
@@ -319,7 +327,7 @@ static fea_status ref_factor_level(fea_context *ctx, fea_mf_factor *f, int level
     if (st < 0) {
       char why[FEA_ERROR_LEN];
       snprintf(why, sizeof why, "%s", ctx->last_error);
-      return fea_mf_cpu_node_error(ctx, f, n, st, why);
+      return fea_mf_node_error(ctx, f, n, st, why);
     }
     f->flops += flops;
     f->integrate_s += integ;

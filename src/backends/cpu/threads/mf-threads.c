@@ -74,7 +74,7 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
       fea_blas_pop_threads(prev);
     }
   }
-  if (bad >= 0) return fea_mf_cpu_node_error(ctx, f, bad, bad_st, why);
+  if (bad >= 0) return fea_mf_node_error(ctx, f, bad, bad_st, why);
   if (step == STEP_FACTOR) {
     f->flops += flops;
     f->integrate_s += integ;

@@ -1,0 +1,289 @@
+/* The multifrontal kernels of /gpu/cuda (see mf-launch.h): leaf upload
+ * scatter, extend-add, the batched partial Cholesky of small panels, and the
+ * gather / small-front / scatter steps of the forward and backward
+ * substitutions.
+ *
+ * One thread block per front. Blocks loop over fronts with a stride of the
+ * grid, so the grid stays bounded; the loop variable depends only on
+ * blockIdx, so every __syncthreads() is reached by the whole block. A block
+ * writes only its own front's storage (and, in the solve scatter, the rows of
+ * y of its own eliminated DoFs, which no other front of the level owns). */
+#include "mf-launch.h"
+
+namespace fea_cuda_mf {
+
+constexpr int threads = 256;
+constexpr int64_t max_blocks = 1 << 20;
+
+inline unsigned blocks_for(int64_t count)
+{
+  return (unsigned)(count < max_blocks ? count : max_blocks);
+}
+
+__global__ void scatter_leaves_kernel(const fea_cuda_mf_front *__restrict__ fronts, int64_t count,
+                                      const double *__restrict__ values)
+{
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_mf_front fr = fronts[k];
+    const int64_t m = fr.q + fr.r, np = m * fr.q, ns = fr.r * fr.r;
+    const double *src = values + fr.src;
+    for (int64_t i = threadIdx.x; i < np; i += blockDim.x) fr.P[i] = src[i];
+    for (int64_t i = threadIdx.x; i < ns; i += blockDim.x) fr.S[i] = src[np + i];
+  }
+}
+
+/* Child entry (i, j), i >= j, lands at parent rows (a, b) = (map[i], map[j]);
+ * the lower-triangle position (max, min) is in the panel when its column is
+ * below q, else in the Schur block. One launch adds child number `slot` of
+ * every front; within one child the map is injective, so all threads (of all
+ * blocks along y) write distinct entries, and successive slots are ordered by
+ * the stream. */
+__global__ void extend_add_kernel(const fea_cuda_mf_front *__restrict__ fronts, int64_t count,
+                                  const fea_cuda_mf_child *__restrict__ children, int64_t slot)
+{
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_mf_front fr = fronts[k];
+    if (slot >= fr.num_children) continue;
+    const int64_t q = fr.q, r = fr.r, m = q + r;
+    const fea_cuda_mf_child ch = children[fr.child_begin + slot];
+    const int64_t rc = ch.r;
+    const int64_t step = (int64_t)gridDim.y * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; idx < rc * rc; idx += step) {
+      const int64_t i = idx % rc, j = idx / rc;
+      if (i < j) continue;
+      const double v = ch.data[i + j * rc];
+      const int64_t a = ch.map[i], b = ch.map[j];
+      const int64_t row = a > b ? a : b, col = a > b ? b : a;
+      if (col < q) fr.P[row + col * m] += v;
+      else fr.S[(row - q) + (col - q) * r] += v;
+    }
+  }
+}
+
+/* Right-looking unblocked Cholesky of the m x q panel: column k is scaled by
+ * its pivot's square root, then the columns k+1 .. q-1 of the panel get the
+ * rank-1 update from column k (rows j .. m-1 of column j). Rows >= q of the
+ * panel become L21 on the way: this is potrf and trsm in one sweep. */
+__global__ void panel_kernel(const fea_cuda_mf_front *__restrict__ fronts,
+                             const int64_t *__restrict__ list, int64_t count, int *info)
+{
+  for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
+    const fea_cuda_mf_front fr = fronts[list[t]];
+    const int64_t q = fr.q, m = q + fr.r;
+    double *P = fr.P;
+    for (int64_t k = 0; k < q; k++) {
+      __syncthreads(); /* column k is final */
+      const double d = P[k + k * m];
+      if (!(d > 0.0)) { /* every thread read the same d: the whole block leaves */
+        if (threadIdx.x == 0) info[fr.info] = (int)(k + 1);
+        break;
+      }
+      const double l = sqrt(d);
+      __syncthreads(); /* everyone has read the pivot before it is overwritten */
+      if (threadIdx.x == 0) P[k + k * m] = l;
+      for (int64_t i = k + 1 + threadIdx.x; i < m; i += blockDim.x) P[i + k * m] /= l;
+      __syncthreads();
+      for (int64_t j = k + 1; j < q; j++) {
+        const double pj = P[j + k * m];
+        for (int64_t i = j + threadIdx.x; i < m; i += blockDim.x) P[i + j * m] -= P[i + k * m] * pj;
+      }
+    }
+    __syncthreads(); /* the next front starts with every thread here */
+  }
+}
+
+__global__ void forward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fronts, int64_t count,
+                                      const fea_cuda_mf_child *__restrict__ children,
+                                      const double *__restrict__ y, int64_t n, int64_t nrhs)
+{
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_mf_sfront fr = fronts[k];
+    const int64_t q = fr.q, m = q + fr.r;
+    for (int64_t idx = threadIdx.x; idx < q * nrhs; idx += blockDim.x) {
+      const int64_t i = idx % q, j = idx / q;
+      fr.W[i + j * m] = y[fr.dofs[i] + j * n];
+    }
+    __syncthreads();
+    for (int64_t c = 0; c < fr.num_children; c++) {
+      const fea_cuda_mf_child ch = children[fr.child_begin + c];
+      const int64_t rc = ch.r, mc = ch.q + ch.r;
+      for (int64_t idx = threadIdx.x; idx < rc * nrhs; idx += blockDim.x) {
+        const int64_t i = idx % rc, j = idx / rc;
+        fr.W[ch.map[i] + j * m] += ch.data[ch.q + i + j * mc];
+      }
+      __syncthreads();
+    }
+  }
+}
+
+/* Column-oriented forward substitution over the q pivots: row k of W is
+ * divided by L(k, k), then rows k+1 .. m-1 (the rest of L11 and all of L21)
+ * lose L(i, k) times it. */
+__global__ void forward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+                                     const int64_t *__restrict__ list, int64_t count, int64_t nrhs)
+{
+  for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
+    const fea_cuda_mf_sfront fr = fronts[list[t]];
+    const int64_t q = fr.q, m = q + fr.r;
+    const double *P = fr.P;
+    double *W = fr.W;
+    for (int64_t k = 0; k < q; k++) {
+      __syncthreads();
+      const double dkk = P[k + k * m];
+      for (int64_t j = threadIdx.x; j < nrhs; j += blockDim.x) W[k + j * m] /= dkk;
+      __syncthreads();
+      const int64_t rows = m - k - 1;
+      for (int64_t idx = threadIdx.x; idx < rows * nrhs; idx += blockDim.x) {
+        const int64_t i = k + 1 + idx % rows, j = idx / rows;
+        W[i + j * m] -= P[i + k * m] * W[k + j * m];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void backward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+                                       int64_t count, const double *__restrict__ y, int64_t n,
+                                       int64_t nrhs)
+{
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_mf_sfront fr = fronts[k];
+    const int64_t m = fr.q + fr.r;
+    for (int64_t idx = threadIdx.x; idx < m * nrhs; idx += blockDim.x) {
+      const int64_t i = idx % m, j = idx / m;
+      fr.W[i + j * m] = y[fr.dofs[i] + j * n];
+    }
+  }
+}
+
+/* W_q -= L21^T W_r (one dot product per entry of W_q), then the column-
+ * oriented back substitution with L11^T: row k is divided by L(k, k), rows
+ * 0 .. k-1 lose L(k, i) times it. */
+__global__ void backward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+                                      const int64_t *__restrict__ list, int64_t count,
+                                      int64_t nrhs)
+{
+  for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
+    const fea_cuda_mf_sfront fr = fronts[list[t]];
+    const int64_t q = fr.q, m = q + fr.r;
+    const double *P = fr.P;
+    double *W = fr.W;
+    __syncthreads();
+    for (int64_t idx = threadIdx.x; idx < q * nrhs; idx += blockDim.x) {
+      const int64_t k = idx % q, j = idx / q;
+      double s = 0.0;
+      for (int64_t i = q; i < m; i++) s += P[i + k * m] * W[i + j * m];
+      W[k + j * m] -= s;
+    }
+    for (int64_t k = q - 1; k >= 0; k--) {
+      __syncthreads();
+      const double dkk = P[k + k * m];
+      for (int64_t j = threadIdx.x; j < nrhs; j += blockDim.x) W[k + j * m] /= dkk;
+      __syncthreads();
+      for (int64_t idx = threadIdx.x; idx < k * nrhs; idx += blockDim.x) {
+        const int64_t i = idx % k, j = idx / k;
+        W[i + j * m] -= P[k + i * m] * W[k + j * m];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void scatter_solution_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+                                        int64_t count, double *__restrict__ y, int64_t n,
+                                        int64_t nrhs)
+{
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_mf_sfront fr = fronts[k];
+    const int64_t q = fr.q, m = q + fr.r;
+    for (int64_t idx = threadIdx.x; idx < q * nrhs; idx += blockDim.x) {
+      const int64_t i = idx % q, j = idx / q;
+      y[fr.dofs[i] + j * n] = fr.W[i + j * m];
+    }
+  }
+}
+
+} // namespace fea_cuda_mf
+
+using namespace fea_cuda_mf;
+
+extern "C" int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64_t count,
+                                          const double *values, cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  scatter_leaves_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, values);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t count,
+                                      const fea_cuda_mf_child *children, int64_t max_children,
+                                      int64_t max_child_entries, cudaStream_t stream)
+{
+  if (count <= 0 || max_children <= 0) return (int)cudaSuccess;
+  /* Blocks along y share a child's entries: enough for one large child to
+   * fill the GPU, few when there are many fronts. */
+  int64_t tiles = (max_child_entries + threads * 8 - 1) / (threads * 8);
+  int64_t cap = ((int64_t)1 << 22) / count;
+  if (tiles > cap) tiles = cap;
+  if (tiles > 65535) tiles = 65535;
+  if (tiles < 1) tiles = 1;
+  const dim3 grid(blocks_for(count), (unsigned)tiles);
+  for (int64_t slot = 0; slot < max_children; slot++) {
+    extend_add_kernel<<<grid, threads, 0, stream>>>(fronts, count, children, slot);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+  }
+  return (int)cudaSuccess;
+}
+
+extern "C" int fea_cuda_mf_panel(const fea_cuda_mf_front *fronts, const int64_t *list,
+                                 int64_t count, int *info, cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  panel_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, info);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_forward_gather(const fea_cuda_mf_sfront *fronts, int64_t count,
+                                          const fea_cuda_mf_child *children, const double *y,
+                                          int64_t n, int64_t nrhs, cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  forward_gather_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, children, y, n,
+                                                                   nrhs);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_forward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+                                         int64_t count, int64_t nrhs, cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  forward_small_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, nrhs);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_backward_gather(const fea_cuda_mf_sfront *fronts, int64_t count,
+                                           const double *y, int64_t n, int64_t nrhs,
+                                           cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  backward_gather_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, y, n, nrhs);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_backward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+                                          int64_t count, int64_t nrhs, cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  backward_small_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, nrhs);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_mf_scatter_solution(const fea_cuda_mf_sfront *fronts, int64_t count,
+                                            double *y, int64_t n, int64_t nrhs,
+                                            cudaStream_t stream)
+{
+  if (count <= 0) return (int)cudaSuccess;
+  scatter_solution_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, y, n, nrhs);
+  return (int)cudaGetLastError();
+}

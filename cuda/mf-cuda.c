@@ -1,0 +1,956 @@
+/* /gpu/cuda multifrontal ops: the numeric phase of the IGA multifrontal
+ * solver with the factors on the device (docs/multifrontal.md, "On the GPU").
+ *
+ * Storage. One device array holds every node's panel [L11; L21] at the
+ * tree's factor offsets, zeroed at allocation. Schur blocks live in device
+ * blocks shared by the nodes of one level whose parents sit on one level
+ * (a "group"): a group is allocated and zeroed when its level starts and
+ * freed (stream-ordered) after its parents' level, so the Schur memory alive
+ * at any level is exactly what the tree's peak estimate counts. The index
+ * maps of the tree (extend-add maps, front DoF lists) are uploaded once.
+ *
+ * Factorization, level by level (one stream, one sync per level):
+ *   level 0: the leaves are integrated on the host (fea_mf_assemble_leaf, the
+ *            code /cpu/ref runs) into pinned chunks of about 32 MiB; each
+ *            chunk goes up in one copy and is scattered into place while the
+ *            host integrates the next chunk (two pinned buffers, an event
+ *            each). The load is summed on the host as /cpu/ref does.
+ *   other levels: extend-add, one launch per child slot (children in order:
+ *            the same additions as /cpu/ref, in the same order), blocks
+ *            spread over the fronts and over each child's entries.
+ *   then, per front: q <= MF_SMALL_Q: one batched kernel for potrf + trsm of
+ *            all such panels (a block per front) and cublasDgemmBatched for
+ *            S -= L21 L21^T, one call per (q, r) class; larger q: cuSOLVER
+ *            Xpotrf, cuBLAS trsm and syrk per front.
+ *   Pivot failures land in a per-level info array read back at the level's
+ *   end: FEA_ERR_NOT_POSDEF names the first failing front of the level.
+ * Solve: y goes up once, each level gathers, solves (small fronts in one
+ * kernel, large ones with cuBLAS trsm/gemm) and scatters on the device; y
+ * comes back after the forward sweep (the interface zeroes the kept boundary
+ * there) and after the backward sweep. */
+#include "fea-config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h"
+#include "cuda-backend.h"
+#include "cuda-check.h"
+#include "error.h"
+#include "etree.h"
+#include "kernels/mf-launch.h"
+#include "multifrontal.h"
+
+_Static_assert(sizeof(fea_index) == sizeof(int64_t), "front DoF lists go up as int64_t");
+
+/* Fronts with 0 < q <= MF_SMALL_Q go through the batched kernels. */
+#define MF_SMALL_Q 64
+/* Doubles of host-integrated leaf fronts per upload (32 MiB). */
+#define MF_CHUNK_VALUES ((size_t)4 << 20)
+/* Device memory kept back in the estimate for cuSOLVER/cuBLAS workspaces. */
+#define MF_LIBRARY_RESERVE ((uint64_t)256 << 20)
+
+/* A small front with r > 0, for the (q, r) classes of the batched Schur update. */
+typedef struct gemm_item {
+  int64_t q, r;
+  double *A; /* L21 = P + q, ld q + r */
+  double *C; /* S, ld r */
+} gemm_item;
+
+typedef struct mf_cuda {
+  double *d_panels;
+  int32_t *d_ext_map;
+  int64_t *d_front_dofs;
+  /* Groups: the nodes of one level whose parents share a level. */
+  int ngroups;
+  int *birth, *death;            /* per group: its level, and its parents' (the root: its own) */
+  size_t *schur_entries;         /* per group: sum of r^2 */
+  size_t *work_entries;          /* per group: sum of q + r (times nrhs in a solve) */
+  double **schur_d, **work_d;    /* per group while alive */
+  int *group_of;                 /* per node */
+  size_t *schur_off, *work_off;  /* per node, within its group */
+  double **d_schur;              /* per node: its Schur block while alive */
+  /* Batches: descriptors (and leaf values) built in pinned memory, one copy up. */
+  size_t batch_bytes, chunk_values;
+  void *h_batch[2];
+  cudaEvent_t ev[2];
+  int ev_made[2];
+  int cur;
+  void *d_batch;
+  int *d_info, *h_info;          /* per node of a level */
+  fea_index max_level_nodes;
+  double *h_load;                /* one leaf's load (max_front) */
+  gemm_item *items;              /* max_level_nodes */
+  void *h_work;                  /* cuSOLVER host workspace */
+  size_t h_work_bytes;
+  /* Solve. */
+  double *d_y;
+  size_t y_entries;
+  double *d_z;                   /* the backward level's work blocks */
+} mf_cuda;
+
+/* ------------------------------------------------------------------ helpers */
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The flops of one node, summed exactly as fea_mf_cpu_factor_node does. */
+static double node_flops(fea_index q, fea_index r)
+{
+  if (q == 0) return 0.0;
+  double dq = (double)q, fl = 0.0;
+  fl += dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0;
+  if (r == 0) return fl;
+  fl += (double)r * (double)q * (double)q;
+  fl += (double)r * ((double)r + 1.0) * (double)q;
+  return fl;
+}
+
+/* Re-raise the message on ctx with the node named (index, level, box). */
+static fea_status node_fail(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status s)
+{
+  char why[FEA_ERROR_LEN];
+  snprintf(why, sizeof why, "%s", ctx->last_error);
+  return fea_mf_node_error(ctx, f, n, s, why);
+}
+
+static fea_status level_fail(fea_context *ctx, const char *phase, int level, fea_index nodes,
+                             fea_status s)
+{
+  char why[FEA_ERROR_LEN];
+  snprintf(why, sizeof why, "%s", ctx->last_error);
+  return FEA_ERROR(ctx, s, "%s of tree level %d (%lld nodes) on /gpu/cuda: %s", phase, level,
+                   (long long)nodes, why);
+}
+
+typedef struct batch_layout {
+  size_t fronts, children, list, ga, gc, values, total;
+} batch_layout;
+
+static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues)
+{
+  const size_t fsz = sizeof(fea_cuda_mf_front) > sizeof(fea_cuda_mf_sfront)
+                         ? sizeof(fea_cuda_mf_front)
+                         : sizeof(fea_cuda_mf_sfront);
+  batch_layout l;
+  size_t o = 0;
+  l.fronts = o;
+  o += fea_cuda_align_up(nfronts * fsz);
+  l.children = o;
+  o += fea_cuda_align_up(nchildren * sizeof(fea_cuda_mf_child));
+  l.list = o;
+  o += fea_cuda_align_up(nfronts * sizeof(int64_t));
+  l.ga = o;
+  o += fea_cuda_align_up(nfronts * sizeof(double *));
+  l.gc = o;
+  o += fea_cuda_align_up(nfronts * sizeof(double *));
+  l.values = o;
+  o += fea_cuda_align_up(nvalues * sizeof(double));
+  l.total = o;
+  return l;
+}
+
+/* The next pinned buffer, once the copy that last read it has finished. */
+static fea_status batch_host(fea_context *ctx, mf_cuda *st, char **out)
+{
+  st->cur ^= 1;
+  FEA_CALL_CUDA(ctx, cudaEventSynchronize(st->ev[st->cur]));
+  *out = st->h_batch[st->cur];
+  return FEA_SUCCESS;
+}
+
+/* Copy the current pinned buffer's first bytes to the device batch buffer.
+ * The device buffer is reused by the next batch only through the stream, so
+ * kernels of this batch have read it by then. */
+static fea_status batch_upload(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
+                               size_t bytes)
+{
+  FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_batch, st->h_batch[st->cur], bytes,
+                                     cudaMemcpyHostToDevice, b->stream));
+  FEA_CALL_CUDA(ctx, cudaEventRecord(st->ev[st->cur], b->stream));
+  return FEA_SUCCESS;
+}
+
+static void *dev_at(const mf_cuda *st, size_t offset) { return (char *)st->d_batch + offset; }
+
+/* Allocate (and zero) the groups born at level; entries scaled by scale. */
+static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st, int level,
+                               const size_t *entries, double **ptr, size_t scale)
+{
+  for (int g = 0; g < st->ngroups; g++) {
+    if (st->birth[g] != level || entries[g] == 0) continue;
+    size_t bytes = entries[g] * scale * sizeof(double);
+    void *p = NULL;
+    FEA_CALL(fea_cuda_malloc(ctx, bytes, &p));
+    ptr[g] = p;
+    FEA_CALL_CUDA(ctx, cudaMemsetAsync(p, 0, bytes, b->stream));
+  }
+  return FEA_SUCCESS;
+}
+
+/* Free (stream-ordered) the groups whose parents' level is level. */
+static void groups_death(fea_context *ctx, mf_cuda *st, int level, double **ptr)
+{
+  for (int g = 0; g < st->ngroups; g++)
+    if (st->death[g] == level && ptr[g]) {
+      fea_cuda_free(ctx, ptr[g]);
+      ptr[g] = NULL;
+    }
+}
+
+static void groups_free_all(fea_context *ctx, mf_cuda *st, double **ptr)
+{
+  if (!ptr) return;
+  for (int g = 0; g < st->ngroups; g++) {
+    fea_cuda_free(ctx, ptr[g]);
+    ptr[g] = NULL;
+  }
+}
+
+/* --------------------------------------------------------- alloc / release */
+
+static void mf_cuda_free(fea_context *ctx, mf_cuda *st)
+{
+  struct fea_cuda *b = NULL;
+  if (fea_cuda_enter(ctx, &b) == FEA_SUCCESS) {
+    /* Nothing queued may still read what goes now. */
+    (void)cudaStreamSynchronize(b->stream);
+    groups_free_all(ctx, st, st->schur_d);
+    groups_free_all(ctx, st, st->work_d);
+    fea_cuda_free(ctx, st->d_panels);
+    fea_cuda_free(ctx, st->d_ext_map);
+    fea_cuda_free(ctx, st->d_front_dofs);
+    fea_cuda_free(ctx, st->d_batch);
+    fea_cuda_free(ctx, st->d_info);
+    fea_cuda_free(ctx, st->d_y);
+    fea_cuda_free(ctx, st->d_z);
+    (void)cudaStreamSynchronize(b->stream);
+    for (int i = 0; i < 2; i++) {
+      if (st->ev_made[i]) (void)cudaEventDestroy(st->ev[i]);
+      if (st->h_batch[i]) (void)cudaFreeHost(st->h_batch[i]);
+    }
+    (void)cudaGetLastError();
+  }
+  free(st->birth);
+  free(st->death);
+  free(st->schur_entries);
+  free(st->work_entries);
+  free(st->schur_d);
+  free(st->work_d);
+  free(st->group_of);
+  free(st->schur_off);
+  free(st->work_off);
+  free(st->d_schur);
+  free(st->h_info);
+  free(st->h_load);
+  free(st->items);
+  free(st->h_work);
+  free(st);
+}
+
+static void cuda_factor_release(fea_context *ctx, fea_mf_factor *f)
+{
+  if (f->backend) mf_cuda_free(ctx, f->backend);
+  f->backend = NULL;
+  if (f->schur && f->tree)
+    for (fea_index n = 0; n < f->tree->num_nodes; n++) free(f->schur[n]);
+  free(f->schur);
+  free(f->load);
+  f->schur = NULL;
+  f->load = NULL;
+  f->panels = NULL;
+  f->leaf_load = NULL;
+}
+
+/* Host-side plan: groups, offsets, sizes. No device call. */
+static fea_status plan(fea_context *ctx, const fea_etree *t, mf_cuda *st)
+{
+  const fea_index nn = t->num_nodes;
+  const int nl = t->num_levels;
+  int *gid = malloc((size_t)nl * (size_t)nl * sizeof *gid);
+  size_t cap = (size_t)nn < (size_t)nl * (size_t)nl ? (size_t)nn : (size_t)nl * (size_t)nl;
+  st->birth = malloc(cap * sizeof *st->birth);
+  st->death = malloc(cap * sizeof *st->death);
+  st->schur_entries = calloc(cap, sizeof *st->schur_entries);
+  st->work_entries = calloc(cap, sizeof *st->work_entries);
+  st->schur_d = calloc(cap, sizeof *st->schur_d);
+  st->work_d = calloc(cap, sizeof *st->work_d);
+  st->group_of = malloc((size_t)nn * sizeof *st->group_of);
+  st->schur_off = malloc((size_t)nn * sizeof *st->schur_off);
+  st->work_off = malloc((size_t)nn * sizeof *st->work_off);
+  st->d_schur = calloc((size_t)nn, sizeof *st->d_schur);
+  if (!gid || !st->birth || !st->death || !st->schur_entries || !st->work_entries ||
+      !st->schur_d || !st->work_d || !st->group_of || !st->schur_off || !st->work_off ||
+      !st->d_schur) {
+    free(gid);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the device plan of %lld nodes",
+                     (long long)nn);
+  }
+  for (size_t i = 0; i < (size_t)nl * (size_t)nl; i++) gid[i] = -1;
+  for (fea_index n = 0; n < nn; n++) {
+    const fea_etree_node *nd = &t->nodes[n];
+    int bl = nd->level, dl = nd->parent >= 0 ? t->nodes[nd->parent].level : nd->level;
+    int *slot = &gid[(size_t)bl * (size_t)nl + (size_t)dl];
+    if (*slot < 0) {
+      *slot = st->ngroups++;
+      st->birth[*slot] = bl;
+      st->death[*slot] = dl;
+    }
+    int g = *slot;
+    st->group_of[n] = g;
+    st->schur_off[n] = st->schur_entries[g];
+    st->schur_entries[g] += (size_t)(nd->r * nd->r);
+    st->work_off[n] = st->work_entries[g];
+    st->work_entries[g] += (size_t)(nd->q + nd->r);
+  }
+  free(gid);
+  return FEA_SUCCESS;
+}
+
+/* Peak over the levels of the entries of alive groups. */
+static size_t group_peak(const mf_cuda *st, int levels, const size_t *entries)
+{
+  size_t alive = 0, peak = 0;
+  for (int L = 0; L < levels; L++) {
+    for (int g = 0; g < st->ngroups; g++)
+      if (st->birth[g] == L) alive += entries[g];
+    if (alive > peak) peak = alive;
+    for (int g = 0; g < st->ngroups; g++)
+      if (st->death[g] == L) alive -= entries[g];
+  }
+  return peak;
+}
+
+static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, mf_cuda *st)
+{
+  const fea_etree *t = f->tree;
+  struct fea_cuda *b;
+  FEA_CALL(fea_cuda_enter(ctx, &b));
+  FEA_CALL(plan(ctx, t, st));
+
+  /* Sizes of everything, then one check against the free device memory. */
+  fea_index ext_len = 0, front_len = 0, max_children = 0, max_m = 1, z_max = 0;
+  size_t leaf_max = 0;
+  for (fea_index n = 0; n < t->num_nodes; n++) {
+    const fea_etree_node *nd = &t->nodes[n];
+    const fea_index m = nd->q + nd->r;
+    if (nd->parent >= 0 && nd->map_off + nd->r > ext_len) ext_len = nd->map_off + nd->r;
+    if (nd->front_off + m > front_len) front_len = nd->front_off + m;
+    if (m > max_m) max_m = m;
+    if (nd->num_children == 0) {
+      size_t v = (size_t)(m * nd->q + nd->r * nd->r);
+      if (v > leaf_max) leaf_max = v;
+    }
+  }
+  for (int L = 0; L < t->num_levels; L++) {
+    fea_index cnt = t->level_start[L + 1] - t->level_start[L], ch = 0, z = 0;
+    for (fea_index k = t->level_start[L]; k < t->level_start[L + 1]; k++) {
+      const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
+      ch += nd->num_children;
+      if (nd->q > 0) z += nd->q + nd->r;
+    }
+    if (cnt > st->max_level_nodes) st->max_level_nodes = cnt;
+    if (ch > max_children) max_children = ch;
+    if (z > z_max) z_max = z;
+  }
+  st->chunk_values = leaf_max > MF_CHUNK_VALUES ? leaf_max : MF_CHUNK_VALUES;
+  st->batch_bytes = layout_of((size_t)st->max_level_nodes, (size_t)max_children,
+                              st->chunk_values).total;
+  const uint64_t panels = (uint64_t)(t->factor_entries ? t->factor_entries : 1) * 8u;
+  const uint64_t schur = (uint64_t)group_peak(st, t->num_levels, st->schur_entries) * 8u;
+  const uint64_t solve = ((uint64_t)t->num_dofs +
+                          (uint64_t)group_peak(st, t->num_levels, st->work_entries) +
+                          (uint64_t)z_max) * 8u;
+  const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u;
+  const uint64_t need = panels + schur + maps + (uint64_t)st->batch_bytes +
+                        (uint64_t)st->max_level_nodes * sizeof(int) + solve + MF_LIBRARY_RESERVE;
+  size_t free_b = 0, total_b = 0;
+  FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
+  FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "the factorization needs %llu bytes of device memory (%llu of factors, %llu of Schur "
+            "blocks at the peak level, %llu for one right-hand side, %llu of index maps and "
+            "batches, %llu kept for cuSOLVER/cuBLAS) but GPU %d (%s) has %llu bytes free of %llu",
+            (unsigned long long)need, (unsigned long long)panels, (unsigned long long)schur,
+            (unsigned long long)solve,
+            (unsigned long long)(maps + st->batch_bytes + (uint64_t)st->max_level_nodes * 4u),
+            (unsigned long long)MF_LIBRARY_RESERVE, b->device, b->name,
+            (unsigned long long)free_b, (unsigned long long)total_b);
+  f->device_bytes = need;
+
+  /* Host side. */
+  st->h_info = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof(int));
+  st->h_load = malloc((size_t)max_m * sizeof *st->h_load);
+  st->items = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof *st->items);
+  FEA_CHECK(st->h_info && st->h_load && st->items, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the host scratch of %lld nodes per level",
+            (long long)st->max_level_nodes);
+  for (int i = 0; i < 2; i++) {
+    FEA_CALL_CUDA(ctx, cudaHostAlloc(&st->h_batch[i], st->batch_bytes, cudaHostAllocDefault));
+    FEA_CALL_CUDA(ctx, cudaEventCreateWithFlags(&st->ev[i], cudaEventDisableTiming));
+    st->ev_made[i] = 1;
+  }
+
+  /* Device side. */
+  void *p = NULL;
+  FEA_CALL(fea_cuda_malloc(ctx, (size_t)panels, &p));
+  st->d_panels = p;
+  FEA_CALL_CUDA(ctx, cudaMemsetAsync(st->d_panels, 0, (size_t)panels, b->stream));
+  if (ext_len > 0) {
+    FEA_CALL(fea_cuda_malloc(ctx, (size_t)ext_len * sizeof(int32_t), &p));
+    st->d_ext_map = p;
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_ext_map, t->ext_map, (size_t)ext_len * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, b->stream));
+  }
+  if (front_len > 0) {
+    FEA_CALL(fea_cuda_malloc(ctx, (size_t)front_len * sizeof(int64_t), &p));
+    st->d_front_dofs = p;
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_front_dofs, t->front_dofs,
+                                       (size_t)front_len * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, b->stream));
+  }
+  FEA_CALL(fea_cuda_malloc(ctx, st->batch_bytes, &p));
+  st->d_batch = p;
+  FEA_CALL(fea_cuda_malloc(ctx, (size_t)(st->max_level_nodes ? st->max_level_nodes : 1) *
+                                    sizeof(int), &p));
+  st->d_info = p;
+  /* The host arrays of the tree are pageable: wait before anything may free them. */
+  return fea_cuda_sync(ctx);
+}
+
+static fea_status cuda_factor_alloc(fea_context *ctx, fea_mf_factor *f)
+{
+  const fea_etree *t = f->tree;
+  f->panels = NULL;
+  f->leaf_load = NULL;
+  f->schur = calloc((size_t)t->num_nodes, sizeof *f->schur);
+  f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);
+  mf_cuda *st = calloc(1, sizeof *st);
+  f->backend = st;
+  fea_status s = FEA_SUCCESS;
+  if (!f->schur || !f->load || !st)
+    s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the host side of %lld nodes",
+                  (long long)t->num_nodes);
+  if (s == FEA_SUCCESS) s = cuda_factor_alloc_device(ctx, f, st);
+  if (s < 0) {
+    /* Release may only add a message of its own if the device is gone;
+     * the caller wants the reason the allocation failed. */
+    char why[FEA_ERROR_LEN];
+    snprintf(why, sizeof why, "%s", ctx->last_error);
+    cuda_factor_release(ctx, f);
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", why);
+  }
+  return s;
+}
+
+/* ------------------------------------------------------------ factorization */
+
+static int cmp_gemm_item(const void *pa, const void *pb)
+{
+  const gemm_item *a = pa, *b = pb;
+  if (a->q != b->q) return a->q < b->q ? -1 : 1;
+  if (a->r != b->r) return a->r < b->r ? -1 : 1;
+  return 0;
+}
+
+/* potrf, trsm and syrk of one large front through cuSOLVER and cuBLAS. */
+static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
+                               const fea_cuda_mf_front *fr, void *dwork, size_t dbytes,
+                               int *dinfo)
+{
+  const int64_t q = fr->q, r = fr->r, m = q + r;
+  const double one = 1.0, minus_one = -1.0;
+  FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf(b->solver, b->solver_params, CUBLAS_FILL_MODE_LOWER, q,
+                                          CUDA_R_64F, fr->P, m, CUDA_R_64F, dwork, dbytes,
+                                          st->h_work, st->h_work_bytes, dinfo));
+  if (r == 0) return FEA_SUCCESS;
+  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
+                                      CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, r, q, &one, fr->P, m,
+                                      fr->P + q, m));
+  FEA_CALL_CUBLAS(ctx, cublasDsyrk_64(b->blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, r, q,
+                                      &minus_one, fr->P + q, m, &one, fr->S, r));
+  return FEA_SUCCESS;
+}
+
+/* The largest cuSOLVER workspaces of the batch's large fronts, made available
+ * before any of them is queued (the host one is grown only when the stream
+ * is idle, so no queued call can still be using it). */
+static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
+                                   const fea_cuda_mf_front *fronts, fea_index count,
+                                   void **dwork, size_t *dbytes)
+{
+  size_t dmax = 0, hmax = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_cuda_mf_front *fr = &fronts[k];
+    if (fr->q <= MF_SMALL_Q) continue;
+    size_t d = 0, h = 0;
+    FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf_bufferSize(b->solver, b->solver_params,
+                                                       CUBLAS_FILL_MODE_LOWER, fr->q, CUDA_R_64F,
+                                                       fr->P, fr->q + fr->r, CUDA_R_64F, &d, &h));
+    if (d > dmax) dmax = d;
+    if (h > hmax) hmax = h;
+  }
+  *dwork = NULL;
+  *dbytes = dmax;
+  if (dmax > 0) FEA_CALL(fea_cuda_workspace(ctx, dmax, dwork));
+  if (hmax > st->h_work_bytes) {
+    FEA_CALL(fea_cuda_sync(ctx));
+    free(st->h_work);
+    st->h_work = malloc(hmax);
+    st->h_work_bytes = st->h_work ? hmax : 0;
+    FEA_CHECK(st->h_work, ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for %zu bytes of cuSOLVER host workspace", hmax);
+  }
+  return FEA_SUCCESS;
+}
+
+/* One batch of fronts of a level: nodes[0 .. count), the first at position
+ * info0 of the level. Leaves are integrated on the host into the batch. */
+static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_mf_factor *f,
+                               mf_cuda *st, int level, const fea_index *nodes, fea_index count,
+                               fea_index info0, int leaves)
+{
+  const fea_etree *t = f->tree;
+  fea_index nchildren = 0;
+  size_t nvalues = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[nodes[k]];
+    nchildren += nd->num_children;
+    if (leaves) nvalues += (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+  }
+  const batch_layout l = layout_of((size_t)count, (size_t)nchildren, nvalues);
+  if (l.total > st->batch_bytes)
+    return FEA_ERROR(ctx, FEA_ERR_BACKEND,
+                     "internal: a batch of %zu bytes exceeds the %zu planned (level %d)", l.total,
+                     st->batch_bytes, level);
+  char *h;
+  FEA_CALL(batch_host(ctx, st, &h));
+  fea_cuda_mf_front *fronts = (fea_cuda_mf_front *)(void *)(h + l.fronts);
+  fea_cuda_mf_child *children = (fea_cuda_mf_child *)(void *)(h + l.children);
+  int64_t *list = (int64_t *)(void *)(h + l.list);
+  double **ga = (double **)(void *)(h + l.ga), **gc = (double **)(void *)(h + l.gc);
+  double *values = (double *)(void *)(h + l.values);
+
+  fea_index nch = 0, nsmall = 0, nitems = 0, max_children = 0, max_child_entries = 0;
+  size_t off = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_index n = nodes[k];
+    const fea_etree_node *nd = &t->nodes[n];
+    const fea_index q = nd->q, r = nd->r, m = q + r;
+    fea_cuda_mf_front *fr = &fronts[k];
+    if (nd->num_children > max_children) max_children = nd->num_children;
+    fr->P = st->d_panels + nd->factor_off;
+    fr->S = st->d_schur[n];
+    fr->q = q;
+    fr->r = r;
+    fr->child_begin = nch;
+    fr->num_children = nd->num_children;
+    fr->src = -1;
+    fr->info = info0 + k;
+    for (fea_index c = 0; c < nd->num_children; c++, nch++) {
+      const fea_index ch = t->children[nd->first_child + c];
+      const fea_etree_node *cn = &t->nodes[ch];
+      children[nch].data = st->d_schur[ch];
+      children[nch].map = st->d_ext_map ? st->d_ext_map + cn->map_off : NULL;
+      children[nch].q = cn->q;
+      children[nch].r = cn->r;
+      if (cn->r * cn->r > max_child_entries) max_child_entries = cn->r * cn->r;
+    }
+    if (leaves) {
+      /* Integrate into the pinned chunk, as /cpu/ref does into its front. */
+      const size_t np = (size_t)(m * q), ns = (size_t)(r * r);
+      double *P = values + off, *S = P + np;
+      memset(P, 0, (np + ns) * sizeof *P);
+      memset(st->h_load, 0, (size_t)m * sizeof *st->h_load);
+      double integ = 0;
+      fea_status s = fea_mf_assemble_leaf(ctx, f, n, P, S, st->h_load, &integ);
+      f->integrate_s += integ;
+      if (s < 0) return node_fail(ctx, f, n, s);
+      const fea_index *dofs = t->front_dofs + nd->front_off;
+      for (fea_index a = 0; a < m; a++) f->load[dofs[a]] += st->h_load[a];
+      fr->src = (int64_t)off;
+      off += np + ns;
+    }
+    if (q > 0 && q <= MF_SMALL_Q) {
+      list[nsmall++] = k;
+      if (r > 0) {
+        gemm_item *it = &st->items[nitems++];
+        it->q = q;
+        it->r = r;
+        it->A = fr->P + q;
+        it->C = fr->S;
+      }
+    }
+  }
+  qsort(st->items, (size_t)nitems, sizeof *st->items, cmp_gemm_item);
+  for (fea_index i = 0; i < nitems; i++) {
+    ga[i] = st->items[i].A;
+    gc[i] = st->items[i].C;
+  }
+  FEA_CALL(batch_upload(ctx, b, st, l.total));
+
+  const fea_cuda_mf_front *d_fronts = dev_at(st, l.fronts);
+  if (leaves) {
+    FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_leaves(d_fronts, count, dev_at(st, l.values),
+                                                  b->stream));
+  } else {
+    FEA_CALL_CUDA(ctx, fea_cuda_mf_extend_add(d_fronts, count, dev_at(st, l.children),
+                                              max_children, max_child_entries, b->stream));
+  }
+  FEA_CALL_CUDA(ctx, fea_cuda_mf_panel(d_fronts, dev_at(st, l.list), nsmall, st->d_info,
+                                       b->stream));
+  /* S -= L21 L21^T for the small fronts, one batched GEMM per (q, r) class
+   * (the full square: the upper triangle is never read). */
+  const double one = 1.0, minus_one = -1.0;
+  double *const *d_ga = dev_at(st, l.ga), *const *d_gc = dev_at(st, l.gc);
+  for (fea_index i = 0; i < nitems;) {
+    fea_index e = i + 1;
+    while (e < nitems && st->items[e].q == st->items[i].q && st->items[e].r == st->items[i].r) e++;
+    const int q = (int)st->items[i].q, r = (int)st->items[i].r, cnt = (int)(e - i);
+    FEA_CALL_CUBLAS(ctx, cublasDgemmBatched(b->blas, CUBLAS_OP_N, CUBLAS_OP_T, r, r, q, &minus_one,
+                                            (const double *const *)(d_ga + i), q + r,
+                                            (const double *const *)(d_ga + i), q + r, &one,
+                                            d_gc + i, r, cnt));
+    i = e;
+  }
+  /* The large fronts one by one. */
+  void *dwork = NULL;
+  size_t dbytes = 0;
+  FEA_CALL(large_workspaces(ctx, b, st, fronts, count, &dwork, &dbytes));
+  for (fea_index k = 0; k < count; k++) {
+    if (fronts[k].q <= MF_SMALL_Q) continue;
+    fea_status s = factor_large(ctx, b, st, &fronts[k], dwork, dbytes, st->d_info + info0 + k);
+    if (s < 0) return node_fail(ctx, f, nodes[k], s);
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status factor_level_run(fea_context *ctx, fea_mf_factor *f, mf_cuda *st,
+                                   const struct fea_cuda *b, int level)
+{
+  const fea_etree *t = f->tree;
+  const fea_index *nodes = t->level_nodes + t->level_start[level];
+  const fea_index count = t->level_start[level + 1] - t->level_start[level];
+
+  FEA_CALL(groups_birth(ctx, b, st, level, st->schur_entries, st->schur_d, 1));
+  for (fea_index k = 0; k < count; k++) {
+    const fea_index n = nodes[k];
+    const fea_etree_node *nd = &t->nodes[n];
+    const int g = st->group_of[n];
+    st->d_schur[n] = nd->r > 0 ? st->schur_d[g] + st->schur_off[n] : NULL;
+  }
+  FEA_CALL_CUDA(ctx, cudaMemsetAsync(st->d_info, 0, (size_t)count * sizeof(int), b->stream));
+
+  if (level == 0) {
+    /* Chunks of leaves: the host integrates the next while the device works. */
+    for (fea_index k = 0; k < count;) {
+      size_t vals = 0;
+      fea_index e = k;
+      while (e < count) {
+        const fea_etree_node *nd = &t->nodes[nodes[e]];
+        size_t v = (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+        if (e > k && vals + v > st->chunk_values) break;
+        vals += v;
+        e++;
+      }
+      FEA_CALL(factor_batch(ctx, b, f, st, level, nodes + k, e - k, k, 1));
+      k = e;
+    }
+  } else {
+    FEA_CALL(factor_batch(ctx, b, f, st, level, nodes, count, 0, 0));
+  }
+
+  /* The root's Schur block (keep_boundary) comes to the host. */
+  const fea_index root = t->num_nodes - 1;
+  if (level == t->num_levels - 1 && t->nodes[root].r > 0) {
+    const fea_index r = t->nodes[root].r;
+    f->schur[root] = malloc((size_t)(r * r) * sizeof(double));
+    FEA_CHECK(f->schur[root], ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for the %lld x %lld boundary Schur complement", (long long)r,
+              (long long)r);
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(f->schur[root], st->d_schur[root],
+                                       (size_t)(r * r) * sizeof(double), cudaMemcpyDeviceToHost,
+                                       b->stream));
+  }
+  FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->h_info, st->d_info, (size_t)count * sizeof(int),
+                                     cudaMemcpyDeviceToHost, b->stream));
+  FEA_CALL(fea_cuda_sync(ctx));
+  for (fea_index k = 0; k < count; k++) {
+    const int info = st->h_info[k];
+    if (info == 0) continue;
+    if (info < 0)
+      return fea_mf_node_error(ctx, f, nodes[k], FEA_ERR_BACKEND,
+                               "cusolverDnXpotrf() rejected one of its arguments");
+    char why[128];
+    snprintf(why, sizeof why, "leading minor of order %d is not positive definite", info);
+    return fea_mf_node_error(ctx, f, nodes[k], FEA_ERR_NOT_POSDEF, why);
+  }
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[nodes[k]];
+    f->flops += node_flops(nd->q, nd->r);
+  }
+  /* The children's Schur blocks (and the root's) are no longer needed. */
+  groups_death(ctx, st, level, st->schur_d);
+  for (fea_index n = 0; n < t->num_nodes; n++)
+    if (st->d_schur[n] && st->schur_d[st->group_of[n]] == NULL) st->d_schur[n] = NULL;
+  return FEA_SUCCESS;
+}
+
+static fea_status cuda_factor_level(fea_context *ctx, fea_mf_factor *f, int level)
+{
+  mf_cuda *st = f->backend;
+  struct fea_cuda *b;
+  FEA_CALL(fea_cuda_enter(ctx, &b));
+  fea_status s = factor_level_run(ctx, f, st, b, level);
+  if (s < 0 && s != FEA_ERR_NOT_POSDEF) {
+    const fea_etree *t = f->tree;
+    return level_fail(ctx, "factorization", level,
+                      t->level_start[level + 1] - t->level_start[level], s);
+  }
+  return s;
+}
+
+/* --------------------------------------------------------------------- solve */
+
+static double *work_of(const mf_cuda *st, fea_index n, int64_t nrhs)
+{
+  double *g = st->work_d[st->group_of[n]];
+  return g ? g + st->work_off[n] * (size_t)nrhs : NULL;
+}
+
+/* y on the device, nrhs columns of num_dofs (ld num_dofs), from sv->y. */
+static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
+                           mf_cuda *st, const fea_mf_solve *sv)
+{
+  const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
+  if (entries > st->y_entries || !st->d_y) {
+    fea_cuda_free(ctx, st->d_y);
+    st->d_y = NULL;
+    st->y_entries = 0;
+    void *p = NULL;
+    FEA_CALL(fea_cuda_malloc(ctx, (entries ? entries : 1) * sizeof(double), &p));
+    st->d_y = p;
+    st->y_entries = entries;
+  }
+  if (entries > 0)
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_y, sv->y, entries * sizeof(double),
+                                       cudaMemcpyHostToDevice, b->stream));
+  return FEA_SUCCESS;
+}
+
+static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
+                             const mf_cuda *st, fea_mf_solve *sv)
+{
+  const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
+  if (entries > 0)
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(sv->y, st->d_y, entries * sizeof(double),
+                                       cudaMemcpyDeviceToHost, b->stream));
+  return FEA_SUCCESS;
+}
+
+static fea_status forward_large(fea_context *ctx, const struct fea_cuda *b,
+                                const fea_cuda_mf_sfront *fr, int64_t nrhs)
+{
+  const int64_t q = fr->q, r = fr->r, m = q + r;
+  const double one = 1.0, minus_one = -1.0;
+  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                      CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m,
+                                      fr->W, m));
+  if (r == 0) return FEA_SUCCESS;
+  FEA_CALL_CUBLAS(ctx, cublasDgemm_64(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, r, nrhs, q, &minus_one,
+                                      fr->P + q, m, fr->W, m, &one, fr->W + q, m));
+  return FEA_SUCCESS;
+}
+
+static fea_status backward_large(fea_context *ctx, const struct fea_cuda *b,
+                                 const fea_cuda_mf_sfront *fr, int64_t nrhs)
+{
+  const int64_t q = fr->q, r = fr->r, m = q + r;
+  const double one = 1.0, minus_one = -1.0;
+  if (r > 0)
+    FEA_CALL_CUBLAS(ctx, cublasDgemm_64(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, q, nrhs, r, &minus_one,
+                                        fr->P + q, m, fr->W + q, m, &one, fr->W, m));
+  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                      CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m,
+                                      fr->W, m));
+  return FEA_SUCCESS;
+}
+
+static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
+                              mf_cuda *st, fea_mf_solve *sv, int level)
+{
+  const fea_etree *t = f->tree;
+  const fea_index *nodes = t->level_nodes + t->level_start[level];
+  const fea_index count = t->level_start[level + 1] - t->level_start[level];
+  const int64_t nrhs = sv->nrhs, N = t->num_dofs;
+  if (level == 0) {
+    groups_free_all(ctx, st, st->work_d); /* left by a solve that failed half-way */
+    FEA_CALL(upload_y(ctx, b, f, st, sv));
+  }
+  FEA_CALL(groups_birth(ctx, b, st, level, st->work_entries, st->work_d, (size_t)nrhs));
+
+  fea_index nchildren = 0;
+  for (fea_index k = 0; k < count; k++) nchildren += t->nodes[nodes[k]].num_children;
+  const batch_layout l = layout_of((size_t)count, (size_t)nchildren, 0);
+  FEA_CHECK(l.total <= st->batch_bytes, ctx, FEA_ERR_BACKEND,
+            "internal: a solve batch of %zu bytes exceeds the %zu planned", l.total,
+            st->batch_bytes);
+  char *h;
+  FEA_CALL(batch_host(ctx, st, &h));
+  fea_cuda_mf_sfront *fronts = (fea_cuda_mf_sfront *)(void *)(h + l.fronts);
+  fea_cuda_mf_child *children = (fea_cuda_mf_child *)(void *)(h + l.children);
+  int64_t *list = (int64_t *)(void *)(h + l.list);
+  fea_index nch = 0, nsmall = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_index n = nodes[k];
+    const fea_etree_node *nd = &t->nodes[n];
+    fea_cuda_mf_sfront *fr = &fronts[k];
+    fr->P = st->d_panels + nd->factor_off;
+    fr->W = work_of(st, n, nrhs);
+    fr->dofs = st->d_front_dofs ? st->d_front_dofs + nd->front_off : NULL;
+    fr->q = nd->q;
+    fr->r = nd->r;
+    fr->child_begin = nch;
+    fr->num_children = nd->num_children;
+    for (fea_index c = 0; c < nd->num_children; c++, nch++) {
+      const fea_index ch = t->children[nd->first_child + c];
+      const fea_etree_node *cn = &t->nodes[ch];
+      children[nch].data = work_of(st, ch, nrhs);
+      children[nch].map = st->d_ext_map ? st->d_ext_map + cn->map_off : NULL;
+      children[nch].q = cn->q;
+      children[nch].r = cn->r;
+    }
+    if (nd->q > 0 && nd->q <= MF_SMALL_Q) list[nsmall++] = k;
+  }
+  FEA_CALL(batch_upload(ctx, b, st, l.total));
+  const fea_cuda_mf_sfront *d_fronts = dev_at(st, l.fronts);
+  FEA_CALL_CUDA(ctx, fea_cuda_mf_forward_gather(d_fronts, count, dev_at(st, l.children), st->d_y,
+                                                N, nrhs, b->stream));
+  FEA_CALL_CUDA(ctx, fea_cuda_mf_forward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
+                                               b->stream));
+  for (fea_index k = 0; k < count; k++) {
+    if (fronts[k].q <= MF_SMALL_Q) continue;
+    fea_status s = forward_large(ctx, b, &fronts[k], nrhs);
+    if (s < 0) return node_fail(ctx, f, nodes[k], s);
+  }
+  FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_solution(d_fronts, count, st->d_y, N, nrhs, b->stream));
+  groups_death(ctx, st, level, st->work_d);
+  if (level == t->num_levels - 1) FEA_CALL(download_y(ctx, b, f, st, sv));
+  return fea_cuda_sync(ctx);
+}
+
+static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
+                               mf_cuda *st, fea_mf_solve *sv, int level)
+{
+  const fea_etree *t = f->tree;
+  const fea_index *nodes = t->level_nodes + t->level_start[level];
+  const fea_index count = t->level_start[level + 1] - t->level_start[level];
+  const int64_t nrhs = sv->nrhs, N = t->num_dofs;
+  if (level == t->num_levels - 1) FEA_CALL(upload_y(ctx, b, f, st, sv));
+
+  size_t zentries = 0;
+  fea_index active = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[nodes[k]];
+    if (nd->q == 0) continue;
+    zentries += (size_t)(nd->q + nd->r) * (size_t)nrhs;
+    active++;
+  }
+  if (active > 0) {
+    const batch_layout l = layout_of((size_t)active, 0, 0);
+    FEA_CHECK(l.total <= st->batch_bytes, ctx, FEA_ERR_BACKEND,
+              "internal: a solve batch of %zu bytes exceeds the %zu planned", l.total,
+              st->batch_bytes);
+    void *p = NULL;
+    fea_cuda_free(ctx, st->d_z);
+    st->d_z = NULL;
+    FEA_CALL(fea_cuda_malloc(ctx, zentries * sizeof(double), &p));
+    st->d_z = p;
+    char *h;
+    FEA_CALL(batch_host(ctx, st, &h));
+    fea_cuda_mf_sfront *fronts = (fea_cuda_mf_sfront *)(void *)(h + l.fronts);
+    int64_t *list = (int64_t *)(void *)(h + l.list);
+    fea_index a = 0, nsmall = 0;
+    size_t off = 0;
+    for (fea_index k = 0; k < count; k++) {
+      const fea_etree_node *nd = &t->nodes[nodes[k]];
+      if (nd->q == 0) continue;
+      fea_cuda_mf_sfront *fr = &fronts[a];
+      fr->P = st->d_panels + nd->factor_off;
+      fr->W = st->d_z + off;
+      fr->dofs = st->d_front_dofs + nd->front_off;
+      fr->q = nd->q;
+      fr->r = nd->r;
+      fr->child_begin = 0;
+      fr->num_children = 0;
+      off += (size_t)(nd->q + nd->r) * (size_t)nrhs;
+      if (nd->q <= MF_SMALL_Q) list[nsmall++] = a;
+      a++;
+    }
+    FEA_CALL(batch_upload(ctx, b, st, l.total));
+    const fea_cuda_mf_sfront *d_fronts = dev_at(st, l.fronts);
+    FEA_CALL_CUDA(ctx, fea_cuda_mf_backward_gather(d_fronts, active, st->d_y, N, nrhs, b->stream));
+    FEA_CALL_CUDA(ctx, fea_cuda_mf_backward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
+                                                  b->stream));
+    a = 0;
+    for (fea_index k = 0; k < count; k++) {
+      const fea_etree_node *nd = &t->nodes[nodes[k]];
+      if (nd->q == 0) continue;
+      if (nd->q > MF_SMALL_Q) {
+        fea_status s = backward_large(ctx, b, &fronts[a], nrhs);
+        if (s < 0) return node_fail(ctx, f, nodes[k], s);
+      }
+      a++;
+    }
+    FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_solution(d_fronts, active, st->d_y, N, nrhs,
+                                                    b->stream));
+    fea_cuda_free(ctx, st->d_z);
+    st->d_z = NULL;
+  }
+  if (level == 0) FEA_CALL(download_y(ctx, b, f, st, sv));
+  return fea_cuda_sync(ctx);
+}
+
+static fea_status cuda_forward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                     int level)
+{
+  mf_cuda *st = f->backend;
+  struct fea_cuda *b;
+  FEA_CALL(fea_cuda_enter(ctx, &b));
+  fea_status s = forward_run(ctx, b, f, st, sv, level);
+  if (s < 0) {
+    const fea_etree *t = f->tree;
+    return level_fail(ctx, "forward substitution", level,
+                      t->level_start[level + 1] - t->level_start[level], s);
+  }
+  return s;
+}
+
+static fea_status cuda_backward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+                                      int level)
+{
+  mf_cuda *st = f->backend;
+  struct fea_cuda *b;
+  FEA_CALL(fea_cuda_enter(ctx, &b));
+  fea_status s = backward_run(ctx, b, f, st, sv, level);
+  if (s < 0) {
+    const fea_etree *t = f->tree;
+    return level_fail(ctx, "backward substitution", level,
+                      t->level_start[level + 1] - t->level_start[level], s);
+  }
+  return s;
+}
+
+const struct fea_multifrontal_ops fea_cuda_mf_ops = {
+  .factor_alloc = cuda_factor_alloc,
+  .factor_release = cuda_factor_release,
+  .factor_level = cuda_factor_level,
+  .forward_level = cuda_forward_level,
+  .backward_level = cuda_backward_level,
+};
