@@ -309,16 +309,17 @@ static double to_half(double v) { return (double)(_Float16)v; }
 static void half_cholesky_solve(const fea_matrix *A, double *x) {
   fea_index n = 0, nnz = 0;
   cr_assert_eq(fea_matrix_get_size(A, &n, NULL, &nnz), FEA_SUCCESS);
+  cr_assert(n > 0 && n < (1 << 24) && nnz > 0 && nnz < (1 << 28));
   fea_index *rp = malloc((size_t)(n + 1) * sizeof *rp), *ci = malloc((size_t)nnz * sizeof *ci);
   double *v = malloc((size_t)nnz * sizeof *v);
   cr_assert_eq(fea_matrix_get_csr(A, rp, ci, v), FEA_SUCCESS);
-  cr_assert(n > 0 && nnz > 0);
   fea_index kd = 0;
   for (fea_index i = 0; i < n; i++)
     for (fea_index k = rp[i]; k < rp[i + 1]; k++)
       if (ci[k] - i > kd) kd = ci[k] - i;
   /* L stored by rows within the band: L(i, j) at l[i * (kd + 1) + (i - j)], j in [i - kd, i]. */
-  double *l = calloc((size_t)(n * (kd + 1)), sizeof *l);
+  cr_assert(kd >= 0 && kd < n);
+  double *l = calloc((size_t)n * (size_t)(kd + 1), sizeof *l);
   for (fea_index i = 0; i < n; i++)
     for (fea_index k = rp[i]; k < rp[i + 1]; k++)
       if (ci[k] <= i) l[i * (kd + 1) + (i - ci[k])] = to_half(v[k]);
