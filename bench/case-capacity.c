@@ -115,7 +115,11 @@ static int run_child(const bench_options *opts, const cap_params *prm, int kind,
   if (pipe(fd) != 0) return -1;
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0) return -1;
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
   if (pid == 0) {
     close(fd[0]);
     cap_run r;
@@ -153,8 +157,10 @@ static int find_capacity(const bench_options *opts, const cap_params *prm, int k
   /* DoFs ~ (p n)^dim for Q_p, (n + p)^dim for B-splines: invert for n. */
   double dofs_max = (budget - fixed) / per_dof;
   const double side = pow(dofs_max, 1.0 / (double)prm->dim);
-  long long n = strcmp(prm->space, "bspline") == 0 ? (long long)floor(side) - prm->p
-                                                    : (long long)floor(side / (double)prm->p);
+  long long n = n_b; /* a noisy fit (no growth per DoF) keeps the calibration size */
+  if (per_dof > 0 && dofs_max > 1 && isfinite(side))
+    n = strcmp(prm->space, "bspline") == 0 ? (long long)floor(side) - prm->p
+                                           : (long long)floor(side / (double)prm->p);
   if (n < n_b) n = n_b;
   for (int tries = 0; tries < 8 && n >= 1; tries++) {
     cap_run r;

@@ -109,15 +109,19 @@ FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *probl
 FEA_API fea_status fea_solver_setup(fea_solver *solver);
 
 /**
- * @brief Solve with the factors for @p nrhs right-hand sides at once.
+ * @brief Solve for @p nrhs right-hand sides at once (any solver kind:
+ * multigrid solves them one after another from a zero initial guess).
  *
  * @param b the reduced right-hand sides over the problem's free DoFs
  *        (column-major, num_free x nrhs, leading dimension @p ldb), as
  *        fea_problem_assemble_reference() numbers them; or NULL with
  *        @p nrhs = 1 for the problem's own load, Dirichlet lifting included
  * @param x the reduced solutions (num_free x nrhs, leading dimension @p ldx);
- *        fea_problem_expand_solution() turns one into full coefficients
- * @return FEA_ERR_STATE before fea_solver_setup().
+ *        fea_problem_expand_solution() turns one into full coefficients. x
+ *        may be b (in place, ldx = ldb); other overlaps are not allowed.
+ * @return FEA_ERR_STATE before fea_solver_setup(); FEA_WARN_NOT_CONVERGED
+ *         from an iterative kind (multigrid, prehandled with refinement)
+ *         whose iteration limit was reached, x holding the last iterate.
  */
 FEA_API fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
                                     fea_index ldb, double *x, fea_index ldx);
@@ -323,7 +327,7 @@ typedef struct fea_multigrid_desc {
   double chebyshev_range;    /**< lambda_max / lambda_min of the smoothed interval (default 15) */
   fea_operator_kind operator_kind; /**< level operators (default CSR, the paper's) */
   fea_update_strategy strategy;    /**< their scatter strategy when matrix-free (default AUTO) */
-  int krylov;                /**< 0: multigrid iteration; 1: CG preconditioned by one cycle */
+  int krylov;                /**< 0: multigrid iteration; 1: CG preconditioned by one (symmetric) cycle */
   double rtol;               /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
   double atol;               /**< (default 0) */
   fea_index max_iterations;  /**< cycles or CG iterations per right-hand side (default 100) */
@@ -349,9 +353,14 @@ typedef struct fea_multigrid_desc {
  * them; prolongation is the coarse space's interpolation at the fine nodes
  * and restriction its transpose.
  * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
+ * The hierarchy is built here (and again by fea_solver_setup() after
+ * fea_solver_set_problem()), so the checks that need it happen here too.
  * @return FEA_ERR_UNSUPPORTED for another space or mesh, naming it;
- *         FEA_ERR_INVALID_ARG for a bad option (an unstable unscaled
- *         Richardson omega is refused at setup, naming omega lambda_max).
+ *         FEA_ERR_INVALID_ARG for a bad option: an unstable Richardson omega
+ *         (omega lambda_max >= 2 on some level; the defaults' unscaled 0.3
+ *         suits 2D Q1, for P1 use omega <= 0.25, jacobi = 1 or Chebyshev),
+ *         or krylov = 1 with pre_smooth != post_smooth (CG needs a
+ *         symmetric cycle).
  */
 FEA_API fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
                                                const fea_multigrid_desc *desc, fea_solver **out);

@@ -51,6 +51,11 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
             "strategy is %d; valid: 0..%d", (int)d->strategy, (int)FEA_UPDATE_AUTO);
   FEA_CHECK(d->krylov == 0 || d->krylov == 1, ctx, FEA_ERR_INVALID_ARG, "krylov is %d, not 0 or 1",
             d->krylov);
+  /* CG needs a symmetric preconditioner: the cycle is one only with as many
+   * smoothing steps after the correction as before it. */
+  FEA_CHECK(!d->krylov || d->pre_smooth == d->post_smooth, ctx, FEA_ERR_INVALID_ARG,
+            "krylov = 1 needs a symmetric cycle, but pre_smooth is %d and post_smooth %d",
+            d->pre_smooth, d->post_smooth);
   FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), ctx, FEA_ERR_INVALID_ARG,
             "rtol is %g; it must be finite and >= 0", d->rtol);
   FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), ctx, FEA_ERR_INVALID_ARG,

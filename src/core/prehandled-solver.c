@@ -287,6 +287,13 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
                                     double *kappa) {
   ph_solver *p = ph_of(s);
   const int block = which == FEA_PREHANDLED_MACRO_BLOCK;
+  /* Pi in FP64 is |E|^2 doubles, as in setup (less the inverse). */
+  const double need = block ? 8.0 * (double)p->info.block * (double)p->info.block
+                            : 8.0 * (double)p->info.ne * (double)p->info.ne;
+  const uint64_t limit = fea_memory_limit(p->desc.memory_limit_bytes);
+  FEA_CHECK(need <= (double)limit, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "the %s in FP64 needs %.4g bytes but the memory limit is %llu bytes",
+            block ? "macro-cell block" : "Schur complement Pi", need, (unsigned long long)limit);
   FEA_CHECK(block ? p->info.block > 0 : p->info.ne > 0, s->ctx, FEA_ERR_INVALID_ARG,
             "the %s is empty on this grid (n = %lld, n0 = %lld)",
             block ? "macro-cell block" : "Schur complement", (long long)p->grid.n,

@@ -49,6 +49,7 @@ typedef struct m1_setup {
   double *cinv;   /* blk x blk */
   double *pinv;   /* ne x ne */
   fea_matrix *dt; /* ni x ne: D^T */
+  int have_lambda; /* lambda is allocated (not in a C_1-only diagnostic) */
 } m1_setup;
 
 static void setup_free(m1_setup *w) {
@@ -108,7 +109,8 @@ static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At
           break;
         }
       } else if (p < i0) {
-        if (q >= nc && q < i0) w->lambda[(p - nc) + (q - nc) * ne] = v / (w->sd[l] * w->sd[col]);
+        if (q >= nc && q < i0 && w->have_lambda)
+          w->lambda[(p - nc) + (q - nc) * ne] = v / (w->sd[l] * w->sd[col]);
       } else if (q >= nc && q < i0) {
         const fea_index r = next[p - i0]++;
         dt->col_idx[r] = q - nc;
@@ -287,10 +289,13 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
             (long long)nc);
   w->sd = dalloc((size_t)m->num);
   w->bt = dalloc((size_t)(nc * ne));
-  w->lambda = dalloc((size_t)(ne * ne));
+  /* A diagnostic build needs no inverse of Pi (nor Lambda for C_1 alone). */
+  const int need_pi = !cond || cond->want_pi;
+  w->lambda = need_pi ? dalloc((size_t)(ne * ne)) : dalloc(1);
+  w->have_lambda = need_pi;
   w->c1 = dalloc((size_t)(blk * blk));
   w->cinv = dalloc((size_t)(blk * blk));
-  w->pinv = dalloc((size_t)(ne * ne));
+  w->pinv = cond ? dalloc(1) : dalloc((size_t)(ne * ne));
   FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx,
             FEA_ERR_OUT_OF_MEMORY, "no memory for the FP64 blocks (|E| = %lld, block %lld)",
             (long long)ne, (long long)blk);

@@ -43,6 +43,7 @@ static fea_status mgs_setup(fea_solver *s) {
   if (m->fresh) { /* the hierarchy create built for this problem */
     mg = m->mg;
     m->mg = NULL;
+    m->fresh = 0; /* consumed: a failure below rebuilds on the next setup */
   } else { /* build first: a refused setup keeps the previous hierarchy */
     FEA_CALL(fea_mg_create(s->ctx, s->problem, &m->desc, &mg));
   }
@@ -66,19 +67,28 @@ static fea_status mgs_solve(fea_solver *s, fea_index nrhs, const double *b, fea_
                             double *x, fea_index ldx) {
   mg_solver *m = mg_of(s);
   const fea_index nf = s->problem->num_free;
+  /* The right-hand side is copied before x is zeroed: x may be b (in place). */
+  double *rhs = malloc((size_t)nf * sizeof *rhs);
+  FEA_CHECK(rhs, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a right-hand side of %lld entries",
+            (long long)nf);
   fea_status worst = FEA_SUCCESS;
   fea_index most = 0;
   int all = 1;
   for (fea_index j = 0; j < nrhs; j++) {
     double *xj = x + j * ldx;
+    memcpy(rhs, b ? b + j * ldb : m->load, (size_t)nf * sizeof *rhs);
     memset(xj, 0, (size_t)nf * sizeof *xj);
-    fea_status st = fea_mg_solve(m->mg, b ? b + j * ldb : m->load, xj);
-    if (st < 0) return st;
+    fea_status st = fea_mg_solve(m->mg, rhs, xj);
+    if (st < 0) {
+      free(rhs);
+      return st;
+    }
     if (st == FEA_WARN_NOT_CONVERGED) worst = st, all = 0;
     fea_multigrid_stats ms;
     fea_mg_get_stats(m->mg, &ms);
     if (ms.iterations > most) most = ms.iterations;
   }
+  free(rhs);
   m->iterations = most;
   m->converged = all;
   return worst;

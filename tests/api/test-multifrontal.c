@@ -545,3 +545,30 @@ Test(mf, errors) {
   OK(fea_space_destroy(&other));
   OK(fea_context_destroy(&ctx));
 }
+
+/* A failing integration inside a /cpu/threads worker names its value. */
+static double negative_right(const double *x, void *user) {
+  (void)user;
+  return x[0] > 0.5 ? -1.0 : 1.0;
+}
+
+Test(mf, threads_error_names_the_value, .timeout = 120) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/threads:threads=2", &ctx);
+  manufactured m = {2};
+  mf_case c = {2, {2, 2, 0}, {16, 16, 1}, 0};
+  fea_space *s = make_space(ctx, &c);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma_fn = negative_right;
+  pd.source = sine_f;
+  pd.source_user = &m;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  EXPECT_FAIL(fea_solver_setup(sv), FEA_ERR_INVALID_ARG, ctx, "sigma is -1");
+  OK(fea_solver_destroy(&sv));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}

@@ -118,6 +118,10 @@ Test(multigrid_api, many_rhs_and_reuse) {
     cr_assert_eq(fea_solver_solve(sv, 1, B + j * nf, nf, x, nf), FEA_SUCCESS);
     cr_expect(rel_diff(nf, X + j * nf, x) < 1e-14, "column %lld", (long long)j);
   }
+  /* In place: x may be b. */
+  memcpy(x, B, (size_t)nf * sizeof *x);
+  cr_assert_eq(fea_solver_solve(sv, 1, x, nf, x, nf), FEA_SUCCESS);
+  cr_expect(rel_diff(nf, x, X) < 1e-14, "an in-place solve differs");
   /* A new problem (sigma = 1.5; unscaled omega = 0.3 needs lambda_max < 6.7)
    * divides the solution by 1.5. */
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
@@ -153,6 +157,14 @@ Test(multigrid_api, bad_input_is_refused) {
   d.omega = -1;
   cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
   cr_expect(strstr(fea_context_last_error(ctx), "omega") != NULL);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.krylov = 1;
+  d.jacobi = 1;
+  d.omega = 0.6;
+  d.post_smooth = 0; /* CG needs a symmetric cycle */
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
+  cr_expect(strstr(fea_context_last_error(ctx), "post_smooth 0") != NULL, "%s",
+            fea_context_last_error(ctx));
   d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
   d.size = 3;
   cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);

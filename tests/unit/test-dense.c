@@ -260,3 +260,23 @@ CPU_TEST(dense, syrk_trsm_empty) {
   mat_free(&A);
   mat_free(&B);
 }
+
+/* k = 0 with beta = 0: C := 0 without reading C (BLAS semantics), for the
+ * 16-bit inputs too (their product is widened tile by tile). */
+CPU_TEST(dense, gemm_empty_inner_dimension_clears_c) {
+  const fea_precision precs[] = {FEA_F32, FEA_F16, FEA_BF16};
+  for (int q = 0; q < 3; q++) {
+    uint16_t a16[4] = {0}, b16[4] = {0};
+    float a32[4] = {0}, b32[4] = {0}, c[6];
+    for (int i = 0; i < 6; i++) c[i] = NAN;
+    void *a = precs[q] == FEA_F32 ? (void *)a32 : (void *)a16;
+    void *b = precs[q] == FEA_F32 ? (void *)b32 : (void *)b16;
+    fea_dmat A = {a, 3, 0, 3, precs[q]}, B = {b, 0, 2, 1, precs[q]}, C = {c, 3, 2, 3, FEA_F32};
+    cr_assert_eq(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &A, &B, 0.0, &C,
+                                FEA_COMPUTE_DEFAULT),
+                 FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+    for (int i = 0; i < 6; i++)
+      cr_expect(c[i] == 0.0f, "%s: C[%d] = %g after k = 0, beta = 0",
+                fea_precision_name(precs[q]), i, (double)c[i]);
+  }
+}

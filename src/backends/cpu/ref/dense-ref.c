@@ -94,11 +94,11 @@ static fea_status gemm_half(fea_context *ctx, fea_transpose ta, fea_transpose tb
                   fea_precision_name(A->prec));
     goto out;
   }
-  if (c != C->data) widen_block(C, 0, m, 0, n, c);
-  if (k == 0) { /* C := beta C */
+  if (c != C->data && beta != 0) widen_block(C, 0, m, 0, n, c);
+  if (k == 0) /* C := beta C; with beta = 0, C is not read (BLAS semantics) */
     for (fea_index j = 0; j < n; j++)
-      for (fea_index i = 0; i < m; i++) c[i + j * ldc] *= (float)beta;
-  }
+      for (fea_index i = 0; i < m; i++)
+        c[i + j * ldc] = beta == 0 ? 0.0f : c[i + j * ldc] * (float)beta;
   for (fea_index k0 = 0; k0 < k; k0 += kb) {
     const fea_index kt = k - k0 < kb ? k - k0 : kb;
     /* op(A)(:, k0:k0+kt) and op(B)(k0:k0+kt, :), stored as A and B are. */

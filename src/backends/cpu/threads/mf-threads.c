@@ -67,7 +67,9 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
           if (bad < 0 || nodes[k] < bad) {
             bad = nodes[k];
             bad_st = st;
-            snprintf(why, sizeof why, "%s", local.last_error);
+            /* The thread's own slot: errors raised below on the problem's
+             * context (the forms) name their value there too. */
+            snprintf(why, sizeof why, "%s", fea_thread_last_error());
           }
         }
       }
