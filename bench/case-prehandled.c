@@ -39,10 +39,13 @@ typedef struct ph_params {
   int p1, sweep, refine, kappa, mg, reps, n_given;
   unsigned precs; /* bit k: all_precs[k] */
   double mg_rtol;
+  int gpu;               /* the context is a GPU one (/gpu/cuda) */
+  fea_context *mg_ctx;   /* where multigrid runs: ctx, or /cpu/threads beside a GPU */
 } ph_params;
 
 /* The GEMM rates of this run: [0] DGEMM, [1] SGEMM, [2] the library's
- * FP16 x FP16 -> FP32 GEMM (conversion + SGEMM on the CPU). */
+ * FP16 x FP16 -> FP32 GEMM (conversion + SGEMM on the CPU; cublasGemmEx on
+ * tensor cores with FP32 accumulation on the GPU). */
 typedef struct yardsticks {
   double gflops[3];
 } yardsticks;
@@ -339,7 +342,9 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
   const fea_prehandled_stats *st = &m->st;
   const double N = (double)sq->nfree, k = (double)prm->nrhs;
   const int half = pk >= 2;
-  const double peak = y->gflops[pk == 0 ? 0 : 1];
+  /* On the GPU the 16-bit products run on tensor cores: their yardstick is
+   * the FP16 GemmEx; on the CPU they run as SGEMM. */
+  const double peak = y->gflops[pk == 0 ? 0 : half && prm->gpu ? 2 : 1];
   bench_record rec;
   TRY(bench_record_init(&rec, CASE_NAME, ctx));
   bench_param_str(&rec, "element", prm->p1 ? "P1" : "Q1");
@@ -355,8 +360,11 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
   bench_param_int(&rec, "block", (long long)st->block);
   bench_param_int(&rec, "flops_per_rhs", (long long)llround(st->flops_per_rhs));
   bench_param_int(&rec, "model_flops_per_rhs", (long long)llround(st->model_flops_per_rhs));
-  bench_param_str(&rec, "yardstick", pk == 0 ? "dgemm" : half ? "sgemm (16-bit runs as SGEMM)"
-                                                              : "sgemm");
+  bench_param_str(&rec, "yardstick",
+                  pk == 0  ? "dgemm"
+                  : !half  ? "sgemm"
+                  : prm->gpu ? "fp16 tensor-core gemm (cublasGemmEx, fp32 accumulation)"
+                             : "sgemm (16-bit runs as SGEMM)");
   bench_param_int(&rec, "reps", prm->reps);
   bench_metric(&rec, "setup_s", m->setup_s);
   bench_metric(&rec, "solve_s", m->solve_s);
@@ -382,11 +390,14 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
     bench_metric(&rec, "rel_residual", m->relres);
   }
   bench_metric(&rec, "dense_bytes", (double)st->dense_bytes);
+  if (prm->gpu) bench_metric(&rec, "device_bytes", (double)st->device_bytes);
   bench_metric(&rec, "l2_error", l2);
   bench_metric(&rec, "rel_diff_f64", diff);
   const double per_rhs = m->solve_s / k;
-  if (mg && mg->ok) add_mg_peer(&rec, "mg", mg, prm->mg_rtol, per_rhs, N);
-  if (cheb && cheb->ok) add_mg_peer(&rec, "mg_cheb_pcg", cheb, prm->mg_rtol, per_rhs, N);
+  /* Beside a GPU the multigrid peers are the CPU baseline (GPU multigrid is later work). */
+  if (mg && mg->ok) add_mg_peer(&rec, prm->gpu ? "mg_cpu" : "mg", mg, prm->mg_rtol, per_rhs, N);
+  if (cheb && cheb->ok)
+    add_mg_peer(&rec, prm->gpu ? "mg_cheb_pcg_cpu" : "mg_cheb_pcg", cheb, prm->mg_rtol, per_rhs, N);
   bench_report_emit(rep, &rec);
 done:
   return rc;
@@ -398,7 +409,7 @@ done:
 static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, long long n,
                     const yardsticks *y) {
   int rc = BENCH_OK;
-  square sq = {0};
+  square sq = {0}, sq_mg = {0};
   fea_solver *probe = NULL;
   fea_matrix *A = NULL;
   double *B = NULL, *X = NULL, *X64 = NULL, *full = NULL;
@@ -462,16 +473,25 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
     for (fea_index i = 0; i < nf; i++) B[i + j * nf] = B[i] * (1.0 + (double)j / (double)prm->nrhs);
 
   if (prm->mg) {
+    /* Beside a GPU the same problem on the CPU context (host arrays B and full
+     * serve both: the free DoFs are numbered alike). */
+    const square *msq = &sq;
+    if (prm->mg_ctx != ctx) {
+      TRY(square_make(prm->mg_ctx, prm->p1, n, &sq_mg));
+      msq = &sq_mg;
+    }
     fea_multigrid_desc md = FEA_MULTIGRID_DESC_INIT; /* the paper's: V(4,4), Richardson, CSR */
     md.rtol = prm->mg_rtol;
     if (prm->p1) md.omega = 0.2; /* lambda_max = 8 for P1: 0.3 diverges */
-    rc = run_mg(rep, ctx, prm, &sq, &md, B, nnz, full, &mg, "mg (V(4,4) Richardson)");
+    rc = run_mg(rep, prm->mg_ctx, prm, msq, &md, B, nnz, full, &mg,
+                prm->gpu ? "mg_cpu (V(4,4) Richardson, /cpu/threads)" : "mg (V(4,4) Richardson)");
     if (rc != BENCH_OK) goto done;
     fea_multigrid_desc cd = FEA_MULTIGRID_DESC_INIT;
     cd.smoother = FEA_MG_SMOOTHER_CHEBYSHEV; /* degree 4 before and after */
     cd.krylov = 1;
     cd.rtol = prm->mg_rtol;
-    rc = run_mg(rep, ctx, prm, &sq, &cd, B, nnz, full, &cheb, "mg_cheb_pcg");
+    rc = run_mg(rep, prm->mg_ctx, prm, msq, &cd, B, nnz, full, &cheb,
+                prm->gpu ? "mg_cheb_pcg_cpu (/cpu/threads)" : "mg_cheb_pcg");
     if (rc != BENCH_OK) goto done;
   }
 
@@ -525,6 +545,7 @@ done:
   free(X);
   free(X64);
   free(full);
+  square_free(&sq_mg);
   square_free(&sq);
   return rc;
 }
@@ -641,6 +662,23 @@ static int run(const bench_options *o, int argc, char **argv) {
   fea_context *ctx = NULL;
   rc = bench_open_context(o, "/cpu/threads", &ctx);
   if (rc != BENCH_OK) return rc;
+  prm.mg_ctx = ctx;
+  {
+    fea_context_info info = FEA_CONTEXT_INFO_INIT;
+    fea_status s = fea_context_get_info(ctx, &info);
+    prm.gpu = s >= 0 && strncmp(info.backend, "/gpu", 4) == 0;
+    if (s < 0) rc = bench_fail("fea_context_get_info", s);
+  }
+  /* Multigrid has no GPU path yet: beside a GPU it runs on the CPU as the baseline. */
+  if (rc == BENCH_OK && prm.gpu && prm.mg) {
+    fea_status s = fea_context_create("/cpu/threads", &prm.mg_ctx);
+    if (s < 0) rc = bench_fail("fea_context_create(\"/cpu/threads\") for the multigrid baseline", s);
+  }
+  if (rc != BENCH_OK) {
+    if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
+    fea_context_destroy(&ctx);
+    return rc;
+  }
   bench_report rep;
   bench_report_init(&rep, o);
   yardsticks y = {{NAN, NAN, NAN}};
@@ -666,17 +704,21 @@ static int run(const bench_options *o, int argc, char **argv) {
     bench_machine m;
     if (bench_machine_get(ctx, &m) >= 0) bench_report_note(&rep, "\nBLAS: %s", m.blas);
     bench_report_note(&rep, "yardsticks (order %lld, same context, this run): DGEMM %.4g, SGEMM "
-                      "%.4g, FP16 x FP16 -> FP32 GEMM %.4g GFLOP/s (converts to FP32 + SGEMM on "
-                      "the CPU)", prm.gemm_n, y.gflops[0], y.gflops[1], y.gflops[2]);
+                      "%.4g, FP16 x FP16 -> FP32 GEMM %.4g GFLOP/s (%s)", prm.gemm_n, y.gflops[0],
+                      y.gflops[1], y.gflops[2],
+                      prm.gpu ? "cuBLAS: cublasDgemm (FP64 tensor cores), cublasSgemm, "
+                                "cublasGemmEx FP16 tensor cores with FP32 accumulation"
+                              : "converts to FP32 + SGEMM on the CPU");
     bench_report_note(&rep, "setup_s: one setup (FP64 factorizations, Pi^-1, conversion); "
                       "solve_s, transform_s, dense_s: median of %d solves of nrhs = %lld after "
                       "one warm-up; dofs_per_s = N nrhs / solve_s;", prm.reps, prm.nrhs);
     bench_report_note(&rep, "gflops = flops_per_rhs (2|E|^2 + 4 blk |I|) nrhs / dense_s, "
                       "solve_gflops the same over solve_s, model_gflops = model_flops_per_rhs "
                       "(paper: (8 4^-l + 4 4^l) N^1.5) nrhs / dense_s;");
-    bench_report_note(&rep, "peak_fraction = gflops / gemm_gflops (DGEMM for f64, SGEMM for f32 "
-                      "and the 16-bit precisions, which the CPU runs as SGEMM); refined rows "
-                      "count refine_iterations M1 solves over solve_s;");
+    bench_report_note(&rep, "peak_fraction = gflops / gemm_gflops (DGEMM for f64, SGEMM for f32, "
+                      "%s); refined rows count refine_iterations M1 solves over solve_s;",
+                      prm.gpu ? "the FP16 tensor-core GemmEx for f16 and bf16"
+                              : "SGEMM for the 16-bit precisions, which the CPU runs as SGEMM");
     bench_report_note(&rep, "l2_error: column 0 vs sin(pi x) sin(pi y); rel_diff_f64: "
                       "||X - X_f64|| / ||X_f64|| over all columns.");
     if (prm.mg)
@@ -687,7 +729,12 @@ static int run(const bench_options *o, int argc, char **argv) {
                         "hand side, ratio = M1 / MG time per right-hand side, flops_per_rhs_est "
                         "an estimate from nnz (no counter).", prm.p1 ? 0.2 : 0.3, prm.mg_rtol,
                         prm.mg_nrhs);
+    if (prm.mg && prm.gpu)
+      bench_report_note(&rep, "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu) "
+                        "ran on /cpu/threads: the CPU baseline (GPU multigrid is later work). "
+                        "M1 solve_s includes the host<->device copies of B and X.");
   }
+  if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
   fea_context_destroy(&ctx);
   return rc;
 }

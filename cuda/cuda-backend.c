@@ -271,4 +271,5 @@ const struct fea_backend fea_backend_gpu_cuda = {
   .op = NULL,
   .mf = &fea_cuda_mf_ops,
   .dense = &fea_cuda_dense_ops,
+  .m1 = &fea_cuda_m1_ops,
 };

@@ -34,6 +34,7 @@ struct fea_cuda {
 extern const struct fea_vector_ops fea_cuda_vector_ops;
 extern const struct fea_dense_ops fea_cuda_dense_ops;
 extern const struct fea_multifrontal_ops fea_cuda_mf_ops;
+extern const struct fea_m1_device_ops fea_cuda_m1_ops;
 
 /* The context's CUDA state, with its device made current on the calling
  * thread (contexts on different GPUs may share a thread). */

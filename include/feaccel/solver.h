@@ -219,11 +219,15 @@ typedef struct fea_prehandled_desc {
   int rhs_scaling;
   /** Refuse setup when its memory would exceed this; 0: the physical memory. */
   uint64_t memory_limit_bytes;
+  /** FEA_F32 on /gpu/cuda: 1 runs the dense products on TF32 tensor cores
+   * (inputs rounded to 10-bit mantissas, FP32 accumulation); 0 (default):
+   * plain SGEMM. Ignored by the other precisions and by the CPU backends. */
+  int tf32;
 } fea_prehandled_desc;
 
-/** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical. */
+/** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical, no TF32. */
 #define FEA_PREHANDLED_DESC_INIT \
-  {sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0}
+  {sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0, 0}
 
 /**
  * @brief Create the prehandled Schur-complement solver (method M1) for a
@@ -237,8 +241,13 @@ typedef struct fea_prehandled_desc {
  * blocks and of the Schur complement Pi on E; solves then need only sparse
  * O(N) transforms and dense GEMMs in the working precision.
  * @param desc options, or NULL for FEA_PREHANDLED_DESC_INIT
+ * On a /gpu/cuda context the setup runs on the host (an internal
+ * /cpu/threads context) and hands the working-precision matrices to the GPU;
+ * every solve (transforms, M1, refinement residuals) then runs there, with
+ * the right-hand sides and solutions still host arrays.
  * @return FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
- *         naming what differs; FEA_ERR_INVALID_ARG for a bad option.
+ *         naming what differs, or a device backend without a device M1;
+ *         FEA_ERR_INVALID_ARG for a bad option.
  */
 FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                                 const fea_prehandled_desc *desc,
@@ -265,11 +274,12 @@ typedef struct fea_prehandled_stats {
   double dense_s;            /**< last solve without refinement: the M1 block solve */
   int refine_iterations;     /**< last solve: M1 corrections (1 without refinement) */
   double relative_residual;  /**< last solve with refinement: max_j ||b_j - A x_j|| / ||b_j|| */
+  uint64_t device_bytes;     /**< device memory held by the set-up solver (/gpu/cuda; 0 on the CPU) */
 } fea_prehandled_stats;
 
 /** Initializer for fea_prehandled_stats. */
 #define FEA_PREHANDLED_STATS_INIT \
-  {sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0}
+  {sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0}
 
 /** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a prehandled solver. */
 FEA_API fea_status fea_solver_get_prehandled_stats(const fea_solver *solver,

@@ -109,6 +109,8 @@ const double *fea_ph_factor_coarse(const fea_ph_factor *f, fea_index *nc) {
   return f->l0;
 }
 
+const double *fea_ph_factor_sqrt_diag(const fea_ph_factor *f) { return f->sqrt_diag; }
+
 static void gather(fea_ph_factor *f, const double *x) {
   for (fea_index c = 0; c < f->nc; c++) f->work[c] = x[coarse_node(&f->g, c)];
 }

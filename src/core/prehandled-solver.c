@@ -10,13 +10,21 @@
  *
  * Solve: b = L^-1 S^T b_h, x = M1^-1 b, x_h = S L^-T x, column by column
  * for the O(N) transforms and one batch for M1's GEMMs; or the
- * mixed-precision refinement of schur-m1.h around the same steps. */
+ * mixed-precision refinement of schur-m1.h around the same steps.
+ *
+ * On a device-memory context (/gpu/cuda) the same setup runs on an internal
+ * host context (hctx, "/cpu/threads", created with the solver); its errors
+ * are relayed to the solver's context. The set-up M1 then goes to the
+ * backend's device M1 (m1-device.h) and the host copy is dropped; solves run
+ * entirely on the device. The condition diagnostics stay on the host. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "error.h"
+#include "m1-device.h"
 #include "matrix.h"
 #include "prehandled.h"
 #include "schur-m1.h"
@@ -27,7 +35,10 @@ typedef struct ph_solver {
   fea_matrix *A;            /* A_h over the interior nodes (last setup) */
   double *load;             /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
-  fea_m1 *m1;
+  fea_m1 *m1;               /* host M1 (host contexts) */
+  fea_context *hctx;        /* device contexts: the host context of the setup */
+  const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
+  fea_m1_device *dev;       /* device contexts: the set-up device M1 */
   fea_m1_info info;
   double setup_s, solve_s, transform_s, dense_s, relres;
   int iterations;
@@ -37,6 +48,7 @@ static ph_solver *ph_of(const fea_solver *s) { return s->data; }
 
 static void ph_reset(fea_solver *s) {
   ph_solver *p = ph_of(s);
+  if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
   fea_ph_factor_destroy(&p->f);
   fea_matrix_destroy(&p->A);
@@ -47,6 +59,7 @@ static void ph_reset(fea_solver *s) {
 
 static void ph_destroy(fea_solver *s) {
   ph_reset(s);
+  if (ph_of(s)->hctx) (void)fea_context_destroy(&ph_of(s)->hctx);
   free(s->data);
   s->data = NULL;
 }
@@ -89,18 +102,38 @@ static uint64_t setup_bytes(const ph_solver *p) {
   return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
 }
 
-/* S, At = S^T A S and the split of the grid, for setup and diagnostics. */
+/* The context the host setup runs on: the solver's own, or on a device
+ * context the internal host one. */
+static fea_context *host_ctx(const fea_solver *s) {
+  const ph_solver *p = ph_of(s);
+  return p->hctx ? p->hctx : s->ctx;
+}
+
+/* An error raised on the internal host context, raised again on the
+ * solver's context (where the caller looks for it). */
+static fea_status relay(fea_solver *s, fea_status st) {
+  const ph_solver *p = ph_of(s);
+  if (st >= 0 || !p->hctx) return st;
+  char why[FEA_ERROR_LEN];
+  snprintf(why, sizeof why, "%s", fea_context_last_error(p->hctx));
+  return FEA_ERROR(s->ctx, st, "host setup of the prehandled solver for '%s': %s",
+                   s->ctx->backend->prefix, why);
+}
+
+/* S, At = S^T A S and the split of the grid, for setup and diagnostics (on
+ * the host context; errors relayed). */
 static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **At,
                               fea_ph_split *split) {
   const ph_solver *p = ph_of(s);
+  fea_context *hc = host_ctx(s);
   fea_matrix *S = NULL;
-  FEA_CALL(fea_ph_build_s(s->ctx, &p->grid, &S));
-  fea_status st = fea_ph_transform_matrix(s->ctx, A, S, At);
+  FEA_CALL(relay(s, fea_ph_build_s(hc, &p->grid, &S)));
+  fea_status st = fea_ph_transform_matrix(hc, A, S, At);
   fea_matrix_destroy(&S);
-  if (st < 0) return st;
-  st = fea_ph_split_create(s->ctx, &p->grid, split);
+  if (st < 0) return relay(s, st);
+  st = fea_ph_split_create(hc, &p->grid, split);
   if (st < 0) fea_matrix_destroy(At);
-  return st;
+  return relay(s, st);
 }
 
 /* A_h, the load and L for the current problem: what setup and the
@@ -117,11 +150,28 @@ static fea_status prepare(fea_solver *s) {
                                       (long long)p->grid.num);
   if (st >= 0) st = fea_problem_assemble_reference(s->problem, &p->A, p->load);
   if (st >= 0) st = transformed(s, p->A, &At, &split);
-  if (st >= 0) st = fea_ph_factor_create(ctx, &p->grid, At, &p->f);
+  if (st >= 0) st = relay(s, fea_ph_factor_create(host_ctx(s), &p->grid, At, &p->f));
   fea_matrix_destroy(&At);
   fea_ph_split_free(&split);
   if (st < 0) ph_reset(s);
   return st;
+}
+
+/* Hand the set-up host M1 (with L and A_h) to the device M1, then drop the
+ * host copy: the device one serves every solve. */
+static fea_status to_device(fea_solver *s) {
+  ph_solver *p = ph_of(s);
+  fea_m1_device_data data;
+  memset(&data, 0, sizeof data);
+  data.grid = p->grid;
+  fea_m1_export(p->m1, &data);
+  data.compute = p->desc.tf32 ? FEA_COMPUTE_TF32 : FEA_COMPUTE_DEFAULT;
+  data.l0 = fea_ph_factor_coarse(p->f, NULL);
+  data.sqrt_diag = fea_ph_factor_sqrt_diag(p->f);
+  data.A = p->A;
+  FEA_CALL(p->dops->create(s->ctx, &data, &p->dev));
+  fea_m1_destroy(&p->m1);
+  return FEA_SUCCESS;
 }
 
 static fea_status ph_setup(fea_solver *s) {
@@ -132,6 +182,7 @@ static fea_status ph_setup(fea_solver *s) {
             "the prehandled setup needs about %llu bytes (|E| = %lld: Pi and its inverse in FP64) "
             "but the memory limit is %llu bytes; a smaller n / n0 (coarse_cells) shrinks |E|",
             (unsigned long long)need, (long long)p->info.ne, (unsigned long long)limit);
+  if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
   s->ready = 0;
   const double t0 = fea_solver_now();
@@ -139,12 +190,16 @@ static fea_status ph_setup(fea_solver *s) {
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   fea_status st = transformed(s, p->A, &At, &split);
-  if (st >= 0) st = fea_m1_create(ctx, &p->grid, &split, At, p->f, p->desc.precision, &p->m1);
+  if (st >= 0)
+    st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
+                                &p->m1));
   fea_matrix_destroy(&At);
   fea_ph_split_free(&split);
   if (st < 0) return st;
   fea_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
   fea_m1_get_info(p->m1, &p->info);
+  if (p->dops) st = to_device(s);
+  if (st < 0) return st;
   p->setup_s = fea_solver_now() - t0;
   return FEA_SUCCESS;
 }
@@ -165,10 +220,31 @@ static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
   return FEA_SUCCESS;
 }
 
+/* The device solve: host columns in and out, everything else on the device. */
+static fea_status solve_device(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                               double *x, fea_index ldx) {
+  ph_solver *p = ph_of(s);
+  const double t0 = fea_solver_now();
+  if (!b) b = p->load, ldb = p->grid.num; /* nrhs = 1 */
+  fea_status st;
+  if (p->desc.refine) {
+    p->transform_s = p->dense_s = 0;
+    st = p->dops->refine(p->dev, nrhs, b, ldb, x, ldx, p->desc.refine_rtol,
+                         p->desc.refine_max_iterations, &p->iterations, &p->relres);
+  } else {
+    st = p->dops->solve(p->dev, nrhs, b, ldb, x, ldx, &p->transform_s, &p->dense_s);
+    p->iterations = 1;
+    p->relres = 0;
+  }
+  p->solve_s = fea_solver_now() - t0;
+  return st;
+}
+
 static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                            double *x, fea_index ldx) {
   fea_context *ctx = s->ctx;
   ph_solver *p = ph_of(s);
+  if (p->dev) return solve_device(s, nrhs, b, ldb, x, ldx);
   const fea_index num = p->grid.num;
   const double t0 = fea_solver_now();
   double *w = malloc((size_t)(num * nrhs) * sizeof *w);
@@ -221,6 +297,17 @@ fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
   p->info.block = blk;
   p->info.num_cells = g->element == FEA_PH_Q1 ? g->n0 * g->n0 : 2 * g->n0 * g->n0;
   p->info.prec = desc->precision;
+  if (s->ctx->backend->mem == FEA_MEM_DEVICE) {
+    /* The interface admitted the context because its backend has a device M1. */
+    p->dops = s->ctx->backend->m1;
+    fea_status st = fea_context_create("/cpu/threads", &p->hctx);
+    if (st < 0) {
+      free(p);
+      return FEA_ERROR(s->ctx, st, "the prehandled solver on '%s' sets up on the host, but the "
+                       "host context /cpu/threads could not be created: %s",
+                       s->ctx->backend->prefix, fea_context_last_error(NULL));
+    }
+  }
   s->data = p;
   return FEA_SUCCESS;
 }
@@ -245,6 +332,7 @@ void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
   full->dense_s = p->dense_s;
   full->refine_iterations = p->iterations;
   full->relative_residual = p->relres;
+  full->device_bytes = s->ready && p->dev ? p->dops->bytes(p->dev) : 0;
 }
 
 /* ---- condition numbers ------------------------------------------------ */
@@ -301,8 +389,8 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   FEA_CALL(transformed(s, p->A, &At, &split));
-  fea_status st = fea_m1_condition(s->ctx, &p->grid, &split, At, p->f, steps,
-                                   block ? kappa : NULL, block ? NULL : kappa);
+  fea_status st = relay(s, fea_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
+                                               block ? kappa : NULL, block ? NULL : kappa));
   fea_matrix_destroy(&At);
   fea_ph_split_free(&split);
   return st;
@@ -321,7 +409,8 @@ fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, 
                        : which == FEA_PREHANDLED_HIERARCHICAL ? apply_hier
                                                               : apply_scaled;
   double lmin = 0, lmax = 0;
-  fea_status st = fea_lanczos_extremes(s->ctx, a.n, fn, &a, steps, 1, 12345, &lmin, &lmax);
+  fea_status st =
+      relay(s, fea_lanczos_extremes(host_ctx(s), a.n, fn, &a, steps, 1, 12345, &lmin, &lmax));
   free(a.tmp);
   if (st >= 0) *kappa = lmax / lmin;
   return st;

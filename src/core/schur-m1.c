@@ -13,6 +13,7 @@
 #include "dense.h"
 #include "error.h"
 #include "half.h"
+#include "m1-device.h"
 #include "schur-m1-impl.h"
 
 /* Entries the method assumes to vanish (A_CI, couplings between macro cells)
@@ -38,6 +39,20 @@ void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info) {
   *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
   info->dense_bytes =
       m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
+}
+
+void fea_m1_export(const fea_m1 *m, fea_m1_device_data *data) {
+  data->nc = m->nc, data->ne = m->ne, data->ni = m->ni;
+  data->cells = m->cells, data->blk = m->blk;
+  data->prec = m->prec;
+  data->vprec = m->vprec;
+  data->scale_rhs = m->scale_rhs;
+  data->perm = m->perm;
+  data->b = m->b;
+  data->cinv = m->cinv;
+  data->pinv = m->pinv;
+  data->d = m->d;
+  data->dval = m->dval;
 }
 
 /* The FP64 blocks while setting up; freed once converted. */

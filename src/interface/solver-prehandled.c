@@ -67,6 +67,8 @@ static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
             "desc.refine_max_iterations = %d is not positive", d->refine_max_iterations);
   FEA_CHECK(d->rhs_scaling == 0 || d->rhs_scaling == 1, ctx, FEA_ERR_INVALID_ARG,
             "desc.rhs_scaling = %d is not 0 or 1", d->rhs_scaling);
+  FEA_CHECK(d->tf32 == 0 || d->tf32 == 1, ctx, FEA_ERR_INVALID_ARG, "desc.tf32 = %d is not 0 or 1",
+            d->tf32);
   return FEA_SUCCESS;
 }
 
@@ -88,9 +90,11 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CALL(check_desc(ctx, &d));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver runs on host-memory backends so far; context '%s' keeps "
-            "device memory", ctx->backend->prefix);
+  /* Device backends need their own M1 (m1-device.h); the setup is on the host regardless. */
+  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST || ctx->backend->m1 != NULL, ctx,
+            FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs a host-memory backend or one with a device M1; "
+            "context '%s' keeps device memory and has none", ctx->backend->prefix);
   fea_ph_element el;
   fea_index n;
   FEA_CALL(check_problem_kind(ctx, problem, &el, &n));

@@ -11,7 +11,7 @@
 #include "dense.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
-#define FEA_BACKEND_ABI 1u
+#define FEA_BACKEND_ABI 2u
 
 /* Where a backend keeps vector and matrix data. Ops are only delegated between
  * backends of the same memory space: host code must never see device pointers. */
@@ -44,6 +44,9 @@ struct fea_vector_ops {
  * fixed now. The multifrontal ops are in multifrontal.h. */
 struct fea_operator_ops;
 struct fea_multifrontal_ops;
+/* The prehandled solver's M1 on device memory (m1-device.h); host backends
+ * leave it NULL and run M1 through their dense ops. Never delegated. */
+struct fea_m1_device_ops;
 
 struct fea_backend {
   uint32_t abi;             /* FEA_BACKEND_ABI; the registry rejects a mismatch */
@@ -65,6 +68,7 @@ struct fea_backend {
   const struct fea_operator_ops *op;
   const struct fea_multifrontal_ops *mf;
   const struct fea_dense_ops *dense;
+  const struct fea_m1_device_ops *m1;
 };
 
 /* Registry. Every backend known to libfeaccel has an entry, compiled or not. */

@@ -58,6 +58,8 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
 void fea_ph_factor_destroy(fea_ph_factor **f);
 /* The coarse factor L0 (column-major, lower; nc x nc) and its size. */
 const double *fea_ph_factor_coarse(const fea_ph_factor *f, fea_index *nc);
+/* sqrt(diag At) per interior node (lexicographic), 0 at the coarse nodes. */
+const double *fea_ph_factor_sqrt_diag(const fea_ph_factor *f);
 
 /* x := L^-1 x, x := L^-T x, and their inverses x := L x, x := L^T x. */
 fea_status fea_ph_solve_l(fea_ph_factor *f, double *x);

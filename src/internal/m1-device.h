@@ -1,0 +1,64 @@
+/* Method M1 of the prehandled solver on a device-memory backend (issue #10).
+ *
+ * The setup stays on the host (src/core/prehandled-solver.c: FP64 blocks,
+ * inverses, conversion to the working precision by fea_m1_create on an
+ * internal host context); a backend that keeps device memory and fills the
+ * `m1` slot of its vtable receives the result once (fea_m1_device_data: host
+ * arrays, read during create only) and then runs every solve on the device:
+ * the nodal right-hand sides go up, the transforms L^-1 S^T, the M1 steps
+ * (15)-(17) and S L^-T run there, the nodal solutions come back. With
+ * refinement the residuals b - A_h x are formed on the device in FP64 too.
+ * The arithmetic is that of the CPU M1 (schur-m1.h) in the same precision:
+ * the same working-precision matrices (bit for bit), the same panels, the
+ * same 16-bit column scaling; only summation orders differ. */
+#ifndef FEA_INTERNAL_M1_DEVICE_H
+#define FEA_INTERNAL_M1_DEVICE_H
+
+#include "dense.h"
+#include "matrix.h"
+#include "prehandle.h"
+
+typedef struct fea_m1_device fea_m1_device;
+
+/* What the host setup hands over. Every pointer is host memory, owned by the
+ * caller and read only during create. */
+typedef struct fea_m1_device_data {
+  fea_ph_grid grid;
+  fea_index nc, ne, ni, cells, blk;
+  fea_precision prec;      /* of B, C_1^-1, Pi^-1: FP64, FP32, FP16 or BF16 */
+  fea_precision vprec;     /* of the panels and D: prec, or FP32 when prec is 16-bit */
+  fea_compute compute;     /* FEA_COMPUTE_TF32: FP32 products on TF32 tensor cores */
+  int scale_rhs;           /* 16-bit: power-of-two scaling of each GEMM operand column */
+  const fea_index *perm;   /* grid.num: C/E/I position -> lexicographic node */
+  const void *b;           /* nc x ne, prec, column-major: B = A_CE */
+  const void *cinv;        /* blk x blk, prec: C_1^-1 */
+  const void *pinv;        /* ne x ne, prec: Pi^-1 */
+  const fea_matrix *d;     /* ne x ni: the pattern of D = A_EI (its values unused) */
+  const void *dval;        /* d's nnz values in vprec */
+  const double *l0;        /* nc x nc, column-major: lower Cholesky factor of the coarse block */
+  const double *sqrt_diag; /* grid.num: sqrt(diag S^T A_h S), 0 at coarse nodes */
+  const fea_matrix *A;     /* the nodal A_h (FP64 CSR, grid.num square), for refinement */
+} fea_m1_device_data;
+
+struct fea_m1_device_ops {
+  /* Upload everything (checks the free device memory first and refuses with
+   * FEA_ERR_OUT_OF_MEMORY naming the sizes). The object holds a reference on
+   * ctx. */
+  fea_status (*create)(fea_context *ctx, const fea_m1_device_data *data, fea_m1_device **out);
+  /* x_h = S L^-T M1^-1 L^-1 S^T b_h for k >= 1 host columns (b: ld ldb >=
+   * num, x: ld ldx >= num; b and x may be the same array). transform_s and
+   * dense_s (may be NULL): seconds of the transforms and of the M1 steps,
+   * measured between stream synchronizations. */
+  fea_status (*solve)(fea_m1_device *m, fea_index k, const double *b, fea_index ldb, double *x,
+                      fea_index ldx, double *transform_s, double *dense_s);
+  /* The mixed-precision refinement of fea_m1_refine (schur-m1.h) on the
+   * device: same start, same corrections, same stopping rule, same
+   * FEA_WARN_NOT_CONVERGED. */
+  fea_status (*refine)(fea_m1_device *m, fea_index k, const double *b, fea_index ldb, double *x,
+                       fea_index ldx, double rtol, int max_iter, int *iters, double *relres);
+  /* Device bytes held by the object. */
+  uint64_t (*bytes)(const fea_m1_device *m);
+  void (*destroy)(fea_m1_device **m);
+};
+
+#endif
