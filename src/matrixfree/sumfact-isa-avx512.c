@@ -12,6 +12,13 @@ static int has_avx512(void) {
 }
 #define SF_ISA_AVAILABLE has_avx512
 
+#include <immintrin.h>
+/* Lanes p[0], p[st], ..., p[7 st] with one vgatherdpd (st < 2^31 / 8). */
+#define SF_GATHER(p, st)                                                                      \
+  ((sf_vd)_mm512_i32gather_pd(                                                                \
+      _mm256_mullo_epi32(_mm256_set1_epi32((int)(st)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
+      (p), 8))
+
 #include "sumfact-body.h"
 #else
 #include "sumfact.h"

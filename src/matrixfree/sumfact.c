@@ -114,6 +114,7 @@ static void sf_destroy(void *state) {
   free(s->lane_tab);
   free(s->base);
   free(s->fbase);
+  free(s->line_ok);
   free(s);
 }
 
@@ -212,6 +213,71 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
   return nc;
 }
 
+/* Line batches (see sf_state): each free class's stride from one
+ * all-free element to the next, the elements that start W such elements in
+ * a row, and the scatter's chains. use: the all-free elements. */
+static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use) {
+  const fea_index ne = s->space->num_elements;
+  const int W = s->isa->lanes, nfc = s->nfclass, nb = s->nb;
+  if (!nfc || !s->isa->line_gather || ne < W) return FEA_SUCCESS;
+  fea_index e1 = 0;
+  while (e1 + 1 < ne && !(use[e1] && use[e1 + 1])) e1++;
+  if (e1 + 1 >= ne) return FEA_SUCCESS;
+  for (int c = 0; c < nfc; c++) {
+    const fea_index st = s->fbase[(e1 + 1) * nfc + c] - s->fbase[e1 * nfc + c];
+    if (st == 0 || st > INT32_MAX / SF_MAX_LANES || st < -(INT32_MAX / SF_MAX_LANES))
+      return FEA_SUCCESS; /* lanes would not be distinct (or too far apart) */
+    s->lstride[c] = (int)st;
+  }
+  s->line_ok = malloc((size_t)ne);
+  if (!s->line_ok)
+    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld line flags",
+                     (long long)ne);
+  s->bytes += (uint64_t)ne;
+  /* line_ok[e] first as "e and e + 1 are both all-free and one stride
+   * apart in every class", then as runs of W - 1 such steps. */
+  for (fea_index e = 0; e < ne; e++) {
+    int ok = e + 1 < ne && use[e] && use[e + 1];
+    for (int c = 0; c < nfc && ok; c++)
+      ok = s->fbase[(e + 1) * nfc + c] - s->fbase[e * nfc + c] == s->lstride[c];
+    s->line_ok[e] = (unsigned char)ok;
+  }
+  fea_index run = 0; /* steps ok from e on, counted backwards */
+  s->line_batches = 0;
+  for (fea_index e = ne - 1; e >= 0; e--) {
+    run = s->line_ok[e] ? run + 1 : 0;
+    s->line_ok[e] = (unsigned char)(run >= W - 1);
+    s->line_batches += s->line_ok[e];
+  }
+  /* Chains: unit-stride DoFs of one class by offset, split where an offset
+   * is skipped; the rest singles. */
+  int order[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  s->nchain = s->nsingle = 0;
+  int nd = 0;
+  for (int c = 0; c < nfc; c++) {
+    if (s->lstride[c] != 1) continue;
+    int k = 0;
+    for (int i = 0; i < nb; i++)
+      if (s->fcls[i] == c) {
+        int j = k++; /* insertion by offset */
+        while (j > 0 && s->foff[order[j - 1]] > s->foff[i]) {
+          order[j] = order[j - 1];
+          j--;
+        }
+        order[j] = i;
+      }
+    for (int j = 0; j < k; j++) {
+      if (j == 0 || s->foff[order[j]] != s->foff[order[j - 1]] + 1)
+        s->chain_start[s->nchain++] = nd;
+      s->chain_dof[nd++] = order[j];
+    }
+  }
+  s->chain_start[s->nchain] = nd;
+  for (int i = 0; i < nb; i++)
+    if (s->lstride[s->fcls[i]] != 1) s->single_dof[s->nsingle++] = i;
+  return FEA_SUCCESS;
+}
+
 /* The DoF classes of the space's numbering, and of the free rows of the
  * elements whose DoFs are all free (see sf_state). */
 static fea_status build_base(const fea_problem *pb, sf_state *s) {
@@ -248,6 +314,7 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
     goto done;
   }
   s->bytes += (uint64_t)ne * (uint64_t)s->nfclass * sizeof *s->fbase;
+  st = build_line(pb, s, use);
 done:
   free(dofs);
   free(use);
@@ -279,6 +346,11 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   describe(s);
+  if (s->line_ok) {
+    const size_t used = strlen(s->desc);
+    snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride",
+             s->chain_start[s->nchain], s->nb);
+  }
   *state = s;
   return FEA_SUCCESS;
 }
@@ -287,7 +359,9 @@ static fea_status sf_create(const fea_problem *pb, void **state) {
   return fea_sumfact_create_with(pb, NULL, 0, state);
 }
 
-static int sf_batch_size(const void *state) { return ((const sf_state *)state)->isa->lanes; }
+/* Four lane batches per call: enough consecutive elements for apply_add to
+ * find line batches that do not start where a call does. */
+static int sf_batch_size(const void *state) { return 4 * ((const sf_state *)state)->isa->lanes; }
 
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
@@ -384,50 +458,114 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
   if (s->per_span) gather(s, elems, m, NULL, b, lt); /* tables only */
 }
 
-/* Gather, kernel and scatter in one: each element's results are added into
- * the target straight from the lanes, element by element in the batch's
- * order; elements whose every DoF the caller may write (elem_blk[e] == blk)
- * without a test per DoF. */
-static void sf_apply_add(const void *state, const fea_index *elems, int count,
-                         const double *x_full, const fea_mf_target *tg, double *scratch) {
-  const sf_state *s = state;
-  const int W = s->isa->lanes, nb = s->nb;
-  sf_batch b;
-  double *lt;
-  batch_init(s, scratch, &b, &lt);
+/* One batch of m <= W elements of the general path: gather, kernel, and
+ * each element's results added from its lane. Returns the adds done. */
+static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, const double *x,
+                              const fea_mf_target *tg, sf_batch *b, double *lt) {
+  const int W = s->isa->lanes, nb = s->nb, fr = tg->free_rows;
   double *yt = tg->y;
-  const int fr = tg->free_rows;
   const int nc = s->nclass, *cls = s->cls, *off = s->off;
   const int nfc = fr ? s->nfclass : nc, *fcls = fr ? s->fcls : cls, *foff = fr ? s->foff : off;
   const fea_index *fbase = fr ? s->fbase : s->base;
   uint64_t n = 0;
-  for (int start = 0; start < count; start += W) {
-    int m = count - start < W ? count - start : W;
-    if (fr)
-      gather_rows(s, elems + start, m, x_full, tg, &b, lt);
-    else
-      gather(s, elems + start, m, x_full, &b, lt);
-    s->fn(&b);
-    const double *Y = b.y;
-    for (int l = 0; l < m; l++) {
-      const fea_index e = elems[start + l];
-      if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) { /* every DoF: no tests */
-        const fea_index *be = fbase + e * nfc;
-        double *yc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
-        for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
-        for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
-        n += (uint64_t)nb;
-        continue;
-      }
-      const fea_index *be = s->base + e * nc;
-      for (int i = 0; i < nb; i++) {
-        const fea_index d = be[cls[i]] + off[i], r = tg->row[d];
-        if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
-        yt[fr ? r : d] += Y[i * W + l];
-        n++;
-      }
+  if (fr)
+    gather_rows(s, elems, m, x, tg, b, lt);
+  else
+    gather(s, elems, m, x, b, lt);
+  s->fn(b);
+  const double *Y = b->y;
+  for (int l = 0; l < m; l++) {
+    const fea_index e = elems[l];
+    if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) { /* every DoF: no tests */
+      const fea_index *be = fbase + e * nfc;
+      double *yc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+      for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
+      for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
+      n += (uint64_t)nb;
+      continue;
+    }
+    const fea_index *be = s->base + e * nc;
+    for (int i = 0; i < nb; i++) {
+      const fea_index d = be[cls[i]] + off[i], r = tg->row[d];
+      if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
+      yt[fr ? r : d] += Y[i * W + l];
+      n++;
     }
   }
+  return n;
+}
+
+/* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
+ * they are consecutive from an element that starts a line batch, each with
+ * every DoF writable under this block; else, when only r < W such elements
+ * follow (the end of a line's all-free elements, or of the call), the
+ * batch that ends with them, whose first W - r lanes (elements already
+ * done, writable too) are zeroed: *skip = W - r. */
+static int line_batch(const sf_state *s, const fea_index *elems, int left,
+                      const fea_mf_target *tg, int *skip) {
+  const int W = s->isa->lanes;
+  const fea_index e0 = elems[0];
+  int r = 0;
+  while (r < W && r < left && elems[r] == e0 + r && tg->elem_blk[e0 + r] == tg->blk) r++;
+  if (r == 0) return 0;
+  const fea_index start = e0 - (W - r);
+  if (start < 0 || !s->line_ok[start]) return 0;
+  for (fea_index e = start; e < e0; e++)
+    if (tg->elem_blk[e] != tg->blk) return 0;
+  *skip = W - r;
+  return 1;
+}
+
+/* Gather, kernel and scatter in one. On the reduced vectors (free_rows),
+ * runs of W consecutive elements that start a line batch (sf_state) are
+ * gathered and added with lane vectors (the last r < W of a run in the
+ * batch that ends with them, its other lanes zero: adding their zero
+ * results changes nothing); the other elements are collected,
+ * in order, into general batches, whose results are added element by
+ * element from their lanes (elements whose every DoF the caller may write,
+ * elem_blk[e] == blk, without a test per DoF). The adds of different
+ * batches come in another order than elems then: the strategies that call
+ * this (SERIAL, COLORING, PRIVATE_BUFFERS) let no other thread write the
+ * rows meanwhile, so only the rounding can change. */
+static void sf_apply_add(const void *state, const fea_index *elems, int count,
+                         const double *x_full, const fea_mf_target *tg, double *scratch) {
+  const sf_state *s = state;
+  const int W = s->isa->lanes, nfc = s->nfclass;
+  sf_batch b;
+  double *lt;
+  batch_init(s, scratch, &b, &lt);
+  uint64_t n = 0;
+  const int line = tg->free_rows && s->line_ok && tg->elem_blk;
+  fea_index pend[SF_MAX_LANES];
+  int np = 0;
+  for (int k = 0; k < count;) {
+    int skip;
+    if (line && line_batch(s, elems + k, count - k, tg, &skip)) {
+      const fea_index e0 = elems[k] - skip;
+      const fea_index *base = s->fbase + e0 * nfc;
+      double *X = (double *)b.x;
+      s->isa->line_gather(s, base, x_full, X);
+      if (skip)
+        for (int i = 0; i < s->nb; i++)
+          for (int l = 0; l < skip; l++) X[i * W + l] = 0.0;
+      if (s->per_span) { /* tables only */
+        fea_index el[SF_MAX_LANES];
+        for (int l = 0; l < W; l++) el[l] = e0 + l;
+        gather(s, el, W, NULL, &b, lt);
+      }
+      s->fn(&b);
+      s->isa->line_scatter(s, base, b.y, tg->y);
+      n += (uint64_t)(W - skip) * (uint64_t)s->nb;
+      k += W - skip;
+      continue;
+    }
+    pend[np++] = elems[k++];
+    if (np == W) {
+      n += general_batch(s, pend, np, x_full, tg, &b, lt);
+      np = 0;
+    }
+  }
+  if (np) n += general_batch(s, pend, np, x_full, tg, &b, lt);
   *tg->updates += n;
 }
 

@@ -40,6 +40,14 @@ typedef struct sf_batch {
 
 typedef void (*sf_kernel_fn)(const sf_batch *b);
 
+struct sf_state;
+/* Line batches (see sf_state.line_ok): X = the lanes of the batch whose
+ * first element's free-row class bases are base; the scatter adds Y into y. */
+typedef void (*sf_line_gather_fn)(const struct sf_state *s, const fea_index *base,
+                                  const double *x, double *X);
+typedef void (*sf_line_scatter_fn)(const struct sf_state *s, const fea_index *base,
+                                   const double *Y, double *y);
+
 /* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = N in
  * every direction (p = N - 1 = 1..8; the quadrature rule is folded into the
  * tables, so any n_q); generic serves any sizes. */
@@ -49,6 +57,8 @@ typedef struct sf_isa {
   int (*available)(void);
   sf_kernel_fn fixed[3][SF_MAX_N + 1];
   sf_kernel_fn generic;
+  sf_line_gather_fn line_gather;
+  sf_line_scatter_fn line_scatter;
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -94,6 +104,29 @@ typedef struct sf_state {
   fea_index *fbase;
   int fcls[SF_MAX_N * SF_MAX_N * SF_MAX_N];
   int foff[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  /* Line batches: W elements e0 .. e0 + W - 1 with every DoF free whose
+   * free-row class bases advance by a fixed stride per class from one
+   * element to the next (consecutive elements along x of a structured mesh
+   * or a B-spline patch): lane l of DoF i is then at
+   * fbase[e0][fcls[i]] + foff[i] + l * lstride[fcls[i]], so the gather
+   * loads lane vectors (unit stride: one unaligned vector load) and the
+   * scatter adds them back with vector read-modify-writes instead of
+   * W x nb scalar ones. line_ok[e0] says whether e0 starts such a batch
+   * (NULL: none does). Unit-stride DoFs of one class at offsets o, o + 1,
+   * ..., o + k (the DoFs one element shares with the next along x) form a
+   * chain: their lanes overlap shifted by one, so the scatter sums them in
+   * registers (lane shifts) into one vector at o and k scalar tail adds,
+   * and never adds twice into one entry within a vector. Other DoFs
+   * (stride > 1) are gathered and added lane by lane, one DoF after the
+   * other (distinct addresses within a DoF, since the stride is not 0). */
+  unsigned char *line_ok;
+  int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* per free class */
+  int nchain;                                   /* unit-stride chains */
+  int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */
+  int chain_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* DoFs by chain, offsets increasing */
+  int nsingle;                                  /* DoFs of classes with stride > 1 */
+  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  fea_index line_batches;                       /* elements that start one (for describe) */
   const sf_isa *isa;
   sf_kernel_fn fn;
   int instantiated;
