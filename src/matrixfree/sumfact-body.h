@@ -149,8 +149,11 @@ static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *
     if (st == 1) {
       memcpy(&v, p, sizeof v);
     } else {
-#if defined(SF_GATHER) && !defined(SF_NO_GATHER)
-      v = SF_GATHER(p, st);
+#if defined(SF_STRIDED)
+      if (st >= 2 && st <= 8)
+        v = SF_STRIDED(s, p, st);
+      else
+        v = SF_GATHER(p, st);
 #else
       for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
 #endif
@@ -190,6 +193,54 @@ static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index 
   }
 }
 
+static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index *rows,
+                                            const double *x, double *X) {
+  sf_vd *Xv = (sf_vd *)X;
+  const int nb = s->nb;
+  for (int i = 0; i < nb; i++) {
+    sf_vd v = {0};
+    if (rows[i] >= 0) {
+      const double *p = x + rows[i];
+      const ptrdiff_t st = s->lstride[s->fcls[i]];
+      if (st == 1) {
+        memcpy(&v, p, sizeof v);
+      } else {
+#if defined(SF_STRIDED)
+        if (st >= 2 && st <= 8)
+          v = SF_STRIDED(s, p, st);
+        else
+          v = SF_GATHER(p, st);
+#else
+        for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
+#endif
+      }
+    }
+    Xv[i] = v;
+  }
+}
+
+/* DoF by DoF, one read-modify-write of the lanes each, in order: DoFs
+ * whose lanes overlap (shared with the neighbour along x) add one after
+ * the other. */
+static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index *rows,
+                                             const double *Y, double *y) {
+  const sf_vd *Yv = (const sf_vd *)Y;
+  const int nb = s->nb;
+  for (int i = 0; i < nb; i++) {
+    if (rows[i] < 0) continue;
+    double *p = y + rows[i];
+    const ptrdiff_t st = s->lstride[s->fcls[i]];
+    if (st == 1) {
+      sf_vd old;
+      memcpy(&old, p, sizeof old);
+      old += Yv[i];
+      memcpy(p, &old, sizeof old);
+    } else {
+      for (int l = 0; l < SF_W; l++) p[l * st] += Y[i * SF_W + l];
+    }
+  }
+}
+
 #define SF_ROW(d) {NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), \
                    SF_FN(sf_k##d##_5), SF_FN(sf_k##d##_6), SF_FN(sf_k##d##_7),             \
                    SF_FN(sf_k##d##_8), SF_FN(sf_k##d##_9)}
@@ -202,4 +253,6 @@ const sf_isa SF_CAT(fea_sf_isa_, SF_ISA_VAR) = {
   .generic = SF_FN(sf_generic),
   .line_gather = SF_FN(sf_line_gather),
   .line_scatter = SF_FN(sf_line_scatter),
+  .bline_gather = SF_FN(sf_bline_gather),
+  .bline_scatter = SF_FN(sf_bline_scatter),
 };

@@ -115,6 +115,8 @@ static void sf_destroy(void *state) {
   free(s->base);
   free(s->fbase);
   free(s->line_ok);
+  free(s->brow);
+  free(s->brow_at);
   free(s);
 }
 
@@ -216,7 +218,8 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
 /* Line batches (see sf_state): each free class's stride from one
  * all-free element to the next, the elements that start W such elements in
  * a row, and the scatter's chains. use: the all-free elements. */
-static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use) {
+static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use,
+                             const fea_index *rows) {
   const fea_index ne = s->space->num_elements;
   const int W = s->isa->lanes, nfc = s->nfclass, nb = s->nb;
   if (!nfc || !s->isa->line_gather || ne < W) return FEA_SUCCESS;
@@ -242,12 +245,46 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
       ok = s->fbase[(e + 1) * nfc + c] - s->fbase[e * nfc + c] == s->lstride[c];
     s->line_ok[e] = (unsigned char)ok;
   }
-  fea_index run = 0; /* steps ok from e on, counted backwards */
+  /* Boundary elements: their rows, and the steps between two of them with
+   * the same Dirichlet DoFs and rows one stride apart (line_ok 2). */
+  fea_index nbd = 0;
+  for (fea_index e = 0; e < ne; e++) nbd += !use[e];
+  s->brow = malloc(((size_t)nbd * (size_t)nb + 1) * sizeof *s->brow);
+  s->brow_at = malloc((size_t)ne * sizeof *s->brow_at);
+  if (!s->brow || !s->brow_at)
+    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the rows of %lld boundary "
+                     "elements", (long long)nbd);
+  s->bytes += ((uint64_t)nbd * (uint64_t)nb) * sizeof *s->brow + (uint64_t)ne * sizeof(int);
+  nbd = 0;
+  for (fea_index e = 0; e < ne; e++) {
+    s->brow_at[e] = -1;
+    if (use[e]) continue;
+    if (nbd > INT32_MAX) continue; /* beyond an int: general path */
+    s->brow_at[e] = (int)nbd;
+    memcpy(s->brow + nbd * nb, rows + e * nb, (size_t)nb * sizeof *s->brow);
+    nbd++;
+  }
+  for (fea_index e = 0; e + 1 < ne; e++) {
+    if (s->brow_at[e] < 0 || s->brow_at[e + 1] < 0) continue;
+    const fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * nb;
+    const fea_index *r1 = s->brow + (fea_index)s->brow_at[e + 1] * nb;
+    int ok = 0;
+    for (int i = 0; i < nb; i++) {
+      if (r0[i] < 0 && r1[i] < 0) continue;
+      ok = r0[i] >= 0 && r1[i] >= 0 && r1[i] - r0[i] == s->lstride[s->fcls[i]] ? 2 : -1;
+      if (ok < 0) break;
+    }
+    s->line_ok[e] = (unsigned char)(ok > 0 ? 2 : 0);
+  }
+  fea_index run = 0; /* steps of the same kind from e on, counted backwards */
+  unsigned char next = 0;
   s->line_batches = 0;
   for (fea_index e = ne - 1; e >= 0; e--) {
-    run = s->line_ok[e] ? run + 1 : 0;
-    s->line_ok[e] = (unsigned char)(run >= W - 1);
-    s->line_batches += s->line_ok[e];
+    const unsigned char kind = s->line_ok[e];
+    run = kind ? (kind == next ? run + 1 : 1) : 0;
+    next = kind;
+    s->line_ok[e] = (unsigned char)(run >= W - 1 ? kind : 0);
+    s->line_batches += s->line_ok[e] != 0;
   }
   /* Chains: unit-stride DoFs of one class by offset, split where an offset
    * is skipped; the rest singles. */
@@ -314,11 +351,29 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
     goto done;
   }
   s->bytes += (uint64_t)ne * (uint64_t)s->nfclass * sizeof *s->fbase;
-  st = build_line(pb, s, use);
+  st = build_line(pb, s, use, dofs);
 done:
   free(dofs);
   free(use);
   return st;
+}
+
+/* sf_state.pidx and pmask for 8 lanes: element g = st l of lane l lies in
+ * load g / 8 at lane g % 8; load 0 and 1 are merged first, then each
+ * further load into the lanes it holds (the others kept). */
+static void strided_tables(sf_state *s) {
+  memset(s->pidx, 0, sizeof s->pidx);
+  memset(s->pmask, 0, sizeof s->pmask);
+  for (int st = 2; st <= SF_MAX_LANES; st++)
+    for (int j = 0; j < st; j++)
+      for (int l = 0; l < SF_MAX_LANES; l++) {
+        const int g = st * l, src = g / 8, lane = g % 8;
+        if (src == j) s->pmask[st][j] |= (unsigned char)(1u << lane);
+        if (j == 0) continue;
+        if (src == j) s->pidx[st][j][l] = 8 + lane;
+        else if (j == 1 && src == 0) s->pidx[st][j][l] = lane;
+        else s->pidx[st][j][l] = l;
+      }
 }
 
 fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
@@ -346,6 +401,7 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   describe(s);
+  strided_tables(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
     snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride",
@@ -495,25 +551,33 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
   return n;
 }
 
+/* Whether element e may be a lane of a line batch of this kind under
+ * this call's target: kind 1, every DoF free and writable (elem_blk);
+ * kind 2, a boundary element where no ownership restricts the rows. */
+static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
+  return kind == 1 ? tg->elem_blk[e] == tg->blk : !tg->owner && s->brow_at[e] >= 0;
+}
+
 /* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
- * they are consecutive from an element that starts a line batch, each with
- * every DoF writable under this block; else, when only r < W such elements
- * follow (the end of a line's all-free elements, or of the call), the
- * batch that ends with them, whose first W - r lanes (elements already
- * done, writable too) are zeroed: *skip = W - r. */
+ * they are consecutive from an element that starts a line batch, each a
+ * valid lane (lane_ok); else, when only W / 2 <= r < W such elements
+ * follow (the end of a line's run, or of the call), the batch that ends with them,
+ * whose first W - r lanes (elements already done, valid lanes too) are
+ * zeroed: *skip = W - r. Returns the batch's kind (line_ok). */
 static int line_batch(const sf_state *s, const fea_index *elems, int left,
                       const fea_mf_target *tg, int *skip) {
   const int W = s->isa->lanes;
   const fea_index e0 = elems[0];
+  const int kind = tg->elem_blk[e0] == tg->blk ? 1 : 2;
   int r = 0;
-  while (r < W && r < left && elems[r] == e0 + r && tg->elem_blk[e0 + r] == tg->blk) r++;
-  if (r == 0) return 0;
+  while (r < W && r < left && elems[r] == e0 + r && lane_ok(s, tg, e0 + r, kind)) r++;
+  if (r < W / 2) return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
   const fea_index start = e0 - (W - r);
-  if (start < 0 || !s->line_ok[start]) return 0;
+  if (start < 0 || s->line_ok[start] != kind) return 0;
   for (fea_index e = start; e < e0; e++)
-    if (tg->elem_blk[e] != tg->blk) return 0;
+    if (!lane_ok(s, tg, e, kind)) return 0;
   *skip = W - r;
-  return 1;
+  return kind;
 }
 
 /* Gather, kernel and scatter in one. On the reduced vectors (free_rows),
@@ -539,12 +603,16 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
   fea_index pend[SF_MAX_LANES];
   int np = 0;
   for (int k = 0; k < count;) {
-    int skip;
-    if (line && line_batch(s, elems + k, count - k, tg, &skip)) {
+    int skip, kind;
+    if (line && (kind = line_batch(s, elems + k, count - k, tg, &skip)) != 0) {
       const fea_index e0 = elems[k] - skip;
       const fea_index *base = s->fbase + e0 * nfc;
+      const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * s->nb : NULL;
       double *X = (double *)b.x;
-      s->isa->line_gather(s, base, x_full, X);
+      if (kind == 1)
+        s->isa->line_gather(s, base, x_full, X);
+      else
+        s->isa->bline_gather(s, rows, x_full, X);
       if (skip)
         for (int i = 0; i < s->nb; i++)
           for (int l = 0; l < skip; l++) X[i * W + l] = 0.0;
@@ -554,8 +622,14 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
         gather(s, el, W, NULL, &b, lt);
       }
       s->fn(&b);
-      s->isa->line_scatter(s, base, b.y, tg->y);
-      n += (uint64_t)(W - skip) * (uint64_t)s->nb;
+      int nfree = s->nb;
+      if (kind == 1) {
+        s->isa->line_scatter(s, base, b.y, tg->y);
+      } else {
+        s->isa->bline_scatter(s, rows, b.y, tg->y);
+        for (int i = 0; i < s->nb; i++) nfree -= rows[i] < 0;
+      }
+      n += (uint64_t)(W - skip) * (uint64_t)nfree;
       k += W - skip;
       continue;
     }

@@ -47,6 +47,12 @@ typedef void (*sf_line_gather_fn)(const struct sf_state *s, const fea_index *bas
                                   const double *x, double *X);
 typedef void (*sf_line_scatter_fn)(const struct sf_state *s, const fea_index *base,
                                    const double *Y, double *y);
+/* Boundary line batches: rows[i] is the free row of DoF i in the first
+ * lane (-1: Dirichlet in every lane, read as zero and never written). */
+typedef void (*sf_bline_gather_fn)(const struct sf_state *s, const fea_index *rows,
+                                   const double *x, double *X);
+typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *rows,
+                                    const double *Y, double *y);
 
 /* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = N in
  * every direction (p = N - 1 = 1..8; the quadrature rule is folded into the
@@ -59,6 +65,8 @@ typedef struct sf_isa {
   sf_kernel_fn generic;
   sf_line_gather_fn line_gather;
   sf_line_scatter_fn line_scatter;
+  sf_bline_gather_fn bline_gather;
+  sf_bline_scatter_fn bline_scatter;
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -119,7 +127,21 @@ typedef struct sf_state {
    * and never adds twice into one entry within a vector. Other DoFs
    * (stride > 1) are gathered and added lane by lane, one DoF after the
    * other (distinct addresses within a DoF, since the stride is not 0). */
-  unsigned char *line_ok;
+  unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below) */
+  /* Boundary lines: elements with a Dirichlet DoF keep their DoFs' free
+   * rows (brow + brow_at[e] * nb; brow_at -1 for the others). W
+   * consecutive such elements with the same Dirichlet DoFs whose free rows
+   * advance by the classes' strides form a boundary line batch
+   * (line_ok 2), gathered and added DoF by DoF with lane vectors (no
+   * chains); only where no ownership restricts the rows (SERIAL). */
+  fea_index *brow;
+  int *brow_at;
+  /* Strided lane loads without a gather (AVX-512): lanes p[0], p[st], ...,
+   * p[7 st] for st = 2..8 from st masked vector loads at p + 8 j merged by
+   * st - 1 two-source permutes: pmask[st][j] the lanes load j needs,
+   * pidx[st][j] (j >= 1) the permute that merges load j. */
+  _Alignas(64) long long pidx[SF_MAX_LANES + 1][SF_MAX_LANES][SF_MAX_LANES];
+  unsigned char pmask[SF_MAX_LANES + 1][SF_MAX_LANES];
   int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* per free class */
   int nchain;                                   /* unit-stride chains */
   int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */

@@ -475,8 +475,8 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
 
 /* Line batches (W consecutive all-free elements along x, sumfact.c): lines
  * longer than a batch, of odd length, and shorter than one; calls of 3
- * elements (a line batch ends inside the call, leading lanes zeroed), of 8
- * and of batch() elements (whole line batches, and runs cut by the call),
+ * (too short for a line batch), 6 (a line batch ends inside the call,
+ * leading lanes zeroed), 8 and batch() elements (whole line batches, and runs cut by the call),
  * with and without a boundary, owners scattered and in contiguous blocks. */
 static void apply_add_chunks(fea_problem *pb, int expect_lines) {
   void *st;
@@ -486,15 +486,15 @@ static void apply_add_chunks(fea_problem *pb, int expect_lines) {
   if (expect_lines)
     cr_assert(strstr(k->describe(st), "lines:"), "no line batches: %s", k->describe(st));
   k->destroy(st);
-  const int chunks[] = {3, 8, B};
-  for (int c = 0; c < 3; c++) check_apply_add(pb, chunks[c]);
+  const int chunks[] = {3, 6, 8, B};
+  for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
   const fea_index N = pb->space->num_dofs;
   fea_index *keep = pb->free_index, nf = pb->num_free;
   fea_index *all = malloc((size_t)N * sizeof *all);
   for (fea_index d = 0; d < N; d++) all[d] = d;
   pb->free_index = all;
   pb->num_free = N;
-  for (int c = 0; c < 3; c++) check_apply_add(pb, chunks[c]);
+  for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
   pb->free_index = keep;
   pb->num_free = nf;
   free(all);
