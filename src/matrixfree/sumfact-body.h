@@ -201,7 +201,7 @@ static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index 
     sf_vd v = {0};
     if (rows[i] >= 0) {
       const double *p = x + rows[i];
-      const ptrdiff_t st = s->lstride[s->fcls[i]];
+      const ptrdiff_t st = rows[nb + i];
       if (st == 1) {
         memcpy(&v, p, sizeof v);
       } else {
@@ -229,7 +229,7 @@ static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index
   for (int i = 0; i < nb; i++) {
     if (rows[i] < 0) continue;
     double *p = y + rows[i];
-    const ptrdiff_t st = s->lstride[s->fcls[i]];
+    const ptrdiff_t st = rows[nb + i];
     if (st == 1) {
       sf_vd old;
       memcpy(&old, p, sizeof old);

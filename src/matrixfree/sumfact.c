@@ -249,39 +249,55 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
    * the same Dirichlet DoFs and rows one stride apart (line_ok 2). */
   fea_index nbd = 0;
   for (fea_index e = 0; e < ne; e++) nbd += !use[e];
-  s->brow = malloc(((size_t)nbd * (size_t)nb + 1) * sizeof *s->brow);
+  s->brow = malloc(((size_t)nbd * 2u * (size_t)nb + 1) * sizeof *s->brow);
   s->brow_at = malloc((size_t)ne * sizeof *s->brow_at);
   if (!s->brow || !s->brow_at)
     return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the rows of %lld boundary "
                      "elements", (long long)nbd);
-  s->bytes += ((uint64_t)nbd * (uint64_t)nb) * sizeof *s->brow + (uint64_t)ne * sizeof(int);
+  s->bytes += ((uint64_t)nbd * 2u * (uint64_t)nb) * sizeof *s->brow + (uint64_t)ne * sizeof(int);
   nbd = 0;
   for (fea_index e = 0; e < ne; e++) {
     s->brow_at[e] = -1;
-    if (use[e]) continue;
-    if (nbd > INT32_MAX) continue; /* beyond an int: general path */
+    if (use[e] || nbd > INT32_MAX) continue; /* beyond an int: general path */
     s->brow_at[e] = (int)nbd;
-    memcpy(s->brow + nbd * nb, rows + e * nb, (size_t)nb * sizeof *s->brow);
+    memcpy(s->brow + nbd * 2 * nb, rows + e * nb, (size_t)nb * sizeof *s->brow);
     nbd++;
   }
+  /* Per boundary element, after its rows, each DoF's step to the next
+   * element (0 where Dirichlet; the pair is a step of a boundary line batch
+   * when both have the same Dirichlet DoFs and the steps are not 0): along
+   * a boundary the Dirichlet DoFs drop out of the free-row numbering, so
+   * the steps differ from the classes' strides. */
   for (fea_index e = 0; e + 1 < ne; e++) {
-    if (s->brow_at[e] < 0 || s->brow_at[e + 1] < 0) continue;
-    const fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * nb;
-    const fea_index *r1 = s->brow + (fea_index)s->brow_at[e + 1] * nb;
-    int ok = 0;
+    if (s->brow_at[e] < 0) continue;
+    fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * 2 * nb, *d0 = r0 + nb;
+    int ok = s->brow_at[e + 1] >= 0;
+    const fea_index *r1 = ok ? s->brow + (fea_index)s->brow_at[e + 1] * 2 * nb : NULL;
+    int anyfree = 0;
     for (int i = 0; i < nb; i++) {
+      d0[i] = 0;
+      if (!ok) continue;
       if (r0[i] < 0 && r1[i] < 0) continue;
-      ok = r0[i] >= 0 && r1[i] >= 0 && r1[i] - r0[i] == s->lstride[s->fcls[i]] ? 2 : -1;
-      if (ok < 0) break;
+      const fea_index d = r1[i] - r0[i];
+      if (r0[i] < 0 || r1[i] < 0 || d == 0 || d > INT32_MAX / SF_MAX_LANES ||
+          d < -(INT32_MAX / SF_MAX_LANES))
+        ok = 0;
+      else
+        d0[i] = d, anyfree = 1;
     }
-    s->line_ok[e] = (unsigned char)(ok > 0 ? 2 : 0);
+    s->line_ok[e] = (unsigned char)(ok && anyfree ? 2 : 0);
   }
   fea_index run = 0; /* steps of the same kind from e on, counted backwards */
   unsigned char next = 0;
   s->line_batches = 0;
   for (fea_index e = ne - 1; e >= 0; e--) {
     const unsigned char kind = s->line_ok[e];
-    run = kind ? (kind == next ? run + 1 : 1) : 0;
+    int same = kind && kind == next;
+    if (same && kind == 2) /* boundary steps: the same in every lane */
+      same = !memcmp(s->brow + ((fea_index)s->brow_at[e] * 2 + 1) * nb,
+                     s->brow + ((fea_index)s->brow_at[e + 1] * 2 + 1) * nb,
+                     (size_t)nb * sizeof *s->brow);
+    run = kind ? (same ? run + 1 : 1) : 0;
     next = kind;
     s->line_ok[e] = (unsigned char)(run >= W - 1 ? kind : 0);
     s->line_batches += s->line_ok[e] != 0;
@@ -415,9 +431,10 @@ static fea_status sf_create(const fea_problem *pb, void **state) {
   return fea_sumfact_create_with(pb, NULL, 0, state);
 }
 
-/* Four lane batches per call: enough consecutive elements for apply_add to
- * find line batches that do not start where a call does. */
-static int sf_batch_size(const void *state) { return 4 * ((const sf_state *)state)->isa->lanes; }
+/* Eight lane batches per call (64 elements with AVX-512, the operator's
+ * limit): enough consecutive elements for apply_add to find line batches
+ * that do not start where a call does, and few runs cut by a call's end. */
+static int sf_batch_size(const void *state) { return 8 * ((const sf_state *)state)->isa->lanes; }
 
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
@@ -503,6 +520,9 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
       const double *xc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
       for (int c = 0; c < nfc; c++) xc[c] = x + s->fbase[e * nfc + c];
       for (int i = 0; i < nb; i++) X[i * W + l] = xc[s->fcls[i]][s->foff[i]];
+    } else if (s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
+      const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
+      for (int i = 0; i < nb; i++) X[i * W + l] = rows[i] >= 0 ? x[rows[i]] : 0.0;
     } else {
       const fea_index *be = s->base + e * nc;
       for (int i = 0; i < nb; i++) {
@@ -538,6 +558,16 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
       for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
       for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
       n += (uint64_t)nb;
+      continue;
+    }
+    if (fr && s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
+      const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
+      for (int i = 0; i < nb; i++) {
+        const fea_index r = rows[i];
+        if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
+        yt[r] += Y[i * W + l];
+        n++;
+      }
       continue;
     }
     const fea_index *be = s->base + e * nc;
@@ -607,7 +637,7 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
     if (line && (kind = line_batch(s, elems + k, count - k, tg, &skip)) != 0) {
       const fea_index e0 = elems[k] - skip;
       const fea_index *base = s->fbase + e0 * nfc;
-      const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * s->nb : NULL;
+      const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * 2 * s->nb : NULL;
       double *X = (double *)b.x;
       if (kind == 1)
         s->isa->line_gather(s, base, x_full, X);

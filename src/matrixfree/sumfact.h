@@ -48,7 +48,8 @@ typedef void (*sf_line_gather_fn)(const struct sf_state *s, const fea_index *bas
 typedef void (*sf_line_scatter_fn)(const struct sf_state *s, const fea_index *base,
                                    const double *Y, double *y);
 /* Boundary line batches: rows[i] is the free row of DoF i in the first
- * lane (-1: Dirichlet in every lane, read as zero and never written). */
+ * lane (-1: Dirichlet in every lane, read as zero and never written),
+ * rows[nb + i] its step from one lane to the next. */
 typedef void (*sf_bline_gather_fn)(const struct sf_state *s, const fea_index *rows,
                                    const double *x, double *X);
 typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *rows,
@@ -129,11 +130,12 @@ typedef struct sf_state {
    * other (distinct addresses within a DoF, since the stride is not 0). */
   unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below) */
   /* Boundary lines: elements with a Dirichlet DoF keep their DoFs' free
-   * rows (brow + brow_at[e] * nb; brow_at -1 for the others). W
-   * consecutive such elements with the same Dirichlet DoFs whose free rows
-   * advance by the classes' strides form a boundary line batch
-   * (line_ok 2), gathered and added DoF by DoF with lane vectors (no
-   * chains); only where no ownership restricts the rows (SERIAL). */
+   * rows and each row's step to the next element (brow + brow_at[e] * 2 nb:
+   * nb rows, nb steps; brow_at -1 for the others). W consecutive such
+   * elements with the same Dirichlet DoFs and the same steps form a
+   * boundary line batch (line_ok 2), gathered and added DoF by DoF with
+   * lane vectors (no chains); only where no ownership restricts the rows
+   * (SERIAL). */
   fea_index *brow;
   int *brow_at;
   /* Strided lane loads without a gather (AVX-512): lanes p[0], p[st], ...,
