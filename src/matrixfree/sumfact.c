@@ -245,8 +245,8 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
       ok = s->fbase[(e + 1) * nfc + c] - s->fbase[e * nfc + c] == s->lstride[c];
     s->line_ok[e] = (unsigned char)ok;
   }
-  /* Boundary elements: their rows, and the steps between two of them with
-   * the same Dirichlet DoFs and rows one stride apart (line_ok 2). */
+  /* Boundary elements (a Dirichlet DoF): their rows, kept (below: their
+   * steps, and line_ok 2). */
   fea_index nbd = 0;
   for (fea_index e = 0; e < ne; e++) nbd += !use[e];
   s->brow = malloc(((size_t)nbd * 2u * (size_t)nb + 1) * sizeof *s->brow);
@@ -591,10 +591,12 @@ static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int 
 /* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
  * they are consecutive from an element that starts a line batch, each a
  * valid lane (lane_ok); else, when only W / 2 <= r < W such elements
- * follow (the end of a line's run, or of the call), the batch that ends with them,
- * whose first W - r lanes (elements already done, valid lanes too) are
- * zeroed: *skip = W - r. Returns the batch's kind (line_ok). */
-static int line_batch(const sf_state *s, const fea_index *elems, int left,
+ * follow (the end of a line's run, or of the call), the batch that ends
+ * with them, whose first W - r lanes are zeroed (*skip = W - r): they must
+ * be valid lanes that this call has just served (elems[-j] for j <= W - r,
+ * done of them before elems), so that the zeros go only where this thread
+ * adds anyway. Returns the batch's kind (line_ok). */
+static int line_batch(const sf_state *s, const fea_index *elems, int done, int left,
                       const fea_mf_target *tg, int *skip) {
   const int W = s->isa->lanes;
   const fea_index e0 = elems[0];
@@ -603,9 +605,9 @@ static int line_batch(const sf_state *s, const fea_index *elems, int left,
   while (r < W && r < left && elems[r] == e0 + r && lane_ok(s, tg, e0 + r, kind)) r++;
   if (r < W / 2) return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
   const fea_index start = e0 - (W - r);
-  if (start < 0 || s->line_ok[start] != kind) return 0;
-  for (fea_index e = start; e < e0; e++)
-    if (!lane_ok(s, tg, e, kind)) return 0;
+  if (start < 0 || W - r > done || s->line_ok[start] != kind) return 0;
+  for (int j = 1; j <= W - r; j++) /* this call's elements just before: done by this thread */
+    if (elems[-j] != e0 - j || !lane_ok(s, tg, e0 - j, kind)) return 0;
   *skip = W - r;
   return kind;
 }
@@ -634,7 +636,7 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
   int np = 0;
   for (int k = 0; k < count;) {
     int skip, kind;
-    if (line && (kind = line_batch(s, elems + k, count - k, tg, &skip)) != 0) {
+    if (line && (kind = line_batch(s, elems + k, k, count - k, tg, &skip)) != 0) {
       const fea_index e0 = elems[k] - skip;
       const fea_index *base = s->fbase + e0 * nfc;
       const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * 2 * s->nb : NULL;
