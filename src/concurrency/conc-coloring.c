@@ -68,9 +68,12 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
        * the pass, so the visit's hint stops where the slice does. */
       const fea_index len = start[c + 1] - start[c];
       const fea_index k0 = start[c] + len * tid / nth, k1 = start[c] + len * (tid + 1) / nth;
-      for (fea_index k = k0; k < k1; k++)
+      for (fea_index k = k0; k < k1; k++) {
         if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, k1))
           fea_conc_apply_plain(job->target, &w);
+        k += w.served; /* a batch served them already */
+        w.served = 0;
+      }
       FEA_CONC_BARRIER(&job->sync); /* the next color may touch the same entries */
     }
     fea_conc_worker_free(&w);

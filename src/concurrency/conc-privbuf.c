@@ -100,8 +100,11 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     for (int blk = tid; blk < T && w.ok; blk += nth) {
       w.blk = blk;
       for (fea_index e = o.first[blk]; e <= o.last[blk] && !fea_conc_failed(job); e++) {
-        if (!owns_a_row(job, &o, e, blk) || !fea_conc_visit(&w, NULL, e, o.last[blk] + 1))
-          continue;
+        const int visited =
+            owns_a_row(job, &o, e, blk) && fea_conc_visit(&w, NULL, e, o.last[blk] + 1);
+        e += w.served; /* a batch served them already */
+        w.served = 0;
+        if (!visited) continue;
         int kept = 0;
         for (int k = 0; k < w.n; k++)
           if (o.owner[w.row[k]] == blk) {

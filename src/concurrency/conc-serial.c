@@ -10,6 +10,8 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   w.direct = 1; /* one thread, one pass: nothing to protect */
   for (fea_index k = 0; w.ok && k < job->ne && !fea_conc_failed(job); k++) {
     if (fea_conc_visit(&w, job->order, k, job->ne)) fea_conc_apply_plain(job->target, &w);
+    k += w.served; /* a batch served them already */
+    w.served = 0;
   }
   fea_conc_worker_free(&w);
   job->threads_run = 1;

@@ -133,6 +133,11 @@ typedef struct fea_conc_worker {
   int direct;
   int blk;
   const int *owner;
+  /* Direct updates: after a visit, how many of the elements that follow it
+   * in the pass the work has already served with it (a batch); the loop
+   * may skip them (it may also visit them: the work then does nothing).
+   * The loops reset it after reading it. */
+  fea_index served;
 } fea_conc_worker;
 
 /* Prepare a worker (counters: this thread's slot). Failure is recorded on the

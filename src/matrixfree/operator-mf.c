@@ -146,12 +146,16 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
       if (w->direct) scatter_batch(m, w, x);
     }
   }
-  w->ctr->elements++;
   if (w->direct) { /* added with its batch */
+    if (x->cursor == 0) { /* the batch starts here: the loop may skip the rest */
+      w->served = x->count - 1;
+      w->ctr->elements += (uint64_t)x->count;
+    }
     x->cursor++;
     w->n = 0;
     return 1;
   }
+  w->ctr->elements++;
   const int nb = m->nb;
   const fea_index *ed = m->edofs + e * nb;
   const fea_index *fi = w->job->pb->free_index;

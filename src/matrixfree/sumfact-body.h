@@ -17,6 +17,7 @@
  * (unrolled, registers for the accumulators) while the generic kernel passes
  * the runtime sizes through the same code. */
 #include <stddef.h>
+#include <string.h>
 
 #include "sumfact.h"
 
@@ -116,6 +117,130 @@ static SF_TARGET void SF_FN(sf_generic)(const sf_batch *b) {
   }
 }
 
+/* Line batches (sf_state.line_ok): lane l of DoF i is at
+ * base[fcls[i]] + foff[i] + l * lstride[fcls[i]]. */
+typedef long long sf_vi __attribute__((vector_size(SF_W * sizeof(long long))));
+
+/* Lanes l >= t of v moved up by t, the lowest t lanes zero (0 < t < W):
+ * one two-source permute with AVX-512. Masks index v (0 .. W-1) or the
+ * zero vector (W). */
+#if SF_W == 8
+static const sf_vi SF_FN(sf_up)[8] = {
+  {0, 1, 2, 3, 4, 5, 6, 7}, {8, 0, 1, 2, 3, 4, 5, 6}, {8, 8, 0, 1, 2, 3, 4, 5},
+  {8, 8, 8, 0, 1, 2, 3, 4}, {8, 8, 8, 8, 0, 1, 2, 3}, {8, 8, 8, 8, 8, 0, 1, 2},
+  {8, 8, 8, 8, 8, 8, 0, 1}, {8, 8, 8, 8, 8, 8, 8, 0}};
+#elif SF_W == 4
+static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, {4, 4, 4, 0}};
+#else
+#error "line batches need SF_W 4 or 8"
+#endif
+
+#define SF_SHIFT_UP(v, t) __builtin_shuffle((v), (sf_vd){0}, SF_FN(sf_up)[t])
+
+static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *base,
+                                           const double *x, double *X) {
+  sf_vd *Xv = (sf_vd *)X;
+  const int nb = s->nb;
+  for (int i = 0; i < nb; i++) {
+    const int c = s->fcls[i];
+    const double *p = x + base[c] + s->foff[i];
+    const ptrdiff_t st = s->lstride[c];
+    sf_vd v;
+    if (st == 1) {
+      memcpy(&v, p, sizeof v);
+    } else {
+#if defined(SF_STRIDED)
+      if (st >= 2 && st <= 8)
+        v = SF_STRIDED(s, p, st);
+      else
+        v = SF_GATHER(p, st);
+#else
+      for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
+#endif
+    }
+    Xv[i] = v;
+  }
+}
+
+/* Chains first: the lanes of chain DoF t (offset o + t) summed shifted by t
+ * into the vector at o; what moves past lane W - 1 is added entry by entry
+ * after it. Then the DoFs of other strides, lane by lane. */
+static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index *base,
+                                            const double *Y, double *y) {
+  const sf_vd *Yv = (const sf_vd *)Y;
+  for (int ch = 0; ch < s->nchain; ch++) {
+    const int *d = s->chain_dof + s->chain_start[ch];
+    const int k = s->chain_start[ch + 1] - s->chain_start[ch];
+    double *p = y + base[s->fcls[d[0]]] + s->foff[d[0]];
+    sf_vd acc = Yv[d[0]];
+    for (int t = 1; t < k && t < SF_W; t++) acc += SF_SHIFT_UP(Yv[d[t]], t);
+    sf_vd old;
+    memcpy(&old, p, sizeof old);
+    old += acc;
+    memcpy(p, &old, sizeof old);
+    for (int u = 0; u + 1 < k; u++) { /* entry W + u: lane W + u - t of DoF t > u */
+      double v = 0.0;
+      for (int t = u + 1; t < k; t++)
+        if (SF_W + u - t >= 0) v += Y[d[t] * SF_W + SF_W + u - t];
+      p[SF_W + u] += v;
+    }
+  }
+  for (int j = 0; j < s->nsingle; j++) {
+    const int i = s->single_dof[j], c = s->fcls[i];
+    const ptrdiff_t st = s->lstride[c];
+    double *p = y + base[c] + s->foff[i];
+    for (int l = 0; l < SF_W; l++) p[l * st] += Y[i * SF_W + l];
+  }
+}
+
+static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index *rows,
+                                            const double *x, double *X) {
+  sf_vd *Xv = (sf_vd *)X;
+  const int nb = s->nb;
+  for (int i = 0; i < nb; i++) {
+    sf_vd v = {0};
+    if (rows[i] >= 0) {
+      const double *p = x + rows[i];
+      const ptrdiff_t st = rows[nb + i];
+      if (st == 1) {
+        memcpy(&v, p, sizeof v);
+      } else {
+#if defined(SF_STRIDED)
+        if (st >= 2 && st <= 8)
+          v = SF_STRIDED(s, p, st);
+        else
+          v = SF_GATHER(p, st);
+#else
+        for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
+#endif
+      }
+    }
+    Xv[i] = v;
+  }
+}
+
+/* DoF by DoF, one read-modify-write of the lanes each, in order: DoFs
+ * whose lanes overlap (shared with the neighbour along x) add one after
+ * the other. */
+static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index *rows,
+                                             const double *Y, double *y) {
+  const sf_vd *Yv = (const sf_vd *)Y;
+  const int nb = s->nb;
+  for (int i = 0; i < nb; i++) {
+    if (rows[i] < 0) continue;
+    double *p = y + rows[i];
+    const ptrdiff_t st = rows[nb + i];
+    if (st == 1) {
+      sf_vd old;
+      memcpy(&old, p, sizeof old);
+      old += Yv[i];
+      memcpy(p, &old, sizeof old);
+    } else {
+      for (int l = 0; l < SF_W; l++) p[l * st] += Y[i * SF_W + l];
+    }
+  }
+}
+
 #define SF_ROW(d) {NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), \
                    SF_FN(sf_k##d##_5), SF_FN(sf_k##d##_6), SF_FN(sf_k##d##_7),             \
                    SF_FN(sf_k##d##_8), SF_FN(sf_k##d##_9)}
@@ -126,4 +251,8 @@ const sf_isa SF_CAT(fea_sf_isa_, SF_ISA_VAR) = {
   .available = SF_ISA_AVAILABLE,
   .fixed = {SF_ROW(1), SF_ROW(2), SF_ROW(3)},
   .generic = SF_FN(sf_generic),
+  .line_gather = SF_FN(sf_line_gather),
+  .line_scatter = SF_FN(sf_line_scatter),
+  .bline_gather = SF_FN(sf_bline_gather),
+  .bline_scatter = SF_FN(sf_bline_scatter),
 };

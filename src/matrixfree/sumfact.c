@@ -114,6 +114,9 @@ static void sf_destroy(void *state) {
   free(s->lane_tab);
   free(s->base);
   free(s->fbase);
+  free(s->line_ok);
+  free(s->brow);
+  free(s->brow_at);
   free(s);
 }
 
@@ -212,6 +215,122 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
   return nc;
 }
 
+/* Line batches (see sf_state): each free class's stride from one
+ * all-free element to the next, the elements that start W such elements in
+ * a row, and the scatter's chains. use: the all-free elements. */
+static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use,
+                             const fea_index *rows) {
+  const fea_index ne = s->space->num_elements;
+  const int W = s->isa->lanes, nfc = s->nfclass, nb = s->nb;
+  if (!nfc || !s->isa->line_gather || ne < W) return FEA_SUCCESS;
+  fea_index e1 = 0;
+  while (e1 + 1 < ne && !(use[e1] && use[e1 + 1])) e1++;
+  if (e1 + 1 >= ne) return FEA_SUCCESS;
+  for (int c = 0; c < nfc; c++) {
+    const fea_index st = s->fbase[(e1 + 1) * nfc + c] - s->fbase[e1 * nfc + c];
+    if (st == 0 || st > INT32_MAX / SF_MAX_LANES || st < -(INT32_MAX / SF_MAX_LANES))
+      return FEA_SUCCESS; /* lanes would not be distinct (or too far apart) */
+    s->lstride[c] = (int)st;
+  }
+  s->line_ok = malloc((size_t)ne);
+  if (!s->line_ok)
+    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld line flags",
+                     (long long)ne);
+  s->bytes += (uint64_t)ne;
+  /* line_ok[e] first as "e and e + 1 are both all-free and one stride
+   * apart in every class", then as runs of W - 1 such steps. */
+  for (fea_index e = 0; e < ne; e++) {
+    int ok = e + 1 < ne && use[e] && use[e + 1];
+    for (int c = 0; c < nfc && ok; c++)
+      ok = s->fbase[(e + 1) * nfc + c] - s->fbase[e * nfc + c] == s->lstride[c];
+    s->line_ok[e] = (unsigned char)ok;
+  }
+  /* Boundary elements (a Dirichlet DoF): their rows, kept (below: their
+   * steps, and line_ok 2). */
+  fea_index nbd = 0;
+  for (fea_index e = 0; e < ne; e++) nbd += !use[e];
+  s->brow = malloc(((size_t)nbd * 2u * (size_t)nb + 1) * sizeof *s->brow);
+  s->brow_at = malloc((size_t)ne * sizeof *s->brow_at);
+  if (!s->brow || !s->brow_at)
+    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the rows of %lld boundary "
+                     "elements", (long long)nbd);
+  s->bytes += ((uint64_t)nbd * 2u * (uint64_t)nb) * sizeof *s->brow + (uint64_t)ne * sizeof(int);
+  nbd = 0;
+  for (fea_index e = 0; e < ne; e++) {
+    s->brow_at[e] = -1;
+    if (use[e] || nbd > INT32_MAX) continue; /* beyond an int: general path */
+    s->brow_at[e] = (int)nbd;
+    memcpy(s->brow + nbd * 2 * nb, rows + e * nb, (size_t)nb * sizeof *s->brow);
+    nbd++;
+  }
+  /* Per boundary element, after its rows, each DoF's step to the next
+   * element (0 where Dirichlet; the pair is a step of a boundary line batch
+   * when both have the same Dirichlet DoFs and the steps are not 0): along
+   * a boundary the Dirichlet DoFs drop out of the free-row numbering, so
+   * the steps differ from the classes' strides. */
+  for (fea_index e = 0; e + 1 < ne; e++) {
+    if (s->brow_at[e] < 0) continue;
+    fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * 2 * nb, *d0 = r0 + nb;
+    int ok = s->brow_at[e + 1] >= 0;
+    const fea_index *r1 = ok ? s->brow + (fea_index)s->brow_at[e + 1] * 2 * nb : NULL;
+    int anyfree = 0;
+    for (int i = 0; i < nb; i++) {
+      d0[i] = 0;
+      if (!ok) continue;
+      if (r0[i] < 0 && r1[i] < 0) continue;
+      const fea_index d = r1[i] - r0[i];
+      if (r0[i] < 0 || r1[i] < 0 || d == 0 || d > INT32_MAX / SF_MAX_LANES ||
+          d < -(INT32_MAX / SF_MAX_LANES))
+        ok = 0;
+      else
+        d0[i] = d, anyfree = 1;
+    }
+    s->line_ok[e] = (unsigned char)(ok && anyfree ? 2 : 0);
+  }
+  fea_index run = 0; /* steps of the same kind from e on, counted backwards */
+  unsigned char next = 0;
+  s->line_batches = 0;
+  for (fea_index e = ne - 1; e >= 0; e--) {
+    const unsigned char kind = s->line_ok[e];
+    int same = kind && kind == next;
+    if (same && kind == 2) /* boundary steps: the same in every lane */
+      same = !memcmp(s->brow + ((fea_index)s->brow_at[e] * 2 + 1) * nb,
+                     s->brow + ((fea_index)s->brow_at[e + 1] * 2 + 1) * nb,
+                     (size_t)nb * sizeof *s->brow);
+    run = kind ? (same ? run + 1 : 1) : 0;
+    next = kind;
+    s->line_ok[e] = (unsigned char)(run >= W - 1 ? kind : 0);
+    s->line_batches += s->line_ok[e] != 0;
+  }
+  /* Chains: unit-stride DoFs of one class by offset, split where an offset
+   * is skipped; the rest singles. */
+  int order[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  s->nchain = s->nsingle = 0;
+  int nd = 0;
+  for (int c = 0; c < nfc; c++) {
+    if (s->lstride[c] != 1) continue;
+    int k = 0;
+    for (int i = 0; i < nb; i++)
+      if (s->fcls[i] == c) {
+        int j = k++; /* insertion by offset */
+        while (j > 0 && s->foff[order[j - 1]] > s->foff[i]) {
+          order[j] = order[j - 1];
+          j--;
+        }
+        order[j] = i;
+      }
+    for (int j = 0; j < k; j++) {
+      if (j == 0 || s->foff[order[j]] != s->foff[order[j - 1]] + 1)
+        s->chain_start[s->nchain++] = nd;
+      s->chain_dof[nd++] = order[j];
+    }
+  }
+  s->chain_start[s->nchain] = nd;
+  for (int i = 0; i < nb; i++)
+    if (s->lstride[s->fcls[i]] != 1) s->single_dof[s->nsingle++] = i;
+  return FEA_SUCCESS;
+}
+
 /* The DoF classes of the space's numbering, and of the free rows of the
  * elements whose DoFs are all free (see sf_state). */
 static fea_status build_base(const fea_problem *pb, sf_state *s) {
@@ -248,10 +367,29 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
     goto done;
   }
   s->bytes += (uint64_t)ne * (uint64_t)s->nfclass * sizeof *s->fbase;
+  st = build_line(pb, s, use, dofs);
 done:
   free(dofs);
   free(use);
   return st;
+}
+
+/* sf_state.pidx and pmask for 8 lanes: element g = st l of lane l lies in
+ * load g / 8 at lane g % 8; load 0 and 1 are merged first, then each
+ * further load into the lanes it holds (the others kept). */
+static void strided_tables(sf_state *s) {
+  memset(s->pidx, 0, sizeof s->pidx);
+  memset(s->pmask, 0, sizeof s->pmask);
+  for (int st = 2; st <= SF_MAX_LANES; st++)
+    for (int j = 0; j < st; j++)
+      for (int l = 0; l < SF_MAX_LANES; l++) {
+        const int g = st * l, src = g / 8, lane = g % 8;
+        if (src == j) s->pmask[st][j] |= (unsigned char)(1u << lane);
+        if (j == 0) continue;
+        if (src == j) s->pidx[st][j][l] = 8 + lane;
+        else if (j == 1 && src == 0) s->pidx[st][j][l] = lane;
+        else s->pidx[st][j][l] = l;
+      }
 }
 
 fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
@@ -279,6 +417,12 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   describe(s);
+  strided_tables(s);
+  if (s->line_ok) {
+    const size_t used = strlen(s->desc);
+    snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride",
+             s->chain_start[s->nchain], s->nb);
+  }
   *state = s;
   return FEA_SUCCESS;
 }
@@ -287,7 +431,10 @@ static fea_status sf_create(const fea_problem *pb, void **state) {
   return fea_sumfact_create_with(pb, NULL, 0, state);
 }
 
-static int sf_batch_size(const void *state) { return ((const sf_state *)state)->isa->lanes; }
+/* Eight lane batches per call (64 elements with AVX-512, the operator's
+ * limit): enough consecutive elements for apply_add to find line batches
+ * that do not start where a call does, and few runs cut by a call's end. */
+static int sf_batch_size(const void *state) { return 8 * ((const sf_state *)state)->isa->lanes; }
 
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
@@ -373,6 +520,9 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
       const double *xc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
       for (int c = 0; c < nfc; c++) xc[c] = x + s->fbase[e * nfc + c];
       for (int i = 0; i < nb; i++) X[i * W + l] = xc[s->fcls[i]][s->foff[i]];
+    } else if (s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
+      const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
+      for (int i = 0; i < nb; i++) X[i * W + l] = rows[i] >= 0 ? x[rows[i]] : 0.0;
     } else {
       const fea_index *be = s->base + e * nc;
       for (int i = 0; i < nb; i++) {
@@ -384,50 +534,144 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
   if (s->per_span) gather(s, elems, m, NULL, b, lt); /* tables only */
 }
 
-/* Gather, kernel and scatter in one: each element's results are added into
- * the target straight from the lanes, element by element in the batch's
- * order; elements whose every DoF the caller may write (elem_blk[e] == blk)
- * without a test per DoF. */
-static void sf_apply_add(const void *state, const fea_index *elems, int count,
-                         const double *x_full, const fea_mf_target *tg, double *scratch) {
-  const sf_state *s = state;
-  const int W = s->isa->lanes, nb = s->nb;
-  sf_batch b;
-  double *lt;
-  batch_init(s, scratch, &b, &lt);
+/* One batch of m <= W elements of the general path: gather, kernel, and
+ * each element's results added from its lane. Returns the adds done. */
+static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, const double *x,
+                              const fea_mf_target *tg, sf_batch *b, double *lt) {
+  const int W = s->isa->lanes, nb = s->nb, fr = tg->free_rows;
   double *yt = tg->y;
-  const int fr = tg->free_rows;
   const int nc = s->nclass, *cls = s->cls, *off = s->off;
   const int nfc = fr ? s->nfclass : nc, *fcls = fr ? s->fcls : cls, *foff = fr ? s->foff : off;
   const fea_index *fbase = fr ? s->fbase : s->base;
   uint64_t n = 0;
-  for (int start = 0; start < count; start += W) {
-    int m = count - start < W ? count - start : W;
-    if (fr)
-      gather_rows(s, elems + start, m, x_full, tg, &b, lt);
-    else
-      gather(s, elems + start, m, x_full, &b, lt);
-    s->fn(&b);
-    const double *Y = b.y;
-    for (int l = 0; l < m; l++) {
-      const fea_index e = elems[start + l];
-      if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) { /* every DoF: no tests */
-        const fea_index *be = fbase + e * nfc;
-        double *yc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
-        for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
-        for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
-        n += (uint64_t)nb;
-        continue;
-      }
-      const fea_index *be = s->base + e * nc;
+  if (fr)
+    gather_rows(s, elems, m, x, tg, b, lt);
+  else
+    gather(s, elems, m, x, b, lt);
+  s->fn(b);
+  const double *Y = b->y;
+  for (int l = 0; l < m; l++) {
+    const fea_index e = elems[l];
+    if (nfc && tg->elem_blk && tg->elem_blk[e] == tg->blk) { /* every DoF: no tests */
+      const fea_index *be = fbase + e * nfc;
+      double *yc[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+      for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
+      for (int i = 0; i < nb; i++) yc[fcls[i]][foff[i]] += Y[i * W + l];
+      n += (uint64_t)nb;
+      continue;
+    }
+    if (fr && s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
+      const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
       for (int i = 0; i < nb; i++) {
-        const fea_index d = be[cls[i]] + off[i], r = tg->row[d];
+        const fea_index r = rows[i];
         if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
-        yt[fr ? r : d] += Y[i * W + l];
+        yt[r] += Y[i * W + l];
         n++;
       }
+      continue;
+    }
+    const fea_index *be = s->base + e * nc;
+    for (int i = 0; i < nb; i++) {
+      const fea_index d = be[cls[i]] + off[i], r = tg->row[d];
+      if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
+      yt[fr ? r : d] += Y[i * W + l];
+      n++;
     }
   }
+  return n;
+}
+
+/* Whether element e may be a lane of a line batch of this kind under
+ * this call's target: kind 1, every DoF free and writable (elem_blk);
+ * kind 2, a boundary element where no ownership restricts the rows. */
+static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
+  return kind == 1 ? tg->elem_blk[e] == tg->blk : !tg->owner && s->brow_at[e] >= 0;
+}
+
+/* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
+ * they are consecutive from an element that starts a line batch, each a
+ * valid lane (lane_ok); else, when only W / 2 <= r < W such elements
+ * follow (the end of a line's run, or of the call), the batch that ends
+ * with them, whose first W - r lanes are zeroed (*skip = W - r): they must
+ * be valid lanes that this call has just served (elems[-j] for j <= W - r,
+ * done of them before elems), so that the zeros go only where this thread
+ * adds anyway. Returns the batch's kind (line_ok). */
+static int line_batch(const sf_state *s, const fea_index *elems, int done, int left,
+                      const fea_mf_target *tg, int *skip) {
+  const int W = s->isa->lanes;
+  const fea_index e0 = elems[0];
+  const int kind = tg->elem_blk[e0] == tg->blk ? 1 : 2;
+  int r = 0;
+  while (r < W && r < left && elems[r] == e0 + r && lane_ok(s, tg, e0 + r, kind)) r++;
+  if (r < W / 2) return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
+  const fea_index start = e0 - (W - r);
+  if (start < 0 || W - r > done || s->line_ok[start] != kind) return 0;
+  for (int j = 1; j <= W - r; j++) /* this call's elements just before: done by this thread */
+    if (elems[-j] != e0 - j || !lane_ok(s, tg, e0 - j, kind)) return 0;
+  *skip = W - r;
+  return kind;
+}
+
+/* Gather, kernel and scatter in one. On the reduced vectors (free_rows),
+ * runs of W consecutive elements that start a line batch (sf_state) are
+ * gathered and added with lane vectors (the last r < W of a run in the
+ * batch that ends with them, its other lanes zero: adding their zero
+ * results changes nothing); the other elements are collected,
+ * in order, into general batches, whose results are added element by
+ * element from their lanes (elements whose every DoF the caller may write,
+ * elem_blk[e] == blk, without a test per DoF). The adds of different
+ * batches come in another order than elems then: the strategies that call
+ * this (SERIAL, COLORING, PRIVATE_BUFFERS) let no other thread write the
+ * rows meanwhile, so only the rounding can change. */
+static void sf_apply_add(const void *state, const fea_index *elems, int count,
+                         const double *x_full, const fea_mf_target *tg, double *scratch) {
+  const sf_state *s = state;
+  const int W = s->isa->lanes, nfc = s->nfclass;
+  sf_batch b;
+  double *lt;
+  batch_init(s, scratch, &b, &lt);
+  uint64_t n = 0;
+  const int line = tg->free_rows && s->line_ok && tg->elem_blk;
+  fea_index pend[SF_MAX_LANES];
+  int np = 0;
+  for (int k = 0; k < count;) {
+    int skip, kind;
+    if (line && (kind = line_batch(s, elems + k, k, count - k, tg, &skip)) != 0) {
+      const fea_index e0 = elems[k] - skip;
+      const fea_index *base = s->fbase + e0 * nfc;
+      const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * 2 * s->nb : NULL;
+      double *X = (double *)b.x;
+      if (kind == 1)
+        s->isa->line_gather(s, base, x_full, X);
+      else
+        s->isa->bline_gather(s, rows, x_full, X);
+      if (skip)
+        for (int i = 0; i < s->nb; i++)
+          for (int l = 0; l < skip; l++) X[i * W + l] = 0.0;
+      if (s->per_span) { /* tables only */
+        fea_index el[SF_MAX_LANES];
+        for (int l = 0; l < W; l++) el[l] = e0 + l;
+        gather(s, el, W, NULL, &b, lt);
+      }
+      s->fn(&b);
+      int nfree = s->nb;
+      if (kind == 1) {
+        s->isa->line_scatter(s, base, b.y, tg->y);
+      } else {
+        s->isa->bline_scatter(s, rows, b.y, tg->y);
+        for (int i = 0; i < s->nb; i++) nfree -= rows[i] < 0;
+      }
+      n += (uint64_t)(W - skip) * (uint64_t)nfree;
+      k += W - skip;
+      continue;
+    }
+    pend[np++] = elems[k++];
+    if (np == W) {
+      n += general_batch(s, pend, np, x_full, tg, &b, lt);
+      np = 0;
+    }
+  }
+  if (np) n += general_batch(s, pend, np, x_full, tg, &b, lt);
   *tg->updates += n;
 }
 

@@ -40,6 +40,21 @@ typedef struct sf_batch {
 
 typedef void (*sf_kernel_fn)(const sf_batch *b);
 
+struct sf_state;
+/* Line batches (see sf_state.line_ok): X = the lanes of the batch whose
+ * first element's free-row class bases are base; the scatter adds Y into y. */
+typedef void (*sf_line_gather_fn)(const struct sf_state *s, const fea_index *base,
+                                  const double *x, double *X);
+typedef void (*sf_line_scatter_fn)(const struct sf_state *s, const fea_index *base,
+                                   const double *Y, double *y);
+/* Boundary line batches: rows[i] is the free row of DoF i in the first
+ * lane (-1: Dirichlet in every lane, read as zero and never written),
+ * rows[nb + i] its step from one lane to the next. */
+typedef void (*sf_bline_gather_fn)(const struct sf_state *s, const fea_index *rows,
+                                   const double *x, double *X);
+typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *rows,
+                                    const double *Y, double *y);
+
 /* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = N in
  * every direction (p = N - 1 = 1..8; the quadrature rule is folded into the
  * tables, so any n_q); generic serves any sizes. */
@@ -49,6 +64,10 @@ typedef struct sf_isa {
   int (*available)(void);
   sf_kernel_fn fixed[3][SF_MAX_N + 1];
   sf_kernel_fn generic;
+  sf_line_gather_fn line_gather;
+  sf_line_scatter_fn line_scatter;
+  sf_bline_gather_fn bline_gather;
+  sf_bline_scatter_fn bline_scatter;
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -94,6 +113,44 @@ typedef struct sf_state {
   fea_index *fbase;
   int fcls[SF_MAX_N * SF_MAX_N * SF_MAX_N];
   int foff[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  /* Line batches: W elements e0 .. e0 + W - 1 with every DoF free whose
+   * free-row class bases advance by a fixed stride per class from one
+   * element to the next (consecutive elements along x of a structured mesh
+   * or a B-spline patch): lane l of DoF i is then at
+   * fbase[e0][fcls[i]] + foff[i] + l * lstride[fcls[i]], so the gather
+   * loads lane vectors (unit stride: one unaligned vector load) and the
+   * scatter adds them back with vector read-modify-writes instead of
+   * W x nb scalar ones. line_ok[e0] says whether e0 starts such a batch
+   * (NULL: none does). Unit-stride DoFs of one class at offsets o, o + 1,
+   * ..., o + k (the DoFs one element shares with the next along x) form a
+   * chain: their lanes overlap shifted by one, so the scatter sums them in
+   * registers (lane shifts) into one vector at o and k scalar tail adds,
+   * and never adds twice into one entry within a vector. Other DoFs
+   * (stride > 1) are gathered and added lane by lane, one DoF after the
+   * other (distinct addresses within a DoF, since the stride is not 0). */
+  unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below) */
+  /* Boundary lines: elements with a Dirichlet DoF keep their DoFs' free
+   * rows and each row's step to the next element (brow + brow_at[e] * 2 nb:
+   * nb rows, nb steps; brow_at -1 for the others). W consecutive such
+   * elements with the same Dirichlet DoFs and the same steps form a
+   * boundary line batch (line_ok 2), gathered and added DoF by DoF with
+   * lane vectors (no chains); only where no ownership restricts the rows
+   * (SERIAL). */
+  fea_index *brow;
+  int *brow_at;
+  /* Strided lane loads without a gather (AVX-512): lanes p[0], p[st], ...,
+   * p[7 st] for st = 2..8 from st masked vector loads at p + 8 j merged by
+   * st - 1 two-source permutes: pmask[st][j] the lanes load j needs,
+   * pidx[st][j] (j >= 1) the permute that merges load j. */
+  _Alignas(64) long long pidx[SF_MAX_LANES + 1][SF_MAX_LANES][SF_MAX_LANES];
+  unsigned char pmask[SF_MAX_LANES + 1][SF_MAX_LANES];
+  int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* per free class */
+  int nchain;                                   /* unit-stride chains */
+  int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */
+  int chain_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* DoFs by chain, offsets increasing */
+  int nsingle;                                  /* DoFs of classes with stride > 1 */
+  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  fea_index line_batches;                       /* elements that start one (for describe) */
   const sf_isa *isa;
   sf_kernel_fn fn;
   int instantiated;

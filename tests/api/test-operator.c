@@ -317,3 +317,46 @@ Test(operator, tsx_refused_or_runs) {
   fea_operator_destroy(&op);
   op_fixture_free(&x);
 }
+
+/* Sum factorization's line batches (W consecutive elements along x,
+ * src/matrixfree/sumfact.c) need lines longer than a batch: every strategy
+ * on 1, 2 and 4 threads against the reference matrix, twice each (plans and
+ * batches reused), on meshes with 11 to 21 elements per line (odd ones too:
+ * runs that end inside a batch), Dirichlet boundary included. */
+Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 300) {
+  const fea_update_strategy ss[] = {FEA_UPDATE_SERIAL,   FEA_UPDATE_COLORING,
+                                    FEA_UPDATE_ATOMIC_CAS, FEA_UPDATE_MUTEX,
+                                    FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
+  const op_family fams[] = {{"Q1 3D", 0, 3, 1, 0, 13}, {"Q2 3D", 0, 3, 2, 0, 11},
+                            {"Q1 2D", 0, 2, 1, 0, 19}, {"Q3 2D", 0, 2, 3, 0, 21},
+                            {"B p2 3D", 1, 3, 2, 0, 11}, {"B p1 2D", 1, 2, 1, 0, 17}};
+  const int threads[] = {1, 2, 4};
+  for (size_t i = 0; i < sizeof fams / sizeof *fams; i++)
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+      op_fixture x;
+      op_fixture_make(&x, "/cpu/threads", threads[t], &fams[i], NULL);
+      double *xin = test_x(x.nf), *yref = calloc((size_t)x.nf + 1, sizeof *yref);
+      double *y = calloc((size_t)x.nf + 1, sizeof *y);
+      cr_assert_eq(fea_matrix_multiply(x.ref, xin, yref), FEA_SUCCESS);
+      for (size_t k = 0; k < sizeof ss / sizeof *ss; k++) {
+        fea_operator *op = make_op(&x, FEA_OPERATOR_MF_SUMFACT, ss[k]);
+        fea_operator_info info = FEA_OPERATOR_INFO_INIT;
+        cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
+        if (op_sumfact_built(&info))
+          cr_expect(strstr(info.kernel, "lines:") != NULL, "%s: no line batches: %s",
+                    fams[i].name, info.kernel);
+        for (int rep = 0; rep < 2; rep++) {
+          apply_host(&x, op, xin, y);
+          double rel = op_rel_diff(y, yref, x.nf);
+          cr_expect(rel <= 1e-13, "%s, %d threads, %s (%s): %.3g from the reference",
+                    fams[i].name, threads[t], fea_update_strategy_name(info.strategy_run),
+                    info.kernel, rel);
+        }
+        fea_operator_destroy(&op);
+      }
+      free(xin);
+      free(y);
+      free(yref);
+      op_fixture_free(&x);
+    }
+}

@@ -351,12 +351,14 @@ Test(sumfact, unknown_instruction_set_is_refused) {
  * (each block's call adds its rows only); on the problem as it is (Dirichlet
  * boundary) and with every DoF made free (no boundary: every element takes
  * the fast path). */
-static void check_apply_add(fea_problem *pb) {
+static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
   const fea_index ne = pb->space->num_elements, N = pb->space->num_dofs, nf = pb->num_free;
   const int nb = pb->space->dofs_per_element;
   void *st;
-  cr_assert_eq(k->create(pb, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
+  fea_status cs = fea_sumfact_create_with(pb, isa, 0, &st);
+  if (cs == FEA_ERR_UNSUPPORTED && isa) return; /* not on this CPU */
+  cr_assert_eq(cs, FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
   const int W = k->batch(st);
   double *xf = calloc((size_t)N + 1, sizeof *xf), *xr = calloc((size_t)nf + 1, sizeof *xr);
   double *yref = calloc((size_t)nf + 1, sizeof *yref), *ye = malloc((size_t)(W * nb) * sizeof *ye);
@@ -368,7 +370,11 @@ static void check_apply_add(fea_problem *pb) {
     fea_index r = pb->free_index[d];
     if (r >= 0) xf[d] = xr[r] = urand();
   }
-  for (fea_index r = 0; r < nf; r++) owner[r] = (int)((r / 7) % 3);
+  int *owner3 = malloc((size_t)nf * sizeof *owner3 + 1);
+  for (fea_index r = 0; r < nf; r++) {
+    owner[r] = (int)((r / 7) % 3);   /* scattered: few elements owned whole */
+    owner3[r] = (int)(r * 3 / nf);   /* three contiguous blocks, as PRIVATE_BUFFERS */
+  }
   for (fea_index e = 0; e < ne; e++) elems[e] = e; /* element order, as the strategies visit */
   /* Reference: apply, then add the free rows. */
   double big = 0;
@@ -385,25 +391,26 @@ static void check_apply_add(fea_problem *pb) {
     }
   }
   for (int fr = 0; fr < 2; fr++)
-    for (int own = 0; own < 2; own++)
+    for (int own = 0; own < 3; own++)
       for (int flags = 0; flags < 2; flags++) {
+        const int *ow = own == 2 ? owner3 : owner;
         for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
           int b = 0;
           for (int i = 0; i < nb && b >= 0; i++) {
             fea_index r = pb->free_index[dofs[i]];
             if (r < 0) b = -1;
-            else if (own) b = i == 0 || owner[r] == b ? owner[r] : -1;
+            else if (own) b = i == 0 || ow[r] == b ? ow[r] : -1;
           }
           eb[e] = b;
         }
         double *y = calloc((size_t)(fr ? nf : N) + 1, sizeof *y);
         uint64_t updates = 0;
         for (int blk = 0; blk < (own ? 3 : 1); blk++) {
-          fea_mf_target tg = {y, pb->free_index, own ? owner : NULL, blk, flags ? eb : NULL,
+          fea_mf_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags ? eb : NULL,
                               &updates, fr};
-          for (fea_index e0 = 0; e0 < ne; e0 += 3) { /* short batches too */
-            int m = (int)(ne - e0 < 3 ? ne - e0 : 3);
+          for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
+            int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
             k->apply_add(st, elems + e0, m, fr ? xr : xf, &tg, scratch);
           }
         }
@@ -415,26 +422,34 @@ static void check_apply_add(fea_problem *pb) {
           }
           double v = fr ? y[r] : y[d];
           cr_assert(fabs(v - yref[r]) <= 1e-13 * big,
-                    "apply_add (free_rows %d, owners %d, flags %d) row %lld: %.17g vs %.17g", fr,
-                    own, flags, (long long)r, v, yref[r]);
+                    "apply_add (chunk %d, free_rows %d, owners %d, flags %d) row %lld: %.17g vs "
+                    "%.17g [%s]", chunk, fr, own, flags, (long long)r, v, yref[r],
+                    k->describe(st));
         }
         free(y);
       }
   k->destroy(st);
   free(xf), free(xr), free(yref), free(ye), free(scratch), free(dofs), free(elems), free(owner);
-  free(eb);
+  free(owner3), free(eb);
+}
+
+/* apply_add with every instruction set this CPU has (each has its own
+ * line gather and scatter). */
+static void check_apply_add(fea_problem *pb, int chunk) {
+  const char *isas[] = {"avx512", "avx2", "baseline"};
+  for (int i = 0; i < 3; i++) check_apply_add_isa(pb, chunk, isas[i]);
 }
 
 /* The problem's own boundary, then with every DoF free (swapped in). */
 static void apply_add_both_ways(fea_problem *pb) {
-  check_apply_add(pb);
+  check_apply_add(pb, 3);
   const fea_index N = pb->space->num_dofs;
   fea_index *keep = pb->free_index, nf = pb->num_free;
   fea_index *all = malloc((size_t)N * sizeof *all);
   for (fea_index d = 0; d < N; d++) all[d] = d;
   pb->free_index = all;
   pb->num_free = N;
-  check_apply_add(pb);
+  check_apply_add(pb, 3);
   pb->free_index = keep;
   pb->num_free = nf;
   free(all);
@@ -465,4 +480,65 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
   apply_add_both_ways(pb);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
+}
+
+/* Line batches (W consecutive all-free elements along x, sumfact.c): lines
+ * longer than a batch, of odd length, and shorter than one; calls of 3
+ * (too short for a line batch), 6 (a line batch ends inside the call,
+ * leading lanes zeroed), 8 and batch() elements (whole line batches, and runs cut by the call),
+ * with and without a boundary, owners scattered and in contiguous blocks. */
+static void apply_add_chunks(fea_problem *pb, int expect_lines) {
+  void *st;
+  const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
+  cr_assert_eq(k->create(pb, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
+  const int B = k->batch(st);
+  if (expect_lines)
+    cr_assert(strstr(k->describe(st), "lines:"), "no line batches: %s", k->describe(st));
+  k->destroy(st);
+  const int chunks[] = {3, 6, 8, B};
+  for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
+  const fea_index N = pb->space->num_dofs;
+  fea_index *keep = pb->free_index, nf = pb->num_free;
+  fea_index *all = malloc((size_t)N * sizeof *all);
+  for (fea_index d = 0; d < N; d++) all[d] = d;
+  pb->free_index = all;
+  pb->num_free = N;
+  for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
+  pb->free_index = keep;
+  pb->num_free = nf;
+  free(all);
+}
+
+Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
+  /* elements along x: 19 (odd, > 2 batches of 8 with a boundary), 4 (< a batch) */
+  const int nx[] = {19, 4};
+  for (int t = 0; t < 2; t++)
+    for (int dim = 2; dim <= 3; dim++)
+      for (int p = 1; p <= (dim == 2 ? 4 : 3); p++) {
+        fea_mesh_desc md = FEA_MESH_DESC_INIT;
+        md.dim = dim;
+        md.n[0] = nx[t];
+        for (int k = 1; k < dim; k++) md.n[k] = 3 + k;
+        fea_mesh *m;
+        fea_space *s;
+        cr_assert_eq(fea_mesh_create_structured(ctx, &md, &m), FEA_SUCCESS);
+        cr_assert_eq(fea_space_create_lagrange(m, p, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
+        fea_problem *pb = poisson(s, 0.8, 0);
+        apply_add_chunks(pb, nx[t] > 8);
+        fea_problem_destroy(&pb);
+        fea_space_destroy(&s);
+        fea_mesh_destroy(&m);
+      }
+  for (int dim = 2; dim <= 3; dim++)
+    for (int p = 1; p <= (dim == 2 ? 8 : 3); p++) { /* p >= 7: chains of W and more DoFs */
+      fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+      bd.dim = dim;
+      for (int k = 0; k < dim; k++) bd.degree[k] = p, bd.n[k] = k == 0 ? 17 + p : 2 + k;
+      fea_space *s;
+      cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
+      fea_problem *pb = poisson(s, 1.3, 0);
+      apply_add_chunks(pb, 1);
+      fea_problem_destroy(&pb);
+      fea_space_destroy(&s);
+    }
 }
