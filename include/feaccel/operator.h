@@ -21,8 +21,10 @@
  *
  * Applying one operator from several threads at once is not supported (an
  * operator keeps its gather and scatter buffers); different operators may be
- * applied concurrently. Only host-memory backends (/cpu/...) have operators
- * so far: elsewhere fea_operator_create() answers FEA_ERR_UNSUPPORTED.
+ * applied concurrently. On /gpu/cuda (compiled, not yet run on a GPU) the
+ * operator's data is built on the host and uploaded: CSR, element matrices
+ * (ATOMIC_CAS/AUTO or COLORING), sum factorization falling back to element
+ * matrices; vectors are device vectors of that context. See docs/operators.md.
  */
 #ifndef FEACCEL_OPERATOR_H
 #define FEACCEL_OPERATOR_H
@@ -69,7 +71,8 @@ typedef struct fea_operator_desc {
  *        must belong to this context
  * @param desc options, or NULL for FEA_OPERATOR_DESC_INIT
  * @return FEA_ERR_INVALID_ARG for an unknown kind or strategy;
- *         FEA_ERR_UNSUPPORTED for TSX without usable RTM or a device backend.
+ *         FEA_ERR_UNSUPPORTED for TSX without usable RTM, or on a device backend
+ *         for strategies other than AUTO, ATOMIC_CAS and COLORING.
  */
 FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
                                        const fea_operator_desc *desc, fea_operator **out);

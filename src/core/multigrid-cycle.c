@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "context.h"
 #include "dense.h"
 #include "error.h"
@@ -75,6 +76,10 @@ static fea_status build_operators(fea_mg *mg) {
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = mg->desc.operator_kind;
   od.strategy = mg->desc.strategy;
+  /* The cycle works on host arrays: device operators would hand it device pointers. */
+  FEA_CHECK(mg->ctx->backend->mem == FEA_MEM_HOST, mg->ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid runs on host-memory backends only so far; '%s' keeps vectors on a device",
+            mg->ctx->resource);
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
     if (l > 0 && l + 1 == mg->num_levels) break;

@@ -11,7 +11,7 @@
 #include "dense.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
-#define FEA_BACKEND_ABI 2u
+#define FEA_BACKEND_ABI 3u
 
 /* Where a backend keeps vector and matrix data. Ops are only delegated between
  * backends of the same memory space: host code must never see device pointers. */
@@ -40,8 +40,8 @@ struct fea_vector_ops {
   fea_status (*nrm2)(fea_context *ctx, const fea_vector *x, double *r);
 };
 
-/* Operators are filled by a later issue; declared so the vtable layout is
- * fixed now. The multifrontal ops are in multifrontal.h. */
+/* Operators on device memory are in operator-device.h (host backends leave
+ * the slot NULL). The multifrontal ops are in multifrontal.h. */
 struct fea_operator_ops;
 struct fea_multifrontal_ops;
 /* The prehandled solver's M1 on device memory (m1-device.h); host backends

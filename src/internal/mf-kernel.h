@@ -62,6 +62,19 @@ typedef struct fea_mf_kernel_ops {
   const char *(*describe)(const void *state);
 } fea_mf_kernel_ops;
 
+/* The element-matrix kernel's data, read-only (for device uploads):
+ * K[g * nb * nb + i * nb + j] row-major per group, group[e] each element's. */
+typedef struct fea_em_view {
+  int nb;
+  fea_index ne, ngroups;
+  const fea_index *edofs;   /* ne x nb */
+  const double *K;          /* ngroups x nb x nb */
+  const fea_index *group;   /* ne */
+} fea_em_view;
+
+/* The view of an element-matrix kernel state (element-matrix.c). */
+void fea_mf_element_matrix_view(const void *state, fea_em_view *view);
+
 extern const fea_mf_kernel_ops fea_mf_kernel_element_matrix;  /* element-matrix.c */
 extern const fea_mf_kernel_ops fea_mf_kernel_sumfact;         /* sumfact*.c */
 

@@ -3,8 +3,9 @@
  * alike. fea_cg_run is the one iteration (fea_cg_solve runs it with Jacobi or
  * nothing, multigrid with a cycle as preconditioner). Vector updates go
  * through fea_vector_* (the backend's BLAS); the Jacobi scaling is the one
- * elementwise product BLAS lacks, done here on the host arrays (operators
- * exist on host backends only). */
+ * elementwise product BLAS lacks: a loop on host arrays, or the backend's
+ * pointwise_mul on a device-memory backend (operator-device.h), where the
+ * diagonal is inverted on the host once and uploaded. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 #include "context.h"
 #include "error.h"
+#include "backend.h"
 #include "operator.h"
+#include "operator-device.h"
 #include "vector.h"
 
 #define CG_NVEC 4
@@ -37,6 +40,10 @@ static fea_status work_alloc(const fea_operator *A, cg_work *w) {
   return FEA_SUCCESS;
 }
 
+static int on_device(const fea_operator *A) {
+  return A->ctx->backend->mem != FEA_MEM_HOST;
+}
+
 /* 1 / diag(A) for Jacobi, into *dinv (freed by the caller, also on error). */
 static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
   const fea_index n = A->num_free;
@@ -44,7 +51,12 @@ static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
   FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
             (long long)n);
   FEA_CALL(A->impl->diagonal(A, d));
-  for (fea_index i = 0; i < n; i++) {
+  return FEA_SUCCESS;
+}
+
+/* The inversion with its check, on a host array. */
+static fea_status jacobi_invert(const fea_operator *A, double *d) {
+  for (fea_index i = 0; i < A->num_free; i++) {
     FEA_CHECK(d[i] > 0.0 && isfinite(d[i]), A->ctx, FEA_ERR_NOT_POSDEF,
               "diagonal entry %lld of the operator is %g: Jacobi needs positive entries",
               (long long)i, d[i]);
@@ -53,13 +65,28 @@ static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
   return FEA_SUCCESS;
 }
 
+/* Device: the diagonal in a device vector, inverted on the host, uploaded. */
+static fea_status jacobi_alloc_device(const fea_operator *A, fea_vector **dvec, double **host) {
+  const fea_index n = A->num_free;
+  FEA_CALL(fea_vector_create(A->ctx, n, FEA_F64, dvec));
+  FEA_CALL(A->impl->diagonal(A, (*dvec)->data));
+  double *d = *host = malloc(((size_t)n + 1) * sizeof *d);
+  FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
+            (long long)n);
+  FEA_CALL(fea_vector_read(*dvec, n, FEA_F64, d));
+  FEA_CALL(jacobi_invert(A, d));
+  return fea_vector_write(*dvec, n, FEA_F64, d);
+}
+
 typedef struct jacobi_data {
   fea_index n;
-  const double *dinv;
+  const double *dinv;     /* host array, or device array with ctx set */
+  fea_context *ctx;       /* device: the backend's pointwise_mul runs */
 } jacobi_data;
 
 static fea_status jacobi_apply(void *user, const double *r, double *z) {
   const jacobi_data *j = user;
+  if (j->ctx) return j->ctx->backend->op->pointwise_mul(j->ctx, j->n, j->dinv, r, z);
   for (fea_index i = 0; i < j->n; i++) z[i] = j->dinv[i] * r[i];
   return FEA_SUCCESS;
 }
@@ -74,6 +101,7 @@ static fea_status timed_apply(const fea_operator *A, const fea_vector *x, fea_ve
                               double *apply_s) {
   double t = omp_get_wtime();
   fea_status st = A->impl->apply(A, x->data, y->data, 0);
+  if (st == FEA_SUCCESS && on_device(A)) st = A->ctx->backend->op->sync(A->ctx); /* async */
   *apply_s += omp_get_wtime() - t;
   return st;
 }
@@ -186,11 +214,24 @@ fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *
   const double t0 = omp_get_wtime();
   fea_cg_stats s = FEA_CG_STATS_INIT;
   double *dinv = NULL;
-  jacobi_data jd = {A->num_free, NULL};
-  fea_status st = d.jacobi ? jacobi_alloc(A, &dinv) : FEA_SUCCESS;
-  jd.dinv = dinv;
+  fea_vector *ddinv = NULL;
+  jacobi_data jd = {A->num_free, NULL, NULL};
+  fea_status st = FEA_SUCCESS;
+  if (d.jacobi && on_device(A)) {
+    FEA_CHECK(A->ctx->backend->op && A->ctx->backend->op->pointwise_mul, A->ctx,
+              FEA_ERR_UNSUPPORTED, "backend '%s' has no device Jacobi scaling",
+              A->ctx->resource);
+    st = jacobi_alloc_device(A, &ddinv, &dinv);
+    jd.dinv = ddinv ? ddinv->data : NULL;
+    jd.ctx = A->ctx;
+  } else if (d.jacobi) {
+    st = jacobi_alloc(A, &dinv);
+    if (st == FEA_SUCCESS) st = jacobi_invert(A, dinv);
+    jd.dinv = dinv;
+  }
   if (st == FEA_SUCCESS) st = fea_cg_run(A, b, x, &d, d.jacobi ? jacobi_apply : NULL, &jd, &s);
   free(dinv);
+  fea_vector_destroy(&ddinv);
   s.solve_s = omp_get_wtime() - t0;
   if (stats && st >= 0) {
     size_t n = stats->size < sizeof s ? stats->size : sizeof s;

@@ -295,6 +295,16 @@ static const char *em_describe(const void *state) {
   return ((const em_state *)state)->describe;
 }
 
+void fea_mf_element_matrix_view(const void *state, fea_em_view *view) {
+  const em_state *s = state;
+  view->nb = s->nb;
+  view->ne = s->ne;
+  view->ngroups = s->ngroups;
+  view->edofs = s->edofs;
+  view->K = s->K;
+  view->group = s->group;
+}
+
 const fea_mf_kernel_ops fea_mf_kernel_element_matrix = {
     .name = "element-matrix",
     .supports = em_supports,

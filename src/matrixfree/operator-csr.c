@@ -14,6 +14,7 @@
 #include "error.h"
 #include "matrix.h"
 #include "operator.h"
+#include "operator-device.h"
 
 typedef struct csr_op {
   fea_matrix *A;
@@ -110,4 +111,8 @@ fea_status fea_operator_csr_build(fea_operator *op) {
   op->info.memory_bytes = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index)) +
                           (uint64_t)(rows + 1) * sizeof(fea_index);
   return FEA_SUCCESS;
+}
+
+const fea_matrix *fea_operator_csr_matrix(const fea_operator *op) {
+  return op->impl == &csr_impl ? ((const csr_op *)op->data)->A : NULL;
 }

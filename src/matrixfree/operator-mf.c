@@ -32,6 +32,7 @@
 #include "context.h"
 #include "error.h"
 #include "operator.h"
+#include "operator-device.h"
 #include "pattern.h"
 
 #define MF_MAX_BATCH 64
@@ -269,6 +270,15 @@ static void mf_destroy(void *data) {
 }
 
 static const fea_operator_impl mf_impl = {mf_apply, mf_diagonal, mf_destroy};
+
+fea_status fea_operator_mf_kernel_state(const fea_operator *op, const fea_mf_kernel_ops **k,
+                                        const void **state) {
+  FEA_CHECK(op->impl == &mf_impl, op->ctx, FEA_ERR_STATE, "the operator is not matrix-free");
+  const mf_op *m = op->data;
+  *k = m->k;
+  *state = m->ks;
+  return FEA_SUCCESS;
+}
 
 /* The strategy (AUTO's pick), its availability and its plan. */
 static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy s) {
