@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "etree.h"
+#include "problem.h"
 
 typedef enum mf_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } mf_step;
 
@@ -46,6 +47,17 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
     /* The process-wide OpenBLAS count goes to 1 before the threads start;
      * each thread's override keeps the dense ops from raising it again. */
     fea_blas_use_threads(1);
+    /* The workers see the problem through a copy without a context (as the
+     * assembly strategies do, conc-run.c): a failing sigma or f then raises
+     * into the worker's thread slot only, never into the shared context's
+     * message or the user's log callback from several threads at once. */
+    fea_space space_copy = *f->problem->space;
+    space_copy.ctx = NULL;
+    fea_problem problem_copy = *f->problem;
+    problem_copy.ctx = NULL;
+    problem_copy.space = &space_copy;
+    fea_mf_factor fw = *f; /* shares every array; only problem differs */
+    fw.problem = &problem_copy;
 #pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
     {
       int prev = fea_blas_push_threads(1);
@@ -57,9 +69,9 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
       for (fea_index k = 0; k < count; k++) {
         double fl = 0, it = 0;
         fea_status st =
-            step == STEP_FACTOR ? fea_mf_cpu_factor_node(&local, f, nodes[k], &fl, &it)
-            : step == STEP_FORWARD ? fea_mf_cpu_forward_node(&local, f, sv, nodes[k])
-                                   : fea_mf_cpu_backward_node(&local, f, sv, nodes[k]);
+            step == STEP_FACTOR ? fea_mf_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
+            : step == STEP_FORWARD ? fea_mf_cpu_forward_node(&local, &fw, sv, nodes[k])
+                                   : fea_mf_cpu_backward_node(&local, &fw, sv, nodes[k]);
         flops += fl;
         integ += it;
         if (st < 0) {
@@ -67,8 +79,8 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
           if (bad < 0 || nodes[k] < bad) {
             bad = nodes[k];
             bad_st = st;
-            /* The thread's own slot: errors raised below on the problem's
-             * context (the forms) name their value there too. */
+            /* The thread's own slot holds the message (the forms raise
+             * on the context-less problem copy). */
             snprintf(why, sizeof why, "%s", fea_thread_last_error());
           }
         }
