@@ -137,6 +137,23 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 
 #define SF_SHIFT_UP(v, t) __builtin_shuffle((v), (sf_vd){0}, SF_FN(sf_up)[t])
 
+/* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
+ * one vector load at unit stride, masked loads and permutes for short
+ * strides (where the ISA has them), a gather otherwise. */
+static SF_TARGET inline void SF_FN(sf_lane_load)(const sf_state *s, const double *p,
+                                                 ptrdiff_t st, sf_vd *v) {
+  if (st == 1) {
+    memcpy(v, p, sizeof *v);
+    return;
+  }
+#if defined(SF_STRIDED)
+  *v = st >= 2 && st <= 8 ? SF_STRIDED(s, p, st) : SF_GATHER(p, st);
+#else
+  (void)s;
+  for (int l = 0; l < SF_W; l++) (*v)[l] = p[l * st];
+#endif
+}
+
 static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *base,
                                            const double *x, double *X) {
   sf_vd *Xv = (sf_vd *)X;
@@ -145,20 +162,7 @@ static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *
     const int c = s->fcls[i];
     const double *p = x + base[c] + s->foff[i];
     const ptrdiff_t st = s->lstride[c];
-    sf_vd v;
-    if (st == 1) {
-      memcpy(&v, p, sizeof v);
-    } else {
-#if defined(SF_STRIDED)
-      if (st >= 2 && st <= 8)
-        v = SF_STRIDED(s, p, st);
-      else
-        v = SF_GATHER(p, st);
-#else
-      for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
-#endif
-    }
-    Xv[i] = v;
+    SF_FN(sf_lane_load)(s, p, st, &Xv[i]);
   }
 }
 
@@ -201,19 +205,7 @@ static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index 
     sf_vd v = {0};
     if (rows[i] >= 0) {
       const double *p = x + rows[i];
-      const ptrdiff_t st = rows[nb + i];
-      if (st == 1) {
-        memcpy(&v, p, sizeof v);
-      } else {
-#if defined(SF_STRIDED)
-        if (st >= 2 && st <= 8)
-          v = SF_STRIDED(s, p, st);
-        else
-          v = SF_GATHER(p, st);
-#else
-        for (int l = 0; l < SF_W; l++) v[l] = p[l * st];
-#endif
-      }
+      SF_FN(sf_lane_load)(s, p, rows[nb + i], &v);
     }
     Xv[i] = v;
   }
