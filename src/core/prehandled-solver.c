@@ -138,10 +138,11 @@ static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **A
 
 /* A_h, the load and L for the current problem: what setup and the
  * condition-number diagnostics share. Kept until the problem changes. */
-static fea_status prepare(fea_solver *s) {
+static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *split_out) {
   fea_context *ctx = s->ctx;
   ph_solver *p = ph_of(s);
-  if (p->f) return FEA_SUCCESS;
+  if (p->f) /* prepared earlier (a diagnostic): rebuild only what the caller wants */
+    return At_out ? transformed(s, p->A, At_out, split_out) : FEA_SUCCESS;
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   p->load = malloc((size_t)(p->grid.num ? p->grid.num : 1) * sizeof *p->load);
@@ -151,6 +152,11 @@ static fea_status prepare(fea_solver *s) {
   if (st >= 0) st = fea_problem_assemble_reference(s->problem, &p->A, p->load);
   if (st >= 0) st = transformed(s, p->A, &At, &split);
   if (st >= 0) st = relay(s, fea_ph_factor_create(host_ctx(s), &p->grid, At, &p->f));
+  if (st >= 0 && At_out) { /* the caller's: S^T A S and the split are built once */
+    *At_out = At;
+    *split_out = split;
+    return FEA_SUCCESS;
+  }
   fea_matrix_destroy(&At);
   fea_ph_split_free(&split);
   if (st < 0) ph_reset(s);
@@ -186,12 +192,10 @@ static fea_status ph_setup(fea_solver *s) {
   fea_m1_destroy(&p->m1);
   s->ready = 0;
   const double t0 = fea_solver_now();
-  FEA_CALL(prepare(s));
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
-  fea_status st = transformed(s, p->A, &At, &split);
-  if (st >= 0)
-    st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
+  FEA_CALL(prepare(s, &At, &split));
+  fea_status st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
                                 &p->m1));
   fea_matrix_destroy(&At);
   fea_ph_split_free(&split);
@@ -388,7 +392,7 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
             (long long)p->grid.n0);
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
-  FEA_CALL(transformed(s, p->A, &At, &split));
+  FEA_CALL(prepare(s, &At, &split));
   fea_status st = relay(s, fea_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
                                                block ? kappa : NULL, block ? NULL : kappa));
   fea_matrix_destroy(&At);
@@ -399,9 +403,9 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
 fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, int steps,
                                     double *kappa) {
   ph_solver *p = ph_of(s);
-  FEA_CALL(prepare(s));
   if (which == FEA_PREHANDLED_MACRO_BLOCK || which == FEA_PREHANDLED_SCHUR)
     return dense_block_kappa(s, which, steps, kappa);
+  FEA_CALL(prepare(s, NULL, NULL));
   apply_ctx a = {.p = p, .A = p->A, .n = p->grid.num};
   a.tmp = malloc((size_t)a.n * sizeof *a.tmp);
   FEA_CHECK(a.tmp, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld values", (long long)a.n);
