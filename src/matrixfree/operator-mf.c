@@ -35,7 +35,7 @@
 #include "operator-device.h"
 #include "pattern.h"
 
-#define MF_MAX_BATCH 64
+#define MF_MAX_BATCH 256
 
 typedef struct mf_op {
   const fea_mf_kernel_ops *k;
@@ -130,7 +130,14 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     x->count = x->cursor = 0;
     x->blk = w->blk;
   }
-  while (x->cursor < x->count && x->elems[x->cursor] != e) x->cursor++;
+  /* Direct loops skip what a batch served (w->served) or visit it in
+   * order, so only the next element of the batch can be one already
+   * served: no search (a batch has up to MF_MAX_BATCH elements). */
+  if (w->direct) {
+    if (x->cursor < x->count && x->elems[x->cursor] != e) x->cursor = x->count;
+  } else {
+    while (x->cursor < x->count && x->elems[x->cursor] != e) x->cursor++;
+  }
   if (x->cursor == x->count) { /* not in the batch: start one here */
     int n = 0;
     x->elems[n++] = e;

@@ -431,10 +431,20 @@ static fea_status sf_create(const fea_problem *pb, void **state) {
   return fea_sumfact_create_with(pb, NULL, 0, state);
 }
 
-/* Eight lane batches per call (64 elements with AVX-512, the operator's
- * limit): enough consecutive elements for apply_add to find line batches
- * that do not start where a call does, and few runs cut by a call's end. */
-static int sf_batch_size(const void *state) { return 8 * ((const sf_state *)state)->isa->lanes; }
+/* Up to 32 lane batches per call (256 elements with AVX-512, the
+ * operator's limit): enough consecutive elements for apply_add to find line
+ * batches that do not start where a call does, few runs cut by a call's
+ * end, and the per-call costs (the strategy's visit, the batch set-up)
+ * spread thin: 64 -> 256 measured 6 - 8 % faster for 3D Q1 / Q2. Fewer for
+ * large elements, whose results (nb per element) the non-direct strategies
+ * keep for the whole call: about 32k doubles (256 KB) at most, and at
+ * least 8 batches. */
+static int sf_batch_size(const void *state) {
+  const sf_state *s = state;
+  int k = 4096 / s->nb;
+  k = k < 8 ? 8 : k > 32 ? 32 : k;
+  return k * s->isa->lanes;
+}
 
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
@@ -600,6 +610,14 @@ static int line_batch(const sf_state *s, const fea_index *elems, int done, int l
                       const fea_mf_target *tg, int *skip) {
   const int W = s->isa->lanes;
   const fea_index e0 = elems[0];
+  if (left >= W && s->line_ok[e0] == 1) { /* the common case, tested without branches */
+    int ok = 1;
+    for (int r = 0; r < W; r++) ok &= (elems[r] == e0 + r) & (tg->elem_blk[e0 + r] == tg->blk);
+    if (ok) {
+      *skip = 0;
+      return 1;
+    }
+  }
   const int kind = tg->elem_blk[e0] == tg->blk ? 1 : 2;
   int r = 0;
   while (r < W && r < left && elems[r] == e0 + r && lane_ok(s, tg, e0 + r, kind)) r++;
