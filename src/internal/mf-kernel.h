@@ -18,7 +18,9 @@
 /* Where apply_add adds: y[d] += (K_e x_e)_i for the element's DoFs d with
  * row[d] >= 0 and (owner == NULL or owner[row[d]] == blk); an element with
  * elem_blk[e] == blk has every DoF so (no test per DoF; elem_blk may be
- * NULL). updates is incremented by the adds done. With free_rows set, x and
+ * NULL); elem_blk[e] == -(blk + 2) says that e has a Dirichlet DoF and
+ * every one of its free rows is writable under blk (-1: neither). updates
+ * is incremented by the adds done. With free_rows set, x and
  * y are the reduced vectors (num_free entries, indexed by row[d]) instead
  * of full-DoF ones: Dirichlet DoFs read as zero and are never written. */
 typedef struct fea_mf_target {
@@ -26,7 +28,8 @@ typedef struct fea_mf_target {
   const fea_index *row;     /* per DoF: its free row, or -1 */
   const int *owner;         /* per free row: the block that may write it, or NULL */
   int blk;
-  const int *elem_blk;      /* per element: blk value under which all its DoFs are writable */
+  const int *elem_blk;      /* per element: blk value under which all its DoFs are writable,
+                               -(blk + 2): its free rows (it has Dirichlet DoFs), -1: none */
   uint64_t *updates;
   int free_rows;
 } fea_mf_target;

@@ -334,15 +334,21 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
             (long long)m->ne);
   const fea_index *fi = op->problem->free_index;
   const int *own = s == FEA_UPDATE_PRIVATE_BUFFERS ? m->plan.owner : NULL;
+  /* b: the one block that owns every free row so far (-1: none yet, -2:
+   * several); dir: a Dirichlet DoF seen. */
   for (fea_index e = 0; e < m->ne; e++) {
     const fea_index *ed = m->edofs + e * m->nb;
-    int b = 0;
-    for (int i = 0; i < m->nb && b >= 0; i++) {
+    int b = -1, dir = 0;
+    for (int i = 0; i < m->nb && b != -2; i++) {
       const fea_index r = fi[ed[i]];
-      if (r < 0) b = -1;
-      else if (own) b = i == 0 || own[r] == b ? own[r] : -1;
+      if (r < 0) {
+        dir = 1;
+        continue;
+      }
+      const int o = own ? own[r] : 0;
+      b = b == -1 || b == o ? o : -2;
     }
-    m->elem_blk[e] = b;
+    m->elem_blk[e] = b < 0 ? -1 : dir ? -(b + 2) : b;
   }
   return FEA_SUCCESS;
 }

@@ -593,9 +593,11 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
 
 /* Whether element e may be a lane of a line batch of this kind under
  * this call's target: kind 1, every DoF free and writable (elem_blk);
- * kind 2, a boundary element where no ownership restricts the rows. */
+ * kind 2, a boundary element whose free rows are all writable (no
+ * ownership, or one block owns them all: elem_blk -(blk + 2)). */
 static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
-  return kind == 1 ? tg->elem_blk[e] == tg->blk : !tg->owner && s->brow_at[e] >= 0;
+  return kind == 1 ? tg->elem_blk[e] == tg->blk
+                   : s->brow_at[e] >= 0 && (!tg->owner || tg->elem_blk[e] == -(tg->blk + 2));
 }
 
 /* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when

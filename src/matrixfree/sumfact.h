@@ -134,8 +134,8 @@ typedef struct sf_state {
    * nb rows, nb steps; brow_at -1 for the others). W consecutive such
    * elements with the same Dirichlet DoFs and the same steps form a
    * boundary line batch (line_ok 2), gathered and added DoF by DoF with
-   * lane vectors (no chains); only where no ownership restricts the rows
-   * (SERIAL). */
+   * lane vectors (no chains); only where all of the lanes' free rows are
+   * writable (no ownership, or one block owns them: fea_mf_target). */
   fea_index *brow;
   int *brow_at;
   /* Strided lane loads without a gather (AVX-512): lanes p[0], p[st], ...,
