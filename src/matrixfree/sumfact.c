@@ -374,22 +374,19 @@ done:
   return st;
 }
 
-/* sf_state.pidx and pmask for 8 lanes: element g = st l of lane l lies in
- * load g / 8 at lane g % 8; load 0 and 1 are merged first, then each
- * further load into the lanes it holds (the others kept). */
+/* sf_state.pmask, qidx and qmask for 8 lanes: element g = st l of lane l
+ * lies in load g / 8 at entry g % 8; loads 2k and 2k + 1 feed permute k. */
 static void strided_tables(sf_state *s) {
-  memset(s->pidx, 0, sizeof s->pidx);
+  memset(s->qidx, 0, sizeof s->qidx);
   memset(s->pmask, 0, sizeof s->pmask);
+  memset(s->qmask, 0, sizeof s->qmask);
   for (int st = 2; st <= SF_MAX_LANES; st++)
-    for (int j = 0; j < st; j++)
-      for (int l = 0; l < SF_MAX_LANES; l++) {
-        const int g = st * l, src = g / 8, lane = g % 8;
-        if (src == j) s->pmask[st][j] |= (unsigned char)(1u << lane);
-        if (j == 0) continue;
-        if (src == j) s->pidx[st][j][l] = 8 + lane;
-        else if (j == 1 && src == 0) s->pidx[st][j][l] = lane;
-        else s->pidx[st][j][l] = l;
-      }
+    for (int l = 0; l < SF_MAX_LANES; l++) {
+      const int g = st * l, src = g / 8, pos = g % 8;
+      s->pmask[st][src] |= (unsigned char)(1u << pos);
+      s->qmask[st][src / 2] |= (unsigned char)(1u << l);
+      s->qidx[st][src / 2][l] = (src % 2 ? 8 : 0) + pos;
+    }
 }
 
 fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
