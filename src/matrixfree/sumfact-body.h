@@ -189,21 +189,60 @@ static SF_TARGET inline void SF_FN(sf_lane_load)(const sf_state *s, const double
 #endif
 }
 
+/* The singles j0 .. j1 - 1 (sf_state.single_dof), all of stride st: a
+ * constant where the callers switch on it, so that the lane loops unroll
+ * with fixed offsets. */
+SF_INLINE void SF_FN(sf_singles_load)(const sf_state *s, const fea_index *base, const double *x,
+                                      sf_vd *Xv, int j0, int j1, ptrdiff_t st) {
+  for (int j = j0; j < j1; j++) {
+    const int i = s->single_dof[j];
+    SF_FN(sf_lane_load)(s, x + base[s->fcls[i]] + s->foff[i], st, &Xv[i]);
+  }
+}
+
+SF_INLINE void SF_FN(sf_singles_add)(const sf_state *s, const fea_index *base, const double *Y,
+                                     double *y, int j0, int j1, ptrdiff_t st) {
+  for (int j = j0; j < j1; j++) {
+    const int i = s->single_dof[j];
+    double *p = y + base[s->fcls[i]] + s->foff[i];
+    const double *v = Y + i * SF_W;
+    SF_UNROLL
+    for (int l = 0; l < SF_W; l++) p[l * st] += v[l];
+  }
+}
+
+/* Run k of the singles (equal strides) with its stride as a constant. */
+#define SF_BY_STRIDE(fn, s, k, ...)                                                       \
+  do {                                                                                    \
+    const int j0_ = (s)->srun_start[k], j1_ = (s)->srun_start[(k) + 1];                   \
+    switch ((s)->srun_st[k]) {                                                            \
+    case 2: fn(__VA_ARGS__, j0_, j1_, 2); break;                                          \
+    case 3: fn(__VA_ARGS__, j0_, j1_, 3); break;                                          \
+    case 4: fn(__VA_ARGS__, j0_, j1_, 4); break;                                          \
+    case 5: fn(__VA_ARGS__, j0_, j1_, 5); break;                                          \
+    case 6: fn(__VA_ARGS__, j0_, j1_, 6); break;                                          \
+    case 8: fn(__VA_ARGS__, j0_, j1_, 8); break;                                          \
+    default: fn(__VA_ARGS__, j0_, j1_, (s)->srun_st[k]); break;                           \
+    }                                                                                     \
+  } while (0)
+
+/* Unit-stride DoFs (the chains') by vector loads, then the others run by
+ * run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *base,
                                            const double *x, double *X) {
   sf_vd *Xv = (sf_vd *)X;
-  const int nb = s->nb;
-  for (int i = 0; i < nb; i++) {
-    const int c = s->fcls[i];
-    const double *p = x + base[c] + s->foff[i];
-    const ptrdiff_t st = s->lstride[c];
-    SF_FN(sf_lane_load)(s, p, st, &Xv[i]);
+  const int nu = s->chain_start[s->nchain];
+  for (int j = 0; j < nu; j++) {
+    const int i = s->chain_dof[j];
+    memcpy(&Xv[i], x + base[s->fcls[i]] + s->foff[i], sizeof *Xv);
   }
+  for (int k = 0; k < s->nsrun; k++) SF_BY_STRIDE(SF_FN(sf_singles_load), s, k, s, base, x, Xv);
 }
 
 /* Chains first: the lanes of chain DoF t (offset o + t) summed shifted by t
  * into the vector at o; what moves past lane W - 1 is added entry by entry
- * after it. Then the DoFs of other strides, lane by lane. */
+ * after it. Then the DoFs of other strides, lane by lane, run by run of
+ * equal strides. */
 static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index *base,
                                             const double *Y, double *y) {
   const sf_vd *Yv = (const sf_vd *)Y;
@@ -224,12 +263,7 @@ static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index 
       p[SF_W + u] += v;
     }
   }
-  for (int j = 0; j < s->nsingle; j++) {
-    const int i = s->single_dof[j], c = s->fcls[i];
-    const ptrdiff_t st = s->lstride[c];
-    double *p = y + base[c] + s->foff[i];
-    for (int l = 0; l < SF_W; l++) p[l * st] += Y[i * SF_W + l];
-  }
+  for (int k = 0; k < s->nsrun; k++) SF_BY_STRIDE(SF_FN(sf_singles_add), s, k, s, base, Y, y);
 }
 
 static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index *rows,

@@ -326,8 +326,24 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
     }
   }
   s->chain_start[s->nchain] = nd;
-  for (int i = 0; i < nb; i++)
-    if (s->lstride[s->fcls[i]] != 1) s->single_dof[s->nsingle++] = i;
+  for (int i = 0; i < nb; i++) { /* by stride (insertion), then DoF */
+    if (s->lstride[s->fcls[i]] == 1) continue;
+    int j = s->nsingle++;
+    while (j > 0 && s->lstride[s->fcls[s->single_dof[j - 1]]] > s->lstride[s->fcls[i]]) {
+      s->single_dof[j] = s->single_dof[j - 1];
+      j--;
+    }
+    s->single_dof[j] = i;
+  }
+  s->nsrun = 0;
+  for (int j = 0; j < s->nsingle; j++) {
+    const int st = s->lstride[s->fcls[s->single_dof[j]]];
+    if (j == 0 || st != s->srun_st[s->nsrun - 1]) {
+      s->srun_start[s->nsrun] = j;
+      s->srun_st[s->nsrun++] = st;
+    }
+  }
+  s->srun_start[s->nsrun] = s->nsingle;
   return FEA_SUCCESS;
 }
 

@@ -149,8 +149,11 @@ typedef struct sf_state {
   int nchain;                                   /* unit-stride chains */
   int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */
   int chain_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* DoFs by chain, offsets increasing */
-  int nsingle;                                  /* DoFs of classes with stride > 1 */
-  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int nsingle;                                  /* DoFs of classes with stride > 1, */
+  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by stride: */
+  int nsrun;                                    /* runs of equal stride */
+  int srun_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1];
+  int srun_st[SF_MAX_N * SF_MAX_N * SF_MAX_N];
   fea_index line_batches;                       /* elements that start one (for describe) */
   const sf_isa *isa;
   sf_kernel_fn fn;
