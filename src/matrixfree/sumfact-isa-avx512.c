@@ -21,39 +21,67 @@ static int has_avx512(void) {
 
 /* The same lanes for st = 2..8 from st masked loads, merged pairwise by
  * ceil(st / 2) independent two-source permutes into disjoint lanes and
- * blended (sf_state.qidx, qmask): cheaper than vgatherdpd where gathers
- * are microcoded (on the Zen 5 EPYC of the measurements a gather was
- * 3 - 6 % faster in whole 2D Q3/Q4 and 3D Q3 applies, but 25 % slower in
- * isolation, and other CPUs microcode it), with a shorter dependency chain
- * than merging the loads one after the other (1 - 4 % faster applies). */
-#include "sumfact.h"
+ * blended: cheaper than vgatherdpd where gathers are microcoded (on the
+ * Zen 5 EPYC of the measurements a gather was 3 - 6 % faster in whole 2D
+ * Q3/Q4 and 3D Q3 applies, but 25 % slower in isolation, and other CPUs
+ * microcode it), with a shorter dependency chain than merging the loads
+ * one after the other (1 - 4 % faster applies). Lane l is element g = st l:
+ * load g / 8, entry g % 8; loads 2k and 2k + 1 feed permute k. With st a
+ * constant, the masks and indices below fold into constants. */
+#define SF_UNROLL8 _Pragma("GCC unroll 8")
+static inline __attribute__((always_inline)) unsigned sf_load_mask(int st, int j) {
+  unsigned m = 0;
+  SF_UNROLL8
+  for (int l = 0; l < 8; l++)
+    if (st * l / 8 == j) m |= 1u << (st * l % 8);
+  return m;
+}
+
+static inline __attribute__((always_inline)) unsigned sf_lane_mask(int st, int k) {
+  unsigned m = 0;
+  SF_UNROLL8
+  for (int l = 0; l < 8; l++)
+    if (st * l / 16 == k) m |= 1u << l;
+  return m;
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_pair_index(int st) {
+  long long q[8];
+  SF_UNROLL8
+  for (int l = 0; l < 8; l++) q[l] = (st * l / 8 % 2 ? 8 : 0) + st * l % 8;
+  return _mm512_setr_epi64(q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
+}
+
 static inline __attribute__((always_inline, target("avx512f"))) __m512d
-sf_strided_n(const sf_state *s, const double *p, const int st) {
+sf_strided_n(const double *p, const int st) {
+  const __m512i idx = sf_pair_index(st);
   __m512d r = _mm512_setzero_pd();
+  SF_UNROLL8
   for (int k = 0; 2 * k < st; k++) {
-    const __m512d a = _mm512_maskz_loadu_pd(s->pmask[st][2 * k], p + 16 * k);
-    const __m512d b = 2 * k + 1 < st ? _mm512_maskz_loadu_pd(s->pmask[st][2 * k + 1], p + 16 * k + 8)
-                                     : a;
-    const __m512d v = _mm512_maskz_permutex2var_pd(
-        s->qmask[st][k], a, _mm512_load_si512((const void *)s->qidx[st][k]), b);
-    r = k == 0 ? v : _mm512_mask_blend_pd(s->qmask[st][k], r, v);
+    const __m512d a = _mm512_maskz_loadu_pd((__mmask8)sf_load_mask(st, 2 * k), p + 16 * k);
+    const __m512d b = 2 * k + 1 < st
+                          ? _mm512_maskz_loadu_pd((__mmask8)sf_load_mask(st, 2 * k + 1), p + 16 * k + 8)
+                          : a;
+    const __mmask8 m = (__mmask8)sf_lane_mask(st, k);
+    const __m512d v = _mm512_maskz_permutex2var_pd(m, a, idx, b);
+    r = k == 0 ? v : _mm512_mask_blend_pd(m, r, v);
   }
   return r;
 }
 
 static inline __attribute__((always_inline, target("avx512f"))) __m512d
-sf_strided(const sf_state *s, const double *p, int st) {
-  switch (st) { /* constant strides: the loop above unrolled */
-  case 2: return sf_strided_n(s, p, 2);
-  case 3: return sf_strided_n(s, p, 3);
-  case 4: return sf_strided_n(s, p, 4);
-  case 5: return sf_strided_n(s, p, 5);
-  case 6: return sf_strided_n(s, p, 6);
-  case 7: return sf_strided_n(s, p, 7);
-  default: return sf_strided_n(s, p, 8);
+sf_strided(const double *p, int st) {
+  switch (st) { /* constant strides: the loops above unrolled, their tables constants */
+  case 2: return sf_strided_n(p, 2);
+  case 3: return sf_strided_n(p, 3);
+  case 4: return sf_strided_n(p, 4);
+  case 5: return sf_strided_n(p, 5);
+  case 6: return sf_strided_n(p, 6);
+  case 7: return sf_strided_n(p, 7);
+  default: return sf_strided_n(p, 8);
   }
 }
-#define SF_STRIDED(s, p, st) ((sf_vd)sf_strided((s), (p), (int)(st)))
+#define SF_STRIDED(s, p, st) ((sf_vd)sf_strided((p), (int)(st)))
 
 #include "sumfact-body.h"
 #else

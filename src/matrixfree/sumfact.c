@@ -390,21 +390,6 @@ done:
   return st;
 }
 
-/* sf_state.pmask, qidx and qmask for 8 lanes: element g = st l of lane l
- * lies in load g / 8 at entry g % 8; loads 2k and 2k + 1 feed permute k. */
-static void strided_tables(sf_state *s) {
-  memset(s->qidx, 0, sizeof s->qidx);
-  memset(s->pmask, 0, sizeof s->pmask);
-  memset(s->qmask, 0, sizeof s->qmask);
-  for (int st = 2; st <= SF_MAX_LANES; st++)
-    for (int l = 0; l < SF_MAX_LANES; l++) {
-      const int g = st * l, src = g / 8, pos = g % 8;
-      s->pmask[st][src] |= (unsigned char)(1u << pos);
-      s->qmask[st][src / 2] |= (unsigned char)(1u << l);
-      s->qidx[st][src / 2][l] = (src % 2 ? 8 : 0) + pos;
-    }
-}
-
 fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
                                    void **state) {
   char why[256];
@@ -430,7 +415,6 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   describe(s);
-  strided_tables(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
     snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride",

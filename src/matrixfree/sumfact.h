@@ -138,13 +138,6 @@ typedef struct sf_state {
    * writable (no ownership, or one block owns them: fea_mf_target). */
   fea_index *brow;
   int *brow_at;
-  /* Strided lane loads without a gather (AVX-512): lanes p[0], p[st], ...,
-   * p[7 st] for st = 2..8 from st masked vector loads at p + 8 j (pmask[st][j]
-   * the entries load j needs), loads 2k and 2k + 1 merged by one two-source
-   * permute into the lanes they hold (qidx[st][k], qmask[st][k]). */
-  _Alignas(64) long long qidx[SF_MAX_LANES + 1][SF_MAX_LANES / 2][SF_MAX_LANES];
-  unsigned char pmask[SF_MAX_LANES + 1][SF_MAX_LANES];
-  unsigned char qmask[SF_MAX_LANES + 1][SF_MAX_LANES / 2];
   int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* per free class */
   int nchain;                                   /* unit-stride chains */
   int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */
