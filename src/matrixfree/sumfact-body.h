@@ -175,7 +175,7 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 /* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
  * one vector load at unit stride, masked loads and permutes for short
  * strides (where the ISA has them), a gather otherwise. */
-static SF_TARGET inline void SF_FN(sf_lane_load)(const sf_state *s, const double *p,
+SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p,
                                                  ptrdiff_t st, sf_vd *v) {
   if (st == 1) {
     memcpy(v, p, sizeof *v);
