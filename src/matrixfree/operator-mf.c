@@ -141,7 +141,11 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
   if (x->cursor == x->count) { /* not in the batch: start one here */
     int n = 0;
     x->elems[n++] = e;
-    for (fea_index j = k + 1; j < end && n < m->batch; j++) x->elems[n++] = seq ? seq[j] : j;
+    const fea_index stop = end - k < m->batch ? end : k + m->batch;
+    if (seq) /* two loops: the second (element order) vectorizes */
+      for (fea_index j = k + 1; j < stop; j++) x->elems[n++] = seq[j];
+    else
+      for (fea_index j = k + 1; j < stop; j++) x->elems[n++] = j;
     x->count = n;
     x->cursor = 0;
     if (w->direct && m->k->apply_add) {
