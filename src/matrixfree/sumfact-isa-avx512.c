@@ -21,11 +21,10 @@ static int has_avx512(void) {
 
 /* The same lanes for st = 2..8 from st masked loads, merged pairwise by
  * ceil(st / 2) independent two-source permutes into disjoint lanes and
- * blended: cheaper than vgatherdpd where gathers are microcoded (on the
- * Zen 5 EPYC of the measurements a gather was 3 - 6 % faster in whole 2D
- * Q3/Q4 and 3D Q3 applies, but 25 % slower in isolation, and other CPUs
- * microcode it), with a shorter dependency chain than merging the loads
- * one after the other (1 - 4 % faster applies). Lane l is element g = st l:
+ * blended: no slower than vgatherdpd on the Zen 5 EPYC of the
+ * measurements (whole 2D Q3/Q4 and 3D Q3 applies within 3 %; merging the
+ * loads one after the other was 3 - 6 % slower than both), and other CPUs
+ * microcode gathers or slow them down (Intel's GDS mitigation). Lane l is element g = st l:
  * load g / 8, entry g % 8; loads 2k and 2k + 1 feed permute k. With st a
  * constant, the masks and indices below fold into constants. */
 #define SF_UNROLL8 _Pragma("GCC unroll 8")
