@@ -19,6 +19,7 @@
 #include <feaccel/operator.h>
 
 #include "discretization.h"
+#include "kernel-rate.h"
 #include "peak.h"
 #include "report.h"
 #include "stream.h"
@@ -50,6 +51,8 @@ typedef struct op_params {
 typedef struct yardstick {
   double dgemm_gflops, stream_gbs;
   int threads;
+  double fma_gflops;  /* one core, the widest FMA (kernel-rate.h) */
+  const char *fma_isa;
 } yardstick;
 
 /* One measured operator. */
@@ -60,6 +63,7 @@ typedef struct op_result {
   double setup_s;     /* wall time of fea_operator_create */
   double apply_s;     /* median time of one apply */
   int per_sample;     /* applies per timed sample */
+  double kernel_gflops; /* sum factorization: the batch kernel alone, one core (0: not measured) */
 } op_result;
 
 static int sine_dim;
@@ -216,6 +220,14 @@ static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id
   bench_metric(&rec, "memory_bytes", (double)r->info.memory_bytes);
   bench_metric(&rec, "dgemm_gflops", y->dgemm_gflops);
   bench_metric(&rec, "stream_gbytes_per_s", y->stream_gbs);
+  if (r->kernel_gflops > 0) { /* the kernel alone, one core, in cache */
+    bench_metric(&rec, "kernel_gflops", r->kernel_gflops);
+    bench_metric(&rec, "kernel_dgemm_fraction", r->kernel_gflops * y->threads / y->dgemm_gflops);
+    if (y->fma_gflops > 0) {
+      bench_metric(&rec, "kernel_fma_fraction", r->kernel_gflops / y->fma_gflops);
+      bench_metric(&rec, "fma_peak_gflops", y->fma_gflops);
+    }
+  }
   if (csr && csr->measured && kind != FEA_OPERATOR_CSR) {
     int k = bench_peer(&rec, "csr");
     bench_peer_metric(&rec, k, "dofs_per_s", dofs_per_s(csr));
@@ -379,6 +391,8 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
     } else if (!res[kind].measured) {
       continue;
     }
+    if (kind == FEA_OPERATOR_MF_SUMFACT && res[kind].measured)
+      res[kind].kernel_gflops = bench_sumfact_kernel_gflops(pb);
     rc = emit_result(rep, ctx, id, kind, prm->strategy, prm->reps, &res[kind],
                      &res[FEA_OPERATOR_CSR], y);
     if (rc == BENCH_OK && prm->cg) {
@@ -539,7 +553,7 @@ static int run(const bench_options *o, int argc, char **argv) {
   rc = bench_open_context(o, "/cpu/threads", &ctx);
   if (rc != BENCH_OK) return rc;
   fea_status s;
-  yardstick y = {0, 0, 1};
+  yardstick y = {0, 0, 1, 0, ""};
   if (fea_context_get_num_threads(ctx, &y.threads) != FEA_SUCCESS || y.threads < 1) y.threads = 1;
   s = bench_dgemm_peak(ctx, prm.gemm_n, 3, &y.dgemm_gflops);
   if (s < 0) {
@@ -548,6 +562,7 @@ static int run(const bench_options *o, int argc, char **argv) {
     return rc;
   }
   y.stream_gbs = bench_stream_triad(prm.stream_n, y.threads, 5);
+  y.fma_gflops = bench_fma_peak_gflops(&y.fma_isa);
 
   bench_report rep;
   bench_report_init(&rep, o);
@@ -583,6 +598,11 @@ static int run(const bench_options *o, int argc, char **argv) {
   bench_report_note(&rep, "\nsame run, %d thread%s: DGEMM (order %lld, fea_dense_gemm) %.1f GFLOP/s; "
                     "STREAM triad %.1f GB/s", y.threads, y.threads > 1 ? "s" : "", prm.gemm_n,
                     y.dgemm_gflops, y.stream_gbs);
+  if (y.fma_gflops > 0)
+    bench_report_note(&rep, "one core: %s FMA throughput %.1f GFLOP/s (DGEMM per thread above: "
+                      "%.1f); kernel_gflops: the sum-factorization batch kernel alone on one core, "
+                      "one batch in cache", y.fma_isa, y.fma_gflops,
+                      y.dgemm_gflops / y.threads);
   bench_report_note(&rep, "time_s: median over %d samples of one apply (a sample repeats the apply "
                     "to last >= %.2f s, after one warm-up); dofs_per_s = rows / time_s;",
                     prm.reps, SAMPLE_MIN_S);

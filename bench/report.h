@@ -73,7 +73,7 @@ typedef struct bench_machine {
 /* Fill *m from the context's facts. */
 fea_status bench_machine_get(const fea_context *ctx, bench_machine *m);
 
-#define BENCH_MAX_FIELDS 16
+#define BENCH_MAX_FIELDS 24
 #define BENCH_MAX_PEERS 4
 
 typedef enum bench_kind { BENCH_INT, BENCH_NUM, BENCH_STR } bench_kind;
