@@ -38,7 +38,12 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
 #define SF_UNROLL _Pragma("GCC unroll 9")
 #define SF_UNROLL_LINES _Pragma("GCC unroll 8")
 
-#define SF_INLINE static inline __attribute__((always_inline)) SF_TARGET
+/* The inline bodies are left out of UBSan's instrumentation: unrolled, its
+ * checks on every fixed array index made this file take two minutes to
+ * compile in the sanitizer pass (8 s without); ASan still checks their
+ * memory accesses, and the unit tests compare every result with the
+ * element matrices. */
+#define SF_INLINE static inline __attribute__((always_inline, no_sanitize("undefined"))) SF_TARGET
 
 /* One pass along a direction of a tensor laid out [outer][n][inner]: with
  * u, v the inputs and P, Q, R n x n lane tables (symmetric),
@@ -49,40 +54,54 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
  * inputs (the instantiations pass constant n, inner, outer, hq = Q used,
  * hr = R used: the pointers themselves are not constants). sf_line is one
  * line (o, t), sf_pass all of them. */
-SF_INLINE void sf_line(int n, int inner, int o, int t, const sf_vd *restrict u,
-                       const sf_vd *restrict v, const sf_vd *restrict P,
-                       const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,
-                       sf_vd *restrict o2, int hq, int hr) {
-  sf_vd uu[SF_MAX_N] = {0}, vv[SF_MAX_N] = {0};
-  SF_UNROLL
-  for (int i = 0; i < n; i++) {
-    uu[i] = u[(o * n + i) * inner + t];
-    if (hq) vv[i] = v[(o * n + i) * inner + t];
+/* The line body, once unrolled (instantiations: fixed n) and once rolled
+ * (the generic kernel: unrolling runtime trip counts only grows the code and
+ * its compile time, tenfold under the sanitizers). */
+#define SF_LINE_FN(name, UNROLL)                                                              \
+  SF_INLINE void name(int n, int inner, int o, int t, const sf_vd *restrict u,                \
+                      const sf_vd *restrict v, const sf_vd *restrict P,                       \
+                      const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,   \
+                      sf_vd *restrict o2, int hq, int hr) {                                   \
+    sf_vd uu[SF_MAX_N] = {0}, vv[SF_MAX_N] = {0};                                             \
+    UNROLL                                                                                    \
+    for (int i = 0; i < n; i++) {                                                             \
+      uu[i] = u[(o * n + i) * inner + t];                                                     \
+      if (hq) vv[i] = v[(o * n + i) * inner + t];                                             \
+    }                                                                                         \
+    UNROLL                                                                                    \
+    for (int j = 0; j < n; j++) {                                                             \
+      sf_vd acc = P[j * n] * uu[0];                                                           \
+      UNROLL                                                                                  \
+      for (int i = 1; i < n; i++) acc += P[j * n + i] * uu[i];                                \
+      if (hq) {                                                                               \
+        UNROLL                                                                                \
+        for (int i = 0; i < n; i++) acc += Q[j * n + i] * vv[i];                              \
+      }                                                                                       \
+      o1[(o * n + j) * inner + t] = acc;                                                      \
+      if (hr) {                                                                               \
+        sf_vd acc2 = R[j * n] * uu[0];                                                        \
+        UNROLL                                                                                \
+        for (int i = 1; i < n; i++) acc2 += R[j * n + i] * uu[i];                             \
+        o2[(o * n + j) * inner + t] = acc2;                                                   \
+      }                                                                                       \
+    }                                                                                         \
   }
-  SF_UNROLL
-  for (int j = 0; j < n; j++) {
-    sf_vd acc = P[j * n] * uu[0];
-    SF_UNROLL
-    for (int i = 1; i < n; i++) acc += P[j * n + i] * uu[i];
-    if (hq) {
-      SF_UNROLL
-      for (int i = 0; i < n; i++) acc += Q[j * n + i] * vv[i];
-    }
-    o1[(o * n + j) * inner + t] = acc;
-    if (hr) {
-      sf_vd acc2 = R[j * n] * uu[0];
-      SF_UNROLL
-      for (int i = 1; i < n; i++) acc2 += R[j * n + i] * uu[i];
-      o2[(o * n + j) * inner + t] = acc2;
-    }
-  }
-}
+
+/* The line, unrolled for the instantiations (fixed n), rolled for the
+ * generic kernel: unrolling loops of run-time length only grows the code
+ * (and its compile time, tenfold under the sanitizers). */
+#define SF_ROLLED
+SF_LINE_FN(sf_line, SF_UNROLL)
+SF_LINE_FN(sf_line_rolled, SF_ROLLED)
 
 SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
                        const sf_vd *restrict v, const sf_vd *restrict P,
                        const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,
-                       sf_vd *restrict o2, int hq, int hr) {
-  if (n <= 2 && outer <= 8 && inner <= 8) { /* Q1: every line unrolled, the element in registers */
+                       sf_vd *restrict o2, int hq, int hr, int rolled) {
+  if (rolled) {
+    for (int o = 0; o < outer; o++)
+      for (int t = 0; t < inner; t++) sf_line_rolled(n, inner, o, t, u, v, P, Q, R, o1, o2, hq, hr);
+  } else if (n <= 2 && outer <= 8 && inner <= 8) { /* Q1: every line unrolled, the element in registers */
     SF_UNROLL_LINES
     for (int o = 0; o < 8; o++) {
       if (o >= outer) break;
@@ -101,29 +120,32 @@ SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
 #define SF_T(k) ((const sf_vd *)b->T[k])
 
 /* 1D: y = c0 S0 x. */
-SF_INLINE void sf_body1(int n0, const sf_batch *b) {
-  sf_pass(n0, 1, 1, (const sf_vd *)b->x, NULL, SF_T(SF_CS0), NULL, NULL, (sf_vd *)b->y, NULL, 0, 0);
+SF_INLINE void sf_body1(int rolled, int n0, const sf_batch *b) {
+  sf_pass(n0, 1, 1, (const sf_vd *)b->x, NULL, SF_T(SF_CS0), NULL, NULL, (sf_vd *)b->y, NULL, 0,
+          0, rolled);
 }
 
 /* 2D, x as [i1][i0]: a = M0 x, b = S0 x along 0; y = (c1 S1) a + (c0 M1) b
  * along 1. 4 n^3 multiply-adds. */
-SF_INLINE void sf_body2(int n0, int n1, const sf_batch *b) {
+SF_INLINE void sf_body2(int rolled, int n0, int n1, const sf_batch *b) {
   sf_vd *ta = (sf_vd *)b->work, *tb = ta + n0 * n1;
-  sf_pass(n0, 1, n1, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb, 0, 1);
-  sf_pass(n1, n0, 1, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), NULL, (sf_vd *)b->y, NULL, 1, 0);
+  sf_pass(n0, 1, n1, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb, 0, 1,
+          rolled);
+  sf_pass(n1, n0, 1, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), NULL, (sf_vd *)b->y, NULL, 1, 0, rolled);
 }
 
 /* 3D, x as [i2][i1][i0]: a = M0 x, b = S0 x; aa = M1 a, t = (c1 S1) a +
  * (c0 M1) b; y = (c2 S2) aa + M2 t. 7 n^4 multiply-adds. */
-SF_INLINE void sf_body3(int n0, int n1, int n2, const sf_batch *b) {
+SF_INLINE void sf_body3(int rolled, int n0, int n1, int n2, const sf_batch *b) {
   const int N = n0 * n1 * n2;
   /* Q1: the intermediates as locals, which the compiler keeps in registers. */
   sf_vd local[4 * 8];
   sf_vd *ta = N <= 8 ? local : (sf_vd *)b->work, *tb = ta + N, *taa = tb + N, *tt = taa + N;
   sf_pass(n0, 1, n1 * n2, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb, 0,
-          1);
-  sf_pass(n1, n0, n2, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), SF_T(SF_M1), tt, taa, 1, 1);
-  sf_pass(n2, n0 * n1, 1, taa, tt, SF_T(SF_CS2), SF_T(SF_M2), NULL, (sf_vd *)b->y, NULL, 1, 0);
+          1, rolled);
+  sf_pass(n1, n0, n2, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), SF_T(SF_M1), tt, taa, 1, 1, rolled);
+  sf_pass(n2, n0 * n1, 1, taa, tt, SF_T(SF_CS2), SF_T(SF_M2), NULL, (sf_vd *)b->y, NULL, 1, 0,
+          rolled);
 }
 
 #define SF_CAT2(a, b) a##b
@@ -132,9 +154,9 @@ SF_INLINE void sf_body3(int n0, int n1, int n2, const sf_batch *b) {
 
 /* The instantiations: N = p + 1 functions and points in every direction. */
 #define SF_INSTANTIATE(N)                                                                       \
-  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(N, b); }              \
-  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(N, N, b); }           \
-  static SF_TARGET void SF_FN(sf_k3_##N)(const sf_batch *b) { sf_body3(N, N, N, b); }
+  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(0, N, b); }              \
+  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(0, N, N, b); }           \
+  static SF_TARGET void SF_FN(sf_k3_##N)(const sf_batch *b) { sf_body3(0, N, N, N, b); }
 SF_INSTANTIATE(2)
 SF_INSTANTIATE(3)
 SF_INSTANTIATE(4)
@@ -146,9 +168,9 @@ SF_INSTANTIATE(9)
 
 static SF_TARGET void SF_FN(sf_generic)(const sf_batch *b) {
   switch (b->dim) {
-  case 1: sf_body1(b->n[0], b); break;
-  case 2: sf_body2(b->n[0], b->n[1], b); break;
-  default: sf_body3(b->n[0], b->n[1], b->n[2], b); break;
+  case 1: sf_body1(1, b->n[0], b); break;
+  case 2: sf_body2(1, b->n[0], b->n[1], b); break;
+  default: sf_body3(1, b->n[0], b->n[1], b->n[2], b); break;
   }
 }
 
