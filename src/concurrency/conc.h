@@ -135,8 +135,9 @@ typedef struct fea_conc_worker {
   const int *owner;
   /* Direct updates: after a visit, how many of the elements that follow it
    * in the pass the work has already served with it (a batch); the loop
-   * may skip them (it may also visit them: the work then does nothing).
-   * The loops reset it after reading it. */
+   * may skip them (it may also visit them, one after the other in the
+   * pass's order: the work then does nothing). The loops reset it after
+   * reading it. */
   fea_index served;
 } fea_conc_worker;
 

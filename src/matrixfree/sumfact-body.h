@@ -52,11 +52,8 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
  * The n inputs of one line are loaded once and kept in registers while all
  * n outputs are formed: one table load per multiply-add, no reload of the
  * inputs (the instantiations pass constant n, inner, outer, hq = Q used,
- * hr = R used: the pointers themselves are not constants). sf_line is one
- * line (o, t), sf_pass all of them. */
-/* The line body, once unrolled (instantiations: fixed n) and once rolled
- * (the generic kernel: unrolling runtime trip counts only grows the code and
- * its compile time, tenfold under the sanitizers). */
+ * hr = R used: the pointers themselves are not constants). SF_LINE_FN makes
+ * one line (o, t), sf_pass runs all of them. */
 #define SF_LINE_FN(name, UNROLL)                                                              \
   SF_INLINE void name(int n, int inner, int o, int t, const sf_vd *restrict u,                \
                       const sf_vd *restrict v, const sf_vd *restrict P,                       \
@@ -100,8 +97,9 @@ SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
                        sf_vd *restrict o2, int hq, int hr, int rolled) {
   if (rolled) {
     for (int o = 0; o < outer; o++)
-      for (int t = 0; t < inner; t++) sf_line_rolled(n, inner, o, t, u, v, P, Q, R, o1, o2, hq, hr);
-  } else if (n <= 2 && outer <= 8 && inner <= 8) { /* Q1: every line unrolled, the element in registers */
+      for (int t = 0; t < inner; t++)
+        sf_line_rolled(n, inner, o, t, u, v, P, Q, R, o1, o2, hq, hr);
+  } else if (n <= 2 && outer <= 8 && inner <= 8) { /* Q1: all lines unrolled, all in registers */
     SF_UNROLL_LINES
     for (int o = 0; o < 8; o++) {
       if (o >= outer) break;
@@ -197,8 +195,7 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 /* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
  * one vector load at unit stride, masked loads and permutes for short
  * strides (where the ISA has them), a gather otherwise. */
-SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p,
-                                                 ptrdiff_t st, sf_vd *v) {
+SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p, ptrdiff_t st, sf_vd *v) {
   if (st == 1) {
     memcpy(v, p, sizeof *v);
     return;

@@ -24,9 +24,10 @@ static int has_avx512(void) {
  * blended: no slower than vgatherdpd on the Zen 5 EPYC of the
  * measurements (whole 2D Q3/Q4 and 3D Q3 applies within 3 %; merging the
  * loads one after the other was 3 - 6 % slower than both), and other CPUs
- * microcode gathers or slow them down (Intel's GDS mitigation). Lane l is element g = st l:
- * load g / 8, entry g % 8; loads 2k and 2k + 1 feed permute k. With st a
- * constant, the masks and indices below fold into constants. */
+ * microcode gathers or slow them down (Intel's GDS mitigation). Lane l is
+ * element g = st l: load g / 8, entry g % 8; loads 2k and 2k + 1 feed
+ * permute k. With st a constant, the masks and indices below fold into
+ * constants. */
 #define SF_UNROLL8 _Pragma("GCC unroll 8")
 static inline __attribute__((always_inline)) unsigned sf_load_mask(int st, int j) {
   unsigned m = 0;
@@ -58,9 +59,8 @@ sf_strided_n(const double *p, const int st) {
   SF_UNROLL8
   for (int k = 0; 2 * k < st; k++) {
     const __m512d a = _mm512_maskz_loadu_pd((__mmask8)sf_load_mask(st, 2 * k), p + 16 * k);
-    const __m512d b = 2 * k + 1 < st
-                          ? _mm512_maskz_loadu_pd((__mmask8)sf_load_mask(st, 2 * k + 1), p + 16 * k + 8)
-                          : a;
+    const __mmask8 mb = (__mmask8)sf_load_mask(st, 2 * k + 1);
+    const __m512d b = 2 * k + 1 < st ? _mm512_maskz_loadu_pd(mb, p + 16 * k + 8) : a;
     const __mmask8 m = (__mmask8)sf_lane_mask(st, k);
     const __m512d v = _mm512_maskz_permutex2var_pd(m, a, idx, b);
     r = k == 0 ? v : _mm512_mask_blend_pd(m, r, v);
