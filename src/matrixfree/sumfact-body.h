@@ -201,7 +201,7 @@ SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p, ptrdiff_t
     return;
   }
 #if defined(SF_STRIDED)
-  *v = st >= 2 && st <= 8 ? SF_STRIDED(s, p, st) : SF_GATHER(p, st);
+  *v = st >= 2 && st <= 16 ? SF_STRIDED(s, p, st) : SF_GATHER(p, st);
 #else
   (void)s;
   for (int l = 0; l < SF_W; l++) (*v)[l] = p[l * st];
@@ -241,6 +241,9 @@ SF_INLINE void SF_FN(sf_singles_add)(const sf_state *s, const fea_index *base, c
     case 5: fn(__VA_ARGS__, j0_, j1_, 5); break;                                          \
     case 6: fn(__VA_ARGS__, j0_, j1_, 6); break;                                          \
     case 8: fn(__VA_ARGS__, j0_, j1_, 8); break;                                          \
+    case 9: fn(__VA_ARGS__, j0_, j1_, 9); break;                                          \
+    case 12: fn(__VA_ARGS__, j0_, j1_, 12); break;                                        \
+    case 16: fn(__VA_ARGS__, j0_, j1_, 16); break;                                        \
     default: fn(__VA_ARGS__, j0_, j1_, (s)->srun_st[k]); break;                           \
     }                                                                                     \
   } while (0)

@@ -19,8 +19,9 @@ static int has_avx512(void) {
       _mm256_mullo_epi32(_mm256_set1_epi32((int)(st)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
       (p), 8))
 
-/* The same lanes for st = 2..8 from st masked loads, merged pairwise by
- * ceil(st / 2) independent two-source permutes into disjoint lanes and
+/* The same lanes for st = 2..16 from the masked loads that hold them (st for
+ * st <= 8, 8 beyond), merged pairwise by independent two-source permutes
+ * into disjoint lanes and
  * blended: no slower than vgatherdpd on the Zen 5 EPYC of the
  * measurements (whole 2D Q3/Q4 and 3D Q3 applies within 3 %; merging the
  * loads one after the other was 3 - 6 % slower than both), and other CPUs
@@ -29,6 +30,7 @@ static int has_avx512(void) {
  * permute k. With st a constant, the masks and indices below fold into
  * constants. */
 #define SF_UNROLL8 _Pragma("GCC unroll 8")
+#define SF_UNROLL16 _Pragma("GCC unroll 16")
 static inline __attribute__((always_inline)) unsigned sf_load_mask(int st, int j) {
   unsigned m = 0;
   SF_UNROLL8
@@ -56,12 +58,14 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512d
 sf_strided_n(const double *p, const int st) {
   const __m512i idx = sf_pair_index(st);
   __m512d r = _mm512_setzero_pd();
-  SF_UNROLL8
-  for (int k = 0; 2 * k < st; k++) {
+  const int loads = 7 * st / 8 + 1; /* lane 7 is in the last */
+  SF_UNROLL16
+  for (int k = 0; 2 * k < loads; k++) {
+    const __mmask8 m = (__mmask8)sf_lane_mask(st, k);
+    if (!m) continue; /* st > 8: some pairs of loads hold no lane */
     const __m512d a = _mm512_maskz_loadu_pd((__mmask8)sf_load_mask(st, 2 * k), p + 16 * k);
     const __mmask8 mb = (__mmask8)sf_load_mask(st, 2 * k + 1);
-    const __m512d b = 2 * k + 1 < st ? _mm512_maskz_loadu_pd(mb, p + 16 * k + 8) : a;
-    const __mmask8 m = (__mmask8)sf_lane_mask(st, k);
+    const __m512d b = 2 * k + 1 < loads ? _mm512_maskz_loadu_pd(mb, p + 16 * k + 8) : a;
     const __m512d v = _mm512_maskz_permutex2var_pd(m, a, idx, b);
     r = k == 0 ? v : _mm512_mask_blend_pd(m, r, v);
   }
@@ -77,7 +81,15 @@ sf_strided(const double *p, int st) {
   case 5: return sf_strided_n(p, 5);
   case 6: return sf_strided_n(p, 6);
   case 7: return sf_strided_n(p, 7);
-  default: return sf_strided_n(p, 8);
+  case 8: return sf_strided_n(p, 8);
+  case 9: return sf_strided_n(p, 9);
+  case 10: return sf_strided_n(p, 10);
+  case 11: return sf_strided_n(p, 11);
+  case 12: return sf_strided_n(p, 12);
+  case 13: return sf_strided_n(p, 13);
+  case 14: return sf_strided_n(p, 14);
+  case 15: return sf_strided_n(p, 15);
+  default: return sf_strided_n(p, 16);
   }
 }
 #define SF_STRIDED(s, p, st) ((sf_vd)sf_strided((p), (int)(st)))
