@@ -590,11 +590,13 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
 
 /* Whether element e may be a lane of a line batch of this kind under
  * this call's target: kind 1, every DoF free and writable (elem_blk);
- * kind 2, a boundary element whose free rows are all writable (no
- * ownership, or one block owns them all: elem_blk -(blk + 2)). */
+ * kind 2, a boundary element whose free rows are all writable (elem_blk
+ * -(blk + 2): no ownership, or one block owns them all) and kept (brow_at,
+ * read only then: the elements next to each line's ends would otherwise
+ * cost a cache miss each). */
 static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
   return kind == 1 ? tg->elem_blk[e] == tg->blk
-                   : s->brow_at[e] >= 0 && (!tg->owner || tg->elem_blk[e] == -(tg->blk + 2));
+                   : tg->elem_blk[e] == -(tg->blk + 2) && s->brow_at[e] >= 0;
 }
 
 /* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
