@@ -15,31 +15,19 @@ double bench_sumfact_kernel_gflops(const fea_problem *pb) {
   double rate = 0.0;
   const int W = s->isa->lanes, nb = s->nb;
   const size_t work = (size_t)sf_work_vectors(s->dim, s->n) * (size_t)W;
-  double *X = aligned_alloc(SF_ALIGN, (size_t)(nb * W) * sizeof(double) + SF_ALIGN);
-  double *Y = aligned_alloc(SF_ALIGN, (size_t)(nb * W) * sizeof(double) + SF_ALIGN);
-  double *wk = aligned_alloc(SF_ALIGN, (work + 8) * sizeof(double));
-  if (s->lane_tab && X && Y && wk) {
-    sf_batch b;
-    memset(&b, 0, sizeof b);
+  /* aligned_alloc wants sizes that are multiples of the alignment */
+  const size_t lanes_bytes = ((size_t)(nb * W) * sizeof(double) / SF_ALIGN + 1) * SF_ALIGN;
+  const size_t work_bytes = (work * sizeof(double) / SF_ALIGN + 1) * SF_ALIGN;
+  double *X = aligned_alloc(SF_ALIGN, lanes_bytes), *Y = aligned_alloc(SF_ALIGN, lanes_bytes);
+  double *wk = aligned_alloc(SF_ALIGN, work_bytes);
+  sf_batch b;
+  memset(&b, 0, sizeof b);
+  if (X && Y && wk && fea_sf_shared_tables(s, &b)) {
     b.dim = s->dim;
     for (int k = 0; k < 3; k++) b.n[k] = s->n[k];
     b.x = X;
     b.y = Y;
     b.work = wk;
-    /* The lane tables as the kernel's create laid them out (each used slot
-     * padded to SF_ALIGN). */
-    int which[SF_NTAB];
-    sf_tables_used(s->dim, which);
-    const double *t = s->lane_tab;
-    const size_t a = SF_ALIGN / sizeof(double);
-    for (int k = 0; k < SF_NTAB; k++) {
-      if (!which[k]) continue;
-      static const int dir[SF_NTAB] = {[SF_M0] = 0, [SF_S0] = 0, [SF_M1] = 1, [SF_CM1] = 1,
-                                       [SF_CS1] = 1, [SF_M2] = 2, [SF_CS2] = 2, [SF_CS0] = 0};
-      const size_t n = (size_t)s->n[dir[k]];
-      b.T[k] = t;
-      t += (n * n * (size_t)W + a - 1) / a * a;
-    }
     for (int i = 0; i < nb * W; i++) X[i] = 1.0 + 1e-3 * (double)(i % 17);
     const double flops = sf_flops(s->dim, s->n) * W;
     long reps = (long)(2e7 / flops) + 1; /* about 20 ms at 100 GFLOP/s */

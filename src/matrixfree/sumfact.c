@@ -103,6 +103,12 @@ static void point_tables(const sf_state *s, int W, const double *t, sf_batch *b)
   }
 }
 
+int fea_sf_shared_tables(const sf_state *s, sf_batch *b) {
+  if (!s->lane_tab) return 0;
+  point_tables(s, s->isa->lanes, s->lane_tab, b);
+  return 1;
+}
+
 static int sf_supports_op(const fea_problem *pb, char *why, size_t len) {
   return sf_supports(pb, why, len);
 }

@@ -164,6 +164,10 @@ void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]);
 /* c_k = sigma |det J| / J_kk^2 of the element with direction indices idx. */
 void sf_geometry_factors(const sf_state *s, const fea_index idx[3], double c[3]);
 
+/* sumfact.c: point b's table slots at the shared lane tables (Lagrange
+ * spaces; returns 0 and leaves b alone when the tables are per element). */
+int fea_sf_shared_tables(const sf_state *s, sf_batch *b);
+
 /* sumfact-diagonal.c */
 void sf_diagonal(const void *state, const fea_index *elems, int count, double *d, double *scratch);
 
