@@ -13,6 +13,8 @@ static int has_avx512(void) {
 #define SF_ISA_AVAILABLE has_avx512
 
 #include <immintrin.h>
+
+#include "sumfact.h"
 /* Lanes p[0], p[st], ..., p[7 st] with one vgatherdpd (st < 2^31 / 8). */
 #define SF_GATHER(p, st)                                                                      \
   ((sf_vd)_mm512_i32gather_pd(                                                                \
@@ -93,6 +95,90 @@ sf_strided(const double *p, int st) {
   }
 }
 #define SF_STRIDED(s, p, st) ((sf_vd)sf_strided((p), (int)(st)))
+
+/* Tiles (sf_state.tile_*): ST x 8 doubles from p, entry g = q + ST l slot q
+ * of lane l, in vectors g / 8. Slot q gathers its lanes from vector pairs
+ * (2k, 2k + 1), pair k = g / 16 at index g % 16: as for the strided loads,
+ * but the vectors are loaded once for all slots. Back, vector v's entry
+ * b (g = 8 v + b) comes from slot g % ST, lane g / ST: slot pairs
+ * (2m, 2m + 1) at index (g % ST) % 2 * 8 + g / ST. With ST constant every
+ * index and mask below is one. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_slot_index(int st,
+                                                                                    int q) {
+  long long v[8];
+  SF_UNROLL8
+  for (int l = 0; l < 8; l++) v[l] = (q + st * l) % 16;
+  return _mm512_setr_epi64(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+}
+
+static inline __attribute__((always_inline)) unsigned sf_slot_mask(int st, int q, int k) {
+  unsigned m = 0;
+  SF_UNROLL8
+  for (int l = 0; l < 8; l++)
+    if ((q + st * l) / 16 == k) m |= 1u << l;
+  return m;
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_pack_index(int st,
+                                                                                    int v) {
+  long long w[8];
+  SF_UNROLL8
+  for (int b = 0; b < 8; b++) w[b] = (8 * v + b) % st % 2 * 8 + (8 * v + b) / st;
+  return _mm512_setr_epi64(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
+}
+
+static inline __attribute__((always_inline)) unsigned sf_pack_mask(int st, int v, int m) {
+  unsigned r = 0;
+  SF_UNROLL8
+  for (int b = 0; b < 8; b++)
+    if ((8 * v + b) % st / 2 == m) r |= 1u << b;
+  return r;
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) void
+sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d *S) {
+  __m512d V[SF_TILE_MAX_ST];
+  SF_UNROLL16
+  for (int v = 0; v < st; v++) V[v] = _mm512_maskz_loadu_pd((__mmask8)lmask[v], p + 8 * v);
+  SF_UNROLL16
+  for (int q = 0; q < st; q++) {
+    const __m512i idx = sf_slot_index(st, q);
+    __m512d r = _mm512_setzero_pd();
+    int first = 1;
+    SF_UNROLL8
+    for (int k = 0; k < 8; k++) {
+      const __mmask8 m = (__mmask8)sf_slot_mask(st, q, k);
+      if (!m) continue;
+      const __m512d a = V[2 * k], b = 2 * k + 1 < st ? V[2 * k + 1] : a;
+      const __m512d t = _mm512_maskz_permutex2var_pd(m, a, idx, b);
+      r = first ? t : _mm512_mask_blend_pd(m, r, t);
+      first = 0;
+    }
+    S[q] = r;
+  }
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) void
+sf_tile_add(double *p, const int st, const __m512d *S) {
+  SF_UNROLL16
+  for (int v = 0; v < st; v++) {
+    const __m512i idx = sf_pack_index(st, v);
+    __m512d r = _mm512_setzero_pd();
+    int first = 1;
+    SF_UNROLL8
+    for (int m = 0; m < 8; m++) {
+      const __mmask8 k = (__mmask8)sf_pack_mask(st, v, m);
+      if (!k) continue;
+      const __m512d a = S[2 * m], b = 2 * m + 1 < st ? S[2 * m + 1] : a;
+      const __m512d t = _mm512_maskz_permutex2var_pd(k, a, idx, b);
+      r = first ? t : _mm512_mask_blend_pd(k, r, t);
+      first = 0;
+    }
+    _mm512_storeu_pd(p + 8 * v, _mm512_add_pd(_mm512_loadu_pd(p + 8 * v), r));
+  }
+}
+#define SF_TILE_SLOTS(p, lmask, st, S) sf_tile_slots((p), (lmask), (st), (__m512d *)(S))
+#define SF_TILE_ADD(p, st, S) sf_tile_add((p), (st), (const __m512d *)(S))
 
 #include "sumfact-body.h"
 #else

@@ -221,6 +221,135 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
   return nc;
 }
 
+static int cmp_index(const void *a, const void *b) {
+  const fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
+  return (x > y) - (x < y);
+}
+
+/* The windows of 8 doubles that cover every lane address of a line batch,
+ * class by class (sf_state.pf_cls); none when there are more than
+ * SF_MAX_PF. */
+static void build_prefetch(sf_state *s) {
+  const int W = s->isa->lanes, nb = s->nb;
+  fea_index a[SF_MAX_LANES * SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  s->npf = 0;
+  for (int c = 0; c < s->nfclass; c++) {
+    int na = 0;
+    for (int i = 0; i < nb; i++)
+      if (s->fcls[i] == c)
+        for (int l = 0; l < W; l++) a[na++] = s->foff[i] + (fea_index)l * s->lstride[c];
+    qsort(a, (size_t)na, sizeof *a, cmp_index);
+    const fea_index step = (fea_index)W * s->lstride[c]; /* from one batch to the next */
+    const int first = s->npf;
+    for (int j = 0; j < na;) {
+      const fea_index w = a[j];
+      while (j < na && a[j] < w + 8) j++;
+      /* A window that the previous batch's windows of this class cover
+       * is prefetched by the next batch's, one batch later. */
+      int seen = 0;
+      for (int k = first; k < s->npf && !seen; k++) {
+        const fea_index d = w - step - (s->pf_off[k] - (fea_index)SF_PF_AHEAD * step);
+        seen = d >= 0 && d < 8;
+      }
+      if (seen) continue;
+      if (s->npf == SF_MAX_PF) {
+        s->npf = 0;
+        return;
+      }
+      s->pf_cls[s->npf] = c;
+      s->pf_off[s->npf++] = w + (fea_index)SF_PF_AHEAD * step;
+    }
+  }
+}
+
+/* The DoFs of free class c by offset into order; returns their count. */
+static int class_by_offset(const sf_state *s, int c, int *order) {
+  int k = 0;
+  for (int i = 0; i < s->nb; i++)
+    if (s->fcls[i] == c) {
+      int j = k++; /* insertion by offset */
+      while (j > 0 && s->foff[order[j - 1]] > s->foff[i]) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = i;
+    }
+  return k;
+}
+
+/* The tiles of free class c (sf_state.tile_*): from its lowest offset o not
+ * yet in one, the DoFs at o .. o + 2 ST - 1, when there are two or more.
+ * Marks them in tiled (1; 2 in a full tile). */
+static void build_tiles(sf_state *s, int c, int *order, unsigned char *tiled) {
+  const int st = s->lstride[c], W = s->isa->lanes;
+  const int k = class_by_offset(s, c, order);
+  for (int j = 0; j < k;) {
+    const fea_index o = s->foff[order[j]];
+    int j2 = j;
+    while (j2 < k && s->foff[order[j2]] < o + 2 * st) j2++;
+    if (j2 - j < 2 || s->ntile == SF_MAX_TILES) {
+      j = j2;
+      continue;
+    }
+    const int t = s->ntile++;
+    int own[SF_TILE_MAX_ST] = {0}, next[SF_TILE_MAX_ST] = {0}; /* slot s at o + s, o + ST + s */
+    s->tile_start[t + 1] = s->tile_start[t];
+    for (; j < j2; j++) {
+      const int i = order[j], sl = (int)(s->foff[i] - o);
+      if (sl < st)
+        own[sl] = 1;
+      else
+        next[sl - st] = 1;
+      s->tile_dof[s->tile_start[t + 1]] = i;
+      s->tile_slot[s->tile_start[t + 1]++] = sl;
+    }
+    int full = 1;
+    for (int q = 0; q < st; q++) full &= own[q];
+    /* Entry g = q + ST l of the tile is slot q of lane l: the lanes' own
+     * where slot q has a DoF at o + q, or one at o + ST + q and l > 0
+     * (lane 0's entry there belongs to the element before the batch). */
+    for (int v = 0; v < st; v++) {
+      unsigned m = 0;
+      for (int b = 0; b < 8; b++) {
+        const int g = 8 * v + b, q = g % st, l = g / st;
+        if (l < W && (own[q] || (next[q] && l > 0))) m |= 1u << b;
+      }
+      s->tile_lmask[t][v] = (unsigned char)m;
+    }
+    s->tile_cls[t] = c;
+    s->tile_st[t] = st;
+    s->tile_off[t] = o;
+    s->tile_full[t] = full;
+    for (int q = s->tile_start[t]; q < s->tile_start[t + 1]; q++)
+      tiled[s->tile_dof[q]] = (unsigned char)(full ? 2 : 1);
+  }
+}
+
+/* The DoFs of classes with stride > 1 that tiled[] does not reach at
+ * level `level` (1: in any tile, 2: in a full tile), by stride, in runs. */
+static void build_singles(const sf_state *s, const unsigned char *tiled, int level,
+                          sf_singles *g) {
+  g->n = 0;
+  for (int i = 0; i < s->nb; i++) { /* by stride (insertion), then DoF */
+    if (s->lstride[s->fcls[i]] == 1 || tiled[i] >= level) continue;
+    int j = g->n++;
+    while (j > 0 && s->lstride[s->fcls[g->dof[j - 1]]] > s->lstride[s->fcls[i]]) {
+      g->dof[j] = g->dof[j - 1];
+      j--;
+    }
+    g->dof[j] = i;
+  }
+  g->nrun = 0;
+  for (int j = 0; j < g->n; j++) {
+    const int st = s->lstride[s->fcls[g->dof[j]]];
+    if (j == 0 || st != g->run_st[g->nrun - 1]) {
+      g->run_start[g->nrun] = j;
+      g->run_st[g->nrun++] = st;
+    }
+  }
+  g->run_start[g->nrun] = g->n;
+}
+
 /* Line batches (see sf_state): each free class's stride from one
  * all-free element to the next, the elements that start W such elements in
  * a row, and the scatter's chains. use: the all-free elements. */
@@ -309,22 +438,14 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
     s->line_batches += s->line_ok[e] != 0;
   }
   /* Chains: unit-stride DoFs of one class by offset, split where an offset
-   * is skipped; the rest singles. */
+   * is skipped; tiles of the other classes where the ISA has them; the
+   * rest singles. */
   int order[SF_MAX_N * SF_MAX_N * SF_MAX_N];
-  s->nchain = s->nsingle = 0;
+  s->nchain = 0;
   int nd = 0;
   for (int c = 0; c < nfc; c++) {
     if (s->lstride[c] != 1) continue;
-    int k = 0;
-    for (int i = 0; i < nb; i++)
-      if (s->fcls[i] == c) {
-        int j = k++; /* insertion by offset */
-        while (j > 0 && s->foff[order[j - 1]] > s->foff[i]) {
-          order[j] = order[j - 1];
-          j--;
-        }
-        order[j] = i;
-      }
+    const int k = class_by_offset(s, c, order);
     for (int j = 0; j < k; j++) {
       if (j == 0 || s->foff[order[j]] != s->foff[order[j - 1]] + 1)
         s->chain_start[s->nchain++] = nd;
@@ -332,24 +453,13 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
     }
   }
   s->chain_start[s->nchain] = nd;
-  for (int i = 0; i < nb; i++) { /* by stride (insertion), then DoF */
-    if (s->lstride[s->fcls[i]] == 1) continue;
-    int j = s->nsingle++;
-    while (j > 0 && s->lstride[s->fcls[s->single_dof[j - 1]]] > s->lstride[s->fcls[i]]) {
-      s->single_dof[j] = s->single_dof[j - 1];
-      j--;
-    }
-    s->single_dof[j] = i;
-  }
-  s->nsrun = 0;
-  for (int j = 0; j < s->nsingle; j++) {
-    const int st = s->lstride[s->fcls[s->single_dof[j]]];
-    if (j == 0 || st != s->srun_st[s->nsrun - 1]) {
-      s->srun_start[s->nsrun] = j;
-      s->srun_st[s->nsrun++] = st;
-    }
-  }
-  s->srun_start[s->nsrun] = s->nsingle;
+  unsigned char tiled[SF_MAX_N * SF_MAX_N * SF_MAX_N] = {0}; /* 1: in a tile, 2: a full one */
+  if (s->isa->tiles && W == 8)
+    for (int c = 0; c < nfc; c++)
+      if (sf_tile_stride(s->lstride[c])) build_tiles(s, c, order, tiled);
+  build_singles(s, tiled, 1, &s->sg);
+  build_singles(s, tiled, 2, &s->ss);
+  build_prefetch(s);
   return FEA_SUCCESS;
 }
 

@@ -16,6 +16,10 @@
 #define SF_MAX_N 9        /* points or functions per direction in the instantiated kernels: p <= 8 */
 #define SF_MAX_LANES 8
 #define SF_ALIGN 64       /* bytes; every lane array starts on this */
+#define SF_MAX_PF 96      /* prefetched windows per line batch at most */
+#define SF_PF_AHEAD 2     /* line batches ahead that the prefetches reach */
+#define SF_MAX_TILES 64   /* tiles of a line batch at most */
+#define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
  * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
@@ -55,6 +59,21 @@ typedef void (*sf_bline_gather_fn)(const struct sf_state *s, const fea_index *ro
 typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *rows,
                                     const double *Y, double *y);
 
+/* DoFs added or loaded lane by lane (sf_state.sg, .ss). */
+typedef struct sf_singles {
+  int n;
+  int dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];      /* by stride */
+  int nrun;                                     /* runs of equal stride */
+  int run_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1];
+  int run_st[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+} sf_singles;
+
+/* Strides of the tiles (sf_state.tile_*): the line kernels' constants. */
+static inline int sf_tile_stride(int st) {
+  return st == 2 || st == 3 || st == 4 || st == 5 || st == 6 || st == 8 || st == 9 || st == 12 ||
+         st == 16;
+}
+
 /* The kernels of one instruction set. fixed[dim - 1][N] serves n_k = N in
  * every direction (p = N - 1 = 1..8; the quadrature rule is folded into the
  * tables, so any n_q); generic serves any sizes. */
@@ -68,6 +87,7 @@ typedef struct sf_isa {
   sf_line_scatter_fn line_scatter;
   sf_bline_gather_fn bline_gather;
   sf_bline_scatter_fn bline_scatter;
+  int tiles;                /* the line gather and scatter serve tiles (sf_state.tile_*) */
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -142,12 +162,35 @@ typedef struct sf_state {
   int nchain;                                   /* unit-stride chains */
   int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* into chain_dof */
   int chain_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* DoFs by chain, offsets increasing */
-  int nsingle;                                  /* DoFs of classes with stride > 1, */
-  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by stride: */
-  int nsrun;                                    /* runs of equal stride */
-  int srun_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1];
-  int srun_st[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  /* Tiles (ISAs with tiles): DoFs of one class with stride ST whose offsets
+   * lie in [o, o + 2 ST): the ST x W doubles from o hold lane l of the DoF
+   * at o + s (slot s) at o + s + ST l, and of the DoF at o + ST + s
+   * (slot ST + s: the same entries one lane on, the DoFs one element
+   * shares with the next along x) at o + s + ST (l + 1). The gather loads
+   * the tile with ST vector loads (masked to the entries the lanes own) and
+   * transposes it into slots; a full tile (every slot has a DoF at
+   * o + s, so all ST W entries are the lanes' own) is added back as ST
+   * vector read-modify-writes of the transposed sums. The DoFs of a tile
+   * that is not full are added as singles. */
+  int ntile;
+  int tile_cls[SF_MAX_TILES], tile_st[SF_MAX_TILES], tile_full[SF_MAX_TILES];
+  fea_index tile_off[SF_MAX_TILES];
+  unsigned char tile_lmask[SF_MAX_TILES][SF_TILE_MAX_ST]; /* per vector: the lanes' own entries */
+  int tile_start[SF_MAX_TILES + 1];             /* into tile_dof, tile_slot */
+  int tile_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int tile_slot[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  /* Other DoFs of classes with stride > 1, lane by lane: by stride in runs
+   * of equal stride. sg: those the gather loads so (not in a tile), ss:
+   * those the scatter adds so (not in a full tile). */
+  sf_singles sg, ss;
   fea_index line_batches;                       /* elements that start one (for describe) */
+  /* Software prefetch of line batches: the cache lines a batch reads and
+   * writes, as windows of 8 doubles (class, offset from the class base);
+   * the gather and scatter touch the same windows SF_PF_AHEAD batches
+   * later along the line. */
+  int npf;
+  int pf_cls[SF_MAX_PF];
+  fea_index pf_off[SF_MAX_PF];                  /* includes SF_PF_AHEAD lanes' strides */
   const sf_isa *isa;
   sf_kernel_fn fn;
   int instantiated;
