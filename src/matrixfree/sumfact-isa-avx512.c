@@ -135,6 +135,23 @@ static inline __attribute__((always_inline)) unsigned sf_pack_mask(int st, int v
   return r;
 }
 
+/* Lanes from the vector pairs (2k, 2k + 1) of src[0 .. n): where m[k] has
+ * a bit, pair k at index idx. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512d
+sf_merge_pairs(const __m512d *src, int n, __m512i idx, const unsigned m[8]) {
+  __m512d r = _mm512_setzero_pd();
+  int first = 1;
+  SF_UNROLL8
+  for (int k = 0; k < 8; k++) {
+    if (!m[k]) continue;
+    const __m512d a = src[2 * k], b = 2 * k + 1 < n ? src[2 * k + 1] : a;
+    const __m512d t = _mm512_maskz_permutex2var_pd((__mmask8)m[k], a, idx, b);
+    r = first ? t : _mm512_mask_blend_pd((__mmask8)m[k], r, t);
+    first = 0;
+  }
+  return r;
+}
+
 static inline __attribute__((always_inline, target("avx512f"))) void
 sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d *S) {
   __m512d V[SF_TILE_MAX_ST];
@@ -142,19 +159,10 @@ sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d
   for (int v = 0; v < st; v++) V[v] = _mm512_maskz_loadu_pd((__mmask8)lmask[v], p + 8 * v);
   SF_UNROLL16
   for (int q = 0; q < st; q++) {
-    const __m512i idx = sf_slot_index(st, q);
-    __m512d r = _mm512_setzero_pd();
-    int first = 1;
+    unsigned m[8];
     SF_UNROLL8
-    for (int k = 0; k < 8; k++) {
-      const __mmask8 m = (__mmask8)sf_slot_mask(st, q, k);
-      if (!m) continue;
-      const __m512d a = V[2 * k], b = 2 * k + 1 < st ? V[2 * k + 1] : a;
-      const __m512d t = _mm512_maskz_permutex2var_pd(m, a, idx, b);
-      r = first ? t : _mm512_mask_blend_pd(m, r, t);
-      first = 0;
-    }
-    S[q] = r;
+    for (int k = 0; k < 8; k++) m[k] = sf_slot_mask(st, q, k);
+    S[q] = sf_merge_pairs(V, st, sf_slot_index(st, q), m);
   }
 }
 
@@ -162,18 +170,10 @@ static inline __attribute__((always_inline, target("avx512f"))) void
 sf_tile_add(double *p, const int st, const __m512d *S) {
   SF_UNROLL16
   for (int v = 0; v < st; v++) {
-    const __m512i idx = sf_pack_index(st, v);
-    __m512d r = _mm512_setzero_pd();
-    int first = 1;
+    unsigned m[8];
     SF_UNROLL8
-    for (int m = 0; m < 8; m++) {
-      const __mmask8 k = (__mmask8)sf_pack_mask(st, v, m);
-      if (!k) continue;
-      const __m512d a = S[2 * m], b = 2 * m + 1 < st ? S[2 * m + 1] : a;
-      const __m512d t = _mm512_maskz_permutex2var_pd(k, a, idx, b);
-      r = first ? t : _mm512_mask_blend_pd(k, r, t);
-      first = 0;
-    }
+    for (int k = 0; k < 8; k++) m[k] = sf_pack_mask(st, v, k);
+    const __m512d r = sf_merge_pairs(S, st, sf_pack_index(st, v), m);
     _mm512_storeu_pd(p + 8 * v, _mm512_add_pd(_mm512_loadu_pd(p + 8 * v), r));
   }
 }
