@@ -145,9 +145,10 @@ typedef struct sf_state {
    * ..., o + k (the DoFs one element shares with the next along x) form a
    * chain: their lanes overlap shifted by one, so the scatter sums them in
    * registers (lane shifts) into one vector at o and k scalar tail adds,
-   * and never adds twice into one entry within a vector. Other DoFs
-   * (stride > 1) are gathered and added lane by lane, one DoF after the
-   * other (distinct addresses within a DoF, since the stride is not 0). */
+   * and never adds twice into one entry within a vector. DoFs of stride
+   * > 1 go through tiles (below) where the ISA has them, else lane by
+   * lane, one DoF after the other (distinct addresses within a DoF, since
+   * the stride is not 0). */
   unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below) */
   /* Boundary lines: elements with a Dirichlet DoF keep their DoFs' free
    * rows and each row's step to the next element (brow + brow_at[e] * 2 nb:
