@@ -9,6 +9,7 @@
 
 #include "coloring.h"
 #include "error.h"
+#include "sort.h"
 
 void fea_coloring_cartesian(int dim, const fea_index n[3], int m, fea_index *colors, int *ncolors) {
   fea_index count = 1, mpow[3] = {1, 1, 1};
@@ -100,11 +101,6 @@ fea_status fea_coloring_greedy(const fea_context *ctx, fea_index nelem, int per_
   return FEA_SUCCESS;
 }
 
-static int cmp_index(const void *a, const void *b) {
-  fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
-  return (x > y) - (x < y);
-}
-
 fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_elem,
                               const fea_index *elem_dofs, fea_index ndofs, const fea_index *colors) {
   for (fea_index e = 0; e < nelem; e++)
@@ -125,12 +121,12 @@ fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_e
     goto done;
   }
   for (fea_index e = 0; e < nelem; e++) labels[e] = colors[e];
-  qsort(labels, (size_t)nelem, sizeof *labels, cmp_index);
+  qsort(labels, (size_t)nelem, sizeof *labels, fea_index_cmp);
   size_t distinct = 0;
   for (fea_index e = 0; e < nelem; e++)
     if (distinct == 0 || labels[distinct - 1] != labels[e]) labels[distinct++] = labels[e];
   for (fea_index e = 0; e < nelem; e++) {
-    const fea_index *hit = bsearch(&colors[e], labels, distinct, sizeof *labels, cmp_index);
+    const fea_index *hit = bsearch(&colors[e], labels, distinct, sizeof *labels, fea_index_cmp);
     rank[e] = hit - labels;
   }
   for (size_t r = 0; r < distinct; r++) seen_dof[r] = -1;

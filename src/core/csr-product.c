@@ -5,6 +5,7 @@
 
 #include "csr-product.h"
 #include "error.h"
+#include "sort.h"
 
 fea_status fea_csr_transpose(fea_context *ctx, const fea_matrix *A, fea_matrix **T) {
   fea_matrix *t;
@@ -28,11 +29,6 @@ fea_status fea_csr_transpose(fea_context *ctx, const fea_matrix *A, fea_matrix *
   free(next);
   *T = t;
   return FEA_SUCCESS;
-}
-
-static int cmp_index(const void *a, const void *b) {
-  fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
-  return (x > y) - (x < y);
 }
 
 fea_status fea_csr_multiply(fea_context *ctx, const fea_matrix *A, const fea_matrix *B,
@@ -86,7 +82,7 @@ fea_status fea_csr_multiply(fea_context *ctx, const fea_matrix *A, const fea_mat
         acc[j] += A->values[k] * B->values[l];
       }
     }
-    qsort(cols, (size_t)len, sizeof *cols, cmp_index);
+    qsort(cols, (size_t)len, sizeof *cols, fea_index_cmp);
     for (fea_index q = 0; q < len; q++, p++) {
       c->col_idx[p] = cols[q];
       c->values[p] = acc[cols[q]];

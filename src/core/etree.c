@@ -47,6 +47,7 @@
 
 #include "error.h"
 #include "etree.h"
+#include "sort.h"
 
 typedef struct dir_info {
   int p;
@@ -82,11 +83,6 @@ double fea_mf_node_flops(fea_index q, fea_index r) {
 fea_mf_merge fea_etree_auto_merge(int dim) {
   (void)dim;
   return FEA_MF_MERGE_PAIRWISE;
-}
-
-static int cmp_index(const void *a, const void *b) {
-  fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
-  return (x > y) - (x < y);
 }
 
 static void dir_free(dir_info *d) {
@@ -298,7 +294,7 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
   }
   /* q: the remaining DoFs, in tree numbering, ascending. */
   for (fea_index i = 0; i < nq; i++) dofs[i] = b->free_index[dofs[i]];
-  qsort(dofs, (size_t)nq, sizeof *dofs, cmp_index);
+  qsort(dofs, (size_t)nq, sizeof *dofs, fea_index_cmp);
   /* r: the DoFs touching the box (leaves) or the children's r (others), minus q. */
   fea_index nr = 0;
   if (nsplit == 0) {
@@ -314,7 +310,7 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
       nr += cn->r;
     }
   }
-  qsort(b->scratch, (size_t)nr, sizeof *b->scratch, cmp_index);
+  qsort(b->scratch, (size_t)nr, sizeof *b->scratch, fea_index_cmp);
   fea_index u = 0;
   for (fea_index i = 0; i < nr; i++)
     if (u == 0 || b->scratch[i] != b->scratch[u - 1]) b->scratch[u++] = b->scratch[i];

@@ -7,11 +7,7 @@
 #include "context.h"
 #include "error.h"
 #include "pattern.h"
-
-static int cmp_index(const void *a, const void *b) {
-  fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
-  return (x > y) - (x < y);
-}
+#include "sort.h"
 
 fea_status fea_element_dof_table(const fea_space *s, fea_index **edofs) {
   const fea_index ne = s->num_elements;
@@ -81,7 +77,7 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
         for (int b = 0; b < nb; b++)
           if (pb->free_index[ed[b]] >= 0) cand[nc++] = pb->free_index[ed[b]];
       }
-      qsort(cand, (size_t)nc, sizeof *cand, cmp_index);
+      qsort(cand, (size_t)nc, sizeof *cand, fea_index_cmp);
       fea_index u = 0;
       for (fea_index i = 0; i < nc; i++)
         if (u == 0 || cand[i] != cand[u - 1]) cand[u++] = cand[i];

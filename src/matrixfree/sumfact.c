@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "sumfact.h"
+#include "sort.h"
 
 /* Best first: the first available one is the default. */
 static const sf_isa *const isas[] = {&fea_sf_isa_avx512, &fea_sf_isa_avx2, &fea_sf_isa_baseline};
@@ -221,11 +222,6 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
   return nc;
 }
 
-static int cmp_index(const void *a, const void *b) {
-  const fea_index x = *(const fea_index *)a, y = *(const fea_index *)b;
-  return (x > y) - (x < y);
-}
-
 /* The windows of 8 doubles that cover every lane address of a line batch,
  * class by class (sf_state.pf_cls); none when there are more than
  * SF_MAX_PF. */
@@ -238,7 +234,7 @@ static void build_prefetch(sf_state *s) {
     for (int i = 0; i < nb; i++)
       if (s->fcls[i] == c)
         for (int l = 0; l < W; l++) a[na++] = s->foff[i] + (fea_index)l * s->lstride[c];
-    qsort(a, (size_t)na, sizeof *a, cmp_index);
+    qsort(a, (size_t)na, sizeof *a, fea_index_cmp);
     const fea_index step = (fea_index)W * s->lstride[c]; /* from one batch to the next */
     const int first = s->npf;
     for (int j = 0; j < na;) {
