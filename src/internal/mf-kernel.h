@@ -32,6 +32,7 @@ typedef struct fea_mf_target {
                                -(blk + 2): its free rows (it has Dirichlet DoFs), -1: none */
   uint64_t *updates;
   int free_rows;
+  fea_index first;          /* apply_add's elems NULL: the elements first .. first + count - 1 */
 } fea_mf_target;
 
 typedef struct fea_mf_kernel_ops {
@@ -49,8 +50,9 @@ typedef struct fea_mf_kernel_ops {
   void (*apply)(const void *state, const fea_index *elems, int count, const double *x_full,
                 double *y, double *scratch);
   /* Optional (NULL: not offered): apply, and add the results into the
-   * target (see fea_mf_target) element by element in the order of elems,
-   * without handing y_e back: for update strategies that need no protection. */
+   * target (see fea_mf_target) element by element in the order of elems
+   * (NULL: the consecutive elements target->first ..), without handing y_e
+   * back: for update strategies that need no protection. */
   void (*apply_add)(const void *state, const fea_index *elems, int count, const double *x_full,
                     const fea_mf_target *target, double *scratch);
   /* d[k * nb + i] = K_e[i][i] for e = elems[k]. */

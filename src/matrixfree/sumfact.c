@@ -711,21 +711,31 @@ static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int 
                    : tg->elem_blk[e] == -(tg->blk + 2) && s->brow_at[e] >= 0;
 }
 
-/* The line batch that serves elems[0 ..) next, or 0: elems[0 .. W) when
- * they are consecutive from an element that starts a line batch, each a
- * valid lane (lane_ok); else, when only W / 2 <= r < W such elements
- * follow (the end of a line's run, or of the call), the batch that ends
- * with them, whose first W - r lanes are zeroed (*skip = W - r): they must
- * be valid lanes that this call has just served (elems[-j] for j <= W - r,
- * done of them before elems), so that the zeros go only where this thread
- * adds anyway. Returns the batch's kind (line_ok). */
-static int line_batch(const sf_state *s, const fea_index *elems, int done, int left,
-                      const fea_mf_target *tg, int *skip) {
-  const int W = s->isa->lanes;
-  const fea_index e0 = elems[0];
+/* Element k of an apply_add call: listed, or first + k. */
+#define SF_ELEM(elems, first, k) ((elems) ? (elems)[k] : (first) + (k))
+
+/* The line batch that serves the call's elements k, k + 1, ... next, or
+ * 0: k .. k + W - 1 when they are consecutive from an element that starts
+ * a line batch, each a valid lane (lane_ok); else, when only W / 2 <= r < W
+ * such elements follow (the end of a line's run, or of the call), the
+ * batch that ends with them, whose first W - r lanes are zeroed (*skip =
+ * W - r): they must be valid lanes that this call has just served (its
+ * elements k - j for j <= W - r), so that the zeros go only where this
+ * thread adds anyway. Returns the batch's kind (line_ok). */
+static int line_batch(const sf_state *s, const fea_index *elems, fea_index first, int k,
+                      int count, const fea_mf_target *tg, int *skip) {
+  const int W = s->isa->lanes, left = count - k;
+  const fea_index e0 = SF_ELEM(elems, first, k);
   if (left >= W && s->line_ok[e0] == 1) { /* the common case, tested without branches */
+    /* Consecutive by construction, and without owners line_ok 1 says
+     * that all W lanes have every DoF free (elem_blk 0 == blk). */
+    if (!elems && !tg->owner && tg->blk == 0) {
+      *skip = 0;
+      return 1;
+    }
     int ok = 1;
-    for (int r = 0; r < W; r++) ok &= (elems[r] == e0 + r) & (tg->elem_blk[e0 + r] == tg->blk);
+    for (int r = 0; r < W; r++)
+      ok &= (SF_ELEM(elems, first, k + r) == e0 + r) & (tg->elem_blk[e0 + r] == tg->blk);
     if (ok) {
       *skip = 0;
       return 1;
@@ -733,12 +743,14 @@ static int line_batch(const sf_state *s, const fea_index *elems, int done, int l
   }
   const int kind = tg->elem_blk[e0] == tg->blk ? 1 : 2;
   int r = 0;
-  while (r < W && r < left && elems[r] == e0 + r && lane_ok(s, tg, e0 + r, kind)) r++;
+  while (r < W && r < left && SF_ELEM(elems, first, k + r) == e0 + r &&
+         lane_ok(s, tg, e0 + r, kind))
+    r++;
   if (r < W / 2) return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
   const fea_index start = e0 - (W - r);
-  if (start < 0 || W - r > done || s->line_ok[start] != kind) return 0;
+  if (start < 0 || W - r > k || s->line_ok[start] != kind) return 0;
   for (int j = 1; j <= W - r; j++) /* this call's elements just before: done by this thread */
-    if (elems[-j] != e0 - j || !lane_ok(s, tg, e0 - j, kind)) return 0;
+    if (SF_ELEM(elems, first, k - j) != e0 - j || !lane_ok(s, tg, e0 - j, kind)) return 0;
   *skip = W - r;
   return kind;
 }
@@ -765,10 +777,11 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
   const int line = tg->free_rows && s->line_ok && tg->elem_blk;
   fea_index pend[SF_MAX_LANES];
   int np = 0;
+  const fea_index first = tg->first;
   for (int k = 0; k < count;) {
     int skip, kind;
-    if (line && (kind = line_batch(s, elems + k, k, count - k, tg, &skip)) != 0) {
-      const fea_index e0 = elems[k] - skip;
+    if (line && (kind = line_batch(s, elems, first, k, count, tg, &skip)) != 0) {
+      const fea_index e0 = SF_ELEM(elems, first, k) - skip;
       const fea_index *base = s->fbase + e0 * nfc;
       const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * 2 * s->nb : NULL;
       double *X = (double *)b.x;
@@ -796,7 +809,8 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
       k += W - skip;
       continue;
     }
-    pend[np++] = elems[k++];
+    pend[np++] = SF_ELEM(elems, first, k);
+    k++;
     if (np == W) {
       n += general_batch(s, pend, np, x_full, tg, &b, lt);
       np = 0;

@@ -392,7 +392,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   }
   for (int fr = 0; fr < 2; fr++)
     for (int own = 0; own < 3; own++)
-      for (int flags = 0; flags < 2; flags++) {
+      for (int flags = 0; flags < 4; flags++) { /* bit 1: elements as a range, not a list */
         const int *ow = own == 2 ? owner3 : owner;
         for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
@@ -407,11 +407,12 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
         double *y = calloc((size_t)(fr ? nf : N) + 1, sizeof *y);
         uint64_t updates = 0;
         for (int blk = 0; blk < (own ? 3 : 1); blk++) {
-          fea_mf_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags ? eb : NULL,
-                              &updates, fr};
+          fea_mf_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags & 1 ? eb : NULL,
+                              &updates, fr, -1};
           for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
             int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
-            k->apply_add(st, elems + e0, m, fr ? xr : xf, &tg, scratch);
+            tg.first = flags & 2 ? e0 : -1;
+            k->apply_add(st, flags & 2 ? NULL : elems + e0, m, fr ? xr : xf, &tg, scratch);
           }
         }
         for (fea_index d = 0; d < N; d++) {
