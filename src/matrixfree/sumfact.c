@@ -711,6 +711,9 @@ static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int 
                    : tg->elem_blk[e] == -(tg->blk + 2) && s->brow_at[e] >= 0;
 }
 
+/* Elements ahead of a line batch whose flags (elem_blk, brow_at) it prefetches. */
+#define SF_FLAGS_AHEAD 128
+
 /* Element k of an apply_add call: listed, or first + k. */
 #define SF_ELEM(elems, first, k) ((elems) ? (elems)[k] : (first) + (k))
 
@@ -801,6 +804,13 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
       int nfree = s->nb;
       if (kind == 1) {
         s->isa->line_scatter(s, base, b.y, tg->y);
+        /* The flags that the elements at the ends of lines read (no
+         * stream the hardware follows there: one element in n): 3D Q1
+         * 1.05x. */
+        if (e0 + SF_FLAGS_AHEAD < s->space->num_elements) {
+          __builtin_prefetch(tg->elem_blk + e0 + SF_FLAGS_AHEAD, 0, 3);
+          if (s->brow_at) __builtin_prefetch(s->brow_at + e0 + SF_FLAGS_AHEAD, 0, 3);
+        }
       } else {
         s->isa->bline_scatter(s, rows, b.y, tg->y);
         for (int i = 0; i < s->nb; i++) nfree -= rows[i] < 0;
@@ -811,6 +821,10 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
     }
     pend[np++] = SF_ELEM(elems, first, k);
     k++;
+    if (s->brow_at && s->brow_at[pend[np - 1]] >= 0) { /* its rows, for general_batch */
+      const char *p = (const char *)(s->brow + (fea_index)s->brow_at[pend[np - 1]] * 2 * s->nb);
+      for (int q = 0; q < s->nb * (int)sizeof *s->brow; q += 64) __builtin_prefetch(p + q, 0, 3);
+    }
     if (np == W) {
       n += general_batch(s, pend, np, x_full, tg, &b, lt);
       np = 0;
