@@ -38,6 +38,7 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
 #define SF_UNROLL _Pragma("GCC unroll 9")
 #define SF_UNROLL_LINES _Pragma("GCC unroll 8")
 #define SF_UNROLL_TILE _Pragma("GCC unroll 16")
+#define SF_UNROLL_TILE2 _Pragma("GCC unroll 32")
 
 /* The inline bodies are left out of UBSan's instrumentation: unrolled, its
  * checks on every fixed array index made this file take two minutes to
@@ -265,8 +266,11 @@ SF_INLINE void SF_FN(sf_tile_load)(const sf_state *s, const fea_index *base, con
   const double *p = x + base[s->tile_cls[k]] + s->tile_off[k];
   sf_vd S[SF_TILE_MAX_ST];
   SF_TILE_SLOTS(p, s->tile_lmask[k], ST, S);
-  for (int j = s->tile_start[k]; j < s->tile_start[k + 1]; j++) {
-    const int i = s->tile_dof[j], sl = s->tile_slot[j];
+  const short *sd = s->tile_sdof[k];
+  SF_UNROLL_TILE2
+  for (int sl = 0; sl < 2 * ST; sl++) {
+    const int i = sd[sl];
+    if (i < 0) continue;
     if (sl < ST)
       Xv[i] = S[sl];
     else
@@ -284,8 +288,11 @@ SF_INLINE void SF_FN(sf_tile_add)(const sf_state *s, const fea_index *base, cons
   sf_vd S[SF_TILE_MAX_ST];
   SF_UNROLL_TILE
   for (int q = 0; q < ST; q++) S[q] = (sf_vd){0};
-  for (int j = s->tile_start[k]; j < s->tile_start[k + 1]; j++) {
-    const int i = s->tile_dof[j], sl = s->tile_slot[j];
+  const short *sd = s->tile_sdof[k];
+  SF_UNROLL_TILE2
+  for (int sl = 0; sl < 2 * ST; sl++) {
+    const int i = sd[sl];
+    if (i < 0) continue;
     if (sl < ST) {
       S[sl] += Yv[i];
     } else {

@@ -289,15 +289,14 @@ static void build_tiles(sf_state *s, int c, int *order, unsigned char *tiled) {
     }
     const int t = s->ntile++;
     int own[SF_TILE_MAX_ST] = {0}, next[SF_TILE_MAX_ST] = {0}; /* slot s at o + s, o + ST + s */
-    s->tile_start[t + 1] = s->tile_start[t];
+    for (int q = 0; q < 2 * SF_TILE_MAX_ST; q++) s->tile_sdof[t][q] = -1;
     for (; j < j2; j++) {
       const int i = order[j], sl = (int)(s->foff[i] - o);
+      s->tile_sdof[t][sl] = (short)i;
       if (sl < st)
         own[sl] = 1;
       else
         next[sl - st] = 1;
-      s->tile_dof[s->tile_start[t + 1]] = i;
-      s->tile_slot[s->tile_start[t + 1]++] = sl;
     }
     int full = 1;
     for (int q = 0; q < st; q++) full &= own[q];
@@ -316,8 +315,8 @@ static void build_tiles(sf_state *s, int c, int *order, unsigned char *tiled) {
     s->tile_st[t] = st;
     s->tile_off[t] = o;
     s->tile_full[t] = full;
-    for (int q = s->tile_start[t]; q < s->tile_start[t + 1]; q++)
-      tiled[s->tile_dof[q]] = (unsigned char)(full ? 2 : 1);
+    for (int q = 0; q < 2 * st; q++)
+      if (s->tile_sdof[t][q] >= 0) tiled[s->tile_sdof[t][q]] = (unsigned char)(full ? 2 : 1);
   }
 }
 
