@@ -107,6 +107,7 @@ static double *mf_solution(fea_context *ctx, fea_space *s, fea_problem *pb, fea_
 static double max_rel_diff(const double *x, const double *y, fea_index n) {
   double d = 0, m = 0;
   for (fea_index i = 0; i < n; i++) {
+    if (isnan(x[i] - y[i])) return NAN; /* fmax would drop it */
     d = fmax(d, fabs(x[i] - y[i]));
     m = fmax(m, fabs(y[i]));
   }
