@@ -342,29 +342,42 @@ static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *
     SF_BY_STRIDE(SF_FN(sf_singles_load), &s->sg, k, s, base, x, Xv);
 }
 
-/* Chains first: the lanes of chain DoF t (offset o + t) summed shifted by t
- * into the vector at o; what moves past lane W - 1 is added entry by entry
- * after it. Then the full tiles, and the DoFs of other strides lane by
+/* A chain of k DoFs from p (k a constant where the caller switches on it:
+ * the shifts then take constant permutes): the lanes of DoF t summed
+ * shifted by t into the vector at p; what moves past lane W - 1 is added
+ * entry by entry after it. */
+SF_INLINE void SF_FN(sf_chain_add)(double *p, const int *d, const double *Y, const int k) {
+  const sf_vd *Yv = (const sf_vd *)Y;
+  sf_vd acc = Yv[d[0]];
+  SF_UNROLL
+  for (int t = 1; t < k && t < SF_W; t++) acc += SF_SHIFT_UP(Yv[d[t]], t);
+  sf_vd old;
+  memcpy(&old, p, sizeof old);
+  old += acc;
+  memcpy(p, &old, sizeof old);
+  SF_UNROLL
+  for (int u = 0; u + 1 < k; u++) { /* entry W + u: lane W + u - t of DoF t > u */
+    double v = 0.0;
+    for (int t = u + 1; t < k; t++)
+      if (SF_W + u - t >= 0) v += Y[d[t] * SF_W + SF_W + u - t];
+    p[SF_W + u] += v;
+  }
+}
+
+/* Chains first (sf_chain_add), then the full tiles, and the DoFs of other strides lane by
  * lane, run by run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index *base,
                                             const double *Y, double *y) {
-  const sf_vd *Yv = (const sf_vd *)Y;
   for (int k = 0; k < s->npf; k++) __builtin_prefetch(y + base[s->pf_cls[k]] + s->pf_off[k], 1, 3);
   for (int ch = 0; ch < s->nchain; ch++) {
     const int *d = s->chain_dof + s->chain_start[ch];
-    const int k = s->chain_start[ch + 1] - s->chain_start[ch];
     double *p = y + base[s->fcls[d[0]]] + s->foff[d[0]];
-    sf_vd acc = Yv[d[0]];
-    for (int t = 1; t < k && t < SF_W; t++) acc += SF_SHIFT_UP(Yv[d[t]], t);
-    sf_vd old;
-    memcpy(&old, p, sizeof old);
-    old += acc;
-    memcpy(p, &old, sizeof old);
-    for (int u = 0; u + 1 < k; u++) { /* entry W + u: lane W + u - t of DoF t > u */
-      double v = 0.0;
-      for (int t = u + 1; t < k; t++)
-        if (SF_W + u - t >= 0) v += Y[d[t] * SF_W + SF_W + u - t];
-      p[SF_W + u] += v;
+    switch (s->chain_start[ch + 1] - s->chain_start[ch]) {
+    case 1: SF_FN(sf_chain_add)(p, d, Y, 1); break;
+    case 2: SF_FN(sf_chain_add)(p, d, Y, 2); break;
+    case 3: SF_FN(sf_chain_add)(p, d, Y, 3); break;
+    case 4: SF_FN(sf_chain_add)(p, d, Y, 4); break;
+    default: SF_FN(sf_chain_add)(p, d, Y, s->chain_start[ch + 1] - s->chain_start[ch]); break;
     }
   }
 #if defined(SF_TILE_SLOTS)
