@@ -31,7 +31,6 @@
 #include "concurrency/conc.h"
 #include "context.h"
 #include "error.h"
-#include "first-touch.h"
 #include "operator.h"
 #include "operator-device.h"
 #include "pattern.h"
@@ -53,11 +52,6 @@ typedef struct mf_op {
   int free_rows;            /* apply_add on the reduced vectors (no embedding) */
   const double *x_in;       /* free_rows: this application's x and y */
   double *y_out;
-  /* free_rows under SERIAL and PRIVATE_BUFFERS: y cleared run by run right
-   * before the batch that first adds into it (first-touch.h), when the
-   * application does not add to y (clear_now). */
-  fea_first_touch ft;
-  int ft_on, clear_now;
   fea_conc_job *job;
   fea_conc_plan plan;
   fea_update_strategy strategy;
@@ -166,8 +160,6 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     x->count = n;
     x->cursor = 0;
     if (add) {
-      if (m->clear_now && !seq) /* the batch is elements e .. e + n - 1 */
-        fea_first_touch_clear(&m->ft, e, e + n, w->owner, w->blk, m->y_out);
       const fea_mf_target tg = {m->free_rows ? m->y_out : w->job->target,
                                 w->job->pb->free_index, w->owner, w->blk, m->elem_blk,
                                 &w->ctr->updates, m->free_rows, x->first};
@@ -213,13 +205,10 @@ static fea_status mf_apply(const fea_operator *op, const double *x, double *y, i
   const fea_index nf = m->nf;
   const int T = m->job->cfg.threads;
   if (m->free_rows) { /* the kernel reads x and adds into y themselves */
-    if (!add && m->ft_on) {
-      fea_first_touch_clear_idle(&m->ft, y); /* the rest as the batches reach it */
-    } else if (!add) {
+    if (!add) {
 #pragma omp parallel for schedule(static) num_threads(T)
       for (fea_index r = 0; r < nf; r++) y[r] = 0.0;
     }
-    m->clear_now = !add && m->ft_on;
     m->x_in = x;
     m->y_out = y;
     fea_blas_use_threads(1);
@@ -228,7 +217,6 @@ static fea_status mf_apply(const fea_operator *op, const double *x, double *y, i
     fea_status st = fea_conc_run(m->job, m->strategy, &st_run);
     m->x_in = NULL;
     m->y_out = NULL;
-    m->clear_now = 0;
     return st;
   }
   /* Embed (Dirichlet entries of x_full stay zero from creation) and clear
@@ -293,7 +281,6 @@ static void mf_destroy(void *data) {
   if (!m) return;
   if (m->ks) m->k->destroy(m->ks);
   fea_conc_plan_free(&m->plan);
-  fea_first_touch_free(&m->ft);
   free(m->job);
   free(m->edofs);
   free(m->free_dof);
@@ -382,21 +369,6 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   return FEA_SUCCESS;
 }
 
-/* Where the strategy writes each row first by the lowest element that
- * touches it, in increasing element order (first-touch.h): the runs that
- * the batches clear, unless they would be too short to pay. */
-static fea_status build_first_touch(fea_operator *op, mf_op *m) {
-  const fea_conc_job *job = m->job;
-  const int serial = m->strategy == FEA_UPDATE_SERIAL && !job->order;
-  const int owned = m->strategy == FEA_UPDATE_PRIVATE_BUFFERS && m->plan.owner &&
-                    m->plan.blocks == job->cfg.threads;
-  if (!m->free_rows || !(serial || owned)) return FEA_SUCCESS;
-  FEA_CALL(fea_first_touch_build(op->problem, m->edofs, m->ne, m->nb,
-                                 owned ? m->plan.owner : NULL, &m->ft));
-  m->ft_on = m->ft.run != NULL;
-  return FEA_SUCCESS;
-}
-
 static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   const fea_problem *pb = op->problem;
   const fea_space *sp = pb->space;
@@ -434,7 +406,6 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   /* With the kernel adding its results itself, it works on the reduced
    * vectors directly: no embedding, no restriction. */
   m->free_rows = m->elem_blk != NULL;
-  FEA_CALL(build_first_touch(op, m));
   return FEA_SUCCESS;
 }
 
@@ -467,6 +438,6 @@ fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kern
                           (m->elem_blk ? (uint64_t)m->ne * sizeof(int) : 0) +
                           (uint64_t)m->ndofs * 2 * sizeof(double) +
                           (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
-                          (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0) + m->ft.bytes;
+                          (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);
   return FEA_SUCCESS;
 }
