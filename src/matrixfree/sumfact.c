@@ -680,9 +680,12 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
     }
     if (fr && s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
       const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
+      /* elem_blk -(blk + 2): every free row is this block's, no owner to look up (a
+       * cache miss per row: these elements are one in n) */
+      const int *own = tg->elem_blk && tg->elem_blk[e] == -(tg->blk + 2) ? NULL : tg->owner;
       for (int i = 0; i < nb; i++) {
         const fea_index r = rows[i];
-        if (r < 0 || (tg->owner && tg->owner[r] != tg->blk)) continue;
+        if (r < 0 || (own && own[r] != tg->blk)) continue;
         yt[r] += Y[i * W + l];
         n++;
       }
@@ -730,10 +733,16 @@ static int line_batch(const sf_state *s, const fea_index *elems, fea_index first
   const fea_index e0 = SF_ELEM(elems, first, k);
   if (left >= W && s->line_ok[e0] == 1) { /* the common case, tested without branches */
     /* Consecutive by construction, and without owners line_ok 1 says
-     * that all W lanes have every DoF free (elem_blk 0 == blk). */
-    if (!elems && !tg->owner && tg->blk == 0) {
-      *skip = 0;
-      return 1;
+     * that all W lanes have every DoF free (elem_blk 0 == blk); with
+     * owners, each lane's flag. */
+    if (!elems) {
+      const int *eb = tg->elem_blk + e0;
+      int other = tg->owner ? 0 : tg->blk;
+      for (int r = 0; tg->owner && r < W; r++) other |= eb[r] ^ tg->blk;
+      if (!other) {
+        *skip = 0;
+        return 1;
+      }
     }
     int ok = 1;
     for (int r = 0; r < W; r++)
