@@ -167,7 +167,8 @@ static double quantile(const double *sorted, int n, double q) { return sorted[(i
 
 /* max |yA - yB| / max |yB| */
 static double result_diff(ab_lib *a, ab_lib *b) {
-  double *ya = malloc(((size_t)a->nf + 1) * sizeof *ya), *yb = malloc(((size_t)b->nf + 1) * sizeof *yb);
+  double *ya = malloc(((size_t)a->nf + 1) * sizeof *ya);
+  double *yb = malloc(((size_t)b->nf + 1) * sizeof *yb);
   double d = NAN;
   if (ya && yb && a->nf == b->nf && a->vector_read(a->y, a->nf, FEA_F64, ya) == FEA_SUCCESS &&
       b->vector_read(b->y, b->nf, FEA_F64, yb) == FEA_SUCCESS) {

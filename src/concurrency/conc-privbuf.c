@@ -104,7 +104,9 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
        * but for a few on the block's first boundary, whose visit adds
        * nothing, and the test reads the element's DoFs from memory once per
        * batch (3D Q1 on two threads: 3 % of the apply). */
-      const fea_index own_end = !job->work ? o.first[blk] : blk + 1 < T ? o.first[blk + 1] : job->ne;
+      const fea_index own_end = !job->work   ? o.first[blk]
+                                : blk + 1 < T ? o.first[blk + 1]
+                                              : job->ne;
       for (fea_index e = o.first[blk]; e <= o.last[blk] && !fea_conc_failed(job); e++) {
         const int visited = (e < own_end || owns_a_row(job, &o, e, blk)) &&
                             fea_conc_visit(&w, NULL, e, o.last[blk] + 1);

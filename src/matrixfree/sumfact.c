@@ -680,8 +680,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
     }
     if (fr && s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
       const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
-      /* elem_blk -(blk + 2): every free row is this block's, no owner to look up (a
-       * cache miss per row: these elements are one in n) */
+      /* elem_blk -(blk + 2): every free row is this block's, no owner to look up */
       const int *own = tg->elem_blk && tg->elem_blk[e] == -(tg->blk + 2) ? NULL : tg->owner;
       for (int i = 0; i < nb; i++) {
         const fea_index r = rows[i];
