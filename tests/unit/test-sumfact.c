@@ -392,7 +392,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   }
   for (int fr = 0; fr < 2; fr++)
     for (int own = 0; own < 3; own++)
-      for (int flags = 0; flags < 4; flags++) { /* bit 1: elements as a range, not a list */
+      for (int flags = 0; flags < 4; flags++) { /* 1: elem_blk given; 2: elements as a range */
         const int *ow = own == 2 ? owner3 : owner;
         for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
