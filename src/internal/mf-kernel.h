@@ -33,6 +33,8 @@ typedef struct fea_mf_target {
   uint64_t *updates;
   int free_rows;
   fea_index first;          /* apply_add's elems NULL: the elements first .. first + count - 1 */
+  const unsigned char *blk_run; /* with elem_blk (or NULL): per element e, how many elements
+                                   from e on have elem_blk[e] (at most 255) */
 } fea_mf_target;
 
 typedef struct fea_mf_kernel_ops {

@@ -424,6 +424,61 @@ static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index
   }
 }
 
+/* Fused line batch of a one-class unit-stride space (sf_state.qline) with
+ * N = 2 (Q1) in dimension dim: the chains' lanes loaded straight into
+ * vectors, the kernel on them, and the results summed chain by chain into
+ * y, all in one function so that nothing goes through the batch arrays. */
+SF_INLINE void SF_FN(sf_qline_body)(const sf_state *s, const int dim, fea_index base, int skip,
+                                    const double *x, double *y) {
+  enum { N = 2 };
+  const int nc = dim == 2 ? N : N * N; /* chains */
+  sf_vd X[N * N * N], Y[N * N * N], work[4 * N * N * N];
+  const double *xb = x + base;
+  double *yb = y + base;
+  for (int k = 0; k < s->npf; k++) { /* see sf_line_gather */
+    __builtin_prefetch(xb + s->pf_off[k], 0, 3);
+    __builtin_prefetch(yb + s->pf_off[k], 1, 3);
+  }
+  SF_UNROLL
+  for (int c = 0; c < nc; c++) {
+    SF_UNROLL
+    for (int t = 0; t < N; t++) memcpy(&X[c * N + t], xb + s->qoff[c] + t, sizeof *X);
+  }
+  if (skip) {
+    sf_vi lane, keep;
+    for (int l = 0; l < SF_W; l++) lane[l] = l;
+    keep = lane >= (sf_vi){0} + skip;
+    SF_UNROLL
+    for (int i = 0; i < nc * N; i++) X[i] = (sf_vd)((sf_vi)X[i] & keep);
+  }
+  sf_batch b;
+  b.dim = dim;
+  b.n[0] = b.n[1] = b.n[2] = N;
+  memcpy(b.T, s->qtab, sizeof b.T);
+  b.x = (const double *)X;
+  b.y = (double *)Y;
+  b.work = (double *)work;
+  if (dim == 2)
+    sf_body2(0, N, N, &b);
+  else
+    sf_body3(0, N, N, N, &b);
+  SF_UNROLL
+  for (int c = 0; c < nc; c++) {
+    const int d[N] = {c * N, c * N + 1};
+    SF_FN(sf_chain_add)(yb + s->qoff[c], d, (const double *)Y, N);
+  }
+}
+
+static SF_TARGET void SF_FN(sf_qline2)(const sf_state *s, fea_index base, int skip,
+                                      const double *x, double *y) {
+  SF_FN(sf_qline_body)(s, 2, base, skip, x, y);
+}
+
+static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int skip,
+                                      const double *x, double *y) {
+  SF_FN(sf_qline_body)(s, 3, base, skip, x, y);
+}
+
 #define SF_ROW(d) {NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), \
                    SF_FN(sf_k##d##_5), SF_FN(sf_k##d##_6), SF_FN(sf_k##d##_7),             \
                    SF_FN(sf_k##d##_8), SF_FN(sf_k##d##_9)}
@@ -441,4 +496,5 @@ const sf_isa SF_CAT(fea_sf_isa_, SF_ISA_VAR) = {
 #if defined(SF_TILE_SLOTS)
   .tiles = 1,
 #endif
+  .qline = {NULL, SF_FN(sf_qline2), SF_FN(sf_qline3)},
 };

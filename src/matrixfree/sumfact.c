@@ -142,6 +142,27 @@ static void choose_kernel(sf_state *s, int generic) {
   s->fn = s->instantiated ? s->isa->fixed[s->dim - 1][N] : s->isa->generic;
 }
 
+/* The fused line batches (sf_state.qline) where the space's line batches
+ * have their shape: one free class of unit stride, chains of two DoFs
+ * along direction 0, chain c holding DoFs 2c and 2c + 1 in that order. */
+static void choose_qline(sf_state *s) {
+  const int N = 2, nc = s->dim == 2 ? N : N * N;
+  s->qline = NULL;
+  if (!s->line_ok || !s->instantiated || s->per_span || s->n[0] != N || s->dim < 2 ||
+      !s->isa->qline[s->dim - 1] || s->nfclass != 1 || s->lstride[0] != 1 || s->nchain != nc)
+    return;
+  for (int c = 0; c < nc; c++) {
+    if (s->chain_start[c + 1] - s->chain_start[c] != N) return;
+    for (int t = 0; t < N; t++)
+      if (s->chain_dof[s->chain_start[c] + t] != c * N + t) return;
+    s->qoff[c] = s->foff[c * N];
+  }
+  sf_batch b;
+  point_tables(s, s->isa->lanes, s->lane_tab, &b);
+  memcpy(s->qtab, b.T, sizeof s->qtab);
+  s->qline = s->isa->qline[s->dim - 1];
+}
+
 static void describe(sf_state *s) {
   char p[48], q[48];
   if (s->dim == 1 || (s->n[0] == s->n[1] && (s->dim == 2 || s->n[1] == s->n[2])))
@@ -525,11 +546,12 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
     return st;
   }
   choose_kernel(s, generic);
+  choose_qline(s);
   describe(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
-    snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride",
-             s->chain_start[s->nchain], s->nb);
+    snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride%s",
+             s->chain_start[s->nchain], s->nb, s->qline ? ", fused" : "");
   }
   *state = s;
   return FEA_SUCCESS;
@@ -715,6 +737,16 @@ static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int 
 /* Elements ahead of a line batch whose flags (elem_blk, brow_at) it prefetches. */
 #define SF_FLAGS_AHEAD 128
 
+/* The flags that the elements at the ends of lines read, prefetched by the
+ * line batch at e0 (no stream the hardware follows there: one element in
+ * n): 3D Q1 1.05x. */
+static inline void flags_prefetch(const sf_state *s, const fea_mf_target *tg, fea_index e0) {
+  if (e0 + SF_FLAGS_AHEAD < s->space->num_elements) {
+    __builtin_prefetch(tg->elem_blk + e0 + SF_FLAGS_AHEAD, 0, 3);
+    if (s->brow_at) __builtin_prefetch(s->brow_at + e0 + SF_FLAGS_AHEAD, 0, 3);
+  }
+}
+
 /* Element k of an apply_add call: listed, or first + k. */
 #define SF_ELEM(elems, first, k) ((elems) ? (elems)[k] : (first) + (k))
 
@@ -733,15 +765,11 @@ static int line_batch(const sf_state *s, const fea_index *elems, fea_index first
   if (left >= W && s->line_ok[e0] == 1) { /* the common case, tested without branches */
     /* Consecutive by construction, and without owners line_ok 1 says
      * that all W lanes have every DoF free (elem_blk 0 == blk); with
-     * owners, each lane's flag. */
-    if (!elems) {
-      const int *eb = tg->elem_blk + e0;
-      int other = tg->owner ? 0 : tg->blk;
-      for (int r = 0; tg->owner && r < W; r++) other |= eb[r] ^ tg->blk;
-      if (!other) {
-        *skip = 0;
-        return 1;
-      }
+     * owners, blk_run says whether all W lanes have the first one's flag. */
+    const int same = tg->blk_run && tg->blk_run[e0] >= W && tg->elem_blk[e0] == tg->blk;
+    if (!elems && (!tg->owner ? tg->blk == 0 : same)) {
+      *skip = 0;
+      return 1;
     }
     int ok = 1;
     for (int r = 0; r < W; r++)
@@ -793,6 +821,13 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
     if (line && (kind = line_batch(s, elems, first, k, count, tg, &skip)) != 0) {
       const fea_index e0 = SF_ELEM(elems, first, k) - skip;
       const fea_index *base = s->fbase + e0 * nfc;
+      if (kind == 1 && s->qline) {
+        s->qline(s, base[0], skip, x_full, tg->y);
+        flags_prefetch(s, tg, e0);
+        n += (uint64_t)(W - skip) * (uint64_t)s->nb;
+        k += W - skip;
+        continue;
+      }
       const fea_index *rows = kind == 2 ? s->brow + (fea_index)s->brow_at[e0] * 2 * s->nb : NULL;
       double *X = (double *)b.x;
       if (kind == 1)
@@ -811,13 +846,7 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
       int nfree = s->nb;
       if (kind == 1) {
         s->isa->line_scatter(s, base, b.y, tg->y);
-        /* The flags that the elements at the ends of lines read (no
-         * stream the hardware follows there: one element in n): 3D Q1
-         * 1.05x. */
-        if (e0 + SF_FLAGS_AHEAD < s->space->num_elements) {
-          __builtin_prefetch(tg->elem_blk + e0 + SF_FLAGS_AHEAD, 0, 3);
-          if (s->brow_at) __builtin_prefetch(s->brow_at + e0 + SF_FLAGS_AHEAD, 0, 3);
-        }
+        flags_prefetch(s, tg, e0);
       } else {
         s->isa->bline_scatter(s, rows, b.y, tg->y);
         for (int i = 0; i < s->nb; i++) nfree -= rows[i] < 0;

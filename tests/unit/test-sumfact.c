@@ -365,6 +365,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   double *scratch = malloc((size_t)k->scratch_doubles(st) * sizeof *scratch);
   fea_index *dofs = malloc((size_t)nb * sizeof *dofs), *elems = malloc((size_t)ne * sizeof *elems);
   int *owner = malloc((size_t)nf * sizeof *owner + 1), *eb = malloc((size_t)ne * sizeof *eb);
+  unsigned char *run = malloc((size_t)ne + 1);
   rng_state = 777;
   for (fea_index d = 0; d < N; d++) {
     fea_index r = pb->free_index[d];
@@ -392,23 +393,28 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   }
   for (int fr = 0; fr < 2; fr++)
     for (int own = 0; own < 3; own++)
-      for (int flags = 0; flags < 4; flags++) { /* 1: elem_blk given; 2: elements as a range */
+      for (int flags = 0; flags < 8; flags++) {
+        /* 1: elem_blk given; 2: elements as a range; 4: blk_run given (with 1) */
+        if ((flags & 4) && !(flags & 1)) continue;
         const int *ow = own == 2 ? owner3 : owner;
         for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
-          int b = 0;
-          for (int i = 0; i < nb && b >= 0; i++) {
+          int b = -1, dir = 0; /* b: the one owner so far (-1: none yet, -2: several) */
+          for (int i = 0; i < nb && b != -2; i++) {
             fea_index r = pb->free_index[dofs[i]];
-            if (r < 0) b = -1;
-            else if (own) b = i == 0 || ow[r] == b ? ow[r] : -1;
+            if (r < 0) dir = 1;
+            else b = b == -1 || b == (own ? ow[r] : 0) ? (own ? ow[r] : 0) : -2;
           }
-          eb[e] = b;
+          eb[e] = b < 0 ? -1 : dir ? -(b + 2) : b;
         }
+        for (fea_index e = ne - 1; e >= 0; e--) /* the operator's blk_run */
+          run[e] = (unsigned char)(e + 1 < ne && eb[e + 1] == eb[e]
+                                       ? (run[e + 1] < 255 ? run[e + 1] + 1 : 255) : 1);
         double *y = calloc((size_t)(fr ? nf : N) + 1, sizeof *y);
         uint64_t updates = 0;
         for (int blk = 0; blk < (own ? 3 : 1); blk++) {
           fea_mf_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags & 1 ? eb : NULL,
-                              &updates, fr, -1};
+                              &updates, fr, -1, flags & 4 ? run : NULL};
           for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
             int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
             tg.first = flags & 2 ? e0 : -1;
@@ -431,7 +437,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
       }
   k->destroy(st);
   free(xf), free(xr), free(yref), free(ye), free(scratch), free(dofs), free(elems), free(owner);
-  free(owner3), free(eb);
+  free(owner3), free(eb), free(run);
 }
 
 /* apply_add with every instruction set this CPU has (each has its own
@@ -488,13 +494,16 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
  * (too short for a line batch), 6 (a line batch ends inside the call,
  * leading lanes zeroed), 8 and batch() elements (whole line batches, and runs cut by the call),
  * with and without a boundary, owners scattered and in contiguous blocks. */
-static void apply_add_chunks(fea_problem *pb, int expect_lines) {
+static void apply_add_chunks(fea_problem *pb, int expect_lines, int expect_fused) {
   void *st;
   const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
   cr_assert_eq(k->create(pb, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
   const int B = k->batch(st);
   if (expect_lines)
     cr_assert(strstr(k->describe(st), "lines:"), "no line batches: %s", k->describe(st));
+  if (expect_lines || !expect_fused)
+    cr_assert_eq(strstr(k->describe(st), "fused") != NULL, expect_fused,
+                 "fused line batches: %s", k->describe(st));
   k->destroy(st);
   const int chunks[] = {3, 6, 8, B};
   for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
@@ -525,7 +534,7 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
         cr_assert_eq(fea_mesh_create_structured(ctx, &md, &m), FEA_SUCCESS);
         cr_assert_eq(fea_space_create_lagrange(m, p, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
         fea_problem *pb = poisson(s, 0.8, 0);
-        apply_add_chunks(pb, nx[t] > 8);
+        apply_add_chunks(pb, nx[t] > 8, p == 1); /* Q1: fused line batches */
         fea_problem_destroy(&pb);
         fea_space_destroy(&s);
         fea_mesh_destroy(&m);
@@ -538,7 +547,7 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
       fea_space *s;
       cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
       fea_problem *pb = poisson(s, 1.3, 0);
-      apply_add_chunks(pb, 1);
+      apply_add_chunks(pb, 1, 0);
       fea_problem_destroy(&pb);
       fea_space_destroy(&s);
     }
