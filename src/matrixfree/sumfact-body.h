@@ -194,6 +194,14 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 
 #define SF_SHIFT_UP(v, t) __builtin_shuffle((v), (sf_vd){0}, SF_FN(sf_up)[t])
 
+/* Lanes l < W - 1 of v moved down by one, t into lane W - 1. */
+#if SF_W == 8
+#define SF_SHIFT_DOWN1(v, t) \
+  __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
+#else
+#define SF_SHIFT_DOWN1(v, t) __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4})
+#endif
+
 /* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
  * one vector load at unit stride, masked loads and permutes for short
  * strides (where the ISA has them), a gather otherwise. */
@@ -254,9 +262,6 @@ SF_INLINE void SF_FN(sf_singles_add)(const sf_state *s, const fea_index *base, c
 #if SF_W != 8
 #error "tiles need SF_W 8"
 #endif
-/* Lanes l < W - 1 of v moved down by one, t into lane W - 1. */
-#define SF_SHIFT_DOWN(v, t) \
-  __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
 
 /* Tile k (sf_state.tile_*), stride ST a constant: its slots from ST
  * loads, then each DoF's lanes from its slot (those one lane on shifted
@@ -274,7 +279,7 @@ SF_INLINE void SF_FN(sf_tile_load)(const sf_state *s, const fea_index *base, con
     if (sl < ST)
       Xv[i] = S[sl];
     else
-      Xv[i] = SF_SHIFT_DOWN(S[sl - ST], p[sl + ST * (SF_W - 1)]);
+      Xv[i] = SF_SHIFT_DOWN1(S[sl - ST], p[sl + ST * (SF_W - 1)]);
   }
 }
 
@@ -320,8 +325,86 @@ SF_INLINE void SF_FN(sf_tile_add)(const sf_state *s, const fea_index *base, cons
   } while (0)
 #endif
 
-/* Unit-stride DoFs (the chains') by vector loads, the tiles, then the
- * other DoFs run by run of equal strides. */
+/* v[0 .. W-1] transposed in place (entry l of v[j] <-> entry j of v[l]):
+ * log2 W rounds that swap the off-diagonal h x h blocks, h = 1, 2, 4, each
+ * a pair of two-source shuffles per pair of vectors. */
+SF_INLINE void SF_FN(sf_transpose)(sf_vd *v) {
+  SF_UNROLL
+  for (int h = 1; h < SF_W; h *= 2) {
+    sf_vi lo, hi; /* indices: 0 .. W - 1 from a, W .. 2 W - 1 from b */
+    for (int q = 0; q < SF_W; q++) {
+      lo[q] = q & h ? SF_W + q - h : q;
+      hi[q] = q & h ? SF_W + q : q + h;
+    }
+    SF_UNROLL
+    for (int i = 0; i < SF_W; i++) {
+      if (i & h) continue;
+      const sf_vd a = v[i], b = v[i + h];
+      v[i] = __builtin_shuffle(a, b, lo);
+      v[i + h] = __builtin_shuffle(a, b, hi);
+    }
+  }
+}
+
+/* Block k (sf_state.block_*): group by group of W columns, the last
+ * shifted back to S - W (its columns that the group before loaded are
+ * loaded again, the same values). */
+SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, const double *x,
+                                    sf_vd *Xv, int k) {
+  const int S = s->block_st[k];
+  const double *p = x + base[s->block_cls[k]] + s->block_off[k];
+  const short *dof = s->block_dof[k];
+  for (int j0 = 0; j0 < S; j0 += SF_W) {
+    const int j = j0 + SF_W <= S ? j0 : S - SF_W;
+    sf_vd v[SF_W];
+    SF_UNROLL
+    for (int l = 0; l < SF_W; l++) memcpy(&v[l], p + (ptrdiff_t)S * l + j, sizeof *v);
+    SF_FN(sf_transpose)(v);
+    SF_UNROLL
+    for (int t = 0; t < SF_W; t++) {
+      Xv[dof[j + t]] = v[t];
+      const int i = s->block_next[k][j + t];
+      if (i >= 0) Xv[i] = SF_SHIFT_DOWN1(v[t], p[(ptrdiff_t)S * SF_W + j + t]);
+    }
+  }
+}
+
+/* Block k's sums added back; in the shifted last group the columns that
+ * the group before added are zero. */
+SF_INLINE void SF_FN(sf_block_add)(const sf_state *s, const fea_index *base, const double *Y,
+                                   double *y, int k) {
+  const int S = s->block_st[k];
+  double *p = y + base[s->block_cls[k]] + s->block_off[k];
+  const short *dof = s->block_dof[k];
+  const sf_vd *Yv = (const sf_vd *)Y;
+  for (int j0 = 0; j0 < S; j0 += SF_W) {
+    const int j = j0 + SF_W <= S ? j0 : S - SF_W;
+    sf_vd v[SF_W];
+    SF_UNROLL
+    for (int t = 0; t < SF_W; t++) {
+      v[t] = (sf_vd){0};
+      if (j + t < j0) continue;
+      v[t] = Yv[dof[j + t]];
+      const int i = s->block_next[k][j + t];
+      if (i >= 0) {
+        v[t] += SF_SHIFT_UP(Yv[i], 1);
+        p[(ptrdiff_t)S * SF_W + j + t] += Y[i * SF_W + SF_W - 1];
+      }
+    }
+    SF_FN(sf_transpose)(v);
+    SF_UNROLL
+    for (int l = 0; l < SF_W; l++) {
+      sf_vd old;
+      double *q = p + (ptrdiff_t)S * l + j;
+      memcpy(&old, q, sizeof old);
+      old += v[l];
+      memcpy(q, &old, sizeof old);
+    }
+  }
+}
+
+/* Unit-stride DoFs (the chains') by vector loads, the tiles, the blocks,
+ * then the other DoFs run by run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *base,
                                            const double *x, double *X) {
   sf_vd *Xv = (sf_vd *)X;
@@ -338,6 +421,7 @@ static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *
 #if defined(SF_TILE_SLOTS)
   for (int k = 0; k < s->ntile; k++) SF_BY_TILE(SF_FN(sf_tile_load), s, k, s, base, x, Xv);
 #endif
+  for (int k = 0; k < s->nblock; k++) SF_FN(sf_block_load)(s, base, x, Xv, k);
   for (int k = 0; k < s->sg.nrun; k++)
     SF_BY_STRIDE(SF_FN(sf_singles_load), &s->sg, k, s, base, x, Xv);
 }
@@ -364,8 +448,8 @@ SF_INLINE void SF_FN(sf_chain_add)(double *p, const int *d, const double *Y, con
   }
 }
 
-/* Chains first (sf_chain_add), then the full tiles, and the DoFs of other strides lane by
- * lane, run by run of equal strides. */
+/* Chains first (sf_chain_add), then the full tiles, the blocks, and the DoFs of other
+ * strides lane by lane, run by run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index *base,
                                             const double *Y, double *y) {
   for (int k = 0; k < s->npf; k++) __builtin_prefetch(y + base[s->pf_cls[k]] + s->pf_off[k], 1, 3);
@@ -384,6 +468,7 @@ static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index 
   for (int k = 0; k < s->ntile; k++)
     if (s->tile_full[k]) SF_BY_TILE(SF_FN(sf_tile_add), s, k, s, base, Y, y);
 #endif
+  for (int k = 0; k < s->nblock; k++) SF_FN(sf_block_add)(s, base, Y, y, k);
   for (int k = 0; k < s->ss.nrun; k++)
     SF_BY_STRIDE(SF_FN(sf_singles_add), &s->ss, k, s, base, Y, y);
 }

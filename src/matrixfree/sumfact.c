@@ -341,6 +341,36 @@ static void build_tiles(sf_state *s, int c, int *order, unsigned char *tiled) {
   }
 }
 
+/* Free class c as a transposed block (sf_state.block_*) when no tile
+ * serves it, its stride S is at least W and its untiled DoFs fill the S
+ * offsets from the lowest, o; those at o + S .. o + 2 S - 1 join it one
+ * lane on. Marks them in tiled (2: gathered and added). */
+static void build_block(sf_state *s, int c, int *order, unsigned char *tiled) {
+  const int S = s->lstride[c], W = s->isa->lanes;
+  if (S < W || s->nblock == SF_MAX_BLOCKS) return;
+  int k = class_by_offset(s, c, order), j0 = 0;
+  while (j0 < k && tiled[order[j0]]) j0++;
+  if (k - j0 < S) return;
+  const fea_index o = s->foff[order[j0]];
+  for (int j = 0; j < S; j++)
+    if (tiled[order[j0 + j]] || s->foff[order[j0 + j]] != o + j) return;
+  const int b = s->nblock++;
+  s->block_cls[b] = c;
+  s->block_st[b] = S;
+  s->block_off[b] = o;
+  for (int j = 0; j < S; j++) {
+    s->block_dof[b][j] = (short)order[j0 + j];
+    s->block_next[b][j] = -1;
+    tiled[order[j0 + j]] = 2;
+  }
+  for (int j = j0 + S; j < k; j++) {
+    const int i = order[j];
+    if (tiled[i] || s->foff[i] >= o + 2 * S) continue;
+    s->block_next[b][s->foff[i] - o - S] = (short)i;
+    tiled[i] = 2;
+  }
+}
+
 /* The DoFs of classes with stride > 1 that tiled[] does not reach at
  * level `level` (1: in any tile, 2: in a full tile), by stride, in runs. */
 static void build_singles(const sf_state *s, const unsigned char *tiled, int level,
@@ -473,6 +503,8 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
   if (s->isa->tiles && W == 8)
     for (int c = 0; c < nfc; c++)
       if (sf_tile_stride(s->lstride[c])) build_tiles(s, c, order, tiled);
+  s->nblock = 0;
+  for (int c = 0; c < nfc; c++) build_block(s, c, order, tiled);
   build_singles(s, tiled, 1, &s->sg);
   build_singles(s, tiled, 2, &s->ss);
   build_prefetch(s);
@@ -550,8 +582,9 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   describe(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
-    snprintf(s->desc + used, sizeof s->desc - used, ", lines: %d of %d DoFs unit stride%s",
-             s->chain_start[s->nchain], s->nb, s->qline ? ", fused" : "");
+    snprintf(s->desc + used, sizeof s->desc - used, ", %slines: %d/%d DoFs stride 1%s",
+             s->qline ? "fused " : "", s->chain_start[s->nchain], s->nb,
+             s->nblock ? ", blocks" : "");
   }
   *state = s;
   return FEA_SUCCESS;

@@ -20,6 +20,7 @@
 #define SF_PF_AHEAD 2     /* line batches ahead that the prefetches reach */
 #define SF_MAX_TILES 64   /* tiles of a line batch at most */
 #define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
+#define SF_MAX_BLOCKS 4   /* transposed blocks of a line batch at most */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
  * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
@@ -188,6 +189,23 @@ typedef struct sf_state {
    * a register: a loop over the tile's DoFs indexed the slots at run time,
    * which kept them in memory (2D Q3 1.16 - 1.22x, 3D Q2/Q3 1.07x). */
   short tile_sdof[SF_MAX_TILES][2 * SF_TILE_MAX_ST];
+  /* Blocks: a class of stride S >= W that no tile serves and whose DoFs
+   * fill the offsets o .. o + S - 1 (3D Q4's 27 interior DoFs, stride 27):
+   * the batch's entries of the class are the S W doubles from o, lane l's
+   * DoF o + j at o + S l + j, a W x S row-major matrix. The gather loads it
+   * W columns at a time (W vector loads, the last group shifted back to
+   * S - W so that no load leaves the block) and transposes each W x W
+   * square with two-source shuffles; the scatter transposes the sums back
+   * and adds them with W vector read-modify-writes per group, the last
+   * group's columns that the one before added zeroed. Lane by lane these
+   * were S gathers and S W scalar read-modify-writes. The class's DoFs at
+   * o + S + j (the ones an element shares with the next along x: 3D Q4's
+   * x-faces) are column j one lane on, as in the tiles. */
+  int nblock;
+  int block_cls[SF_MAX_BLOCKS], block_st[SF_MAX_BLOCKS];
+  fea_index block_off[SF_MAX_BLOCKS];
+  short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
+  short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
   /* Other DoFs of classes with stride > 1, lane by lane: by stride in runs
    * of equal stride. sg: those the gather loads so (not in a tile), ss:
    * those the scatter adds so (not in a full tile). */
