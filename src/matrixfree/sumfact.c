@@ -244,13 +244,16 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
 }
 
 /* The windows of 8 doubles that cover every lane address of a line batch,
- * class by class (sf_state.pf_cls); none when there are more than
+ * class by class (sf_state.pf_start: one base per class, then its
+ * windows' offsets, 1.03 - 1.06x over a class index per window for 3D
+ * Q2 - Q3 and 2D Q3 on one thread); none when there are more than
  * SF_MAX_PF. */
 static void build_prefetch(sf_state *s) {
   const int W = s->isa->lanes, nb = s->nb;
   fea_index a[SF_MAX_LANES * SF_MAX_N * SF_MAX_N * SF_MAX_N];
   s->npf = 0;
   for (int c = 0; c < s->nfclass; c++) {
+    s->pf_start[c] = s->npf;
     int na = 0;
     for (int i = 0; i < nb; i++)
       if (s->fcls[i] == c)
@@ -273,10 +276,10 @@ static void build_prefetch(sf_state *s) {
         s->npf = 0;
         return;
       }
-      s->pf_cls[s->npf] = c;
       s->pf_off[s->npf++] = w + (fea_index)SF_PF_AHEAD * step;
     }
   }
+  s->pf_start[s->nfclass] = s->npf;
 }
 
 /* The DoFs of free class c by offset into order; returns their count. */
@@ -799,8 +802,9 @@ static int line_batch(const sf_state *s, const fea_index *elems, fea_index first
     /* Consecutive by construction, and without owners line_ok 1 says
      * that all W lanes have every DoF free (elem_blk 0 == blk); with
      * owners, blk_run says whether all W lanes have the first one's flag. */
-    const int same = tg->blk_run && tg->blk_run[e0] >= W && tg->elem_blk[e0] == tg->blk;
-    if (!elems && (!tg->owner ? tg->blk == 0 : same)) {
+    if (!elems && (!tg->owner ? tg->blk == 0
+                              : tg->blk_run && tg->blk_run[e0] >= W &&
+                                    tg->elem_blk[e0] == tg->blk)) {
       *skip = 0;
       return 1;
     }

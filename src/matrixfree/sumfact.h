@@ -212,11 +212,11 @@ typedef struct sf_state {
   sf_singles sg, ss;
   fea_index line_batches;                       /* elements that start one (for describe) */
   /* Software prefetch of line batches: the cache lines a batch reads and
-   * writes, as windows of 8 doubles (class, offset from the class base);
+   * writes, as windows of 8 doubles (by class, offsets from the class base);
    * the gather and scatter touch the same windows SF_PF_AHEAD batches
    * later along the line. */
   int npf;
-  int pf_cls[SF_MAX_PF];
+  int pf_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* class c's windows: from pf_start[c] */
   fea_index pf_off[SF_MAX_PF];                  /* includes SF_PF_AHEAD lanes' strides */
   /* Fused line batches: where the elements' DoFs are one class, all of
    * unit stride, in chains of N = n_0 DoFs along direction 0 with chain c
