@@ -698,7 +698,10 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
       for (int i = 0; i < nb; i++) X[i * W + l] = xc[s->fcls[i]][s->foff[i]];
     } else if (s->brow_at && s->brow_at[e] >= 0) { /* the rows kept for boundary lines */
       const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
-      for (int i = 0; i < nb; i++) X[i * W + l] = rows[i] >= 0 ? x[rows[i]] : 0.0;
+      /* Branch-free (a Dirichlet DoF reads a zero): the pattern of an
+       * element's Dirichlet DoFs is too long for the branch predictor. */
+      static const double zero = 0.0;
+      for (int i = 0; i < nb; i++) X[i * W + l] = *(rows[i] >= 0 ? x + rows[i] : &zero);
     } else {
       const fea_index *be = s->base + e * nc;
       for (int i = 0; i < nb; i++) {
@@ -740,6 +743,16 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
       const fea_index *rows = s->brow + (fea_index)s->brow_at[e] * 2 * nb;
       /* elem_blk -(blk + 2): every free row is this block's, no owner to look up */
       const int *own = tg->elem_blk && tg->elem_blk[e] == -(tg->blk + 2) ? NULL : tg->owner;
+      if (!own) { /* branch-free, as in gather_rows: a Dirichlet DoF adds into a sink */
+        double sink = 0.0;
+        for (int i = 0; i < nb; i++) {
+          const fea_index r = rows[i];
+          double *t = r >= 0 ? yt + r : &sink;
+          *t += Y[i * W + l];
+          n += r >= 0;
+        }
+        continue;
+      }
       for (int i = 0; i < nb; i++) {
         const fea_index r = rows[i];
         if (r < 0 || (own && own[r] != tg->blk)) continue;
