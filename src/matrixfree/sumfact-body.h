@@ -346,16 +346,16 @@ SF_INLINE void SF_FN(sf_transpose)(sf_vd *v) {
   }
 }
 
-/* Block k (sf_state.block_*): group by group of W columns, the last
- * shifted back to S - W (its columns that the group before loaded are
- * loaded again, the same values). */
+/* Block k (sf_state.block_*): group by group of W of its M columns, the
+ * last shifted back to M - W (its columns that the group before loaded
+ * are loaded again, the same values). */
 SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, const double *x,
                                     sf_vd *Xv, int k) {
-  const int S = s->block_st[k];
+  const int S = s->block_st[k], M = s->block_m[k];
   const double *p = x + base[s->block_cls[k]] + s->block_off[k];
   const short *dof = s->block_dof[k];
-  for (int j0 = 0; j0 < S; j0 += SF_W) {
-    const int j = j0 + SF_W <= S ? j0 : S - SF_W;
+  for (int j0 = 0; j0 < M; j0 += SF_W) {
+    const int j = j0 + SF_W <= M ? j0 : M - SF_W;
     sf_vd v[SF_W];
     SF_UNROLL
     for (int l = 0; l < SF_W; l++) memcpy(&v[l], p + (ptrdiff_t)S * l + j, sizeof *v);
@@ -373,12 +373,12 @@ SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, co
  * the group before added are zero. */
 SF_INLINE void SF_FN(sf_block_add)(const sf_state *s, const fea_index *base, const double *Y,
                                    double *y, int k) {
-  const int S = s->block_st[k];
+  const int S = s->block_st[k], M = s->block_m[k];
   double *p = y + base[s->block_cls[k]] + s->block_off[k];
   const short *dof = s->block_dof[k];
   const sf_vd *Yv = (const sf_vd *)Y;
-  for (int j0 = 0; j0 < S; j0 += SF_W) {
-    const int j = j0 + SF_W <= S ? j0 : S - SF_W;
+  for (int j0 = 0; j0 < M; j0 += SF_W) {
+    const int j = j0 + SF_W <= M ? j0 : M - SF_W;
     sf_vd v[SF_W];
     SF_UNROLL
     for (int t = 0; t < SF_W; t++) {

@@ -344,33 +344,45 @@ static void build_tiles(sf_state *s, int c, int *order, unsigned char *tiled) {
   }
 }
 
-/* Free class c as a transposed block (sf_state.block_*) when no tile
- * serves it, its stride S is at least W and its untiled DoFs fill the S
- * offsets from the lowest, o; those at o + S .. o + 2 S - 1 join it one
- * lane on. Marks them in tiled (2: gathered and added). */
+/* The blocks of free class c (sf_state.block_*) when no tile serves it
+ * and its stride S is at least W: each run of M >= W untiled DoFs at
+ * consecutive offsets o .. o + M - 1 (M <= S), by offset; the class's
+ * untiled DoFs at o + S .. o + S + M - 1 join a block one lane on. Marks
+ * them in tiled (2: gathered and added). */
 static void build_block(sf_state *s, int c, int *order, unsigned char *tiled) {
   const int S = s->lstride[c], W = s->isa->lanes;
-  if (S < W || s->nblock == SF_MAX_BLOCKS) return;
-  int k = class_by_offset(s, c, order), j0 = 0;
-  while (j0 < k && tiled[order[j0]]) j0++;
-  if (k - j0 < S) return;
-  const fea_index o = s->foff[order[j0]];
-  for (int j = 0; j < S; j++)
-    if (tiled[order[j0 + j]] || s->foff[order[j0 + j]] != o + j) return;
-  const int b = s->nblock++;
-  s->block_cls[b] = c;
-  s->block_st[b] = S;
-  s->block_off[b] = o;
-  for (int j = 0; j < S; j++) {
-    s->block_dof[b][j] = (short)order[j0 + j];
-    s->block_next[b][j] = -1;
-    tiled[order[j0 + j]] = 2;
-  }
-  for (int j = j0 + S; j < k; j++) {
-    const int i = order[j];
-    if (tiled[i] || s->foff[i] >= o + 2 * S) continue;
-    s->block_next[b][s->foff[i] - o - S] = (short)i;
-    tiled[i] = 2;
+  if (S < W) return;
+  const int k = class_by_offset(s, c, order);
+  for (int j0 = 0; j0 < k && s->nblock < SF_MAX_BLOCKS;) {
+    if (tiled[order[j0]]) {
+      j0++;
+      continue;
+    }
+    const fea_index o = s->foff[order[j0]];
+    int m = 1;
+    while (m < S && j0 + m < k && !tiled[order[j0 + m]] && s->foff[order[j0 + m]] == o + m) m++;
+    if (m < W) {
+      j0 += m;
+      continue;
+    }
+    const int b = s->nblock++;
+    s->block_cls[b] = c;
+    s->block_st[b] = S;
+    s->block_m[b] = m;
+    s->block_off[b] = o;
+    for (int j = 0; j < m; j++) {
+      s->block_dof[b][j] = (short)order[j0 + j];
+      s->block_next[b][j] = -1;
+      tiled[order[j0 + j]] = 2;
+    }
+    for (int j = j0 + m; j < k; j++) {
+      const int i = order[j];
+      if (!tiled[i] && s->foff[i] >= o + S && s->foff[i] < o + S + m) {
+        s->block_next[b][s->foff[i] - o - S] = (short)i;
+        tiled[i] = 2;
+      }
+    }
+    j0 += m;
   }
 }
 

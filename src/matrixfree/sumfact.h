@@ -20,7 +20,7 @@
 #define SF_PF_AHEAD 2     /* line batches ahead that the prefetches reach */
 #define SF_MAX_TILES 64   /* tiles of a line batch at most */
 #define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
-#define SF_MAX_BLOCKS 4   /* transposed blocks of a line batch at most */
+#define SF_MAX_BLOCKS 8   /* transposed blocks of a line batch at most */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
  * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
@@ -189,20 +189,23 @@ typedef struct sf_state {
    * a register: a loop over the tile's DoFs indexed the slots at run time,
    * which kept them in memory (2D Q3 1.16 - 1.22x, 3D Q2/Q3 1.07x). */
   short tile_sdof[SF_MAX_TILES][2 * SF_TILE_MAX_ST];
-  /* Blocks: a class of stride S >= W that no tile serves and whose DoFs
-   * fill the offsets o .. o + S - 1 (3D Q4's 27 interior DoFs, stride 27):
-   * the batch's entries of the class are the S W doubles from o, lane l's
-   * DoF o + j at o + S l + j, a W x S row-major matrix. The gather loads it
-   * W columns at a time (W vector loads, the last group shifted back to
-   * S - W so that no load leaves the block) and transposes each W x W
+  /* Blocks: M >= W DoFs of a class of stride S >= M that no tile serves,
+   * at the consecutive offsets o .. o + M - 1 (3D Q4: the 27 interior
+   * DoFs, the 27 of the faces at an element's low corner, and the 9 of
+   * each face it shares with its y and z neighbours; stride 27): the
+   * batch's entries of them are columns 0 .. M - 1 of a W x S row-major
+   * matrix from o, lane l's DoF o + j at o + S l + j. The gather loads it W
+   * columns at a time (W vector loads, the last group shifted back to
+   * M - W so that no load leaves the columns) and transposes each W x W
    * square with two-source shuffles; the scatter transposes the sums back
    * and adds them with W vector read-modify-writes per group, the last
-   * group's columns that the one before added zeroed. Lane by lane these
-   * were S gathers and S W scalar read-modify-writes. The class's DoFs at
-   * o + S + j (the ones an element shares with the next along x: 3D Q4's
-   * x-faces) are column j one lane on, as in the tiles. */
+   * group's columns that the one before added zeroed, so that only the
+   * batch's own entries are written. Lane by lane these were M gathers and
+   * M W scalar read-modify-writes. The class's DoFs at o + S + j, j < M
+   * (the ones an element shares with the next along x: 3D Q4's x-faces)
+   * are column j one lane on, as in the tiles. */
   int nblock;
-  int block_cls[SF_MAX_BLOCKS], block_st[SF_MAX_BLOCKS];
+  int block_cls[SF_MAX_BLOCKS], block_st[SF_MAX_BLOCKS], block_m[SF_MAX_BLOCKS];
   fea_index block_off[SF_MAX_BLOCKS];
   short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
   short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
