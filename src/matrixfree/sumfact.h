@@ -21,6 +21,7 @@
 #define SF_MAX_TILES 64   /* tiles of a line batch at most */
 #define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
 #define SF_MAX_BLOCKS 8   /* transposed blocks of a line batch at most */
+#define SF_TAIL 0x80      /* sf_state.line_ok: the element is in a batch that starts before it */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
  * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
@@ -156,7 +157,9 @@ typedef struct sf_state {
    * > 1 go through tiles (below) where the ISA has them, else lane by
    * lane, one DoF after the other (distinct addresses within a DoF, since
    * the stride is not 0). */
-  unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below) */
+  unsigned char *line_ok;   /* 1: such a batch; 2: a boundary line batch (below); SF_TAIL |
+                               kind << 4 | skip: in the batch of that kind that starts skip
+                               elements before */
   /* Boundary lines: elements with a Dirichlet DoF keep their DoFs' free
    * rows and each row's step to the next element (brow + brow_at[e] * 2 nb:
    * nb rows, nb steps; brow_at -1 for the others). W consecutive such
