@@ -760,6 +760,10 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
   const int nfc = fr ? s->nfclass : nc, *fcls = fr ? s->fcls : cls, *foff = fr ? s->foff : off;
   const fea_index *fbase = fr ? s->fbase : s->base;
   uint64_t n = 0;
+  /* Where Dirichlet DoFs' results go without a branch: one slot per DoF, so
+   * that the adds into it form no chain from one DoF to the next. */
+  double sink[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  if (fr && s->brow_at) memset(sink, 0, (size_t)nb * sizeof *sink);
   if (fr)
     gather_rows(s, elems, m, x, tg, b, lt);
   else
@@ -781,10 +785,9 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
       /* elem_blk -(blk + 2): every free row is this block's, no owner to look up */
       const int *own = tg->elem_blk && tg->elem_blk[e] == -(tg->blk + 2) ? NULL : tg->owner;
       if (!own) { /* branch-free, as in gather_rows: a Dirichlet DoF adds into a sink */
-        double sink = 0.0;
         for (int i = 0; i < nb; i++) {
           const fea_index r = rows[i];
-          double *t = r >= 0 ? yt + r : &sink;
+          double *t = r >= 0 ? yt + r : &sink[i];
           *t += Y[i * W + l];
           n += r >= 0;
         }
