@@ -245,8 +245,9 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
 
 /* The windows of 8 doubles that cover every lane address of a line batch,
  * class by class (sf_state.pf_start: one base per class, then its
- * windows' offsets, 1.03 - 1.06x over a class index per window for 3D
- * Q2 - Q3 and 2D Q3 on one thread); none when there are more than
+ * windows' offsets: fewer instructions than a class index and a base per
+ * window, 1.03 - 1.06x measured, within that day's noise); none when
+ * there are more than
  * SF_MAX_PF. */
 static void build_prefetch(sf_state *s) {
   const int W = s->isa->lanes, nb = s->nb;
@@ -508,9 +509,9 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
    * left is served by the batch that ends at e_b, its first W - r lanes
    * zeroed: SF_TAIL | kind << 4 | (W - r), so that apply_add need not
    * probe the lanes one by one to find it, nor to find that an element
-   * (line_ok 0) takes the general path (one and two threads: 3D Q1
-   * 1.03 - 1.04x, 3D Q2 1.02 - 1.05x, 2D Q3 1.07 - 1.09x). Elements that
-   * start a full batch of another chain keep that. */
+   * (line_ok 0) takes the general path (measured 1.02 - 1.09x for 3D Q1,
+   * 3D Q2 and 2D Q3, within that day's noise: docs/operators.md). Elements
+   * that start a full batch of another chain keep that. */
   for (fea_index e = 0; e < ne; e++) {
     if (chain_end[e] < 0 || (e > 0 && chain_end[e - 1] == chain_end[e])) continue;
     const fea_index eb = chain_end[e];
