@@ -253,6 +253,7 @@ static void build_prefetch(sf_state *s) {
   const int W = s->isa->lanes, nb = s->nb;
   fea_index a[SF_MAX_LANES * SF_MAX_N * SF_MAX_N * SF_MAX_N];
   s->npf = 0;
+  if (s->nfclass >= SF_MAX_PF) return; /* pf_start holds a start per class and the end */
   for (int c = 0; c < s->nfclass; c++) {
     s->pf_start[c] = s->npf;
     int na = 0;

@@ -192,6 +192,42 @@ typedef struct sf_state {
    * a register: a loop over the tile's DoFs indexed the slots at run time,
    * which kept them in memory (2D Q3 1.16 - 1.22x, 3D Q2/Q3 1.07x). */
   short tile_sdof[SF_MAX_TILES][2 * SF_TILE_MAX_ST];
+  /* Other DoFs of classes with stride > 1, lane by lane: by stride in runs
+   * of equal stride. sg: those the gather loads so (not in a tile), ss:
+   * those the scatter adds so (not in a full tile). */
+  sf_singles sg, ss;
+  fea_index line_batches;                       /* elements that start one (for describe) */
+  /* Software prefetch of line batches: the cache lines a batch reads and
+   * writes, as windows of 8 doubles (by class, offsets from the class base);
+   * the gather and scatter touch the same windows SF_PF_AHEAD batches
+   * later along the line. */
+  int npf;
+  int pf_start[SF_MAX_PF];                      /* class c's windows: from pf_start[c] */
+  fea_index pf_off[SF_MAX_PF];                  /* includes SF_PF_AHEAD lanes' strides */
+  const sf_isa *isa;
+  sf_kernel_fn fn;
+  int instantiated;
+  fea_index scratch;       /* doubles per apply call */
+  uint64_t bytes;          /* what the state keeps */
+  char desc[192];
+  /* Added after the fields above, not among them, which keep the offsets
+   * they had before session 6: inserting the fused batches' fields before
+   * isa and fn had made 2D Q3 10 % slower, and the blocks' arrays before sg
+   * with pf_start in place of pf_cls 3D Q2/Q3 4 - 6 % (aligned builds, one
+   * process; the offsets of what every line batch reads were all that
+   * changed, the cause, cache sets or 4K aliasing with the batch arrays,
+   * is not known). */
+  /* Fused line batches: where the elements' DoFs are one class, all of
+   * unit stride, in chains of N = n_0 DoFs along direction 0 with chain c
+   * holding the DoFs c N .. c N + N - 1 (Q1 Lagrange on a structured mesh),
+   * a line batch's addresses are base + qoff[c] + t + l, so gather, kernel
+   * and scatter run as one function with the lanes and results in
+   * registers and no per-DoF address look-ups: the separate gather, kernel
+   * and scatter spent more instructions on addressing and calls than the
+   * kernel on its arithmetic (3D Q1: about 500 per batch of 8 elements). */
+  sf_qline_fn qline;        /* NULL: not this space (or not this ISA) */
+  int qoff[SF_MAX_N * SF_MAX_N];
+  const double *qtab[SF_NTAB]; /* the shared lane tables, by slot */
   /* Blocks: M >= W DoFs of a class of stride S >= M that no tile serves,
    * at the consecutive offsets o .. o + M - 1 (3D Q4: the 27 interior
    * DoFs, the 27 of the faces at an element's low corner, and the 9 of
@@ -212,35 +248,6 @@ typedef struct sf_state {
   fea_index block_off[SF_MAX_BLOCKS];
   short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
   short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
-  /* Other DoFs of classes with stride > 1, lane by lane: by stride in runs
-   * of equal stride. sg: those the gather loads so (not in a tile), ss:
-   * those the scatter adds so (not in a full tile). */
-  sf_singles sg, ss;
-  fea_index line_batches;                       /* elements that start one (for describe) */
-  /* Software prefetch of line batches: the cache lines a batch reads and
-   * writes, as windows of 8 doubles (by class, offsets from the class base);
-   * the gather and scatter touch the same windows SF_PF_AHEAD batches
-   * later along the line. */
-  int npf;
-  int pf_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1]; /* class c's windows: from pf_start[c] */
-  fea_index pf_off[SF_MAX_PF];                  /* includes SF_PF_AHEAD lanes' strides */
-  /* Fused line batches: where the elements' DoFs are one class, all of
-   * unit stride, in chains of N = n_0 DoFs along direction 0 with chain c
-   * holding the DoFs c N .. c N + N - 1 (Q1 Lagrange on a structured mesh),
-   * a line batch's addresses are base + qoff[c] + t + l, so gather, kernel
-   * and scatter run as one function with the lanes and results in
-   * registers and no per-DoF address look-ups: the separate gather, kernel
-   * and scatter spent more instructions on addressing and calls than the
-   * kernel on its arithmetic (3D Q1: about 500 per batch of 8 elements). */
-  sf_qline_fn qline;        /* NULL: not this space (or not this ISA) */
-  int qoff[SF_MAX_N * SF_MAX_N];
-  const double *qtab[SF_NTAB]; /* the shared lane tables, by slot */
-  const sf_isa *isa;
-  sf_kernel_fn fn;
-  int instantiated;
-  fea_index scratch;       /* doubles per apply call */
-  uint64_t bytes;          /* what the state keeps */
-  char desc[192];
 } sf_state;
 
 /* sumfact-setup.c */
