@@ -209,7 +209,10 @@ typedef struct sf_state {
   int instantiated;
   fea_index scratch;       /* doubles per apply call */
   uint64_t bytes;          /* what the state keeps */
-  char desc[192];
+  /* Read by every line batch too: next to isa and fn (desc, cold, moved
+   * to the end to make room). */
+  sf_qline_fn qline;        /* fused line batches (below); NULL: not this space or ISA */
+  int nblock;               /* blocks (below) */
   /* Added after the fields above, not among them, which keep the offsets
    * they had before session 6: inserting the fused batches' fields before
    * isa and fn had made 2D Q3 10 % slower, and the blocks' arrays before sg
@@ -225,7 +228,6 @@ typedef struct sf_state {
    * registers and no per-DoF address look-ups: the separate gather, kernel
    * and scatter spent more instructions on addressing and calls than the
    * kernel on its arithmetic (3D Q1: about 500 per batch of 8 elements). */
-  sf_qline_fn qline;        /* NULL: not this space (or not this ISA) */
   int qoff[SF_MAX_N * SF_MAX_N];
   const double *qtab[SF_NTAB]; /* the shared lane tables, by slot */
   /* Blocks: M >= W DoFs of a class of stride S >= M that no tile serves,
@@ -243,11 +245,11 @@ typedef struct sf_state {
    * M W scalar read-modify-writes. The class's DoFs at o + S + j, j < M
    * (the ones an element shares with the next along x: 3D Q4's x-faces)
    * are column j one lane on, as in the tiles. */
-  int nblock;
   int block_cls[SF_MAX_BLOCKS], block_st[SF_MAX_BLOCKS], block_m[SF_MAX_BLOCKS];
   fea_index block_off[SF_MAX_BLOCKS];
   short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
   short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
+  char desc[192];
 } sf_state;
 
 /* sumfact-setup.c */
