@@ -49,7 +49,7 @@ typedef struct mf_op {
   fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
   fea_index *run_dof;       /* nruns: its first DoF */
   int *elem_blk;            /* ne, for apply_add (see fea_mf_target), or NULL */
-  unsigned char *blk_run;   /* ne, with elem_blk (see fea_mf_target) */
+  unsigned char *blk_run;   /* ne, with elem_blk under row owners (see fea_mf_target), or NULL */
   int free_rows;            /* apply_add on the reduced vectors (no embedding) */
   const double *x_in;       /* free_rows: this application's x and y */
   double *y_out;
@@ -347,12 +347,12 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   if (!m->k->apply_add ||
       (s != FEA_UPDATE_SERIAL && s != FEA_UPDATE_COLORING && s != FEA_UPDATE_PRIVATE_BUFFERS))
     return FEA_SUCCESS;
+  const int *own = s == FEA_UPDATE_PRIVATE_BUFFERS ? m->plan.owner : NULL;
   m->elem_blk = malloc(((size_t)m->ne + 1) * sizeof *m->elem_blk);
-  m->blk_run = malloc((size_t)m->ne + 1);
-  FEA_CHECK(m->elem_blk && m->blk_run, op->ctx, FEA_ERR_OUT_OF_MEMORY,
+  if (own) m->blk_run = malloc((size_t)m->ne + 1); /* read only where rows have owners */
+  FEA_CHECK(m->elem_blk && (!own || m->blk_run), op->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for %lld element flags", (long long)m->ne);
   const fea_index *fi = op->problem->free_index;
-  const int *own = s == FEA_UPDATE_PRIVATE_BUFFERS ? m->plan.owner : NULL;
   /* b: the one block that owns every free row so far (-1: none yet, -2:
    * several); dir: a Dirichlet DoF seen. */
   for (fea_index e = 0; e < m->ne; e++) {
@@ -372,7 +372,7 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   /* Runs of equal flags, so that a kernel tells W lanes of one block from
    * one byte instead of W flags: two blocks, Q1 with fused line batches,
    * 3D 1.09x, 2D 1.29x. */
-  for (fea_index e = m->ne - 1; e >= 0; e--) {
+  for (fea_index e = m->ne - 1; e >= 0 && m->blk_run; e--) {
     const int run = e + 1 < m->ne && m->elem_blk[e + 1] == m->elem_blk[e] ? m->blk_run[e + 1] : 0;
     m->blk_run[e] = (unsigned char)(run < 255 ? run + 1 : 255);
   }
@@ -440,12 +440,14 @@ fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kern
   op->info.flops_per_apply = fe * (double)m->ne;
   op->info.bytes_per_apply = be * (double)m->ne + (double)m->nf * 2.0 * sizeof(double) +
                              (m->free_rows ? 0.0 : (double)m->ndofs * 4.0 * sizeof(double)) +
-                             (m->elem_blk ? (double)m->ne * (sizeof(int) + 1.0) : 0.0);
+                             (m->elem_blk ? (double)m->ne * sizeof(int) : 0.0) +
+                             (m->blk_run ? (double)m->ne : 0.0);
   op->info.memory_bytes = kernel->memory(m->ks) +
                           (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) +
                           (uint64_t)m->nf * sizeof(fea_index) +
                           (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) +
-                          (m->elem_blk ? (uint64_t)m->ne * (sizeof(int) + 1) : 0) +
+                          (m->elem_blk ? (uint64_t)m->ne * sizeof(int) : 0) +
+                          (m->blk_run ? (uint64_t)m->ne : 0) +
                           (uint64_t)m->ndofs * 2 * sizeof(double) +
                           (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
                           (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);
