@@ -877,12 +877,9 @@ static int line_batch(const sf_state *s, const fea_index *elems, fea_index first
     } /* else a run cut by the call: the lanes probed below */
   }
   if (left >= W && v == 1) { /* the common case, tested without branches */
-    /* Consecutive by construction, and without owners line_ok 1 says
-     * that all W lanes have every DoF free (elem_blk 0 == blk); with
-     * owners, blk_run says whether all W lanes have the first one's flag. */
-    if (!elems && (!tg->owner ? tg->blk == 0
-                              : tg->blk_run && tg->blk_run[e0] >= W &&
-                                    tg->elem_blk[e0] == tg->blk)) {
+    /* Consecutive by construction, and line_ok 1 says that all W lanes
+     * have every DoF free: lanes_writable checks the ownership. */
+    if (!elems && lanes_writable(s, tg, e0, 1)) {
       *skip = 0;
       return 1;
     }
