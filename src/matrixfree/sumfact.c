@@ -163,6 +163,45 @@ static void choose_qline(sf_state *s) {
   s->qline = s->isa->qline[s->dim - 1];
 }
 
+/* The fused line batches of 2D Lagrange Q_p (sf_state.pline) where the
+ * free classes are exactly the layout that sf_state describes there. */
+static void choose_pline(sf_state *s) {
+  const int N = s->n[0], p = N - 1, E = p - 1, ST = 2 * E, W = s->isa->lanes;
+  s->pline = NULL;
+  if (!s->line_ok || !s->instantiated || s->per_span || s->dim != 2 || N > SF_MAX_N ||
+      !s->isa->pline2[N] || s->nfclass != 3 || s->lstride[0] != 1 || s->lstride[1] != ST ||
+      s->lstride[2] != E * E || W != 8)
+    return;
+  const fea_index R = s->foff[N * p], T = s->foff[N * p + 1];
+  if (R < 2 || T < ST * W) return; /* the top edge's tile clear of the batch's own */
+  for (int b = 0; b <= p; b++)
+    for (int a = 0; a <= p; a++) {
+      const int i = a + N * b, va = a == 0 || a == p, vb = b == 0 || b == p;
+      int c, o;
+      if (va && vb)
+        c = 0, o = (a == p) + (b == p ? (int)R : 0);
+      else if (vb)
+        c = 1, o = (b == p ? (int)T : 0) + a - 1;
+      else if (va)
+        c = 1, o = (a == p ? ST : 0) + E + b - 1;
+      else
+        c = 2, o = (b - 1) * E + a - 1;
+      if (s->fcls[i] != c || s->foff[i] != o) return;
+    }
+  for (int v = 0; v < ST; v++) { /* entry g = q + ST l: lane l's slot q, its own for q < E */
+    unsigned m = 0;
+    for (int bit = 0; bit < 8; bit++)
+      if ((8 * v + bit) % ST < E) m |= 1u << bit;
+    s->pmask[v] = (unsigned char)m;
+  }
+  s->poff[0] = R;
+  s->poff[1] = T;
+  sf_batch b;
+  point_tables(s, W, s->lane_tab, &b);
+  memcpy(s->qtab, b.T, sizeof s->qtab);
+  s->pline = s->isa->pline2[N];
+}
+
 static void describe(sf_state *s) {
   char p[48], q[48];
   if (s->dim == 1 || (s->n[0] == s->n[1] && (s->dim == 2 || s->n[1] == s->n[2])))
@@ -621,11 +660,12 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   choose_qline(s);
+  choose_pline(s);
   describe(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
     snprintf(s->desc + used, sizeof s->desc - used, ", %slines: %d/%d DoFs stride 1%s",
-             s->qline ? "fused " : "", s->chain_start[s->nchain], s->nb,
+             s->qline || s->pline ? "fused " : "", s->chain_start[s->nchain], s->nb,
              s->nblock ? ", blocks" : "");
   }
   *state = s;
@@ -935,6 +975,13 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
       const fea_index *base = s->fbase + e0 * nfc;
       if (kind == 1 && s->qline) {
         s->qline(s, base[0], skip, x_full, tg->y);
+        flags_prefetch(s, tg, e0);
+        n += (uint64_t)(W - skip) * (uint64_t)s->nb;
+        k += W - skip;
+        continue;
+      }
+      if (kind == 1 && s->pline) {
+        s->pline(s, base, skip, x_full, tg->y);
         flags_prefetch(s, tg, e0);
         n += (uint64_t)(W - skip) * (uint64_t)s->nb;
         k += W - skip;

@@ -66,6 +66,11 @@ typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *r
 typedef void (*sf_qline_fn)(const struct sf_state *s, fea_index base, int skip, const double *x,
                             double *y);
 
+/* Fused line batches of 2D Lagrange Q_p, p = 3..5 (sf_state.pline): the
+ * same with the class bases of the batch's first element. */
+typedef void (*sf_pline_fn)(const struct sf_state *s, const fea_index *base, int skip,
+                            const double *x, double *y);
+
 /* DoFs added or loaded lane by lane (sf_state.sg, .ss). */
 typedef struct sf_singles {
   int n;
@@ -96,6 +101,7 @@ typedef struct sf_isa {
   sf_bline_scatter_fn bline_scatter;
   int tiles;                /* the line gather and scatter serve tiles (sf_state.tile_*) */
   sf_qline_fn qline[3];     /* fused line batches of Q1, by dimension (NULL: none) */
+  sf_pline_fn pline2[SF_MAX_N + 1]; /* fused line batches of 2D Q_p, by N = p + 1 (NULL: none) */
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -250,6 +256,17 @@ typedef struct sf_state {
   short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
   short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
   char desc[192];
+  /* Fused line batches of 2D Lagrange Q_p on a structured mesh (p = 3..5,
+   * E = p - 1): the layout that build_line finds there, checked at create
+   * (choose_pline), made constants in the code: class 0 the vertices
+   * (offsets 0, 1, R, R + 1), class 1 the edges (stride 2 E: the bottom
+   * edge's DoFs at 0 .. E - 1, the left edge's at E .. 2 E - 1, the right
+   * edge the next element's left one, the top edge at T .. T + E - 1),
+   * class 2 the interior (stride E^2, row by row). poff = {R, T}; pmask:
+   * the top edge's tile masks (its entries at T + E .. are other elements'). */
+  sf_pline_fn pline;
+  fea_index poff[2];
+  unsigned char pmask[SF_TILE_MAX_ST];
 } sf_state;
 
 /* sumfact-setup.c */

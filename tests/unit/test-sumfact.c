@@ -28,6 +28,15 @@ static double urand(void) { /* xorshift64*, uniform in [-1, 1) */
 
 static fea_context *ctx;
 
+static int cpu_has_avx512(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+#else
+  return 0;
+#endif
+}
+
 static void setup(void) { cr_assert_eq(fea_context_create("/cpu/ref", &ctx), FEA_SUCCESS); }
 static void teardown(void) { fea_context_destroy(&ctx); }
 
@@ -520,11 +529,13 @@ static void apply_add_chunks(fea_problem *pb, int expect_lines, int expect_fused
 }
 
 Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
-  /* elements along x: 19 (odd, > 2 batches of 8 with a boundary), 4 (< a batch) */
-  const int nx[] = {19, 4};
-  for (int t = 0; t < 2; t++)
+  /* elements along x: 19 (odd, > 2 batches of 8 with a boundary), 22 (runs
+   * of 20 and 22 all-free elements: tails of 4 and 6, served by batches
+   * with leading lanes zeroed), 4 (< a batch) */
+  const int nx[] = {19, 22, 4};
+  for (int t = 0; t < 3; t++)
     for (int dim = 2; dim <= 3; dim++)
-      for (int p = 1; p <= 4; p++) { /* 3D Q4: interiors of stride 27 as blocks */
+      for (int p = 1; p <= (dim == 2 ? 6 : 4); p++) { /* 3D Q4: interiors of stride 27 as blocks */
         fea_mesh_desc md = FEA_MESH_DESC_INIT;
         md.dim = dim;
         md.n[0] = nx[t];
@@ -534,7 +545,9 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
         cr_assert_eq(fea_mesh_create_structured(ctx, &md, &m), FEA_SUCCESS);
         cr_assert_eq(fea_space_create_lagrange(m, p, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
         fea_problem *pb = poisson(s, 0.8, 0);
-        apply_add_chunks(pb, nx[t] > 8, p == 1); /* Q1: fused line batches */
+        /* fused line batches: Q1, and 2D Q3 - Q5 where the tiles are (AVX-512) */
+        apply_add_chunks(pb, nx[t] > 8,
+                         p == 1 || (dim == 2 && p >= 3 && p <= 5 && cpu_has_avx512()));
         fea_problem_destroy(&pb);
         fea_space_destroy(&s);
         fea_mesh_destroy(&m);
