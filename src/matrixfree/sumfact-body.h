@@ -573,97 +573,66 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
 }
 
 #if defined(SF_TILE_SLOTS)
-/* Fused line batch of 2D Lagrange Q_p, N = p + 1 = 4..6 (sf_state.pline):
- * the layout a constant, so that every DoF's lanes go from their tile slot
- * straight into the kernel's input and back, without the per-DoF tables
- * and loops of sf_line_gather and sf_line_scatter. */
-SF_INLINE void SF_FN(sf_pline2_body)(const sf_state *s, const int N, const fea_index *base,
-                                     int skip, const double *x, double *y) {
-  const int p = N - 1, E = p - 1, ST = 2 * E, SI = E * E;
-  const fea_index R = s->poff[0], T = s->poff[1];
-  sf_vd X[SF_MAX_N * SF_MAX_N], Y[SF_MAX_N * SF_MAX_N], work[2 * SF_MAX_N * SF_MAX_N];
-  sf_vd S[SF_TILE_MAX_ST];
-  static const unsigned char full[SF_TILE_MAX_ST] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                                     0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                                     0xff, 0xff, 0xff, 0xff};
-  for (int c = 0; c < 3; c++) { /* see sf_line_gather */
-    const double *xb = x + base[c];
-    double *yb = y + base[c];
-    for (int k = s->pf_start[c]; k < s->pf_start[c + 1]; k++) {
-      __builtin_prefetch(xb + s->pf_off[k], 0, 3);
-      __builtin_prefetch(yb + s->pf_off[k], 1, 3);
-    }
-  }
-  const double *x0 = x + base[0], *x1 = x + base[1], *x2 = x + base[2];
-  memcpy(&X[0], x0, sizeof *X);
-  memcpy(&X[p], x0 + 1, sizeof *X);
-  memcpy(&X[N * p], x0 + R, sizeof *X);
-  memcpy(&X[N * p + p], x0 + R + 1, sizeof *X);
-  SF_TILE_SLOTS(x1, full, ST, S);
-  SF_UNROLL
-  for (int a = 1; a <= E; a++) X[a] = S[a - 1];
-  SF_UNROLL
-  for (int b = 1; b <= E; b++) {
-    X[N * b] = S[E + b - 1];
-    X[N * b + p] = SF_SHIFT_DOWN1(S[E + b - 1], x1[ST * SF_W + E + b - 1]);
-  }
-  SF_TILE_SLOTS(x1 + T, s->pmask, ST, S);
-  SF_UNROLL
-  for (int a = 1; a <= E; a++) X[N * p + a] = S[a - 1];
-  SF_TILE_SLOTS(x2, full, SI, S);
-  SF_UNROLL
-  for (int b = 1; b <= E; b++) {
-    SF_UNROLL
-    for (int a = 1; a <= E; a++) X[N * b + a] = S[(b - 1) * E + a - 1];
-  }
-  if (skip) {
-    sf_vi lane, keep;
-    for (int l = 0; l < SF_W; l++) lane[l] = l;
-    keep = lane >= (sf_vi){0} + skip;
-    SF_UNROLL_TILE2
-    for (int i = 0; i < N * N; i++) X[i] = (sf_vd)((sf_vi)X[i] & keep);
-  }
-  sf_batch bt;
-  bt.dim = 2;
-  bt.n[0] = bt.n[1] = N;
-  bt.n[2] = 1;
-  memcpy(bt.T, s->qtab, sizeof bt.T);
-  bt.x = (const double *)X;
-  bt.y = (double *)Y;
-  bt.work = (double *)work;
-  sf_body2(0, N, N, &bt);
-  const double *Yd = (const double *)Y;
-  double *y0 = y + base[0], *y1 = y + base[1], *y2 = y + base[2];
-  const int d0[2] = {0, p}, d1[2] = {N * p, N * p + p};
-  SF_FN(sf_chain_add)(y0, d0, Yd, 2);
-  SF_FN(sf_chain_add)(y0 + R, d1, Yd, 2);
-  SF_UNROLL
-  for (int a = 1; a <= E; a++) S[a - 1] = Y[a];
-  SF_UNROLL
-  for (int b = 1; b <= E; b++) {
-    S[E + b - 1] = Y[N * b] + SF_SHIFT_UP(Y[N * b + p], 1);
-    y1[ST * SF_W + E + b - 1] += Y[N * b + p][SF_W - 1];
-  }
-  SF_TILE_ADD(y1, ST, S);
-  SF_UNROLL_TILE
-  for (int q = 0; q < ST; q++) S[q] = q < E ? Y[N * p + q + 1] : (sf_vd){0};
-  SF_TILE_ADD_MASKED(y1 + T, s->pmask, ST, S);
-  SF_UNROLL
-  for (int b = 1; b <= E; b++) {
-    SF_UNROLL
-    for (int a = 1; a <= E; a++) S[(b - 1) * E + a - 1] = Y[N * b + a];
-  }
-  SF_TILE_ADD(y2, SI, S);
-}
+/* Generated fused line batches (sumfact-lines-gen.h): the gather's and
+ * scatter's statements are generated from the layout; these are the parts
+ * every one of them shares. */
+#define SF_GLINE_BEGIN(DIM, N, NFC)                                                          \
+  /* sized for this element (not SF_MAX_N: a 2D Q3 batch 1.2x slower with */              \
+  /* 280 KB of stack frame spread over these arrays) */                                     \
+  sf_vd X[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)], Y[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)]; \
+  sf_vd work[(DIM) == 2 ? 2 * (N) * (N) : 4 * (N) * (N) * (N)], S[SF_TILE_MAX_ST];          \
+  const double *xc[NFC];                                                                    \
+  double *yc[NFC];                                                                          \
+  SF_UNROLL                                                                                 \
+  for (int c = 0; c < NFC; c++) {                                                           \
+    xc[c] = x + base[c];                                                                    \
+    yc[c] = y + base[c];                                                                    \
+  }                                                                                         \
+  for (int c = 0; c < NFC; c++) /* see sf_line_gather */                                    \
+    for (int k = s->pf_start[c]; k < s->pf_start[c + 1]; k++) {                             \
+      __builtin_prefetch(x + base[c] + s->pf_off[k], 0, 3);                                 \
+      __builtin_prefetch(y + base[c] + s->pf_off[k], 1, 3);                                 \
+    }                                                                                       \
+  const double *Yd = (const double *)Y
 
-#define SF_PLINE2(N)                                                                        \
-  static SF_TARGET void SF_FN(sf_pline2_##N)(const sf_state *s, const fea_index *base,      \
-                                             int skip, const double *x, double *y) {        \
-    SF_FN(sf_pline2_body)(s, N, base, skip, x, y);                                          \
-  }
-SF_PLINE2(4)
-SF_PLINE2(5)
-SF_PLINE2(6)
+/* The first skip lanes zeroed, the kernel from X into Y. */
+#define SF_GLINE_KERNEL(DIM, N)                                                              \
+  do {                                                                                      \
+    if (skip) {                                                                             \
+      sf_vi lane, keep;                                                                     \
+      for (int l = 0; l < SF_W; l++) lane[l] = l;                                           \
+      keep = lane >= (sf_vi){0} + skip;                                                     \
+      for (int i = 0; i < SF_MAX_N * SF_MAX_N * SF_MAX_N; i++) {                            \
+        if (i >= ((DIM) == 2 ? (N) * (N) : (N) * (N) * (N))) break;                         \
+        X[i] = (sf_vd)((sf_vi)X[i] & keep);                                                 \
+      }                                                                                     \
+    }                                                                                       \
+    sf_batch bt;                                                                            \
+    bt.dim = (DIM);                                                                         \
+    bt.n[0] = bt.n[1] = bt.n[2] = (N);                                                      \
+    memcpy(bt.T, s->qtab, sizeof bt.T);                                                     \
+    bt.x = (const double *)X;                                                               \
+    bt.y = (double *)Y;                                                                     \
+    bt.work = (double *)work;                                                               \
+    if ((DIM) == 2)                                                                         \
+      sf_body2(0, (N), (N), &bt);                                                           \
+    else                                                                                    \
+      sf_body3(0, (N), (N), (N), &bt);                                                      \
+  } while (0)
+
+/* A DoF of stride ST in no tile or block: its lanes added one by one. */
+#define SF_GLINE_SINGLE_ADD(p, ST, v)                                                        \
+  do {                                                                                      \
+    double *p_ = (p);                                                                       \
+    const sf_vd v_ = (v);                                                                   \
+    SF_UNROLL                                                                               \
+    for (int l = 0; l < SF_W; l++) p_[l * (ST)] += v_[l];                                   \
+  } while (0)
+
+#define SF_GLINE_CODE
+#include "sumfact-lines-gen.h"
+#undef SF_GLINE_CODE
+
 #endif
 
 #define SF_ROW(d) {NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), \
@@ -685,6 +654,8 @@ const sf_isa SF_CAT(fea_sf_isa_, SF_ISA_VAR) = {
 #endif
   .qline = {NULL, SF_FN(sf_qline2), SF_FN(sf_qline3)},
 #if defined(SF_TILE_SLOTS)
-  .pline2 = {[4] = SF_FN(sf_pline2_4), [5] = SF_FN(sf_pline2_5), [6] = SF_FN(sf_pline2_6)},
+#if defined(SF_GLINE_TABLE)
+  .gline = SF_GLINE_TABLE,
+#endif
 #endif
 };

@@ -166,35 +166,29 @@ sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d
   }
 }
 
+/* Back: the transposed sums added to the ST vectors from p; with lmask
+ * (tiles that are not full) only the entries it marks, the batch's own,
+ * are read and written (masked loads and stores), none of the others. */
 static inline __attribute__((always_inline, target("avx512f"))) void
-sf_tile_add(double *p, const int st, const __m512d *S) {
+sf_tile_add(double *p, const unsigned char *lmask, const int st, const __m512d *S) {
   SF_UNROLL16
   for (int v = 0; v < st; v++) {
     unsigned m[8];
     SF_UNROLL8
     for (int k = 0; k < 8; k++) m[k] = sf_pack_mask(st, v, k);
     const __m512d r = sf_merge_pairs(S, st, sf_pack_index(st, v), m);
-    _mm512_storeu_pd(p + 8 * v, _mm512_add_pd(_mm512_loadu_pd(p + 8 * v), r));
+    if (!lmask) {
+      _mm512_storeu_pd(p + 8 * v, _mm512_add_pd(_mm512_loadu_pd(p + 8 * v), r));
+    } else {
+      const __mmask8 own = (__mmask8)lmask[v];
+      const __m512d old = _mm512_maskz_loadu_pd(own, p + 8 * v);
+      _mm512_mask_storeu_pd(p + 8 * v, own, _mm512_add_pd(old, r));
+    }
   }
 }
-/* The same where only the entries in lmask are the batch's: the others
- * are neither read nor written (masked loads and stores). */
-static inline __attribute__((always_inline, target("avx512f"))) void
-sf_tile_add_masked(double *p, const unsigned char *lmask, const int st, const __m512d *S) {
-  SF_UNROLL16
-  for (int v = 0; v < st; v++) {
-    unsigned m[8];
-    SF_UNROLL8
-    for (int k = 0; k < 8; k++) m[k] = sf_pack_mask(st, v, k);
-    const __m512d r = sf_merge_pairs(S, st, sf_pack_index(st, v), m);
-    const __mmask8 own = (__mmask8)lmask[v];
-    _mm512_mask_storeu_pd(p + 8 * v, own, _mm512_add_pd(_mm512_maskz_loadu_pd(own, p + 8 * v), r));
-  }
-}
-#define SF_TILE_ADD_MASKED(p, lmask, st, S) \
-  sf_tile_add_masked((p), (lmask), (st), (const __m512d *)(S))
 #define SF_TILE_SLOTS(p, lmask, st, S) sf_tile_slots((p), (lmask), (st), (__m512d *)(S))
-#define SF_TILE_ADD(p, st, S) sf_tile_add((p), (st), (const __m512d *)(S))
+#define SF_TILE_ADD(p, st, S) sf_tile_add((p), NULL, (st), (const __m512d *)(S))
+#define SF_TILE_ADD_MASKED(p, lmask, st, S) sf_tile_add((p), (lmask), (st), (const __m512d *)(S))
 
 #include "sumfact-body.h"
 #else

@@ -163,43 +163,62 @@ static void choose_qline(sf_state *s) {
   s->qline = s->isa->qline[s->dim - 1];
 }
 
-/* The fused line batches of 2D Lagrange Q_p (sf_state.pline) where the
- * free classes are exactly the layout that sf_state describes there. */
-static void choose_pline(sf_state *s) {
-  const int N = s->n[0], p = N - 1, E = p - 1, ST = 2 * E, W = s->isa->lanes;
-  s->pline = NULL;
-  if (!s->line_ok || !s->instantiated || s->per_span || s->dim != 2 || N > SF_MAX_N ||
-      !s->isa->pline2[N] || s->nfclass != 3 || s->lstride[0] != 1 || s->lstride[1] != ST ||
-      s->lstride[2] != E * E || W != 8)
+#include "sumfact-lines-gen.h" /* sf_gline_sigs */
+
+static int same_ints(const int *a, const int *b, int n) {
+  return !memcmp(a, b, (size_t)n * sizeof *a);
+}
+
+static int same_bytes(const void *a, const void *b, size_t n) { return !memcmp(a, b, n); }
+
+/* Whether the state's line layout is g's: the same classes and strides,
+ * chains, tiles (with their masks), blocks and singles; offsets aside. */
+static int line_layout_is(const sf_state *s, const sf_line_sig *g) {
+  if (g->dim != s->dim || g->n != s->n[0] || g->nfclass != s->nfclass || g->nchain != s->nchain ||
+      g->ntile != s->ntile || g->nblock != s->nblock || g->nsingle != s->sg.n)
+    return 0;
+  if (!same_ints(g->lstride, s->lstride, s->nfclass) || !same_ints(g->fcls, s->fcls, s->nb) ||
+      !same_ints(g->chain_start, s->chain_start, s->nchain + 1) ||
+      !same_ints(g->chain_dof, s->chain_dof, s->chain_start[s->nchain]) ||
+      !same_ints(g->tile_cls, s->tile_cls, s->ntile) ||
+      !same_ints(g->tile_st, s->tile_st, s->ntile) ||
+      !same_ints(g->tile_full, s->tile_full, s->ntile) ||
+      !same_ints(g->block_cls, s->block_cls, s->nblock) ||
+      !same_ints(g->block_st, s->block_st, s->nblock) ||
+      !same_ints(g->block_m, s->block_m, s->nblock) ||
+      !same_ints(g->single_dof, s->sg.dof, s->sg.n))
+    return 0;
+  for (int k = 0; k < s->ntile; k++)
+    if (!same_bytes(g->tile_sdof[k], s->tile_sdof[k], 2 * (size_t)s->tile_st[k] * sizeof(short)) ||
+        !same_bytes(g->tile_lmask[k], s->tile_lmask[k], (size_t)s->tile_st[k]))
+      return 0;
+  for (int k = 0; k < s->nblock; k++)
+    if (!same_bytes(g->block_dof[k], s->block_dof[k], (size_t)s->block_m[k] * sizeof(short)) ||
+        !same_bytes(g->block_next[k], s->block_next[k], (size_t)s->block_m[k] * sizeof(short)))
+      return 0;
+  return 1;
+}
+
+/* The generated fused line batch made from this state's layout, if any. */
+static void choose_gline(sf_state *s) {
+  s->gline = NULL;
+  const int N = s->n[0];
+  if (!s->line_ok || !s->instantiated || s->per_span || s->dim < 2 || N > SF_MAX_N ||
+      !s->isa->gline[s->dim - 1][N])
     return;
-  const fea_index R = s->foff[N * p], T = s->foff[N * p + 1];
-  if (R < 2 || T < ST * W) return; /* the top edge's tile clear of the batch's own */
-  for (int b = 0; b <= p; b++)
-    for (int a = 0; a <= p; a++) {
-      const int i = a + N * b, va = a == 0 || a == p, vb = b == 0 || b == p;
-      int c, o;
-      if (va && vb)
-        c = 0, o = (a == p) + (b == p ? (int)R : 0);
-      else if (vb)
-        c = 1, o = (b == p ? (int)T : 0) + a - 1;
-      else if (va)
-        c = 1, o = (a == p ? ST : 0) + E + b - 1;
-      else
-        c = 2, o = (b - 1) * E + a - 1;
-      if (s->fcls[i] != c || s->foff[i] != o) return;
+  for (size_t k = 0; k < sizeof sf_gline_sigs / sizeof *sf_gline_sigs; k++)
+    if (sf_gline_sigs[k] && line_layout_is(s, sf_gline_sigs[k])) {
+      const sf_line_sig *g = sf_gline_sigs[k];
+      for (int j = 0; j < g->noff; j++) {
+        const int src = g->off_src[j];
+        s->goff[j] = src >= 0 ? s->foff[src] : s->tile_off[-(src + 1)];
+      }
+      sf_batch b;
+      point_tables(s, s->isa->lanes, s->lane_tab, &b);
+      memcpy(s->qtab, b.T, sizeof s->qtab);
+      s->gline = s->isa->gline[s->dim - 1][N];
+      return;
     }
-  for (int v = 0; v < ST; v++) { /* entry g = q + ST l: lane l's slot q, its own for q < E */
-    unsigned m = 0;
-    for (int bit = 0; bit < 8; bit++)
-      if ((8 * v + bit) % ST < E) m |= 1u << bit;
-    s->pmask[v] = (unsigned char)m;
-  }
-  s->poff[0] = R;
-  s->poff[1] = T;
-  sf_batch b;
-  point_tables(s, W, s->lane_tab, &b);
-  memcpy(s->qtab, b.T, sizeof s->qtab);
-  s->pline = s->isa->pline2[N];
 }
 
 static void describe(sf_state *s) {
@@ -660,12 +679,12 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   }
   choose_kernel(s, generic);
   choose_qline(s);
-  choose_pline(s);
+  choose_gline(s);
   describe(s);
   if (s->line_ok) {
     const size_t used = strlen(s->desc);
     snprintf(s->desc + used, sizeof s->desc - used, ", %slines: %d/%d DoFs stride 1%s",
-             s->qline || s->pline ? "fused " : "", s->chain_start[s->nchain], s->nb,
+             s->qline || s->gline ? "fused " : "", s->chain_start[s->nchain], s->nb,
              s->nblock ? ", blocks" : "");
   }
   *state = s;
@@ -980,8 +999,8 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
         k += W - skip;
         continue;
       }
-      if (kind == 1 && s->pline) {
-        s->pline(s, base, skip, x_full, tg->y);
+      if (kind == 1 && s->gline) {
+        s->gline(s, base, skip, x_full, tg->y);
         flags_prefetch(s, tg, e0);
         n += (uint64_t)(W - skip) * (uint64_t)s->nb;
         k += W - skip;

@@ -5,6 +5,8 @@
  * sumfact-diagonal.c  diag(K_e) from 1D sums
  * sumfact-isa-*.c     the batch kernels, one file per instruction set, all made
  *                     from sumfact-body.h
+ * sumfact-lines-gen.h fused line batches of structured-mesh layouts, generated
+ *                     by tests/unit/gen-sumfact-lines.c
  *
  * A batch kernel works on W elements at once, one per SIMD lane: every array
  * it sees is structure-of-arrays, entry j of lane l at [j * W + l]. */
@@ -21,6 +23,7 @@
 #define SF_MAX_TILES 64   /* tiles of a line batch at most */
 #define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
 #define SF_MAX_BLOCKS 8   /* transposed blocks of a line batch at most */
+#define SF_GLINE_MAX_OFF 64 /* offsets a generated line batch reads at most (sf_state.goff) */
 #define SF_TAIL 0x80      /* sf_state.line_ok: the element is in a batch that starts before it */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
@@ -66,10 +69,35 @@ typedef void (*sf_bline_scatter_fn)(const struct sf_state *s, const fea_index *r
 typedef void (*sf_qline_fn)(const struct sf_state *s, fea_index base, int skip, const double *x,
                             double *y);
 
-/* Fused line batches of 2D Lagrange Q_p, p = 3..5 (sf_state.pline): the
- * same with the class bases of the batch's first element. */
-typedef void (*sf_pline_fn)(const struct sf_state *s, const fea_index *base, int skip,
+/* Generated fused line batches (sf_state.gline): the same with the class
+ * bases of the batch's first element. */
+typedef void (*sf_gline_fn)(const struct sf_state *s, const fea_index *base, int skip,
                             const double *x, double *y);
+
+/* The line layout that a generated fused line batch serves (sf_state.gline;
+ * sumfact-lines-gen.h): the state's free classes, chains, tiles, blocks
+ * and singles without their offsets, which the generated code reads from
+ * the state. */
+typedef struct sf_line_sig {
+  int dim, n, nfclass;
+  int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int fcls[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int nchain;
+  int chain_start[SF_MAX_N * SF_MAX_N * SF_MAX_N + 1];
+  int chain_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int ntile;
+  int tile_cls[SF_MAX_TILES], tile_st[SF_MAX_TILES], tile_full[SF_MAX_TILES];
+  short tile_sdof[SF_MAX_TILES][2 * SF_TILE_MAX_ST];
+  unsigned char tile_lmask[SF_MAX_TILES][SF_TILE_MAX_ST];
+  int nblock;
+  int block_cls[SF_MAX_BLOCKS], block_st[SF_MAX_BLOCKS], block_m[SF_MAX_BLOCKS];
+  short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int nsingle;
+  int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int noff;                      /* the offsets the code reads, sf_state.goff: */
+  int off_src[SF_GLINE_MAX_OFF]; /* >= 0: foff[src]; < 0: tile_off[-(src + 1)] */
+} sf_line_sig;
 
 /* DoFs added or loaded lane by lane (sf_state.sg, .ss). */
 typedef struct sf_singles {
@@ -101,7 +129,8 @@ typedef struct sf_isa {
   sf_bline_scatter_fn bline_scatter;
   int tiles;                /* the line gather and scatter serve tiles (sf_state.tile_*) */
   sf_qline_fn qline[3];     /* fused line batches of Q1, by dimension (NULL: none) */
-  sf_pline_fn pline2[SF_MAX_N + 1]; /* fused line batches of 2D Q_p, by N = p + 1 (NULL: none) */
+  sf_gline_fn gline[3][SF_MAX_N + 1]; /* generated fused line batches, by dim - 1 and N = p + 1
+                                          (NULL: none) */
 } sf_isa;
 
 extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
@@ -256,16 +285,15 @@ typedef struct sf_state {
   short block_dof[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* by offset */
   short block_next[SF_MAX_BLOCKS][SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* at o + S + j, or -1 */
   char desc[192];
-  /* Fused line batches of 2D Lagrange Q_p on a structured mesh (p = 3..5,
-   * E = p - 1): the layout that build_line finds there, checked at create
-   * (choose_pline), made constants in the code: class 0 the vertices
-   * (offsets 0, 1, R, R + 1), class 1 the edges (stride 2 E: the bottom
-   * edge's DoFs at 0 .. E - 1, the left edge's at E .. 2 E - 1, the right
-   * edge the next element's left one, the top edge at T .. T + E - 1),
-   * class 2 the interior (stride E^2, row by row). poff = {R, T}; pmask:
-   * the top edge's tile masks (its entries at T + E .. are other elements'). */
-  sf_pline_fn pline;
-  fea_index poff[2];
+  /* Generated fused line batches (2D Lagrange Q3 - Q5, 3D Q2 - Q4 on structured meshes,
+   * sumfact-lines-gen.h): where the state's line layout is the one a
+   * generated function was made from (choose_gline), that function runs
+   * the line batch with every DoF's tile slot, chain or single a constant. */
+  sf_gline_fn gline;
+  /* Its offsets (sf_line_sig.off_src), together: the code reads these
+   * instead of foff and tile_off, which lie all over this state (a 2D Q3
+   * line batch 1.2x faster so, measured against reading them there). */
+  fea_index goff[SF_GLINE_MAX_OFF];
   unsigned char pmask[SF_TILE_MAX_ST];
 } sf_state;
 
