@@ -27,6 +27,11 @@
 #pragma clang fp contract(fast)
 #elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=fast")
+/* The generated line batches (sumfact-lines-gen.h) are long straight-line
+ * functions: GCC's variable-location tracking gave up on them and started
+ * over without, which made the sanitizer build take four minutes on this
+ * file. Line information for profiles and debuggers stays. */
+#pragma GCC optimize("no-var-tracking-assignments")
 #endif
 
 typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
@@ -575,7 +580,10 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
 #if defined(SF_TILE_SLOTS)
 /* Generated fused line batches (sumfact-lines-gen.h): the gather's and
  * scatter's statements are generated from the layout; these are the parts
- * every one of them shares. */
+ * every one of them shares. Left out of UBSan like the inline bodies (with
+ * it the sanitizer build spent four minutes on this file); ASan checks
+ * their memory accesses, unit-sumfact their results. */
+#define SF_GLINE_FN static SF_TARGET __attribute__((no_sanitize("undefined")))
 #define SF_GLINE_BEGIN(DIM, N, NFC)                                                          \
   /* sized for this element (not SF_MAX_N: a 2D Q3 batch 1.2x slower with */              \
   /* 280 KB of stack frame spread over these arrays) */                                     \
@@ -595,7 +603,10 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
     }                                                                                       \
   const double *Yd = (const double *)Y
 
-/* The first skip lanes zeroed, the kernel from X into Y. */
+/* The first skip lanes zeroed, the kernel from X into Y: inlined for 3D Q2
+ * (1.11x against calling it), called for the others (the same speed either
+ * way, and their kernels inlined here made the sanitizer build compile this
+ * file for four minutes instead of one). */
 #define SF_GLINE_KERNEL(DIM, N)                                                              \
   do {                                                                                      \
     if (skip) {                                                                             \
@@ -614,10 +625,10 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
     bt.x = (const double *)X;                                                               \
     bt.y = (double *)Y;                                                                     \
     bt.work = (double *)work;                                                               \
-    if ((DIM) == 2)                                                                         \
-      sf_body2(0, (N), (N), &bt);                                                           \
+    if ((DIM) == 3 && (N) == 3)                                                             \
+      sf_body3(0, 3, 3, 3, &bt);                                                            \
     else                                                                                    \
-      sf_body3(0, (N), (N), (N), &bt);                                                      \
+      s->fn(&bt);                                                                           \
   } while (0)
 
 /* A DoF of stride ST in no tile or block: its lanes added one by one. */

@@ -2,8 +2,8 @@
  * batches of 2D Lagrange Q3 - Q5 and 3D Q2 - Q4 on structured meshes
  * (sf_state.gline). */
 #if defined(SF_GLINE_CODE)
-static SF_TARGET void SF_FN(sf_gline_2_4)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_2_4)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(2, 4, 3);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[3], xc[0] + s->goff[1], sizeof *X);
@@ -64,8 +64,8 @@ static SF_TARGET void SF_FN(sf_gline_2_4)(const sf_state *s, const fea_index *ba
   SF_TILE_ADD(yc[2] + s->goff[6], 4, S);
 }
 
-static SF_TARGET void SF_FN(sf_gline_2_5)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_2_5)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(2, 5, 3);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[4], xc[0] + s->goff[1], sizeof *X);
@@ -145,8 +145,8 @@ static SF_TARGET void SF_FN(sf_gline_2_5)(const sf_state *s, const fea_index *ba
   SF_TILE_ADD(yc[2] + s->goff[6], 9, S);
 }
 
-static SF_TARGET void SF_FN(sf_gline_2_6)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_2_6)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(2, 6, 3);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[5], xc[0] + s->goff[1], sizeof *X);
@@ -249,8 +249,8 @@ static SF_TARGET void SF_FN(sf_gline_2_6)(const sf_state *s, const fea_index *ba
   SF_TILE_ADD(yc[2] + s->goff[6], 16, S);
 }
 
-static SF_TARGET void SF_FN(sf_gline_3_3)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_3_3)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(3, 3, 4);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[2], xc[0] + s->goff[1], sizeof *X);
@@ -348,8 +348,8 @@ static SF_TARGET void SF_FN(sf_gline_3_3)(const sf_state *s, const fea_index *ba
   SF_GLINE_SINGLE_ADD(yc[1] + s->goff[15], 3, Y[25]);
 }
 
-static SF_TARGET void SF_FN(sf_gline_3_4)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_3_4)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(3, 4, 4);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[3], xc[0] + s->goff[1], sizeof *X);
@@ -569,8 +569,8 @@ static SF_TARGET void SF_FN(sf_gline_3_4)(const sf_state *s, const fea_index *ba
   SF_TILE_ADD(yc[3] + s->goff[15], 8, S);
 }
 
-static SF_TARGET void SF_FN(sf_gline_3_5)(const sf_state *s, const fea_index *base,
-                                          int skip, const double *x, double *y) {
+SF_GLINE_FN void SF_FN(sf_gline_3_5)(const sf_state *s, const fea_index *base,
+                                      int skip, const double *x, double *y) {
   SF_GLINE_BEGIN(3, 5, 4);
   memcpy(&X[0], xc[0] + s->goff[0], sizeof *X);
   memcpy(&X[4], xc[0] + s->goff[1], sizeof *X);

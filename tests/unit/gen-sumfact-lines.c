@@ -146,8 +146,8 @@ static void emit_signature(buf *b, const sf_state *s, int dim, int N) {
  * (chains, tiles: full ones added whole, the others with masked stores of
  * the lanes' own entries, blocks, singles). */
 static void emit_function(buf *b, const sf_state *s, int dim, int N) {
-  out(b, "static SF_TARGET void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
-         "                                          int skip, const double *x, double *y) {\n",
+  out(b, "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
+         "                                      int skip, const double *x, double *y) {\n",
       dim, N);
   out(b, "  SF_GLINE_BEGIN(%d, %d, %d);\n", dim, N, s->nfclass);
   for (int ch = 0; ch < s->nchain; ch++)
