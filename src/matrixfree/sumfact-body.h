@@ -351,6 +351,27 @@ SF_INLINE void SF_FN(sf_transpose)(sf_vd *v) {
   }
 }
 
+/* Columns j .. j + W - 1 of a block's W x S row-major matrix at p (lane l's
+ * entries in row l), transposed: v[t] holds column j + t's lanes. */
+SF_INLINE void SF_FN(sf_block_in)(const double *p, const int S, const int j, sf_vd *v) {
+  SF_UNROLL
+  for (int l = 0; l < SF_W; l++) memcpy(&v[l], p + (ptrdiff_t)S * l + j, sizeof *v);
+  SF_FN(sf_transpose)(v);
+}
+
+/* The reverse: v[t] (column j + t's lanes) transposed back and added. */
+SF_INLINE void SF_FN(sf_block_out)(double *p, const int S, const int j, sf_vd *v) {
+  SF_FN(sf_transpose)(v);
+  SF_UNROLL
+  for (int l = 0; l < SF_W; l++) {
+    sf_vd old;
+    double *q = p + (ptrdiff_t)S * l + j;
+    memcpy(&old, q, sizeof old);
+    old += v[l];
+    memcpy(q, &old, sizeof old);
+  }
+}
+
 /* Block k (sf_state.block_*): group by group of W of its M columns, the
  * last shifted back to M - W (its columns that the group before loaded
  * are loaded again, the same values). */
@@ -362,9 +383,7 @@ SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, co
   for (int j0 = 0; j0 < M; j0 += SF_W) {
     const int j = j0 + SF_W <= M ? j0 : M - SF_W;
     sf_vd v[SF_W];
-    SF_UNROLL
-    for (int l = 0; l < SF_W; l++) memcpy(&v[l], p + (ptrdiff_t)S * l + j, sizeof *v);
-    SF_FN(sf_transpose)(v);
+    SF_FN(sf_block_in)(p, S, j, v);
     SF_UNROLL
     for (int t = 0; t < SF_W; t++) {
       Xv[dof[j + t]] = v[t];
@@ -396,15 +415,7 @@ SF_INLINE void SF_FN(sf_block_add)(const sf_state *s, const fea_index *base, con
         p[(ptrdiff_t)S * SF_W + j + t] += Y[i * SF_W + SF_W - 1];
       }
     }
-    SF_FN(sf_transpose)(v);
-    SF_UNROLL
-    for (int l = 0; l < SF_W; l++) {
-      sf_vd old;
-      double *q = p + (ptrdiff_t)S * l + j;
-      memcpy(&old, q, sizeof old);
-      old += v[l];
-      memcpy(q, &old, sizeof old);
-    }
+    SF_FN(sf_block_out)(p, S, j, v);
   }
 }
 
@@ -588,7 +599,7 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
   /* sized for this element (not SF_MAX_N: a 2D Q3 batch 1.2x slower with */              \
   /* 280 KB of stack frame spread over these arrays) */                                     \
   sf_vd X[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)], Y[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)]; \
-  sf_vd work[(DIM) == 2 ? 2 * (N) * (N) : 4 * (N) * (N) * (N)], S[SF_TILE_MAX_ST];          \
+  sf_vd work[(DIM) == 2 ? 2 * (N) * (N) : 4 * (N) * (N) * (N)], S[SF_TILE_MAX_ST], V[SF_W]; \
   const double *xc[NFC];                                                                    \
   double *yc[NFC];                                                                          \
   SF_UNROLL                                                                                 \
@@ -601,6 +612,7 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
       __builtin_prefetch(x + base[c] + s->pf_off[k], 0, 3);                                 \
       __builtin_prefetch(y + base[c] + s->pf_off[k], 1, 3);                                 \
     }                                                                                       \
+  (void)S, (void)V; /* not every layout has tiles and blocks */                            \
   const double *Yd = (const double *)Y
 
 /* The first skip lanes zeroed, the kernel from X into Y: inlined for 3D Q2

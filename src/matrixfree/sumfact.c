@@ -211,7 +211,9 @@ static void choose_gline(sf_state *s) {
       const sf_line_sig *g = sf_gline_sigs[k];
       for (int j = 0; j < g->noff; j++) {
         const int src = g->off_src[j];
-        s->goff[j] = src >= 0 ? s->foff[src] : s->tile_off[-(src + 1)];
+        s->goff[j] = src >= 0              ? s->foff[src]
+                     : src >= -SF_MAX_TILES ? s->tile_off[-(src + 1)]
+                                            : s->block_off[-(src + 1) - SF_MAX_TILES];
       }
       sf_batch b;
       point_tables(s, s->isa->lanes, s->lane_tab, &b);

@@ -96,7 +96,8 @@ typedef struct sf_line_sig {
   int nsingle;
   int single_dof[SF_MAX_N * SF_MAX_N * SF_MAX_N];
   int noff;                      /* the offsets the code reads, sf_state.goff: */
-  int off_src[SF_GLINE_MAX_OFF]; /* >= 0: foff[src]; < 0: tile_off[-(src + 1)] */
+  int off_src[SF_GLINE_MAX_OFF]; /* >= 0: foff[src]; -1 .. -SF_MAX_TILES: tile_off[-(src + 1)];
+                                    below: block_off[-(src + 1) - SF_MAX_TILES] */
 } sf_line_sig;
 
 /* DoFs added or loaded lane by lane (sf_state.sg, .ss). */

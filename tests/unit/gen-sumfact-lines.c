@@ -25,7 +25,9 @@
 #include "../../src/matrixfree/sumfact.h"
 
 /* The offsets a generated function reads (sf_state.goff), in the order it
- * first uses them: >= 0 foff of that DoF, < 0 tile_off of tile -(src + 1). */
+ * first uses them (sf_line_sig.off_src): >= 0 foff of that DoF, -1 ..
+ * -SF_MAX_TILES tile_off of tile -(src + 1), below block_off of block
+ * -(src + 1) - SF_MAX_TILES. */
 static int off_src[SF_GLINE_MAX_OFF], noff;
 
 static int off_index(int src) {
@@ -40,6 +42,7 @@ static int off_index(int src) {
 }
 static int dof_off(int i) { return off_index(i); }
 static int tile_off(int k) { return off_index(-(k + 1)); }
+static int block_off(int k) { return off_index(-(k + 1) - SF_MAX_TILES); }
 
 typedef struct buf {
   char *p;
@@ -149,6 +152,7 @@ static void emit_function(buf *b, const sf_state *s, int dim, int N) {
   out(b, "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
          "                                      int skip, const double *x, double *y) {\n",
       dim, N);
+  const int W = s->isa->lanes;
   out(b, "  SF_GLINE_BEGIN(%d, %d, %d);\n", dim, N, s->nfclass);
   for (int ch = 0; ch < s->nchain; ch++)
     for (int j = s->chain_start[ch]; j < s->chain_start[ch + 1]; j++) {
@@ -170,7 +174,20 @@ static void emit_function(buf *b, const sf_state *s, int dim, int N) {
             tile_off(k), q + st * (s->isa->lanes - 1));
     }
   }
-  for (int k = 0; k < s->nblock; k++) out(b, "  SF_FN(sf_block_load)(s, base, x, X, %d);\n", k);
+  for (int k = 0; k < s->nblock; k++) { /* as sf_block_load */
+    const int S = s->block_st[k], M = s->block_m[k], c = s->block_cls[k], o = block_off(k);
+    for (int j0 = 0; j0 < M; j0 += W) {
+      const int j = j0 + W <= M ? j0 : M - W;
+      out(b, "  SF_FN(sf_block_in)(xc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
+      for (int t = 0; t < W; t++) {
+        out(b, "  X[%d] = V[%d];\n", s->block_dof[k][j + t], t);
+        const int i = s->block_next[k][j + t];
+        if (i >= 0)
+          out(b, "  X[%d] = SF_SHIFT_DOWN1(V[%d], xc[%d][s->goff[%d] + %d]);\n", i, t, c, o,
+              S * W + j + t);
+      }
+    }
+  }
   for (int j = 0; j < s->sg.n; j++) {
     const int i = s->sg.dof[j];
     out(b, "  SF_FN(sf_lane_load)(s, xc[%d] + s->goff[%d], %d, &X[%d]);\n", s->fcls[i], dof_off(i),
@@ -210,7 +227,24 @@ static void emit_function(buf *b, const sf_state *s, int dim, int N) {
           st);
     }
   }
-  for (int k = 0; k < s->nblock; k++) out(b, "  SF_FN(sf_block_add)(s, base, Yd, y, %d);\n", k);
+  for (int k = 0; k < s->nblock; k++) { /* as sf_block_add */
+    const int S = s->block_st[k], M = s->block_m[k], c = s->block_cls[k], o = block_off(k);
+    for (int j0 = 0; j0 < M; j0 += W) {
+      const int j = j0 + W <= M ? j0 : M - W;
+      for (int t = 0; t < W; t++) {
+        const int i = s->block_next[k][j + t];
+        if (j + t < j0) {
+          out(b, "  V[%d] = (sf_vd){0};\n", t);
+        } else if (i < 0) {
+          out(b, "  V[%d] = Y[%d];\n", t, s->block_dof[k][j + t]);
+        } else {
+          out(b, "  V[%d] = Y[%d] + SF_SHIFT_UP(Y[%d], 1);\n", t, s->block_dof[k][j + t], i);
+          out(b, "  yc[%d][s->goff[%d] + %d] += Y[%d][SF_W - 1];\n", c, o, S * W + j + t, i);
+        }
+      }
+      out(b, "  SF_FN(sf_block_out)(yc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
+    }
+  }
   for (int j = 0; j < s->sg.n; j++) { /* in no tile or block: lane by lane */
     const int i = s->sg.dof[j];
     out(b, "  SF_GLINE_SINGLE_ADD(yc[%d] + s->goff[%d], %d, Y[%d]);\n", s->fcls[i], dof_off(i),
