@@ -790,6 +790,7 @@ fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagran
   s->boundary_dofs = boundary;
   s->ops = &lagrange_ops;
   s->impl = L;
+  s->element_dof_table = L->cell_dofs;
   *out = s;
   return FEA_SUCCESS;
 }

@@ -55,6 +55,10 @@ struct fea_space {
   fea_index elements[3];       /* per direction when structured (B-splines, structured meshes), else 0 */
   fea_index num_boundary_dofs;
   fea_index *boundary_dofs;    /* sorted */
+  /* The ne x nb element-DoF table where the space keeps one (Lagrange), for
+   * read-only use by what is built on it (operators, kernels) instead of a
+   * copy of its own; NULL where the DoFs are computed per element. */
+  const fea_index *element_dof_table;
   const struct fea_space_ops *ops;
   void *impl;
 };
