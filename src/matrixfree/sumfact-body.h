@@ -625,10 +625,8 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
       sf_vi lane, keep;                                                                     \
       for (int l = 0; l < SF_W; l++) lane[l] = l;                                           \
       keep = lane >= (sf_vi){0} + skip;                                                     \
-      for (int i = 0; i < SF_MAX_N * SF_MAX_N * SF_MAX_N; i++) {                            \
-        if (i >= ((DIM) == 2 ? (N) * (N) : (N) * (N) * (N))) break;                         \
+      for (int i = 0; i < ((DIM) == 2 ? (N) * (N) : (N) * (N) * (N)); i++)                   \
         X[i] = (sf_vd)((sf_vi)X[i] & keep);                                                 \
-      }                                                                                     \
     }                                                                                       \
     sf_batch bt;                                                                            \
     bt.dim = (DIM);                                                                         \

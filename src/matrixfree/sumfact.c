@@ -142,6 +142,13 @@ static void choose_kernel(sf_state *s, int generic) {
   s->fn = s->instantiated ? s->isa->fixed[s->dim - 1][N] : s->isa->generic;
 }
 
+/* The shared lane tables by slot (sf_state.qtab), for the fused line batches. */
+static void fused_tables(sf_state *s) {
+  sf_batch b;
+  point_tables(s, s->isa->lanes, s->lane_tab, &b);
+  memcpy(s->qtab, b.T, sizeof s->qtab);
+}
+
 /* The fused line batches (sf_state.qline) where the space's line batches
  * have their shape: one free class of unit stride, chains of two DoFs
  * along direction 0, chain c holding DoFs 2c and 2c + 1 in that order. */
@@ -157,9 +164,7 @@ static void choose_qline(sf_state *s) {
       if (s->chain_dof[s->chain_start[c] + t] != c * N + t) return;
     s->qoff[c] = s->foff[c * N];
   }
-  sf_batch b;
-  point_tables(s, s->isa->lanes, s->lane_tab, &b);
-  memcpy(s->qtab, b.T, sizeof s->qtab);
+  fused_tables(s);
   s->qline = s->isa->qline[s->dim - 1];
 }
 
@@ -215,9 +220,7 @@ static void choose_gline(sf_state *s) {
                      : src >= -SF_MAX_TILES ? s->tile_off[-(src + 1)]
                                             : s->block_off[-(src + 1) - SF_MAX_TILES];
       }
-      sf_batch b;
-      point_tables(s, s->isa->lanes, s->lane_tab, &b);
-      memcpy(s->qtab, b.T, sizeof s->qtab);
+      fused_tables(s);
       s->gline = s->isa->gline[s->dim - 1][N];
       return;
     }
@@ -300,13 +303,12 @@ static int classes_on(const fea_index *idx, const unsigned char *use, fea_index 
 /* DoF classes of the table idx (ne x nb) over the elements with use[e]
  * (all when use is NULL): DoF i joins the first class whose representative
  * j has idx(e, i) - idx(e, j) equal in every such element, else starts one.
- * The classes are guessed on SF_CLASS_PROBE elements and then checked in
- * one pass over all, every DoF of an element at once
- * (one DoF at a time, each a strided pass over the table, this was a
- * sixth of a 2D Q1 operator's setup); where the guess fails there, they
- * are found on all elements. Fills cls, off and *base (ne x classes; rows
- * of unused elements zero) and returns the class count, or -1 without
- * memory. */
+ * The classes are guessed on SF_CLASS_PROBE elements and checked in one
+ * pass over all of them, every DoF of an element at once (checking one
+ * DoF at a time, a strided pass over the table each, was a sixth of a 2D
+ * Q1 operator's setup); where the guess fails, they are found again on
+ * every element. Fills cls, off and *base (ne x classes; rows of unused
+ * elements zero) and returns the class count, or -1 without memory. */
 static int find_classes(const fea_index *idx, const unsigned char *use, fea_index ne, int nb,
                         int *cls, int *off, fea_index **base) {
   fea_index first = 0;
@@ -1035,15 +1037,11 @@ static void sf_apply_add(const void *state, const fea_index *elems, int count,
     if (line && (kind = line_batch(s, elems, first, k, count, tg, &skip)) != 0) {
       const fea_index e0 = SF_ELEM(elems, first, k) - skip;
       const fea_index *base = s->fbase + e0 * nfc;
-      if (kind == 1 && s->qline) {
-        s->qline(s, base[0], skip, x_full, tg->y);
-        flags_prefetch(s, tg, e0);
-        n += (uint64_t)(W - skip) * (uint64_t)s->nb;
-        k += W - skip;
-        continue;
-      }
-      if (kind == 1 && s->gline) {
-        s->gline(s, base, skip, x_full, tg->y);
+      if (kind == 1 && (s->qline || s->gline)) { /* fused: gather, kernel and add in one */
+        if (s->qline)
+          s->qline(s, base[0], skip, x_full, tg->y);
+        else
+          s->gline(s, base, skip, x_full, tg->y);
         flags_prefetch(s, tg, e0);
         n += (uint64_t)(W - skip) * (uint64_t)s->nb;
         k += W - skip;

@@ -171,7 +171,7 @@ static void emit_function(buf *b, const sf_state *s, int dim, int N) {
         out(b, "  X[%d] = S[%d];\n", i, q);
       else
         out(b, "  X[%d] = SF_SHIFT_DOWN1(S[%d], xc[%d][s->goff[%d] + %d]);\n", i, q - st, c,
-            tile_off(k), q + st * (s->isa->lanes - 1));
+            tile_off(k), q + st * (W - 1));
     }
   }
   for (int k = 0; k < s->nblock; k++) { /* as sf_block_load */
@@ -215,12 +215,11 @@ static void emit_function(buf *b, const sf_state *s, int dim, int N) {
         out(b, "  S[%d] = (sf_vd){0};\n", q);
       if (next >= 0)
         out(b, "  yc[%d][s->goff[%d] + %d] += Y[%d][SF_W - 1];\n", c, tile_off(k),
-            q + st + st * (s->isa->lanes - 1), next);
+            q + st + st * (W - 1), next);
     }
-    if (s->tile_full[k])
+    if (s->tile_full[k]) {
       out(b, "  SF_TILE_ADD(yc[%d] + s->goff[%d], %d, S);\n", c, tile_off(k), st);
-    else
-    {
+    } else { /* only the lanes' own entries read and written */
       out(b, "  {\n    static const unsigned char m[] = ");
       masks(b, s->tile_lmask[k], st);
       out(b, ";\n    SF_TILE_ADD_MASKED(yc[%d] + s->goff[%d], m, %d, S);\n  }\n", c, tile_off(k),
