@@ -356,6 +356,8 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   const fea_index *fi = op->problem->free_index;
   /* b: the one block that owns every free row so far (-1: none yet, -2:
    * several); dir: a Dirichlet DoF seen. */
+  const int T = op->ctx->nthreads > 1 ? op->ctx->nthreads : 1;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
   for (fea_index e = 0; e < m->ne; e++) {
     const fea_index *ed = m->edofs + e * m->nb;
     int b = -1, dir = 0;

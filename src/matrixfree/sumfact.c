@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "error.h"
 #include "sumfact.h"
 #include "sort.h"
@@ -310,7 +311,7 @@ static int classes_on(const fea_index *idx, const unsigned char *use, fea_index 
  * every element. Fills cls, off and *base (ne x classes; rows of unused
  * elements zero) and returns the class count, or -1 without memory. */
 static int find_classes(const fea_index *idx, const unsigned char *use, fea_index ne, int nb,
-                        int *cls, int *off, fea_index **base) {
+                        int threads, int *cls, int *off, fea_index **base) {
   fea_index first = 0;
   while (use && first < ne && !use[first]) first++;
   int rep[SF_MAX_N * SF_MAX_N * SF_MAX_N];
@@ -323,18 +324,19 @@ static int find_classes(const fea_index *idx, const unsigned char *use, fea_inde
   for (int k = 0; k < SF_CLASS_PROBE && k < span; k++) /* half consecutive, half spread */
     el[nel++] = first + (k < SF_CLASS_PROBE / 2 ? k : span * k / SF_CLASS_PROBE);
   int nc = classes_on(idx, use, first, ne, el, nel, nb, rep, cls, off);
+  int ok = 1;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok) if (threads > 1)
   for (fea_index e = first; e < ne; e++) {
     if (use && !use[e]) continue;
     const fea_index *d = idx + e * nb;
-    int ok = 1;
-    for (int i = 0; i < nb; i++) ok &= d[i] - d[rep[cls[i]]] == off[i];
-    if (!ok) {
-      nc = classes_on(idx, use, first, ne, NULL, 0, nb, rep, cls, off);
-      break;
-    }
+    int eok = 1;
+    for (int i = 0; i < nb; i++) eok &= d[i] - d[rep[cls[i]]] == off[i];
+    ok = ok && eok;
   }
+  if (!ok) nc = classes_on(idx, use, first, ne, NULL, 0, nb, rep, cls, off);
   fea_index *b = calloc((size_t)ne * (size_t)nc + 1, sizeof *b);
   if (!b) return -1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (fea_index e = 0; e < ne; e++)
     if (!use || use[e])
       for (int c = 0; c < nc; c++) b[e * nc + c] = idx[e * nb + rep[c]];
@@ -671,21 +673,26 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
   const fea_index *table = sp->element_dof_table ? sp->element_dof_table : dofs;
   if (!sp->element_dof_table)
     for (fea_index e = 0; e < ne; e++) sp->ops->element_dofs(sp, e, dofs + e * nb);
-  s->nclass = find_classes(table, NULL, ne, nb, s->cls, s->off, &s->base);
+  /* The loops over the elements below on the context's threads: a 2D Q1
+   * operator's setup on two threads had them as a third of its time. */
+  const int T = pb->ctx->nthreads > 1 ? pb->ctx->nthreads : 1;
+  s->nclass = find_classes(table, NULL, ne, nb, T, s->cls, s->off, &s->base);
   if (s->nclass < 0) {
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element bases");
     goto done;
   }
   s->bytes += (uint64_t)ne * (uint64_t)s->nclass * sizeof *s->base;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
   for (fea_index e = 0; e < ne; e++) {
-    use[e] = 1;
+    unsigned char all = 1;
     for (int i = 0; i < nb; i++) {
       const fea_index r = pb->free_index[table[e * nb + i]];
-      use[e] = use[e] && r >= 0;
+      all = all && r >= 0;
       dofs[e * nb + i] = r;
     }
+    use[e] = all;
   }
-  s->nfclass = find_classes(dofs, use, ne, nb, s->fcls, s->foff, &s->fbase);
+  s->nfclass = find_classes(dofs, use, ne, nb, T, s->fcls, s->foff, &s->fbase);
   if (s->nfclass < 0) {
     s->nfclass = 0;
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element row bases");
