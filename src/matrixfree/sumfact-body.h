@@ -533,6 +533,35 @@ static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index
   }
 }
 
+/* The kernel of a fused line batch (sf_qline_body, the generated ones):
+ * the first skip lanes of the nx = N^dim inputs X zeroed, then Y from X
+ * with the shared tables (sf_state.qtab); inlined where inl, else through
+ * the state's instantiated kernel. */
+SF_INLINE void SF_FN(sf_fused_kernel)(const sf_state *s, const int dim, const int N, int skip,
+                                      sf_vd *X, sf_vd *Y, sf_vd *work, const int inl) {
+  const int nx = dim == 2 ? N * N : N * N * N;
+  if (skip) {
+    sf_vi lane, keep;
+    for (int l = 0; l < SF_W; l++) lane[l] = l;
+    keep = lane >= (sf_vi){0} + skip;
+    SF_UNROLL
+    for (int i = 0; i < nx; i++) X[i] = (sf_vd)((sf_vi)X[i] & keep);
+  }
+  sf_batch b;
+  b.dim = dim;
+  b.n[0] = b.n[1] = b.n[2] = N;
+  memcpy(b.T, s->qtab, sizeof b.T);
+  b.x = (const double *)X;
+  b.y = (double *)Y;
+  b.work = (double *)work;
+  if (!inl)
+    s->fn(&b);
+  else if (dim == 2)
+    sf_body2(0, N, N, &b);
+  else
+    sf_body3(0, N, N, N, &b);
+}
+
 /* Fused line batch of a one-class unit-stride space (sf_state.qline) with
  * N = 2 (Q1) in dimension dim: the chains' lanes loaded straight into
  * vectors, the kernel on them, and the results summed chain by chain into
@@ -553,24 +582,7 @@ SF_INLINE void SF_FN(sf_qline_body)(const sf_state *s, const int dim, fea_index 
     SF_UNROLL
     for (int t = 0; t < N; t++) memcpy(&X[c * N + t], xb + s->qoff[c] + t, sizeof *X);
   }
-  if (skip) {
-    sf_vi lane, keep;
-    for (int l = 0; l < SF_W; l++) lane[l] = l;
-    keep = lane >= (sf_vi){0} + skip;
-    SF_UNROLL
-    for (int i = 0; i < nc * N; i++) X[i] = (sf_vd)((sf_vi)X[i] & keep);
-  }
-  sf_batch b;
-  b.dim = dim;
-  b.n[0] = b.n[1] = b.n[2] = N;
-  memcpy(b.T, s->qtab, sizeof b.T);
-  b.x = (const double *)X;
-  b.y = (double *)Y;
-  b.work = (double *)work;
-  if (dim == 2)
-    sf_body2(0, N, N, &b);
-  else
-    sf_body3(0, N, N, N, &b);
+  SF_FN(sf_fused_kernel)(s, dim, N, skip, X, Y, work, 1);
   SF_UNROLL
   for (int c = 0; c < nc; c++) {
     const int d[N] = {c * N, c * N + 1};
@@ -619,27 +631,8 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
  * (1.11x against calling it), called for the others (the same speed either
  * way, and their kernels inlined here made the sanitizer build compile this
  * file for four minutes instead of one). */
-#define SF_GLINE_KERNEL(DIM, N)                                                              \
-  do {                                                                                      \
-    if (skip) {                                                                             \
-      sf_vi lane, keep;                                                                     \
-      for (int l = 0; l < SF_W; l++) lane[l] = l;                                           \
-      keep = lane >= (sf_vi){0} + skip;                                                     \
-      for (int i = 0; i < ((DIM) == 2 ? (N) * (N) : (N) * (N) * (N)); i++)                   \
-        X[i] = (sf_vd)((sf_vi)X[i] & keep);                                                 \
-    }                                                                                       \
-    sf_batch bt;                                                                            \
-    bt.dim = (DIM);                                                                         \
-    bt.n[0] = bt.n[1] = bt.n[2] = (N);                                                      \
-    memcpy(bt.T, s->qtab, sizeof bt.T);                                                     \
-    bt.x = (const double *)X;                                                               \
-    bt.y = (double *)Y;                                                                     \
-    bt.work = (double *)work;                                                               \
-    if ((DIM) == 3 && (N) == 3)                                                             \
-      sf_body3(0, 3, 3, 3, &bt);                                                            \
-    else                                                                                    \
-      s->fn(&bt);                                                                           \
-  } while (0)
+#define SF_GLINE_KERNEL(DIM, N) \
+  SF_FN(sf_fused_kernel)(s, (DIM), (N), skip, X, Y, work, (DIM) == 3 && (N) == 3)
 
 /* A DoF of stride ST in no tile or block: its lanes added one by one. */
 #define SF_GLINE_SINGLE_ADD(p, ST, v)                                                        \
