@@ -13,13 +13,27 @@
  * the measurements in docs/assembly.md. */
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "concurrency/conc.h"
 
-fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads) {
+fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea_conc_plan *plan) {
+  if (plan) {
+    memset(plan, 0, sizeof *plan);
+    plan->strategy = FEA_UPDATE_AUTO; /* nothing built */
+  }
   if (threads <= 1) return FEA_UPDATE_SERIAL;
   if (threads > omp_get_num_procs()) return FEA_UPDATE_ATOMIC_CAS;
-  if (fea_conc_privbuf_overlap(job, threads) <= 0.15) return FEA_UPDATE_PRIVATE_BUFFERS;
+  /* The ownership the estimate needs is the plan PRIVATE_BUFFERS runs on:
+   * handed back when picked, not built a second time. Without memory for
+   * it, the estimate is skipped (the pick goes on). */
+  fea_conc_plan own;
+  if (fea_conc_privbuf_plan(job, threads, &own) == FEA_SUCCESS) {
+    const int picked = fea_conc_privbuf_overlap(job, &own) <= 0.15;
+    if (picked && plan) *plan = own;
+    else fea_conc_plan_free(&own);
+    if (picked) return FEA_UPDATE_PRIVATE_BUFFERS;
+  }
   fea_index *colors = malloc(((size_t)job->ne + 1) * sizeof *colors);
   int nc = 0;
   fea_status st = colors ? fea_space_color_elements(job->space, FEA_COLORING_AUTO, colors, &nc)

@@ -26,5 +26,6 @@ void fea_conc_plan_free(fea_conc_plan *plan) {
   free(plan->owner);
   free(plan->first);
   free(plan->last);
+  free(plan->elem_block);
   memset(plan, 0, sizeof *plan);
 }

@@ -73,6 +73,10 @@ typedef struct fea_conc_plan {
   int ncolors;
   int *owner;                           /* PRIVATE_BUFFERS: see conc-privbuf.c */
   fea_index *first, *last;
+  /* PRIVATE_BUFFERS, per element: b where every DoF is a free row of block
+   * b; -(b + 2) where its free rows are all b's but a DoF is Dirichlet; -1
+   * where its free rows have several owners or there are none. */
+  int *elem_block;
   int blocks;
 } fea_conc_plan;
 
@@ -227,12 +231,13 @@ int fea_tsx_cpu_usable(char *reason, size_t len);
 fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index **start,
                                 int *ncolors);
 
-/* PRIVATE_BUFFERS' ownership for `threads` blocks into the plan (conc-privbuf.c). */
+/* PRIVATE_BUFFERS' ownership for `threads` blocks: fills the whole plan
+ * (conc-privbuf.c). */
 fea_status fea_conc_privbuf_plan(const fea_conc_job *job, int threads, fea_conc_plan *plan);
 
-/* Fraction of the elements PRIVATE_BUFFERS would integrate a second time
- * with `threads` blocks (conc-privbuf.c). */
-double fea_conc_privbuf_overlap(const fea_conc_job *job, int threads);
+/* Fraction of the elements PRIVATE_BUFFERS integrates a second time with
+ * the ownership plan (conc-privbuf.c). */
+double fea_conc_privbuf_overlap(const fea_conc_job *job, const fea_conc_plan *plan);
 
 /* TSX update path without the element loop, for the microbenchmarks:
  * apply n updates in batches of `batch` transactions (conc-tsx.c). */
@@ -241,8 +246,11 @@ void fea_conc_tsx_apply(void *state, int n, const fea_index *idx, const double *
                         fea_conc_counters *c);
 void fea_conc_tsx_state_destroy(void *state);
 
-/* AUTO's pick for this job and thread count (conc-auto.c). */
-fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads);
+/* AUTO's pick for this job and thread count (conc-auto.c). With plan not
+ * NULL it receives the pick's plan where the pick built it on the way
+ * (PRIVATE_BUFFERS' ownership), else an empty plan of strategy AUTO: build
+ * one with fea_conc_plan_build where plan->strategy is not the pick. */
+fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea_conc_plan *plan);
 
 /* Fill the job's problem view from pb (see pb_copy); target fields are the caller's. */
 void fea_conc_job_init(fea_conc_job *job, const fea_problem *pb, const fea_index *edofs);

@@ -91,13 +91,25 @@ static fea_status read_desc(const fea_problem *pb, const fea_assembly_desc *user
 /* Pick (AUTO), check availability, run into job->target (zeroed by the caller). */
 static fea_status pick_and_run(const fea_problem *pb, fea_conc_job *job, fea_update_strategy s,
                              fea_assembly_stats *stats) {
-  if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads);
+  /* The plan AUTO built on the way (PRIVATE_BUFFERS' ownership) serves
+   * this one run instead of being built again by it. */
+  fea_conc_plan plan = {.strategy = FEA_UPDATE_AUTO};
+  if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads, &plan);
   const struct fea_update_ops *ops = fea_update_ops_get(s);
-  FEA_CHECK(ops, pb->ctx, FEA_ERR_INVALID_ARG, "unknown update strategy %d", (int)s);
   char why[256] = "";
-  FEA_CHECK(!ops->available || ops->available(&job->cfg, why, sizeof why), pb->ctx,
-            FEA_ERR_UNSUPPORTED, "the %s strategy cannot run here: %s", ops->name, why);
-  return fea_conc_run(job, s, stats);
+  fea_status st = FEA_SUCCESS;
+  if (!ops) {
+    st = FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG, "unknown update strategy %d", (int)s);
+  } else if (ops->available && !ops->available(&job->cfg, why, sizeof why)) {
+    st = FEA_ERROR(pb->ctx, FEA_ERR_UNSUPPORTED, "the %s strategy cannot run here: %s", ops->name,
+                   why);
+  } else {
+    job->plan = plan.strategy == s ? &plan : NULL;
+    st = fea_conc_run(job, s, stats);
+    job->plan = NULL;
+  }
+  fea_conc_plan_free(&plan);
+  return st;
 }
 
 /* Fill the caller's stats up to its .size. */

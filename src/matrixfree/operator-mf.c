@@ -44,7 +44,6 @@ typedef struct mf_op {
   fea_index ne, ndofs, nf;
   const fea_index *edofs;   /* ne x nb: the space's (element_dof_table) or edofs_own */
   fea_index *edofs_own;
-  fea_index *free_dof;      /* nf: the DoF of each free row */
   double *x_full, *y_full;  /* ndofs each: the gather source and the scatter target */
   fea_index nruns;
   fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
@@ -285,7 +284,6 @@ static void mf_destroy(void *data) {
   fea_conc_plan_free(&m->plan);
   free(m->job);
   free(m->edofs_own);
-  free(m->free_dof);
   free(m->run_row);
   free(m->run_dof);
   free(m->elem_blk);
@@ -309,75 +307,102 @@ fea_status fea_operator_mf_kernel_state(const fea_operator *op, const fea_mf_ker
 /* The strategy (AUTO's pick), its availability and its plan. */
 static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy s) {
   fea_conc_job *job = m->job;
-  if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads);
+  m->plan.strategy = FEA_UPDATE_AUTO;
+  if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads, &m->plan);
   const struct fea_update_ops *ops = fea_update_ops_get(s);
   FEA_CHECK(ops, op->ctx, FEA_ERR_INVALID_ARG, "unknown update strategy %d", (int)s);
   char why[256] = "";
   FEA_CHECK(!ops->available || ops->available(&job->cfg, why, sizeof why), op->ctx,
             FEA_ERR_UNSUPPORTED, "the %s strategy cannot run here: %s", ops->name, why);
-  FEA_CALL(fea_conc_plan_build(job, s, job->cfg.threads, &m->plan));
+  if (m->plan.strategy != s) FEA_CALL(fea_conc_plan_build(job, s, job->cfg.threads, &m->plan));
   job->plan = &m->plan;
   m->strategy = s;
   return FEA_SUCCESS;
 }
 
-/* Runs of free rows r0..r1 whose DoFs are consecutive too. */
+/* Runs of free rows r0..r1 whose DoFs are consecutive too: as the rows
+ * are numbered in DoF order (problem.h), the runs of free DoFs. */
 static fea_status build_runs(fea_operator *op, mf_op *m) {
+  const fea_index *fi = op->problem->free_index;
   fea_index nr = 0;
-  for (fea_index r = 0; r < m->nf; r++) nr += r == 0 || m->free_dof[r] != m->free_dof[r - 1] + 1;
+  for (fea_index d = 0; d < m->ndofs; d++) nr += fi[d] >= 0 && (d == 0 || fi[d - 1] < 0);
   m->run_row = malloc(((size_t)nr + 1) * sizeof *m->run_row);
   m->run_dof = malloc(((size_t)nr + 1) * sizeof *m->run_dof);
   FEA_CHECK(m->run_row && m->run_dof, op->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for %lld runs of free DoFs", (long long)nr);
   fea_index k = 0;
-  for (fea_index r = 0; r < m->nf; r++)
-    if (r == 0 || m->free_dof[r] != m->free_dof[r - 1] + 1) {
-      m->run_row[k] = r;
-      m->run_dof[k++] = m->free_dof[r];
+  for (fea_index d = 0; d < m->ndofs; d++)
+    if (fi[d] >= 0 && (d == 0 || fi[d - 1] < 0)) {
+      m->run_row[k] = fi[d];
+      m->run_dof[k++] = d;
     }
   m->run_row[nr] = m->nf;
   m->nruns = nr;
   return FEA_SUCCESS;
 }
 
-/* For kernels with apply_add under a strategy with direct updates: per
- * element, the block that may write all its DoFs (0 without ownership), or
- * -1 when a DoF is Dirichlet or the rows have different owners. */
+/* Runs of equal flags, so that a kernel tells W lanes of one block from
+ * one byte instead of W flags (two blocks, Q1 with fused line batches: 3D
+ * 1.09x, 2D 1.29x): blk_run[e] counts the elements from e on with e's
+ * flag, up to 255. Each thread counts its share backwards as if the next
+ * share's flags differed; then, share by share from the last, the counts
+ * that run on into the next share are carried across (at most 255
+ * elements each: past those the count is 255 already). */
+static void build_blk_run(mf_op *m, int threads) {
+  const fea_index ne = m->ne;
+  const int *f = m->elem_blk;
+  unsigned char *run = m->blk_run;
+  int nth = 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp single
+    nth = omp_get_num_threads();
+    const fea_index lo = ne * t / nth, hi = ne * (t + 1) / nth;
+    for (fea_index e = hi - 1; e >= lo; e--) {
+      const int r = e + 1 < hi && f[e + 1] == f[e] ? run[e + 1] : 0;
+      run[e] = (unsigned char)(r < 255 ? r + 1 : 255);
+    }
+  }
+  for (int t = nth - 1; t > 0; t--)
+    for (fea_index e = ne * t / nth - 1; e >= 0 && f[e] == f[e + 1] && run[e] < 255; e--) {
+      const int r = run[e + 1];
+      run[e] = (unsigned char)(r < 255 ? r + 1 : 255);
+    }
+}
+
+/* For kernels with apply_add under a strategy with direct updates, per
+ * element: b where every DoF is a free row of block b (0 without
+ * ownership), -(b + 2) where its free rows are b's but a DoF is Dirichlet,
+ * -1 where its free rows have several owners or there are none. With
+ * ownership, the plan's elem_block (made in the plan's last pass over the
+ * rows). */
 static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   const fea_update_strategy s = m->strategy;
   if (!m->k->apply_add ||
       (s != FEA_UPDATE_SERIAL && s != FEA_UPDATE_COLORING && s != FEA_UPDATE_PRIVATE_BUFFERS))
     return FEA_SUCCESS;
-  const int *own = s == FEA_UPDATE_PRIVATE_BUFFERS ? m->plan.owner : NULL;
-  m->elem_blk = malloc(((size_t)m->ne + 1) * sizeof *m->elem_blk);
-  if (own) m->blk_run = malloc((size_t)m->ne + 1); /* read only where rows have owners */
-  FEA_CHECK(m->elem_blk && (!own || m->blk_run), op->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for %lld element flags", (long long)m->ne);
-  const fea_index *fi = op->problem->free_index;
-  /* b: the one block that owns every free row so far (-1: none yet, -2:
-   * several); dir: a Dirichlet DoF seen. */
   const int T = op->ctx->nthreads > 1 ? op->ctx->nthreads : 1;
+  if (s == FEA_UPDATE_PRIVATE_BUFFERS) {
+    m->elem_blk = m->plan.elem_block;
+    m->plan.elem_block = NULL;
+    m->blk_run = malloc((size_t)m->ne + 1); /* read only where rows have owners */
+    FEA_CHECK(m->blk_run, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
+              (long long)m->ne);
+    build_blk_run(m, T);
+    return FEA_SUCCESS;
+  }
+  m->elem_blk = malloc(((size_t)m->ne + 1) * sizeof *m->elem_blk);
+  FEA_CHECK(m->elem_blk, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
+            (long long)m->ne);
+  const fea_index *fi = op->problem->free_index;
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
   for (fea_index e = 0; e < m->ne; e++) {
     const fea_index *ed = m->edofs + e * m->nb;
-    int b = -1, dir = 0;
-    for (int i = 0; i < m->nb && b != -2; i++) {
-      const fea_index r = fi[ed[i]];
-      if (r < 0) {
-        dir = 1;
-        continue;
-      }
-      const int o = own ? own[r] : 0;
-      b = b == -1 || b == o ? o : -2;
-    }
-    m->elem_blk[e] = b < 0 ? -1 : dir ? -(b + 2) : b;
-  }
-  /* Runs of equal flags, so that a kernel tells W lanes of one block from
-   * one byte instead of W flags: two blocks, Q1 with fused line batches,
-   * 3D 1.09x, 2D 1.29x. */
-  for (fea_index e = m->ne - 1; e >= 0 && m->blk_run; e--) {
-    const int run = e + 1 < m->ne && m->elem_blk[e + 1] == m->elem_blk[e] ? m->blk_run[e + 1] : 0;
-    m->blk_run[e] = (unsigned char)(run < 255 ? run + 1 : 255);
+    int nfree = 0;
+    for (int i = 0; i < m->nb; i++) nfree += fi[ed[i]] >= 0;
+    /* The one block is 0: -(0 + 2) with a Dirichlet DoF, -1 without free rows. */
+    m->elem_blk[e] = nfree == m->nb ? 0 : nfree ? -2 : -1;
   }
   return FEA_SUCCESS;
 }
@@ -395,14 +420,11 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
     FEA_CALL(fea_element_dof_table(sp, &m->edofs_own));
     m->edofs = m->edofs_own;
   }
-  m->free_dof = malloc(((size_t)m->nf + 1) * sizeof *m->free_dof);
   m->x_full = calloc((size_t)m->ndofs + 1, sizeof *m->x_full);
   m->y_full = calloc((size_t)m->ndofs + 1, sizeof *m->y_full);
   m->job = calloc(1, sizeof *m->job);
-  FEA_CHECK(m->free_dof && m->x_full && m->y_full && m->job, op->ctx, FEA_ERR_OUT_OF_MEMORY,
+  FEA_CHECK(m->x_full && m->y_full && m->job, op->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the gather and scatter vectors of %lld DoFs", (long long)m->ndofs);
-  for (fea_index d = 0; d < m->ndofs; d++)
-    if (pb->free_index[d] >= 0) m->free_dof[pb->free_index[d]] = d;
   FEA_CALL(build_runs(op, m));
   FEA_CALL(m->k->create(pb, &m->ks));
   m->batch = m->k->batch(m->ks);
@@ -452,7 +474,6 @@ fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kern
                              (m->blk_run ? (double)m->ne : 0.0);
   op->info.memory_bytes = kernel->memory(m->ks) +
                           (m->edofs_own ? (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) : 0) +
-                          (uint64_t)m->nf * sizeof(fea_index) +
                           (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) +
                           (m->elem_blk ? (uint64_t)m->ne * sizeof(int) : 0) +
                           (m->blk_run ? (uint64_t)m->ne : 0) +

@@ -5,6 +5,7 @@
  * fea_mf_kernel_ops table: choosing the instruction set and the kernel,
  * gathering batches of elements into SIMD lanes and scattering them back.
  * The arithmetic is in sumfact-body.h, the tables in sumfact-setup.c. */
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,11 +270,14 @@ static fea_status build_lanes(const fea_problem *pb, sf_state *s) {
   return FEA_SUCCESS;
 }
 
+/* Entry v of a table, through map where there is one (a DoF's free row). */
+static inline fea_index mapped(const fea_index *map, fea_index v) { return map ? map[v] : v; }
+
 /* Classes of the DoFs as find_classes defines them, checked on the used
  * elements of the list el (all from first on where el is NULL). */
-static int classes_on(const fea_index *idx, const unsigned char *use, fea_index first,
-                      fea_index ne, const fea_index *el, fea_index nel, int nb, int *rep, int *cls,
-                      int *off) {
+static int classes_on(const fea_index *idx, const fea_index *map, const unsigned char *use,
+                      fea_index first, fea_index ne, const fea_index *el, fea_index nel, int nb,
+                      int *rep, int *cls, int *off) {
   const fea_index *d0 = idx + first * nb;
   int nc = 0;
   if (!el) nel = ne - first;
@@ -281,17 +285,19 @@ static int classes_on(const fea_index *idx, const unsigned char *use, fea_index 
     int c = 0;
     for (; c < nc; c++) {
       const int j = rep[c];
-      const fea_index dd = d0[i] - d0[j];
+      const fea_index dd = mapped(map, d0[i]) - mapped(map, d0[j]);
       fea_index k = 0;
       for (; k < nel; k++) {
         const fea_index e = el ? el[k] : first + k;
-        if ((!use || use[e]) && idx[e * nb + i] - idx[e * nb + j] != dd) break;
+        if ((!use || use[e]) &&
+            mapped(map, idx[e * nb + i]) - mapped(map, idx[e * nb + j]) != dd)
+          break;
       }
       if (k == nel && dd >= INT32_MIN && dd <= INT32_MAX) break;
     }
     if (c == nc) rep[nc++] = i;
     cls[i] = c;
-    off[i] = (int)(d0[i] - d0[rep[c]]);
+    off[i] = (int)(mapped(map, d0[i]) - mapped(map, d0[rep[c]]));
   }
   return nc;
 }
@@ -301,45 +307,65 @@ static int classes_on(const fea_index *idx, const unsigned char *use, fea_index 
  * where a structured numbering may differ from the first row's). */
 #define SF_CLASS_PROBE 256
 
-/* DoF classes of the table idx (ne x nb) over the elements with use[e]
- * (all when use is NULL): DoF i joins the first class whose representative
- * j has idx(e, i) - idx(e, j) equal in every such element, else starts one.
- * The classes are guessed on SF_CLASS_PROBE elements and checked in one
- * pass over all of them, every DoF of an element at once (checking one
- * DoF at a time, a strided pass over the table each, was a sixth of a 2D
- * Q1 operator's setup); where the guess fails, they are found again on
- * every element. Fills cls, off and *base (ne x classes; rows of unused
- * elements zero) and returns the class count, or -1 without memory. */
-static int find_classes(const fea_index *idx, const unsigned char *use, fea_index ne, int nb,
-                        int threads, int *cls, int *off, fea_index **base) {
-  fea_index first = 0;
-  while (use && first < ne && !use[first]) first++;
-  int rep[SF_MAX_N * SF_MAX_N * SF_MAX_N];
-  if (first == ne) {
-    *base = NULL;
-    return 0;
-  }
-  fea_index el[SF_CLASS_PROBE], nel = 0;
-  const fea_index span = ne - first;
-  for (int k = 0; k < SF_CLASS_PROBE && k < span; k++) /* half consecutive, half spread */
-    el[nel++] = first + (k < SF_CLASS_PROBE / 2 ? k : span * k / SF_CLASS_PROBE);
-  int nc = classes_on(idx, use, first, ne, el, nel, nb, rep, cls, off);
+/* find_classes' pass over the elements first .. ne - 1: whether each
+ * used one has the classes' offsets, writing its bases on the way. */
+static inline __attribute__((always_inline)) int
+classes_check(const fea_index *idx, const fea_index *map, const unsigned char *use,
+              fea_index first, fea_index ne, int nb, int nc, int threads, const int *rep,
+              const int *repi, const int *off, fea_index *b) {
   int ok = 1;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok) if (threads > 1)
   for (fea_index e = first; e < ne; e++) {
     if (use && !use[e]) continue;
     const fea_index *d = idx + e * nb;
     int eok = 1;
-    for (int i = 0; i < nb; i++) eok &= d[i] - d[rep[cls[i]]] == off[i];
+    for (int i = 0; i < nb; i++) eok &= mapped(map, d[i]) - mapped(map, d[repi[i]]) == off[i];
+    for (int c = 0; c < nc; c++) b[e * nc + c] = mapped(map, d[rep[c]]);
     ok = ok && eok;
   }
-  if (!ok) nc = classes_on(idx, use, first, ne, NULL, 0, nb, rep, cls, off);
+  return ok;
+}
+
+/* DoF classes of the table idx (ne x nb), its entries taken through map
+ * where map is not NULL, over the elements with use[e] (all when use is
+ * NULL): DoF i joins the first class whose representative j has idx(e, i)
+ * - idx(e, j) equal in every such element, else starts one. The classes
+ * are guessed on SF_CLASS_PROBE elements and checked in one pass over all
+ * of them, every DoF of an element at once, the bases written in the same
+ * pass (checking one DoF at a time, a strided pass over the table each,
+ * was a sixth of a 2D Q1 operator's setup); where the guess fails, they
+ * are found again on every element. Fills cls, off and *base (ne x
+ * classes; rows of unused elements zero) and returns the class count, or
+ * -1 without memory. */
+static int find_classes(const fea_index *idx, const fea_index *map, const unsigned char *use,
+                        fea_index ne, int nb, int threads, int *cls, int *off, fea_index **base) {
+  fea_index first = 0;
+  while (use && first < ne && !use[first]) first++;
+  int rep[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  *base = NULL;
+  if (first == ne) return 0;
+  fea_index el[SF_CLASS_PROBE], nel = 0;
+  const fea_index span = ne - first;
+  for (int k = 0; k < SF_CLASS_PROBE && k < span; k++) /* half consecutive, half spread */
+    el[nel++] = first + (k < SF_CLASS_PROBE / 2 ? k : span * k / SF_CLASS_PROBE);
+  int nc = classes_on(idx, map, use, first, ne, el, nel, nb, rep, cls, off);
   fea_index *b = calloc((size_t)ne * (size_t)nc + 1, sizeof *b);
   if (!b) return -1;
+  int repi[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  for (int i = 0; i < nb; i++) repi[i] = rep[cls[i]];
+  /* Two copies of the pass, the table read directly or through map. */
+  const int ok = map ? classes_check(idx, map, use, first, ne, nb, nc, threads, rep, repi, off, b)
+                     : classes_check(idx, NULL, use, first, ne, nb, nc, threads, rep, repi, off, b);
+  if (!ok) { /* the guess failed: the classes and bases again, from every element */
+    free(b);
+    nc = classes_on(idx, map, use, first, ne, NULL, 0, nb, rep, cls, off);
+    b = calloc((size_t)ne * (size_t)nc + 1, sizeof *b);
+    if (!b) return -1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (fea_index e = 0; e < ne; e++)
-    if (!use || use[e])
-      for (int c = 0; c < nc; c++) b[e * nc + c] = idx[e * nb + rep[c]];
+    for (fea_index e = 0; e < ne; e++)
+      if (!use || use[e])
+        for (int c = 0; c < nc; c++) b[e * nc + c] = mapped(map, idx[e * nb + rep[c]]);
+  }
   *base = b;
   return nc;
 }
@@ -517,8 +543,67 @@ static void build_singles(const sf_state *s, const unsigned char *tiled, int lev
 /* Line batches (see sf_state): each free class's stride from one
  * all-free element to the next, the elements that start W such elements in
  * a row, and the scatter's chains. use: the all-free elements. */
+/* The tails of the chain ea .. eb (line steps of one kind): of W or more
+ * elements, each e past the last full batch's start with r = eb - e + 1 >=
+ * W / 2 elements left is served by the batch that ends at eb, its first
+ * W - r lanes zeroed: SF_TAIL | kind << 4 | (W - r), so that apply_add
+ * need not probe the lanes one by one to find it, nor to find that an
+ * element (line_ok 0) takes the general path (measured 1.02 - 1.09x for 3D
+ * Q1, 3D Q2 and 2D Q3, within that day's noise: docs/operators.md).
+ * Elements that start a full batch of another chain keep that. */
+static void chain_tails(sf_state *s, fea_index ea, fea_index eb, unsigned char kind) {
+  const int W = s->isa->lanes;
+  if (eb - ea + 1 < W) return;
+  for (fea_index t = eb - W + 2; t <= eb; t++) {
+    const int r = (int)(eb - t + 1);
+    if (r >= W / 2 && !s->line_ok[t]) s->line_ok[t] = (unsigned char)(SF_TAIL | kind << 4 | (W - r));
+  }
+}
+
+/* The batches of the elements lo .. hi - 1, from their steps (line_ok: the
+ * kind of the step to the next element, 0 for none): line_ok[e] keeps its
+ * kind where W - 1 steps of that kind follow from e on, and the chains'
+ * tails are marked as each chain's start is found. Counted backwards, so
+ * each element's run of steps is known when it is reached; the steps of
+ * lo - 1 and hi - 1 are 0 (see build_line), so no chain crosses the ends.
+ * Returns the count of batch starts. */
+static fea_index chain_batches(sf_state *s, fea_index lo, fea_index hi) {
+  const int W = s->isa->lanes, nb = s->nb;
+  fea_index run = 0, batches = 0; /* run: steps of the same kind from e on */
+  unsigned char next = 0;
+  for (fea_index e = hi - 1; e >= lo; e--) {
+    const unsigned char kind = s->line_ok[e];
+    int same = kind && kind == next;
+    if (same && kind == 2) /* boundary steps: the same in every lane */
+      same = !memcmp(s->brow + ((fea_index)s->brow_at[e] * 2 + 1) * nb,
+                     s->brow + ((fea_index)s->brow_at[e + 1] * 2 + 1) * nb,
+                     (size_t)nb * sizeof *s->brow);
+    if (!same && run) chain_tails(s, e + 1, e + 1 + run, next); /* a chain starts at e + 1 */
+    run = kind ? (same ? run + 1 : 1) : 0;
+    next = kind;
+    s->line_ok[e] = (unsigned char)(run >= W - 1 ? kind : 0);
+    batches += s->line_ok[e] != 0;
+  }
+  if (run) chain_tails(s, lo, lo + run, next);
+  return batches;
+}
+
+/* Where a thread's share of the chain pass starts: the first element from
+ * ne * t / nth on whose predecessor has no step, so that shares hold whole
+ * chains (every row end of a structured mesh is such a place; a mesh
+ * without one leaves the other shares empty). */
+static fea_index chain_share_start(const sf_state *s, fea_index ne, int t, int nth) {
+  if (t >= nth) return ne;
+  fea_index e = ne * t / nth;
+  while (e > 0 && e < ne && s->line_ok[e - 1]) e++;
+  return e;
+}
+
+/* Line steps and batches (see sf_state.line_ok) of the elements with
+ * use[e] (all DoFs free), from the element-DoF table dofs. Each pass runs on the context's
+ * threads: serial, the flags were a fifth of a 2D Q1 operator's setup. */
 static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use,
-                             const fea_index *rows) {
+                             const fea_index *dofs, int threads) {
   const fea_index ne = s->space->num_elements;
   const int W = s->isa->lanes, nfc = s->nfclass, nb = s->nb;
   if (!nfc || !s->isa->line_gather || ne < W) return FEA_SUCCESS;
@@ -537,95 +622,84 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
                      (long long)ne);
   s->bytes += (uint64_t)ne;
   /* line_ok[e] first as "e and e + 1 are both all-free and one stride
-   * apart in every class", then as runs of W - 1 such steps. */
+   * apart in every class" (or, below, a boundary step: 2), then as runs
+   * of W - 1 such steps. Boundary elements (a Dirichlet DoF) keep their
+   * rows, counted here. */
+  fea_index nbd = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : nbd) if (threads > 1)
   for (fea_index e = 0; e < ne; e++) {
     int ok = e + 1 < ne && use[e] && use[e + 1];
     for (int c = 0; c < nfc && ok; c++)
       ok = s->fbase[(e + 1) * nfc + c] - s->fbase[e * nfc + c] == s->lstride[c];
     s->line_ok[e] = (unsigned char)ok;
+    nbd += !use[e];
   }
-  /* Boundary elements (a Dirichlet DoF): their rows, kept (below: their
-   * steps, and line_ok 2). */
-  fea_index nbd = 0;
-  for (fea_index e = 0; e < ne; e++) nbd += !use[e];
   s->brow = malloc(((size_t)nbd * 2u * (size_t)nb + 1) * sizeof *s->brow);
   s->brow_at = malloc((size_t)ne * sizeof *s->brow_at);
-  if (!s->brow || !s->brow_at)
+  fea_index *share_bd = calloc((size_t)threads + 1, sizeof *share_bd);
+  if (!s->brow || !s->brow_at || !share_bd) {
+    free(share_bd);
     return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the rows of %lld boundary "
                      "elements", (long long)nbd);
+  }
   s->bytes += ((uint64_t)nbd * 2u * (uint64_t)nb) * sizeof *s->brow + (uint64_t)ne * sizeof(int);
-  nbd = 0;
-  for (fea_index e = 0; e < ne; e++) {
-    s->brow_at[e] = -1;
-    if (use[e] || nbd > INT32_MAX) continue; /* beyond an int: general path */
-    s->brow_at[e] = (int)nbd;
-    memcpy(s->brow + nbd * 2 * nb, rows + e * nb, (size_t)nb * sizeof *s->brow);
-    nbd++;
-  }
-  /* Per boundary element, after its rows, each DoF's step to the next
-   * element (0 where Dirichlet; the pair is a step of a boundary line batch
-   * when both have the same Dirichlet DoFs and the steps are not 0): along
-   * a boundary the Dirichlet DoFs drop out of the free-row numbering, so
-   * the steps differ from the classes' strides. */
-  for (fea_index e = 0; e + 1 < ne; e++) {
-    if (s->brow_at[e] < 0) continue;
-    fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * 2 * nb, *d0 = r0 + nb;
-    int ok = s->brow_at[e + 1] >= 0;
-    const fea_index *r1 = ok ? s->brow + (fea_index)s->brow_at[e + 1] * 2 * nb : NULL;
-    int anyfree = 0;
-    for (int i = 0; i < nb; i++) {
-      d0[i] = 0;
-      if (!ok) continue;
-      if (r0[i] < 0 && r1[i] < 0) continue;
-      const fea_index d = r1[i] - r0[i];
-      if (r0[i] < 0 || r1[i] < 0 || d == 0 || d > INT32_MAX / SF_MAX_LANES ||
-          d < -(INT32_MAX / SF_MAX_LANES))
-        ok = 0;
-      else
-        d0[i] = d, anyfree = 1;
+  fea_index batches = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : batches) if (threads > 1)
+  {
+    const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+    /* The boundary elements' slots in element order: each share counts
+     * its own, then numbers them from the counts of the shares before. */
+    const fea_index lo = ne * t / nth, hi = ne * (t + 1) / nth;
+    fea_index k = 0;
+    for (fea_index e = lo; e < hi; e++) k += !use[e];
+    share_bd[t + 1] = k;
+#pragma omp barrier
+    k = 0;
+    for (int u = 0; u <= t; u++) k += share_bd[u];
+    for (fea_index e = lo; e < hi; e++) {
+      s->brow_at[e] = -1;
+      if (use[e]) continue;
+      if (k <= INT32_MAX) { /* beyond an int: general path */
+        s->brow_at[e] = (int)k;
+        for (int i = 0; i < nb; i++) {
+          s->brow[k * 2 * nb + i] = pb->free_index[dofs[e * nb + i]];
+          s->brow[(k * 2 + 1) * nb + i] = 0; /* its steps (below; none for the last element) */
+        }
+      }
+      k++;
     }
-    s->line_ok[e] = (unsigned char)(ok && anyfree ? 2 : 0);
-  }
-  fea_index run = 0; /* steps of the same kind from e on, counted backwards */
-  unsigned char next = 0;
-  fea_index *chain_end = malloc((size_t)ne * sizeof *chain_end); /* -1: no step from e */
-  if (!chain_end)
-    return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld chain ends",
-                     (long long)ne);
-  s->line_batches = 0;
-  for (fea_index e = ne - 1; e >= 0; e--) {
-    const unsigned char kind = s->line_ok[e];
-    int same = kind && kind == next;
-    if (same && kind == 2) /* boundary steps: the same in every lane */
-      same = !memcmp(s->brow + ((fea_index)s->brow_at[e] * 2 + 1) * nb,
-                     s->brow + ((fea_index)s->brow_at[e + 1] * 2 + 1) * nb,
-                     (size_t)nb * sizeof *s->brow);
-    run = kind ? (same ? run + 1 : 1) : 0;
-    chain_end[e] = kind ? e + run : -1;
-    next = kind;
-    s->line_ok[e] = (unsigned char)(run >= W - 1 ? kind : 0);
-    s->line_batches += s->line_ok[e] != 0;
-  }
-  /* The tails: of a chain e_a .. e_b of W or more elements, each e past
-   * the last full batch's start with r = e_b - e + 1 >= W / 2 elements
-   * left is served by the batch that ends at e_b, its first W - r lanes
-   * zeroed: SF_TAIL | kind << 4 | (W - r), so that apply_add need not
-   * probe the lanes one by one to find it, nor to find that an element
-   * (line_ok 0) takes the general path (measured 1.02 - 1.09x for 3D Q1,
-   * 3D Q2 and 2D Q3, within that day's noise: docs/operators.md). Elements
-   * that start a full batch of another chain keep that. */
-  for (fea_index e = 0; e < ne; e++) {
-    if (chain_end[e] < 0 || (e > 0 && chain_end[e - 1] == chain_end[e])) continue;
-    const fea_index eb = chain_end[e];
-    if (eb - e + 1 < W) continue;
-    const unsigned char kind = s->line_ok[e];
-    for (fea_index t = eb - W + 2; t <= eb; t++) {
-      const int r = (int)(eb - t + 1);
-      if (r >= W / 2 && !s->line_ok[t])
-        s->line_ok[t] = (unsigned char)(SF_TAIL | kind << 4 | (W - r));
+#pragma omp barrier
+    /* Per boundary element, after its rows, each DoF's step to the next
+     * element (0 where Dirichlet; the pair is a step of a boundary line
+     * batch when both have the same Dirichlet DoFs and the steps are not
+     * 0): along a boundary the Dirichlet DoFs drop out of the free-row
+     * numbering, so the steps differ from the classes' strides. */
+    for (fea_index e = lo; e < hi && e + 1 < ne; e++) {
+      if (s->brow_at[e] < 0) continue;
+      fea_index *r0 = s->brow + (fea_index)s->brow_at[e] * 2 * nb, *d0 = r0 + nb;
+      int ok = s->brow_at[e + 1] >= 0;
+      const fea_index *r1 = ok ? s->brow + (fea_index)s->brow_at[e + 1] * 2 * nb : NULL;
+      int anyfree = 0;
+      for (int i = 0; i < nb; i++) {
+        d0[i] = 0;
+        if (!ok) continue;
+        if (r0[i] < 0 && r1[i] < 0) continue;
+        const fea_index d = r1[i] - r0[i];
+        if (r0[i] < 0 || r1[i] < 0 || d == 0 || d > INT32_MAX / SF_MAX_LANES ||
+            d < -(INT32_MAX / SF_MAX_LANES))
+          ok = 0;
+        else
+          d0[i] = d, anyfree = 1;
+      }
+      s->line_ok[e] = (unsigned char)(ok && anyfree ? 2 : 0);
     }
+#pragma omp barrier
+    const fea_index c0 = chain_share_start(s, ne, t, nth), c1 = chain_share_start(s, ne, t + 1, nth);
+#pragma omp barrier
+    if (c0 < c1) batches += chain_batches(s, c0, c1);
   }
-  free(chain_end);
+  free(share_bd);
+  s->line_batches = batches;
   /* Chains: unit-stride DoFs of one class by offset, split where an offset
    * is skipped; tiles of the other classes where the ISA has them; the
    * rest singles. */
@@ -660,24 +734,28 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
   const fea_space *sp = s->space;
   const fea_index ne = sp->num_elements;
   const int nb = s->nb;
-  fea_index *dofs = malloc(((size_t)ne * (size_t)nb + 1) * sizeof *dofs);
+  /* The space's own element-DoF table where it keeps one, else a copy. */
+  fea_index *dofs = NULL;
+  if (!sp->element_dof_table) dofs = malloc(((size_t)ne * (size_t)nb + 1) * sizeof *dofs);
   unsigned char *use = malloc((size_t)ne + 1);
   fea_status st = FEA_SUCCESS;
-  if (!dofs || !use) {
+  if ((!sp->element_dof_table && !dofs) || !use) {
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element DoF indices",
                    (long long)ne * nb);
     goto done;
   }
-  /* The space's own table where it keeps one; else computed into dofs,
-   * which is overwritten with free rows below either way. */
   const fea_index *table = sp->element_dof_table ? sp->element_dof_table : dofs;
   if (!sp->element_dof_table)
     for (fea_index e = 0; e < ne; e++) sp->ops->element_dofs(sp, e, dofs + e * nb);
   /* The loops over the elements below on the context's threads: a 2D Q1
-   * operator's setup on two threads had them as a third of its time. */
+   * operator's setup on two threads had them as a third of its time. The
+   * free rows are read through free_index where needed rather than kept
+   * in a table of their own (2D Q1, 1M elements: 32 MB written and read
+   * back, a fifth of the setup on one thread). */
   const int T = pb->ctx->nthreads > 1 ? pb->ctx->nthreads : 1;
-  s->nclass = find_classes(table, NULL, ne, nb, T, s->cls, s->off, &s->base);
+  s->nclass = find_classes(table, NULL, NULL, ne, nb, T, s->cls, s->off, &s->base);
   if (s->nclass < 0) {
+    s->nclass = 0;
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element bases");
     goto done;
   }
@@ -685,21 +763,17 @@ static fea_status build_base(const fea_problem *pb, sf_state *s) {
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
   for (fea_index e = 0; e < ne; e++) {
     unsigned char all = 1;
-    for (int i = 0; i < nb; i++) {
-      const fea_index r = pb->free_index[table[e * nb + i]];
-      all = all && r >= 0;
-      dofs[e * nb + i] = r;
-    }
+    for (int i = 0; i < nb; i++) all &= pb->free_index[table[e * nb + i]] >= 0;
     use[e] = all;
   }
-  s->nfclass = find_classes(dofs, use, ne, nb, T, s->fcls, s->foff, &s->fbase);
+  s->nfclass = find_classes(table, pb->free_index, use, ne, nb, T, s->fcls, s->foff, &s->fbase);
   if (s->nfclass < 0) {
     s->nfclass = 0;
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element row bases");
     goto done;
   }
   s->bytes += (uint64_t)ne * (uint64_t)s->nfclass * sizeof *s->fbase;
-  st = build_line(pb, s, use, dofs);
+  st = build_line(pb, s, use, table, T);
 done:
   free(dofs);
   free(use);

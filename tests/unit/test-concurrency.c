@@ -3,7 +3,8 @@
  *    bit, for any thread count (the order it adds each entry's contributions
  *    in), and its colorings pass the validator;
  *  - PRIVATE_BUFFERS equals the reference bit for bit and integrates each
- *    element at most once more per neighbouring block;
+ *    element at most once more per neighbouring block; its plan (built on
+ *    threads) is the one a serial pass over the elements makes;
  *  - TSX with forced aborts never starts a transaction, counts every attempt
  *    as a conflict, retries, backs off, and applies each batch under the
  *    fallback lock; the CPUID answer agrees with /proc/cpuinfo;
@@ -219,6 +220,66 @@ Test(concurrency, artificial_work_and_constant_element_leave_the_sum) {
   for (fea_index k = 0; k < s.A->nnz; k++)
     cr_assert(fabs(s.A->values[k] - want[k]) <= 1e-13, "entry %lld", (long long)k);
   free(want);
+  unmake(&s);
+}
+
+/* The ownership plan against one made here element by element: a row's
+ * owner is the block of the first element touching it, last[b] the last
+ * element touching a row of b, and each element's flag as conc.h defines
+ * it. Up to 64 blocks, a thread each: more threads than cores, preempted
+ * in the middle of a pass, so that blocks next to each other mark rows at
+ * the same moment and the settling pass has rows to lower now and then;
+ * built many times over. */
+Test(concurrency, ownership_plan_is_the_first_toucher_for_any_block_count) {
+  setup s;
+  make(&s, 0, 3, 2, 5);
+  fea_index *edofs = NULL;
+  cr_assert_eq(fea_element_dof_table(s.space, &edofs), FEA_SUCCESS);
+  fea_conc_job job;
+  memset(&job, 0, sizeof job);
+  fea_conc_job_init(&job, s.pb, edofs);
+  const fea_index ne = job.ne, nf = s.pb->num_free;
+  const int nb = job.nb;
+  int *owner = malloc((size_t)nf * sizeof *owner);
+  for (int blocks = 1; blocks <= 64; blocks = blocks < 4 ? blocks + 1 : blocks * 4) {
+    fea_index last[64];
+    for (fea_index r = 0; r < nf; r++) owner[r] = -1;
+    for (int b = 0; b < blocks; b++) last[b] = ne * b / blocks - 1;
+    for (fea_index e = 0, b = 0; e < ne; e++) {
+      while (b + 1 < blocks && e >= ne * (b + 1) / blocks) b++;
+      for (int i = 0; i < nb; i++) {
+        const fea_index r = s.pb->free_index[edofs[e * nb + i]];
+        if (r < 0) continue;
+        if (owner[r] < 0) owner[r] = (int)b;
+        last[owner[r]] = e;
+      }
+    }
+    for (int round = 0; round < 60; round++) {
+      fea_conc_plan plan;
+      cr_assert_eq(fea_conc_plan_build(&job, FEA_UPDATE_PRIVATE_BUFFERS, blocks, &plan),
+                   FEA_SUCCESS);
+      cr_assert_eq(plan.blocks, blocks);
+      cr_assert(memcmp(plan.owner, owner, (size_t)nf * sizeof *owner) == 0,
+                "%d blocks: the owners differ", blocks);
+      for (int b = 0; b < blocks; b++)
+        cr_assert_eq(plan.last[b], last[b], "%d blocks: last[%d] %lld, not %lld", blocks, b,
+                     (long long)plan.last[b], (long long)last[b]);
+      for (fea_index e = 0; e < ne; e++) {
+        int b = -1, dir = 0;
+        for (int i = 0; i < nb; i++) {
+          const fea_index r = s.pb->free_index[edofs[e * nb + i]];
+          if (r < 0) dir = 1;
+          else b = b == -1 || b == owner[r] ? owner[r] : -2;
+        }
+        const int want = b < 0 ? -1 : dir ? -(b + 2) : b;
+        cr_assert_eq(plan.elem_block[e], want, "%d blocks: element %lld flag %d, not %d", blocks,
+                     (long long)e, plan.elem_block[e], want);
+      }
+      fea_conc_plan_free(&plan);
+    }
+  }
+  free(owner);
+  free(edofs);
   unmake(&s);
 }
 

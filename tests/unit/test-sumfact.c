@@ -587,3 +587,74 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
       fea_space_destroy(&s);
     }
 }
+
+/* Two states of the same problem have the same classes, bases, line flags
+ * and boundary rows. */
+static void expect_same_state(const sf_state *a, const sf_state *b, const char *what) {
+  const fea_index ne = a->space->num_elements;
+  const int nb = a->nb;
+  cr_assert_eq(a->nclass, b->nclass, "%s: classes", what);
+  cr_assert_eq(a->nfclass, b->nfclass, "%s: free-row classes", what);
+  for (int i = 0; i < nb; i++)
+    cr_assert(a->cls[i] == b->cls[i] && a->off[i] == b->off[i] && a->fcls[i] == b->fcls[i] &&
+                  a->foff[i] == b->foff[i],
+              "%s: DoF %d's class", what, i);
+  cr_assert(!memcmp(a->base, b->base, (size_t)(ne * a->nclass) * sizeof *a->base), "%s: bases",
+            what);
+  if (a->nfclass)
+    cr_assert(!memcmp(a->fbase, b->fbase, (size_t)(ne * a->nfclass) * sizeof *a->fbase),
+              "%s: row bases", what);
+  cr_assert_eq(a->line_ok != NULL, b->line_ok != NULL, "%s: line batches", what);
+  if (!a->line_ok) return;
+  cr_assert_eq(a->line_batches, b->line_batches, "%s: line batch count", what);
+  for (fea_index e = 0; e < ne; e++) {
+    cr_assert_eq(a->line_ok[e], b->line_ok[e], "%s: element %lld's line flag", what,
+                 (long long)e);
+    cr_assert_eq(a->brow_at[e], b->brow_at[e], "%s: element %lld's boundary slot", what,
+                 (long long)e);
+    if (a->brow_at[e] >= 0)
+      cr_assert(!memcmp(a->brow + (fea_index)a->brow_at[e] * 2 * nb,
+                        b->brow + (fea_index)b->brow_at[e] * 2 * nb,
+                        (size_t)(2 * nb) * sizeof *a->brow),
+                "%s: element %lld's boundary rows and steps", what, (long long)e);
+  }
+}
+
+/* The state's setup loops run on the context's threads (sumfact.c: the
+ * class check, the bases, the line flags in shares that hold whole
+ * chains): on 2, 3 and 8 threads (more than the rows of some meshes, so
+ * that some shares are empty) the state is the one-thread state. */
+Test(sumfact, setup_on_threads_is_the_one_thread_setup) {
+  const struct { int dim, p, n[3]; } cases[] = {
+      {2, 1, {61, 7, 0}}, {2, 3, {37, 23, 0}}, {2, 2, {300, 2, 0}}, {3, 2, {14, 11, 9}},
+      {3, 1, {40, 3, 2}}, {2, 5, {22, 5, 0}}, {1, 2, {50, 0, 0}}};
+  fea_context *tc; /* the reference backend runs on one thread */
+  cr_assert_eq(fea_context_create("/cpu/threads", &tc), FEA_SUCCESS);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    fea_mesh_desc md = FEA_MESH_DESC_INIT;
+    md.dim = cases[c].dim;
+    for (int k = 0; k < md.dim; k++) md.n[k] = cases[c].n[k];
+    fea_mesh *m;
+    fea_space *s;
+    cr_assert_eq(fea_mesh_create_structured(tc, &md, &m), FEA_SUCCESS);
+    cr_assert_eq(fea_space_create_lagrange(m, cases[c].p, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
+    fea_problem *pb = poisson(s, 0.9, 0);
+    void *one, *many;
+    cr_assert_eq(fea_context_set_num_threads(tc, 1), FEA_SUCCESS);
+    cr_assert_eq(fea_sumfact_create_with(pb, NULL, 0, &one), FEA_SUCCESS);
+    const int threads[] = {2, 3, 8};
+    for (int t = 0; t < 3; t++) {
+      cr_assert_eq(fea_context_set_num_threads(tc, threads[t]), FEA_SUCCESS);
+      cr_assert_eq(fea_sumfact_create_with(pb, NULL, 0, &many), FEA_SUCCESS);
+      char what[64];
+      snprintf(what, sizeof what, "%dD Q%d, %d threads", cases[c].dim, cases[c].p, threads[t]);
+      expect_same_state(one, many, what);
+      fea_mf_kernel_sumfact.destroy(many);
+    }
+    fea_mf_kernel_sumfact.destroy(one);
+    fea_problem_destroy(&pb);
+    fea_space_destroy(&s);
+    fea_mesh_destroy(&m);
+  }
+  fea_context_destroy(&tc);
+}
