@@ -227,6 +227,7 @@ double fea_conc_privbuf_overlap(const fea_conc_job *job, const fea_conc_plan *pl
   const int T = plan->blocks;
   fea_index extra = 0;
   for (int blk = 0; blk + 1 < T; blk++)
-    for (fea_index e = o.first[blk + 1]; e <= o.last[blk]; e++) extra += owns_a_row(job, &o, e, blk);
+    for (fea_index e = o.first[blk + 1]; e <= o.last[blk]; e++)
+      extra += owns_a_row(job, &o, e, blk);
   return job->ne ? (double)extra / (double)job->ne : 0.0;
 }

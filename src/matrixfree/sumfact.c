@@ -556,7 +556,8 @@ static void chain_tails(sf_state *s, fea_index ea, fea_index eb, unsigned char k
   if (eb - ea + 1 < W) return;
   for (fea_index t = eb - W + 2; t <= eb; t++) {
     const int r = (int)(eb - t + 1);
-    if (r >= W / 2 && !s->line_ok[t]) s->line_ok[t] = (unsigned char)(SF_TAIL | kind << 4 | (W - r));
+    if (r >= W / 2 && !s->line_ok[t])
+      s->line_ok[t] = (unsigned char)(SF_TAIL | kind << 4 | (W - r));
   }
 }
 
@@ -600,8 +601,9 @@ static fea_index chain_share_start(const sf_state *s, fea_index ne, int t, int n
 }
 
 /* Line steps and batches (see sf_state.line_ok) of the elements with
- * use[e] (all DoFs free), from the element-DoF table dofs. Each pass runs on the context's
- * threads: serial, the flags were a fifth of a 2D Q1 operator's setup. */
+ * use[e] (all DoFs free), from the element-DoF table dofs. Each pass runs
+ * on the context's threads: serial, the flags were a fifth of a 2D Q1
+ * operator's setup. */
 static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned char *use,
                              const fea_index *dofs, int threads) {
   const fea_index ne = s->space->num_elements;
@@ -694,7 +696,8 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
       s->line_ok[e] = (unsigned char)(ok && anyfree ? 2 : 0);
     }
 #pragma omp barrier
-    const fea_index c0 = chain_share_start(s, ne, t, nth), c1 = chain_share_start(s, ne, t + 1, nth);
+    const fea_index c0 = chain_share_start(s, ne, t, nth);
+    const fea_index c1 = chain_share_start(s, ne, t + 1, nth);
 #pragma omp barrier
     if (c0 < c1) batches += chain_batches(s, c0, c1);
   }
