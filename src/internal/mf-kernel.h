@@ -41,8 +41,12 @@ typedef struct fea_mf_kernel_ops {
   const char *name;                 /* "element-matrix", "sum-factorization" */
   /* Whether this kernel serves the problem; else 0 and a sentence in why. */
   int (*supports)(const fea_problem *pb, char *why, size_t len);
-  /* Precomputation (reference matrices, 1D tables, geometry). */
-  fea_status (*create)(const fea_problem *pb, void **state);
+  /* Precomputation (reference matrices, 1D tables, geometry). edofs: the
+   * caller's element-DoF table (ne x nb, fea_element_dof_table's layout),
+   * alive as long as the state, or NULL: the kernel takes the space's or
+   * makes its own (a second table at once: B-splines 3D p = 2, 216 B per
+   * DoF). */
+  fea_status (*create)(const fea_problem *pb, const fea_index *edofs, void **state);
   void (*destroy)(void *state);
   /* Elements a kernel prefers per call (SIMD width); callers pass at most this many. */
   int (*batch)(const void *state);

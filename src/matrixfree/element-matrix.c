@@ -39,7 +39,8 @@
 typedef struct em_state {
   int nb;
   fea_index ne, ngroups;
-  fea_index *edofs;   /* ne x nb */
+  const fea_index *edofs; /* ne x nb: the caller's or edofs_own */
+  fea_index *edofs_own;
   double *K;          /* ngroups x nb x nb, row-major */
   fea_index *group;   /* ne: each element's matrix */
   char describe[96];
@@ -111,7 +112,7 @@ static fea_index shapes_find(shapes *S, const double *v, fea_index e) {
 static void em_destroy(void *state) {
   em_state *s = state;
   if (!s) return;
-  free(s->edofs);
+  free(s->edofs_own);
   free(s->K);
   free(s->group);
   free(s);
@@ -181,7 +182,7 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   return st;
 }
 
-static fea_status em_create(const fea_problem *pb, void **state) {
+static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void **state) {
   const fea_space *sp = pb->space;
   em_state *s = calloc(1, sizeof *s);
   FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-matrix kernel");
@@ -196,7 +197,11 @@ static fea_status em_create(const fea_problem *pb, void **state) {
                                  : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                              "no memory for the groups of %lld elements",
                                              (long long)s->ne);
-  if (st == FEA_SUCCESS) st = fea_element_dof_table(sp, &s->edofs);
+  s->edofs = edofs;
+  if (st == FEA_SUCCESS && !edofs) {
+    st = fea_element_dof_table(sp, &s->edofs_own);
+    s->edofs = s->edofs_own;
+  }
   if (st == FEA_SUCCESS) st = fea_element_values_alloc(sp, &pb->quad, &ev);
   if (st == FEA_SUCCESS) st = group_elements(pb, s, &ev, &reps);
   if (st == FEA_SUCCESS) {
@@ -288,7 +293,8 @@ static void em_cost(const void *state, double *flops, double *bytes) {
 static uint64_t em_memory(const void *state) {
   const em_state *s = state;
   return (uint64_t)s->ngroups * (uint64_t)s->nb * s->nb * sizeof(double) +
-         (uint64_t)s->ne * ((uint64_t)s->nb + 1) * sizeof(fea_index);
+         (uint64_t)s->ne * sizeof(fea_index) + /* group; the DoF table where it is its own */
+         (s->edofs_own ? (uint64_t)s->ne * (uint64_t)s->nb * sizeof(fea_index) : 0);
 }
 
 static const char *em_describe(const void *state) {

@@ -426,7 +426,7 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   FEA_CHECK(m->x_full && m->y_full && m->job, op->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the gather and scatter vectors of %lld DoFs", (long long)m->ndofs);
   FEA_CALL(build_runs(op, m));
-  FEA_CALL(m->k->create(pb, &m->ks));
+  FEA_CALL(m->k->create(pb, m->edofs, &m->ks));
   m->batch = m->k->batch(m->ks);
   if (m->batch < 1) m->batch = 1;
   if (m->batch > MF_MAX_BATCH) m->batch = MF_MAX_BATCH;

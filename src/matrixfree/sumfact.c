@@ -733,22 +733,23 @@ static fea_status build_line(const fea_problem *pb, sf_state *s, const unsigned 
 
 /* The DoF classes of the space's numbering, and of the free rows of the
  * elements whose DoFs are all free (see sf_state). */
-static fea_status build_base(const fea_problem *pb, sf_state *s) {
+static fea_status build_base(const fea_problem *pb, const fea_index *edofs, sf_state *s) {
   const fea_space *sp = s->space;
   const fea_index ne = sp->num_elements;
   const int nb = s->nb;
-  /* The space's own element-DoF table where it keeps one, else a copy. */
+  /* The caller's element-DoF table, else the space's, else a copy. */
+  const fea_index *given = edofs ? edofs : sp->element_dof_table;
   fea_index *dofs = NULL;
-  if (!sp->element_dof_table) dofs = malloc(((size_t)ne * (size_t)nb + 1) * sizeof *dofs);
+  if (!given) dofs = malloc(((size_t)ne * (size_t)nb + 1) * sizeof *dofs);
   unsigned char *use = malloc((size_t)ne + 1);
   fea_status st = FEA_SUCCESS;
-  if ((!sp->element_dof_table && !dofs) || !use) {
+  if ((!given && !dofs) || !use) {
     st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element DoF indices",
                    (long long)ne * nb);
     goto done;
   }
-  const fea_index *table = sp->element_dof_table ? sp->element_dof_table : dofs;
-  if (!sp->element_dof_table)
+  const fea_index *table = given ? given : dofs;
+  if (!given)
     for (fea_index e = 0; e < ne; e++) sp->ops->element_dofs(sp, e, dofs + e * nb);
   /* The loops over the elements below on the context's threads: a 2D Q1
    * operator's setup on two threads had them as a third of its time. The
@@ -783,8 +784,9 @@ done:
   return st;
 }
 
-fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
-                                   void **state) {
+/* fea_sumfact_create_with, with the caller's element-DoF table (or NULL). */
+static fea_status create_state(const fea_problem *pb, const char *isa, int generic,
+                               const fea_index *edofs, void **state) {
   char why[256];
   *state = NULL;
   if (!sf_supports(pb, why, sizeof why))
@@ -801,7 +803,7 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
                                      "instruction set \"%s\" is not built or not on this CPU", isa);
   if (st == FEA_SUCCESS) st = sf_build_tables(pb, s);
   if (st == FEA_SUCCESS) st = build_lanes(pb, s);
-  if (st == FEA_SUCCESS) st = build_base(pb, s);
+  if (st == FEA_SUCCESS) st = build_base(pb, edofs, s);
   if (st != FEA_SUCCESS) {
     sf_destroy(s);
     return st;
@@ -820,8 +822,13 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   return FEA_SUCCESS;
 }
 
-static fea_status sf_create(const fea_problem *pb, void **state) {
-  return fea_sumfact_create_with(pb, NULL, 0, state);
+fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int generic,
+                                   void **state) {
+  return create_state(pb, isa, generic, NULL, state);
+}
+
+static fea_status sf_create(const fea_problem *pb, const fea_index *edofs, void **state) {
+  return create_state(pb, NULL, 0, edofs, state);
 }
 
 /* Up to 32 lane batches per call (256 elements with AVX-512, the

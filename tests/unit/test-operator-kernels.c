@@ -80,7 +80,7 @@ static void check_kernel(const fea_mf_kernel_ops *k, const fx *x, const char *na
   const int nb = s->dofs_per_element;
   const fea_index ne = s->num_elements;
   void *st = NULL;
-  cr_assert_eq(k->create(x->pb, &st), FEA_SUCCESS, "%s %s: %s", k->name, name,
+  cr_assert_eq(k->create(x->pb, NULL, &st), FEA_SUCCESS, "%s %s: %s", k->name, name,
                fea_context_last_error(x->ctx));
   const int B = k->batch(st);
   cr_assert(B >= 1 && B <= 64, "batch %d", B);
@@ -172,7 +172,7 @@ static void expect_describe(const kfam *f, fea_scalar_fn sigma, const char *need
   fx x;
   fx_make(&x, f, sigma);
   void *st = NULL;
-  cr_assert_eq(fea_mf_kernel_element_matrix.create(x.pb, &st), FEA_SUCCESS);
+  cr_assert_eq(fea_mf_kernel_element_matrix.create(x.pb, NULL, &st), FEA_SUCCESS);
   const char *d = fea_mf_kernel_element_matrix.describe(st);
   cr_expect(strstr(d, needle) != NULL, "%s: '%s' lacks '%s'", f->name, d, needle);
   fea_mf_kernel_element_matrix.destroy(st);

@@ -244,7 +244,7 @@ Test(sumfact, bspline_mixed_degrees_and_other_rules_take_the_generic_kernel) {
   cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
   fea_problem *pb = poisson(s, 1.0, 0);
   void *st;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, &st), FEA_SUCCESS);
+  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
   cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "generic"), "%s",
             fea_mf_kernel_sumfact.describe(st));
   fea_mf_kernel_sumfact.destroy(st);
@@ -253,7 +253,7 @@ Test(sumfact, bspline_mixed_degrees_and_other_rules_take_the_generic_kernel) {
   fea_space_destroy(&s);
   cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
   pb = poisson(s, 1.0, 0);
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, &st), FEA_SUCCESS);
+  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
   cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "p=2 nq=3") &&
                 strstr(fea_mf_kernel_sumfact.describe(st), "instantiated"),
             "%s", fea_mf_kernel_sumfact.describe(st));
@@ -287,7 +287,7 @@ Test(sumfact, lagrange_q5_q6_structured_2d_3d) {
                fea_context_last_error(ctx));
   fea_problem *pb = poisson(s, 1.0, 0);
   void *st;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, &st), FEA_SUCCESS);
+  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
   cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "p=6") &&
                 strstr(fea_mf_kernel_sumfact.describe(st), "instantiated"),
             "%s", fea_mf_kernel_sumfact.describe(st));
@@ -311,7 +311,7 @@ Test(sumfact, refuses_simplices_general_meshes_and_sigma_functions) {
   cr_assert_not(fea_mf_kernel_sumfact.supports(pb, why, sizeof why));
   cr_assert(strstr(why, "triangle"), "%s", why);
   void *st = (void *)1;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, &st), FEA_ERR_UNSUPPORTED);
+  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_ERR_UNSUPPORTED);
   cr_assert_null(st);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -527,7 +527,7 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
 static void apply_add_chunks(fea_problem *pb, int expect_lines, int expect_fused) {
   void *st;
   const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
-  cr_assert_eq(k->create(pb, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
+  cr_assert_eq(k->create(pb, NULL, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
   const int B = k->batch(st);
   if (expect_lines)
     cr_assert(strstr(k->describe(st), "lines:"), "no line batches: %s", k->describe(st));
