@@ -36,6 +36,11 @@ static void ownership_free(ownership *o) {
   free(o->elem_block);
 }
 
+/* One past the last of block blk's own elements. */
+static fea_index block_end(const fea_conc_job *job, const fea_index *first, int blk, int T) {
+  return blk + 1 < T ? first[blk + 1] : job->ne;
+}
+
 /* The settling pass of block blk (see ownership_build): rows it touches
  * that still carry a higher block (a race in the marking pass) are lowered
  * to it with an atomic minimum; per owner, the last of its elements that
@@ -44,7 +49,7 @@ static void ownership_free(ownership *o) {
 static int settle_block(const fea_conc_job *job, int blk, int T, const fea_index *first, int *own,
                         fea_index *last_of, int *flag) {
   const fea_index *fi = job->pb->free_index, *edofs = job->edofs;
-  const fea_index end = blk + 1 < T ? first[blk + 1] : job->ne;
+  const fea_index end = block_end(job, first, blk, T);
   const int nb = job->nb;
   int lowered = 0;
   for (int b = 0; b < T; b++) last_of[b] = -1;
@@ -108,7 +113,7 @@ static fea_status ownership_build(const fea_conc_job *job, int T, ownership *o) 
     for (fea_index r = 0; r < nf; r++) own[r] = -1;
     /* Blocks round-robin: the region may get fewer threads. */
     for (int blk = tid; blk < T; blk += nth) {
-      const fea_index end = blk + 1 < T ? first[blk + 1] : ne;
+      const fea_index end = block_end(job, first, blk, T);
       for (fea_index e = first[blk]; e < end; e++)
         for (int i = 0; i < nb; i++) {
           const fea_index r = fi[edofs[e * nb + i]];

@@ -307,25 +307,6 @@ static int classes_on(const fea_index *idx, const fea_index *map, const unsigned
  * where a structured numbering may differ from the first row's). */
 #define SF_CLASS_PROBE 256
 
-/* find_classes' pass over the elements first .. ne - 1: whether each
- * used one has the classes' offsets, writing its bases on the way. */
-static inline __attribute__((always_inline)) int
-classes_check(const fea_index *idx, const fea_index *map, const unsigned char *use,
-              fea_index first, fea_index ne, int nb, int nc, int threads, const int *rep,
-              const int *repi, const int *off, fea_index *b) {
-  int ok = 1;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok) if (threads > 1)
-  for (fea_index e = first; e < ne; e++) {
-    if (use && !use[e]) continue;
-    const fea_index *d = idx + e * nb;
-    int eok = 1;
-    for (int i = 0; i < nb; i++) eok &= mapped(map, d[i]) - mapped(map, d[repi[i]]) == off[i];
-    for (int c = 0; c < nc; c++) b[e * nc + c] = mapped(map, d[rep[c]]);
-    ok = ok && eok;
-  }
-  return ok;
-}
-
 /* DoF classes of the table idx (ne x nb), its entries taken through map
  * where map is not NULL, over the elements with use[e] (all when use is
  * NULL): DoF i joins the first class whose representative j has idx(e, i)
@@ -351,11 +332,18 @@ static int find_classes(const fea_index *idx, const fea_index *map, const unsign
   int nc = classes_on(idx, map, use, first, ne, el, nel, nb, rep, cls, off);
   fea_index *b = calloc((size_t)ne * (size_t)nc + 1, sizeof *b);
   if (!b) return -1;
-  int repi[SF_MAX_N * SF_MAX_N * SF_MAX_N];
+  int repi[SF_MAX_N * SF_MAX_N * SF_MAX_N]; /* each DoF's class representative */
   for (int i = 0; i < nb; i++) repi[i] = rep[cls[i]];
-  /* Two copies of the pass, the table read directly or through map. */
-  const int ok = map ? classes_check(idx, map, use, first, ne, nb, nc, threads, rep, repi, off, b)
-                     : classes_check(idx, NULL, use, first, ne, nb, nc, threads, rep, repi, off, b);
+  int ok = 1;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok) if (threads > 1)
+  for (fea_index e = first; e < ne; e++) {
+    if (use && !use[e]) continue;
+    const fea_index *d = idx + e * nb;
+    int eok = 1;
+    for (int i = 0; i < nb; i++) eok &= mapped(map, d[i]) - mapped(map, d[repi[i]]) == off[i];
+    for (int c = 0; c < nc; c++) b[e * nc + c] = mapped(map, d[rep[c]]);
+    ok = ok && eok;
+  }
   if (!ok) { /* the guess failed: the classes and bases again, from every element */
     free(b);
     nc = classes_on(idx, map, use, first, ne, NULL, 0, nb, rep, cls, off);
