@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "discretization.h"
 #include "problem.h"
 #include "report.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/matrixfree/sumfact.h"
+#include "matfree/sumfact/sumfact.h"
 #include "timing.h"
 
 double bench_sumfact_kernel_gflops(const fea_problem *pb) {

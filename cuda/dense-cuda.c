@@ -1,6 +1,6 @@
 /* Dense ops of /gpu/cuda: BLAS-3 through cuBLAS, factorizations through the
  * 64-bit generic cuSOLVER API. Shapes and precisions were validated by
- * src/core/dense.c; matrices are column-major views of device memory. */
+ * src/linalg/dense-checks.c; matrices are column-major views of device memory. */
 #include "fea-config.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* The multifrontal kernels of /gpu/cuda (see mf-launch.h): leaf upload
+/* The multifrontal kernels of /gpu/cuda (see multifrontal-launch.h): leaf upload
  * scatter, extend-add, the batched partial Cholesky of small panels, and the
  * gather / small-front / scatter steps of the forward and backward
  * substitutions.
@@ -8,7 +8,7 @@
  * blockIdx, so every __syncthreads() is reached by the whole block. A block
  * writes only its own front's storage (and, in the solve scatter, the rows of
  * y of its own eliminated DoFs, which no other front of the level owns). */
-#include "mf-launch.h"
+#include "multifrontal-launch.h"
 
 namespace fea_cuda_mf {
 

@@ -3,7 +3,7 @@
  * block, conflicts by FP64 atomicAdd or by colors) and the elementwise
  * product of the Jacobi step. */
 #include "grid.cuh"
-#include "op-launch.h"
+#include "operator-launch.h"
 
 namespace fea_cuda {
 

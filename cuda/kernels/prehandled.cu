@@ -1,16 +1,16 @@
-/* Kernels of the prehandled solver on /gpu/cuda (ph-launch.h): the
+/* Kernels of the prehandled solver on /gpu/cuda (prehandled-launch.h): the
  * hierarchical sweeps S and S^T level by level, the coarse gather/scatter
  * and fine scaling of the partial Cholesky L, the C/E/I panel split, the
  * sparse D and D^T products, the power-of-two column scaling of 16-bit GEMM
  * operands, and the FP64 residual and column norms of the refinement. All
  * element-wise kernels use grid-stride loops over (entry, column) pairs;
- * each output entry belongs to exactly one thread (ph-launch.h). */
+ * each output entry belongs to exactly one thread (prehandled-launch.h). */
 #include <math.h>
 
 #include <feaccel/types.h>
 
 #include "grid.cuh"
-#include "ph-launch.h"
+#include "prehandled-launch.h"
 #include "round.cuh"
 
 namespace fea_cuda {

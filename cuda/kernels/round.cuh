@@ -1,7 +1,7 @@
 /* Conversion of one value between the four storage formats, rounding to
  * nearest even. Narrowing from double goes straight to the 16-bit formats:
  * going through float first would round twice and can differ in the last bit
- * from the host reference (src/core/half.c). Widening is exact. */
+ * from the host reference (src/base/half.c). Widening is exact. */
 #ifndef FEA_CUDA_ROUND_CUH
 #define FEA_CUDA_ROUND_CUH
 

@@ -1,5 +1,5 @@
 /* Cost-model API: argument checks and the size-versioned copy of the result;
- * the models themselves are in src/core/cost-model.c. */
+ * the models themselves are in src/multifrontal/cost-model.c. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Mesh API: argument checks, then the builders of src/core/mesh-*.c. */
+/* Mesh API: argument checks, then the builders of src/disc/mesh-*.c. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

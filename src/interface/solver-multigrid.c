@@ -1,5 +1,5 @@
 /* Geometric multigrid solver kind: option checks live with the hierarchy
- * (src/core/multigrid-*.c, which also refuses unsupported problems); this
+ * (src/multigrid/, which also refuses unsupported problems); this
  * file wires it into the solver handle. Setup builds the hierarchy for the
  * current problem; solve runs one multigrid (or MG-preconditioned CG) solve
  * per right-hand side from a zero initial guess. */

@@ -1,6 +1,6 @@
 /* Prehandled Schur-complement solver: the checks that the problem is one the
  * method covers (Q1 or P1 on a structured square mesh, constant sigma) and
- * that the options are sound; the pipeline is src/core/prehandled-solver.c. */
+ * that the options are sound; the pipeline is src/prehandled/solver-kind.c. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -90,7 +90,7 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CALL(check_desc(ctx, &d));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
-  /* Device backends need their own M1 (m1-device.h); the setup is on the host regardless. */
+  /* Device backends need their own M1 (prehandled-device.h); the setup is on the host regardless. */
   FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST || ctx->backend->m1 != NULL, ctx,
             FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a host-memory backend or one with a device M1; "

@@ -44,7 +44,7 @@ struct fea_vector_ops {
  * the slot NULL). The multifrontal ops are in multifrontal.h. */
 struct fea_operator_ops;
 struct fea_multifrontal_ops;
-/* The prehandled solver's M1 on device memory (m1-device.h); host backends
+/* The prehandled solver's M1 on device memory (prehandled-device.h); host backends
  * leave it NULL and run M1 through their dense ops. Never delegated. */
 struct fea_m1_device_ops;
 

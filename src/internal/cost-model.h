@@ -1,4 +1,4 @@
-/* The a-priori cost model of the multifrontal solver (src/core/cost-model.c):
+/* The a-priori cost model of the multifrontal solver (src/multifrontal/cost-model.c):
  * the paper's closed forms, the critical path of eq. (23) over any list of
  * tree nodes, and the exact counts from the symbolic tree. The public entry
  * points (src/interface/cost.c) validate, then call these. */

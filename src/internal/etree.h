@@ -1,5 +1,5 @@
 /* The multifrontal elimination tree of a tensor-product B-spline space (the
- * symbolic phase of the IGA multifrontal solver, src/core/etree.c).
+ * symbolic phase of the IGA multifrontal solver, src/multifrontal/etree.c).
  *
  * The tree comes from the patch structure, not from a graph ordering: the
  * element box is split recursively (at C0 separators where the knot vectors

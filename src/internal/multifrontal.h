@@ -68,7 +68,7 @@ struct fea_multifrontal_ops {
                                int level);
 };
 
-/* Host helpers shared by every backend (src/backends/cpu/ref/mf-ref.c). */
+/* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c). */
 
 /* Integrate the elements of leaf n into its front: P (the (q + r) x q panel,
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the

@@ -1,5 +1,5 @@
 /* The multigrid object, shared by its three translation units only (and the
- * unit test): the hierarchy (src/core/multigrid-hierarchy.c), the smoothers
+ * unit test): the hierarchy (src/multigrid/hierarchy.c), the smoothers
  * (multigrid-smoother.c) and the cycles, the iterations and the object's
  * life cycle (multigrid-cycle.c). */
 #ifndef FEA_INTERNAL_MULTIGRID_IMPL_H

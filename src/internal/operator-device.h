@@ -11,7 +11,7 @@
 #define FEA_INTERNAL_OPERATOR_DEVICE_H
 
 #include "matrix.h"
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 #include "operator.h"
 
 /* What the host built, read-only during create (freed afterwards). */

@@ -1,6 +1,6 @@
 /* The operator object as the library sees it: the public checks live in
  * src/interface/operator.c, the two implementations (assembled CSR,
- * matrix-free gather/kernel/scatter) in src/matrixfree/operator-*.c behind
+ * matrix-free gather/kernel/scatter) in src/matfree/operator-*.c behind
  * this small table. Vectors reach the implementations as host arrays of
  * num_free doubles, already checked. */
 #ifndef FEA_INTERNAL_OPERATOR_H
@@ -8,7 +8,7 @@
 
 #include <feaccel/operator.h>
 
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 #include "problem.h"
 
 typedef struct fea_operator_impl {
@@ -44,7 +44,7 @@ fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b);
 /* z = M^-1 r on host arrays of the operator's num_free entries. */
 typedef fea_status (*fea_cg_precond_fn)(void *user, const double *r, double *z);
 
-/* The CG iteration behind fea_cg_solve (src/matrixfree/cg.c), on checked
+/* The CG iteration behind fea_cg_solve (src/linalg/cg.c), on checked
  * arguments: b and x F64 vectors of A's size on its context, d complete and
  * valid (d->jacobi is not read: precond is the preconditioner, NULL for
  * none; a preconditioner must be symmetric positive definite). Fills s's

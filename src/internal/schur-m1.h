@@ -76,7 +76,7 @@ fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph
 void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info);
 
 /* The set-up solver's working-precision data for a device backend
- * (m1-device.h): fills the M1 fields of data (sizes, precisions, scaling,
+ * (prehandled-device.h): fills the M1 fields of data (sizes, precisions, scaling,
  * perm, B, C_1^-1, Pi^-1, D); the pointers stay owned by m. */
 struct fea_m1_device_data;
 void fea_m1_export(const fea_m1 *m, struct fea_m1_device_data *data);

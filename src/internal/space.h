@@ -68,14 +68,14 @@ fea_status fea_space_alloc(fea_context *ctx, fea_space **out);
 void fea_space_retain(fea_space *s);
 void fea_space_release(fea_space *s);
 
-/* B-spline specifics (src/core/space-bspline.c). */
+/* B-spline specifics (src/disc/space-bspline.c). */
 typedef struct fea_bspline_space {
   fea_knots knots[3];
   double lower[3], upper[3];
 } fea_bspline_space;
 
-/* Lagrange constructor (src/core/space-lagrange.c) and B-spline constructor
- * (src/core/space-bspline.c); the public functions validate, then call these. */
+/* Lagrange constructor (src/disc/space-lagrange.c) and B-spline constructor
+ * (src/disc/space-bspline.c); the public functions validate, then call these. */
 fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                     fea_space **out);
 /* Coefficients in fine of the coarse function, direction by direction (nested spaces). */

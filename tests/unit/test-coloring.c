@@ -1,4 +1,4 @@
-/* Element colorings (src/core/coloring.c): the Cartesian formula, greedy
+/* Element colorings (src/disc/coloring.c): the Cartesian formula, greedy
  * coloring of unstructured meshes, and the validator.
  *
  * Every coloring is checked here by brute force over all element pairs (two

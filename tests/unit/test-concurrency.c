@@ -19,7 +19,7 @@
 
 #include <feaccel.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "matrix.h"
 #include "pattern.h"
 #include "problem.h"

@@ -1,4 +1,4 @@
-/* The symbolic phase of the multifrontal solver (src/core/etree.c) against
+/* The symbolic phase of the multifrontal solver (src/multifrontal/etree.c) against
  * the exact counts of the spec (iga-multifrontal.md §2.3, §2.4, §6.3) and
  * structural invariants; and the numeric phase's report of a front that is
  * not positive definite, forced through the backend ops. */

@@ -1,4 +1,4 @@
-/* Conversions between f64/f32 and f16/bf16 (src/core/half.c).
+/* Conversions between f64/f32 and f16/bf16 (src/base/half.c).
  *
  * The library has two independent routes to each 16-bit format: bit
  * manipulation from float, and arithmetic from double. They are checked

@@ -1,5 +1,5 @@
-/* Lagrange reference elements (src/core/lagrange.c) and Lagrange spaces
- * (src/core/space-lagrange.c) seen from inside.
+/* Lagrange reference elements (src/disc/lagrange.c) and Lagrange spaces
+ * (src/disc/space-lagrange.c) seen from inside.
  *
  * The reference checks compare against closed forms (the Gauss-Lobatto
  * points of degree 2..6) and a long double bisection on P'_p, definitions

@@ -1,4 +1,4 @@
-/* Geometric multigrid (src/core/multigrid-*.c) on the Poisson problem on the
+/* Geometric multigrid (src/multigrid/) on the Poisson problem on the
  * unit square and cube with homogeneous Dirichlet data:
  * - the prolongation reproduces coarse functions at the fine vertices (the
  *   space's own evaluation is the oracle) and linear functions away from the

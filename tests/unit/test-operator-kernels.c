@@ -13,7 +13,7 @@
 
 #include <feaccel.h>
 
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 #include "problem.h"
 #include "space.h"
 

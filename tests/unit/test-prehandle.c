@@ -1,4 +1,4 @@
-/* Prehandling (src/core/prehandle*.c, lanczos.c) against definitions and the
+/* Prehandling (src/prehandled/, src/linalg/lanczos.c) against definitions and the
  * spec's numbers (shared/specs/prehandling-schur.md):
  * - the in-place sweeps S, S^T equal the explicit sparse S and its transpose;
  * - S maps the hierarchical coefficients of a coarse-grid function (nonzero

@@ -1,4 +1,4 @@
-/* Resource strings (src/core/resource.c): "/family/name:key=value,...". */
+/* Resource strings (src/base/resource.c): "/family/name:key=value,...". */
 #include <stdio.h>
 #include <string.h>
 

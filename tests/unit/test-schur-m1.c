@@ -1,4 +1,4 @@
-/* Method M1 (src/core/schur-m1*.c) on the Q1 and P1 Poisson problem on the
+/* Method M1 (src/prehandled/m1-*.c) on the Q1 and P1 Poisson problem on the
  * unit square with homogeneous Dirichlet data, h = 1/16 .. 1/64 and
  * h0 = 1/4 .. 1/8:
  * - the FP64 nodal solution x_h = S L^-T M1^-1 L^-1 S^T b_h equals a LAPACK

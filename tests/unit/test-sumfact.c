@@ -1,4 +1,4 @@
-/* The sum-factorization kernel (src/matrixfree/sumfact*.c) against the
+/* The sum-factorization kernel (src/matfree/sumfact/sumfact*.c) against the
  * explicit element matrices of the forms (fea_problem_element_system): for
  * every element, apply() must equal K_e x_e and diagonal() diag(K_e), for
  * every instruction set this CPU has, with the degree-instantiated and the
@@ -12,10 +12,10 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 #include "problem.h"
 #include "space.h"
-#include "../../src/matrixfree/sumfact.h"
+#include "matfree/sumfact/sumfact.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

@@ -1,6 +1,6 @@
 /* Method M1 of the prehandled solver on a device-memory backend (issue #10).
  *
- * The setup stays on the host (src/core/prehandled-solver.c: FP64 blocks,
+ * The setup stays on the host (src/prehandled/solver-kind.c: FP64 blocks,
  * inverses, conversion to the working precision by fea_m1_create on an
  * internal host context); a backend that keeps device memory and fills the
  * `m1` slot of its vtable receives the result once (fea_m1_device_data: host

@@ -13,7 +13,7 @@
 #include "dense.h"
 #include "error.h"
 #include "half.h"
-#include "m1-device.h"
+#include "prehandled-device.h"
 #include "schur-m1-impl.h"
 
 /* Entries the method assumes to vanish (A_CI, couplings between macro cells)

@@ -8,7 +8,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "error.h"
 
 fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index **start,

@@ -6,14 +6,14 @@
  * sumfact-isa-*.c     the batch kernels, one file per instruction set, all made
  *                     from sumfact-body.h
  * sumfact-lines-gen.h fused line batches of structured-mesh layouts, generated
- *                     by tests/unit/gen-sumfact-lines.c
+ *                     by tools/gen-sumfact-lines.c
  *
  * A batch kernel works on W elements at once, one per SIMD lane: every array
  * it sees is structure-of-arrays, entry j of lane l at [j * W + l]. */
 #ifndef FEA_MATRIXFREE_SUMFACT_H
 #define FEA_MATRIXFREE_SUMFACT_H
 
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 
 #define SF_MAX_N 9        /* points or functions per direction in the instantiated kernels: p <= 8 */
 #define SF_MAX_LANES 8

@@ -8,7 +8,7 @@
  * target is one array of doubles: the matrix values (CSR positions or dense
  * r*ld+c) followed by the right-hand side, so one index space covers both and
  * a lock stripe or a transaction never needs to know which it touches.
- * Matrix-free operator application (src/matrixfree/operator-mf.c) multiplies
+ * Matrix-free operator application (src/matfree/operator-matfree.c) multiplies
  * the element matrix with the gathered input; its target is the full-DoF
  * output vector. What differs between strategies is only how the lists are
  * applied and in which order, by which thread, the elements are visited. */

@@ -1,7 +1,7 @@
 /* SERIAL: one thread, elements in order (or in job->order), plain adds. The
  * result is the reference assembly's bit for bit; with a coloring's order it
  * is the COLORING strategy's, which is how the tests check that one. */
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   (void)threads_max;

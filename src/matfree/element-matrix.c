@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "mf-kernel.h"
+#include "matfree-kernel.h"
 #include "pattern.h"
 
 #define EM_BATCH 16

@@ -25,7 +25,7 @@
 #include "cuda-backend.h"
 #include "cuda-check.h"
 #include "error.h"
-#include "kernels/op-launch.h"
+#include "kernels/operator-launch.h"
 #include "operator-device.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "CSR indices go up as int64_t");

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "error.h"
 #include "pattern.h"
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "fea-config.h"
 
 #if FEA_HAVE_TSX_BUILD

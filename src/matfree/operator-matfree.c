@@ -5,7 +5,7 @@
  * The element loop is the one of the concurrency strategies
  * (src/concurrency): this file supplies the per-element work, which hands
  * batches of elements to the kernel (element-matrix or sum-factorization,
- * mf-kernel.h) and lists y_e's updates of the full-DoF output. Only free DoFs
+ * matfree-kernel.h) and lists y_e's updates of the full-DoF output. Only free DoFs
  * are listed: Dirichlet rows are dropped by R anyway, and listing them would
  * cost updates (and, for PRIVATE_BUFFERS, owners) for nothing.
  *
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "blas.h"
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "context.h"
 #include "error.h"
 #include "operator.h"

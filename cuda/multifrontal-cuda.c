@@ -41,7 +41,7 @@
 #include "cuda-check.h"
 #include "error.h"
 #include "etree.h"
-#include "kernels/mf-launch.h"
+#include "kernels/multifrontal-launch.h"
 #include "multifrontal.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "front DoF lists go up as int64_t");

@@ -1,4 +1,4 @@
-/* /gpu/cuda device M1 of the prehandled solver (m1-device.h; docs/prehandled.md,
+/* /gpu/cuda device M1 of the prehandled solver (prehandled-device.h; docs/prehandled.md,
  * "On the GPU").
  *
  * Create uploads, once, what the host setup built: B, C_1^-1 and Pi^-1 in the
@@ -48,8 +48,8 @@
 #include "cuda-backend.h"
 #include "cuda-check.h"
 #include "error.h"
-#include "kernels/ph-launch.h"
-#include "m1-device.h"
+#include "kernels/prehandled-launch.h"
+#include "prehandled-device.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "indices go up as int64_t");
 

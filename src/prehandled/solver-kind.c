@@ -15,7 +15,7 @@
  * On a device-memory context (/gpu/cuda) the same setup runs on an internal
  * host context (hctx, "/cpu/threads", created with the solver); its errors
  * are relayed to the solver's context. The set-up M1 then goes to the
- * backend's device M1 (m1-device.h) and the host copy is dropped; solves run
+ * backend's device M1 (prehandled-device.h) and the host copy is dropped; solves run
  * entirely on the device. The condition diagnostics stay on the host. */
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 
 #include "context.h"
 #include "error.h"
-#include "m1-device.h"
+#include "prehandled-device.h"
 #include "matrix.h"
 #include "prehandled.h"
 #include "schur-m1.h"

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "error.h"
 
 typedef struct ownership {

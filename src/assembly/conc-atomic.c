@@ -11,7 +11,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {

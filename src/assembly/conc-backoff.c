@@ -1,7 +1,7 @@
 /* Randomized exponential backoff, shared by CAS and TSX: after the k-th
  * consecutive failure wait a random number of pauses below 2^min(k+2, 12),
  * so that threads that collided do not collide again in lockstep. */
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 
 void fea_conc_backoff(uint64_t *rng, int k) {
   /* xorshift64: per-thread state, no shared generator to contend on */

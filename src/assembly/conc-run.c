@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "context.h"
 #include "error.h"
 

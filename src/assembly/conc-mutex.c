@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "error.h"
 
 typedef struct locks {

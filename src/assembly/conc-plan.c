@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concurrency/conc.h"
+#include "assembly/conc.h"
 #include "error.h"
 
 fea_status fea_conc_plan_build(const fea_conc_job *job, fea_update_strategy s, int threads,

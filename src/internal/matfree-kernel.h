@@ -1,5 +1,5 @@
 /* Matrix-free element kernels: the contract between the operator layer
- * (src/interface/operator.c, src/matrixfree/operator-*.c), which owns
+ * (src/interface/operator.c, src/matfree/operator-*.c), which owns
  * vectors, Dirichlet handling and the conflict strategy for the scatter,
  * and the kernels, which only compute element results.
  *
