@@ -246,9 +246,9 @@ static int run(const bench_options *opts, int argc, char **argv) {
       return BENCH_USAGE;
     }
   }
-  cap_run csr, mf;
+  cap_run csr, matfree;
   if (find_capacity(opts, &prm, FEA_OPERATOR_CSR, &csr) ||
-      find_capacity(opts, &prm, FEA_OPERATOR_MF_SUMFACT, &mf)) {
+      find_capacity(opts, &prm, FEA_OPERATOR_MATFREE_SUMFACT, &matfree)) {
     fprintf(stderr, "feaccel-bench: %s: fork or pipe failed\n", CASE_NAME);
     return BENCH_FAILED;
   }
@@ -269,12 +269,12 @@ static int run(const bench_options *opts, int argc, char **argv) {
   bench_param_int(&rec, "dim", prm.dim);
   bench_param_int(&rec, "p", prm.p);
   bench_param_int(&rec, "budget_mb", prm.budget_mb);
-  bench_param_str(&rec, "kind", "mf-sumfact");
-  if (mf.ok) {
-    bench_metric(&rec, "dofs", (double)mf.dofs);
-    bench_metric(&rec, "peak_bytes", mf.peak_bytes);
-    bench_metric(&rec, "bytes_per_dof", mf.peak_bytes / (double)mf.dofs);
-    bench_metric(&rec, "apply_s", mf.apply_s);
+  bench_param_str(&rec, "kind", "matfree-sumfact");
+  if (matfree.ok) {
+    bench_metric(&rec, "dofs", (double)matfree.dofs);
+    bench_metric(&rec, "peak_bytes", matfree.peak_bytes);
+    bench_metric(&rec, "bytes_per_dof", matfree.peak_bytes / (double)matfree.dofs);
+    bench_metric(&rec, "apply_s", matfree.apply_s);
   }
   int k = bench_peer(&rec, "csr");
   if (csr.ok) {
@@ -282,11 +282,11 @@ static int run(const bench_options *opts, int argc, char **argv) {
     bench_peer_metric(&rec, k, "peak_bytes", csr.peak_bytes);
     bench_peer_metric(&rec, k, "bytes_per_dof", csr.peak_bytes / (double)csr.dofs);
     bench_peer_metric(&rec, k, "apply_s", csr.apply_s);
-    if (mf.ok) bench_peer_metric(&rec, k, "ratio_dofs", (double)mf.dofs / (double)csr.dofs);
+    if (matfree.ok) bench_peer_metric(&rec, k, "ratio_dofs", (double)matfree.dofs / (double)csr.dofs);
   }
   bench_report_emit(&rep, &rec);
   if (!csr.ok) bench_report_note(&rep, "csr: %s", csr.why);
-  if (!mf.ok) bench_report_note(&rep, "mf-sumfact: %s", mf.why);
+  if (!matfree.ok) bench_report_note(&rep, "matfree-sumfact: %s", matfree.why);
   bench_report_note(&rep, "peak_bytes: VmHWM of a fresh process above its start, with mesh, "
                           "space, problem, operator, x and y built and one apply done");
   fea_context_destroy(&ctx);

@@ -31,8 +31,8 @@
 
 static const char *const kind_names[NUM_KINDS] = {
     [FEA_OPERATOR_CSR] = "csr",
-    [FEA_OPERATOR_MF_ELEMENT_MATRIX] = "mf-elemmat",
-    [FEA_OPERATOR_MF_SUMFACT] = "mf-sumfact",
+    [FEA_OPERATOR_MATFREE_ELEMENT_MATRIX] = "matfree-elemmat",
+    [FEA_OPERATOR_MATFREE_SUMFACT] = "matfree-sumfact",
 };
 
 typedef struct op_params {
@@ -397,14 +397,14 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
         continue;
       }
       if (s < 0) {
-        rc = bench_fail(kind == FEA_OPERATOR_MF_SUMFACT ? "the sum-factorization operator"
+        rc = bench_fail(kind == FEA_OPERATOR_MATFREE_SUMFACT ? "the sum-factorization operator"
                                                         : "the element-matrix operator", s);
         break;
       }
     } else if (!res[kind].measured) {
       continue;
     }
-    if (kind == FEA_OPERATOR_MF_SUMFACT && res[kind].measured)
+    if (kind == FEA_OPERATOR_MATFREE_SUMFACT && res[kind].measured)
       res[kind].kernel_gflops = bench_sumfact_kernel_gflops(pb);
     rc = emit_result(rep, ctx, id, kind, prm->strategy, prm->reps, &res[kind],
                      &res[FEA_OPERATOR_CSR], y);
@@ -505,7 +505,7 @@ static int parse(int argc, char **argv, op_params *prm) {
       for (int k = 0; k < NUM_KINDS; k++)
         if (strcmp(v, kind_names[k]) == 0) prm->kind = k;
       if (prm->kind < 0) {
-        fprintf(stderr, "feaccel-bench: %s: --kind must be csr, mf-elemmat or mf-sumfact, not '%s'\n",
+        fprintf(stderr, "feaccel-bench: %s: --kind must be csr, matfree-elemmat or matfree-sumfact, not '%s'\n",
                 CASE_NAME, v);
         return BENCH_USAGE;
       }
@@ -585,7 +585,7 @@ static int run(const bench_options *o, int argc, char **argv) {
   } else if (prm.sweep) {
     for (int k = 0; k < NUM_KINDS; k++) kinds[nkinds++] = k;
   } else {
-    kinds[nkinds++] = FEA_OPERATOR_MF_SUMFACT;
+    kinds[nkinds++] = FEA_OPERATOR_MATFREE_SUMFACT;
   }
   if (prm.sweep) {
     sweep_row rows[8];
@@ -639,7 +639,7 @@ const bench_case bench_case_operator = {
            "  --dim D          2 or 3 (default 3)\n"
            "  --p P            polynomial degree 1..8 (default 2)\n"
            "  --n N            elements per direction (default: about 1M DoFs in 2D, 0.5M in 3D)\n"
-           "  --kind K         csr, mf-elemmat or mf-sumfact (default mf-sumfact; --sweep: all)\n"
+           "  --kind K         csr, matfree-elemmat or matfree-sumfact (default matfree-sumfact; --sweep: all)\n"
            "  --strategy S     update strategy of the scatter: serial, coloring, atomic-cas, mutex,\n"
            "                   private-buffers, tsx, auto (default auto)\n"
            "  --space S        lagrange (Q_p on a structured mesh, default) or bspline\n"

@@ -46,7 +46,7 @@ double bench_sumfact_kernel_gflops(const fea_problem *pb) {
   free(X);
   free(Y);
   free(wk);
-  fea_mf_kernel_sumfact.destroy(state);
+  fea_matfree_kernel_sumfact.destroy(state);
   return rate;
 }
 

@@ -269,7 +269,7 @@ const struct fea_backend fea_backend_gpu_cuda = {
   .fill_info = cuda_fill_info,
   .vec = &fea_cuda_vector_ops,
   .op = &fea_cuda_operator_ops,
-  .mf = &fea_cuda_mf_ops,
+  .multifrontal = &fea_cuda_multifrontal_ops,
   .dense = &fea_cuda_dense_ops,
   .m1 = &fea_cuda_m1_ops,
 };

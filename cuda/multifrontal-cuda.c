@@ -10,7 +10,7 @@
  * maps of the tree (extend-add maps, front DoF lists) are uploaded once.
  *
  * Factorization, level by level (one stream, one sync per level):
- *   level 0: the leaves are integrated on the host (fea_mf_assemble_leaf, the
+ *   level 0: the leaves are integrated on the host (fea_multifrontal_assemble_leaf, the
  *            code /cpu/ref runs) into pinned chunks of about 32 MiB; each
  *            chunk goes up in one copy and is scattered into place while the
  *            host integrates the next chunk (two pinned buffers, an event
@@ -18,7 +18,7 @@
  *   other levels: extend-add, one launch per child slot (children in order:
  *            the same additions as /cpu/ref, in the same order), blocks
  *            spread over the fronts and over each child's entries.
- *   then, per front: q <= MF_SMALL_Q: one batched kernel for potrf + trsm of
+ *   then, per front: q <= MULTIFRONTAL_SMALL_Q: one batched kernel for potrf + trsm of
  *            all such panels (a block per front) and cublasDgemmBatched for
  *            S -= L21 L21^T, one call per (q, r) class; larger q: cuSOLVER
  *            Xpotrf, cuBLAS trsm and syrk per front.
@@ -46,12 +46,12 @@
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "front DoF lists go up as int64_t");
 
-/* Fronts with 0 < q <= MF_SMALL_Q go through the batched kernels. */
-#define MF_SMALL_Q 64
+/* Fronts with 0 < q <= MULTIFRONTAL_SMALL_Q go through the batched kernels. */
+#define MULTIFRONTAL_SMALL_Q 64
 /* Doubles of host-integrated leaf fronts per upload (32 MiB). */
-#define MF_CHUNK_VALUES ((size_t)4 << 20)
+#define MULTIFRONTAL_CHUNK_VALUES ((size_t)4 << 20)
 /* Device memory kept back in the estimate for cuSOLVER/cuBLAS workspaces. */
-#define MF_LIBRARY_RESERVE ((uint64_t)256 << 20)
+#define MULTIFRONTAL_LIBRARY_RESERVE ((uint64_t)256 << 20)
 
 /* A small front with r > 0, for the (q, r) classes of the batched Schur update. */
 typedef struct gemm_item {
@@ -60,7 +60,7 @@ typedef struct gemm_item {
   double *C; /* S, ld r */
 } gemm_item;
 
-typedef struct mf_cuda {
+typedef struct multifrontal_cuda {
   double *d_panels;
   int32_t *d_ext_map;
   int64_t *d_front_dofs;
@@ -90,7 +90,7 @@ typedef struct mf_cuda {
   double *d_y;
   size_t y_entries;
   double *d_z;                   /* the backward level's work blocks */
-} mf_cuda;
+} multifrontal_cuda;
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -101,7 +101,7 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The flops of one node, summed exactly as fea_mf_cpu_factor_node does. */
+/* The flops of one node, summed exactly as fea_multifrontal_cpu_factor_node does. */
 static double node_flops(fea_index q, fea_index r)
 {
   if (q == 0) return 0.0;
@@ -114,11 +114,11 @@ static double node_flops(fea_index q, fea_index r)
 }
 
 /* Re-raise the message on ctx with the node named (index, level, box). */
-static fea_status node_fail(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status s)
+static fea_status node_fail(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status s)
 {
   char why[FEA_ERROR_LEN];
   snprintf(why, sizeof why, "%s", ctx->last_error);
-  return fea_mf_node_error(ctx, f, n, s, why);
+  return fea_multifrontal_node_error(ctx, f, n, s, why);
 }
 
 static fea_status level_fail(fea_context *ctx, const char *phase, int level, fea_index nodes,
@@ -136,15 +136,15 @@ typedef struct batch_layout {
 
 static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues)
 {
-  const size_t fsz = sizeof(fea_cuda_mf_front) > sizeof(fea_cuda_mf_sfront)
-                         ? sizeof(fea_cuda_mf_front)
-                         : sizeof(fea_cuda_mf_sfront);
+  const size_t fsz = sizeof(fea_cuda_multifrontal_front) > sizeof(fea_cuda_multifrontal_sfront)
+                         ? sizeof(fea_cuda_multifrontal_front)
+                         : sizeof(fea_cuda_multifrontal_sfront);
   batch_layout l;
   size_t o = 0;
   l.fronts = o;
   o += fea_cuda_align_up(nfronts * fsz);
   l.children = o;
-  o += fea_cuda_align_up(nchildren * sizeof(fea_cuda_mf_child));
+  o += fea_cuda_align_up(nchildren * sizeof(fea_cuda_multifrontal_child));
   l.list = o;
   o += fea_cuda_align_up(nfronts * sizeof(int64_t));
   l.ga = o;
@@ -158,7 +158,7 @@ static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues)
 }
 
 /* The next pinned buffer, once the copy that last read it has finished. */
-static fea_status batch_host(fea_context *ctx, mf_cuda *st, char **out)
+static fea_status batch_host(fea_context *ctx, multifrontal_cuda *st, char **out)
 {
   st->cur ^= 1;
   FEA_CALL_CUDA(ctx, cudaEventSynchronize(st->ev[st->cur]));
@@ -169,7 +169,7 @@ static fea_status batch_host(fea_context *ctx, mf_cuda *st, char **out)
 /* Copy the current pinned buffer's first bytes to the device batch buffer.
  * The device buffer is reused by the next batch only through the stream, so
  * kernels of this batch have read it by then. */
-static fea_status batch_upload(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
+static fea_status batch_upload(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
                                size_t bytes)
 {
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_batch, st->h_batch[st->cur], bytes,
@@ -178,10 +178,10 @@ static fea_status batch_upload(fea_context *ctx, const struct fea_cuda *b, mf_cu
   return FEA_SUCCESS;
 }
 
-static void *dev_at(const mf_cuda *st, size_t offset) { return (char *)st->d_batch + offset; }
+static void *dev_at(const multifrontal_cuda *st, size_t offset) { return (char *)st->d_batch + offset; }
 
 /* Allocate (and zero) the groups born at level; entries scaled by scale. */
-static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st, int level,
+static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st, int level,
                                const size_t *entries, double **ptr, size_t scale)
 {
   for (int g = 0; g < st->ngroups; g++) {
@@ -196,7 +196,7 @@ static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, mf_cu
 }
 
 /* Free (stream-ordered) the groups whose parents' level is level. */
-static void groups_death(fea_context *ctx, mf_cuda *st, int level, double **ptr)
+static void groups_death(fea_context *ctx, multifrontal_cuda *st, int level, double **ptr)
 {
   for (int g = 0; g < st->ngroups; g++)
     if (st->death[g] == level && ptr[g]) {
@@ -205,7 +205,7 @@ static void groups_death(fea_context *ctx, mf_cuda *st, int level, double **ptr)
     }
 }
 
-static void groups_free_all(fea_context *ctx, mf_cuda *st, double **ptr)
+static void groups_free_all(fea_context *ctx, multifrontal_cuda *st, double **ptr)
 {
   if (!ptr) return;
   for (int g = 0; g < st->ngroups; g++) {
@@ -216,7 +216,7 @@ static void groups_free_all(fea_context *ctx, mf_cuda *st, double **ptr)
 
 /* --------------------------------------------------------- alloc / release */
 
-static void mf_cuda_free(fea_context *ctx, mf_cuda *st)
+static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st)
 {
   struct fea_cuda *b = NULL;
   if (fea_cuda_enter(ctx, &b) == FEA_SUCCESS) {
@@ -255,9 +255,9 @@ static void mf_cuda_free(fea_context *ctx, mf_cuda *st)
   free(st);
 }
 
-static void cuda_factor_release(fea_context *ctx, fea_mf_factor *f)
+static void cuda_factor_release(fea_context *ctx, fea_multifrontal_factor *f)
 {
-  if (f->backend) mf_cuda_free(ctx, f->backend);
+  if (f->backend) multifrontal_cuda_free(ctx, f->backend);
   f->backend = NULL;
   if (f->schur && f->tree)
     for (fea_index n = 0; n < f->tree->num_nodes; n++) free(f->schur[n]);
@@ -270,7 +270,7 @@ static void cuda_factor_release(fea_context *ctx, fea_mf_factor *f)
 }
 
 /* Host-side plan: groups, offsets, sizes. No device call. */
-static fea_status plan(fea_context *ctx, const fea_etree *t, mf_cuda *st)
+static fea_status plan(fea_context *ctx, const fea_etree *t, multifrontal_cuda *st)
 {
   const fea_index nn = t->num_nodes;
   const int nl = t->num_levels;
@@ -315,7 +315,7 @@ static fea_status plan(fea_context *ctx, const fea_etree *t, mf_cuda *st)
 }
 
 /* Peak over the levels of the entries of alive groups. */
-static size_t group_peak(const mf_cuda *st, int levels, const size_t *entries)
+static size_t group_peak(const multifrontal_cuda *st, int levels, const size_t *entries)
 {
   size_t alive = 0, peak = 0;
   for (int L = 0; L < levels; L++) {
@@ -328,7 +328,7 @@ static size_t group_peak(const mf_cuda *st, int levels, const size_t *entries)
   return peak;
 }
 
-static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, mf_cuda *st)
+static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_factor *f, multifrontal_cuda *st)
 {
   const fea_etree *t = f->tree;
   struct fea_cuda *b;
@@ -360,7 +360,7 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, m
     if (ch > max_children) max_children = ch;
     if (z > z_max) z_max = z;
   }
-  st->chunk_values = leaf_max > MF_CHUNK_VALUES ? leaf_max : MF_CHUNK_VALUES;
+  st->chunk_values = leaf_max > MULTIFRONTAL_CHUNK_VALUES ? leaf_max : MULTIFRONTAL_CHUNK_VALUES;
   st->batch_bytes = layout_of((size_t)st->max_level_nodes, (size_t)max_children,
                               st->chunk_values).total;
   const uint64_t panels = (uint64_t)(t->factor_entries ? t->factor_entries : 1) * 8u;
@@ -370,7 +370,7 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, m
                           (uint64_t)z_max) * 8u;
   const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u;
   const uint64_t need = panels + schur + maps + (uint64_t)st->batch_bytes +
-                        (uint64_t)st->max_level_nodes * sizeof(int) + solve + MF_LIBRARY_RESERVE;
+                        (uint64_t)st->max_level_nodes * sizeof(int) + solve + MULTIFRONTAL_LIBRARY_RESERVE;
   size_t free_b = 0, total_b = 0;
   FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
   FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -380,7 +380,7 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, m
             (unsigned long long)need, (unsigned long long)panels, (unsigned long long)schur,
             (unsigned long long)solve,
             (unsigned long long)(maps + st->batch_bytes + (uint64_t)st->max_level_nodes * 4u),
-            (unsigned long long)MF_LIBRARY_RESERVE, b->device, b->name,
+            (unsigned long long)MULTIFRONTAL_LIBRARY_RESERVE, b->device, b->name,
             (unsigned long long)free_b, (unsigned long long)total_b);
   f->device_bytes = need;
 
@@ -424,14 +424,14 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_mf_factor *f, m
   return fea_cuda_sync(ctx);
 }
 
-static fea_status cuda_factor_alloc(fea_context *ctx, fea_mf_factor *f)
+static fea_status cuda_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f)
 {
   const fea_etree *t = f->tree;
   f->panels = NULL;
   f->leaf_load = NULL;
   f->schur = calloc((size_t)t->num_nodes, sizeof *f->schur);
   f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);
-  mf_cuda *st = calloc(1, sizeof *st);
+  multifrontal_cuda *st = calloc(1, sizeof *st);
   f->backend = st;
   fea_status s = FEA_SUCCESS;
   if (!f->schur || !f->load || !st)
@@ -460,8 +460,8 @@ static int cmp_gemm_item(const void *pa, const void *pb)
 }
 
 /* potrf, trsm and syrk of one large front through cuSOLVER and cuBLAS. */
-static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
-                               const fea_cuda_mf_front *fr, void *dwork, size_t dbytes,
+static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
+                               const fea_cuda_multifrontal_front *fr, void *dwork, size_t dbytes,
                                int *dinfo)
 {
   const int64_t q = fr->q, r = fr->r, m = q + r;
@@ -481,14 +481,14 @@ static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, mf_cu
 /* The largest cuSOLVER workspaces of the batch's large fronts, made available
  * before any of them is queued (the host one is grown only when the stream
  * is idle, so no queued call can still be using it). */
-static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, mf_cuda *st,
-                                   const fea_cuda_mf_front *fronts, fea_index count,
+static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
+                                   const fea_cuda_multifrontal_front *fronts, fea_index count,
                                    void **dwork, size_t *dbytes)
 {
   size_t dmax = 0, hmax = 0;
   for (fea_index k = 0; k < count; k++) {
-    const fea_cuda_mf_front *fr = &fronts[k];
-    if (fr->q <= MF_SMALL_Q) continue;
+    const fea_cuda_multifrontal_front *fr = &fronts[k];
+    if (fr->q <= MULTIFRONTAL_SMALL_Q) continue;
     size_t d = 0, h = 0;
     FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf_bufferSize(b->solver, b->solver_params,
                                                        CUBLAS_FILL_MODE_LOWER, fr->q, CUDA_R_64F,
@@ -512,8 +512,8 @@ static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, m
 
 /* One batch of fronts of a level: nodes[0 .. count), the first at position
  * info0 of the level. Leaves are integrated on the host into the batch. */
-static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_mf_factor *f,
-                               mf_cuda *st, int level, const fea_index *nodes, fea_index count,
+static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_multifrontal_factor *f,
+                               multifrontal_cuda *st, int level, const fea_index *nodes, fea_index count,
                                fea_index info0, int leaves)
 {
   const fea_etree *t = f->tree;
@@ -531,8 +531,8 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
                      st->batch_bytes, level);
   char *h;
   FEA_CALL(batch_host(ctx, st, &h));
-  fea_cuda_mf_front *fronts = (fea_cuda_mf_front *)(void *)(h + l.fronts);
-  fea_cuda_mf_child *children = (fea_cuda_mf_child *)(void *)(h + l.children);
+  fea_cuda_multifrontal_front *fronts = (fea_cuda_multifrontal_front *)(void *)(h + l.fronts);
+  fea_cuda_multifrontal_child *children = (fea_cuda_multifrontal_child *)(void *)(h + l.children);
   int64_t *list = (int64_t *)(void *)(h + l.list);
   double **ga = (double **)(void *)(h + l.ga), **gc = (double **)(void *)(h + l.gc);
   double *values = (double *)(void *)(h + l.values);
@@ -543,7 +543,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
     const fea_index n = nodes[k];
     const fea_etree_node *nd = &t->nodes[n];
     const fea_index q = nd->q, r = nd->r, m = q + r;
-    fea_cuda_mf_front *fr = &fronts[k];
+    fea_cuda_multifrontal_front *fr = &fronts[k];
     if (nd->num_children > max_children) max_children = nd->num_children;
     fr->P = st->d_panels + nd->factor_off;
     fr->S = st->d_schur[n];
@@ -569,7 +569,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
       memset(P, 0, (np + ns) * sizeof *P);
       memset(st->h_load, 0, (size_t)m * sizeof *st->h_load);
       double integ = 0;
-      fea_status s = fea_mf_assemble_leaf(ctx, f, n, P, S, st->h_load, &integ);
+      fea_status s = fea_multifrontal_assemble_leaf(ctx, f, n, P, S, st->h_load, &integ);
       f->integrate_s += integ;
       if (s < 0) return node_fail(ctx, f, n, s);
       const fea_index *dofs = t->front_dofs + nd->front_off;
@@ -577,7 +577,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
       fr->src = (int64_t)off;
       off += np + ns;
     }
-    if (q > 0 && q <= MF_SMALL_Q) {
+    if (q > 0 && q <= MULTIFRONTAL_SMALL_Q) {
       list[nsmall++] = k;
       if (r > 0) {
         gemm_item *it = &st->items[nitems++];
@@ -595,15 +595,15 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
   }
   FEA_CALL(batch_upload(ctx, b, st, l.total));
 
-  const fea_cuda_mf_front *d_fronts = dev_at(st, l.fronts);
+  const fea_cuda_multifrontal_front *d_fronts = dev_at(st, l.fronts);
   if (leaves) {
-    FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_leaves(d_fronts, count, dev_at(st, l.values),
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_leaves(d_fronts, count, dev_at(st, l.values),
                                                   b->stream));
   } else {
-    FEA_CALL_CUDA(ctx, fea_cuda_mf_extend_add(d_fronts, count, dev_at(st, l.children),
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_extend_add(d_fronts, count, dev_at(st, l.children),
                                               max_children, max_child_entries, b->stream));
   }
-  FEA_CALL_CUDA(ctx, fea_cuda_mf_panel(d_fronts, dev_at(st, l.list), nsmall, st->d_info,
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_panel(d_fronts, dev_at(st, l.list), nsmall, st->d_info,
                                        b->stream));
   /* S -= L21 L21^T for the small fronts, one batched GEMM per (q, r) class
    * (the full square: the upper triangle is never read). */
@@ -624,14 +624,14 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
   size_t dbytes = 0;
   FEA_CALL(large_workspaces(ctx, b, st, fronts, count, &dwork, &dbytes));
   for (fea_index k = 0; k < count; k++) {
-    if (fronts[k].q <= MF_SMALL_Q) continue;
+    if (fronts[k].q <= MULTIFRONTAL_SMALL_Q) continue;
     fea_status s = factor_large(ctx, b, st, &fronts[k], dwork, dbytes, st->d_info + info0 + k);
     if (s < 0) return node_fail(ctx, f, nodes[k], s);
   }
   return FEA_SUCCESS;
 }
 
-static fea_status factor_level_run(fea_context *ctx, fea_mf_factor *f, mf_cuda *st,
+static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f, multifrontal_cuda *st,
                                    const struct fea_cuda *b, int level)
 {
   const fea_etree *t = f->tree;
@@ -685,11 +685,11 @@ static fea_status factor_level_run(fea_context *ctx, fea_mf_factor *f, mf_cuda *
     const int info = st->h_info[k];
     if (info == 0) continue;
     if (info < 0)
-      return fea_mf_node_error(ctx, f, nodes[k], FEA_ERR_BACKEND,
+      return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_BACKEND,
                                "cusolverDnXpotrf() rejected one of its arguments");
     char why[128];
     snprintf(why, sizeof why, "leading minor of order %d is not positive definite", info);
-    return fea_mf_node_error(ctx, f, nodes[k], FEA_ERR_NOT_POSDEF, why);
+    return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_NOT_POSDEF, why);
   }
   for (fea_index k = 0; k < count; k++) {
     const fea_etree_node *nd = &t->nodes[nodes[k]];
@@ -702,9 +702,9 @@ static fea_status factor_level_run(fea_context *ctx, fea_mf_factor *f, mf_cuda *
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_factor_level(fea_context *ctx, fea_mf_factor *f, int level)
+static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level)
 {
-  mf_cuda *st = f->backend;
+  multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   fea_status s = factor_level_run(ctx, f, st, b, level);
@@ -718,15 +718,15 @@ static fea_status cuda_factor_level(fea_context *ctx, fea_mf_factor *f, int leve
 
 /* --------------------------------------------------------------------- solve */
 
-static double *work_of(const mf_cuda *st, fea_index n, int64_t nrhs)
+static double *work_of(const multifrontal_cuda *st, fea_index n, int64_t nrhs)
 {
   double *g = st->work_d[st->group_of[n]];
   return g ? g + st->work_off[n] * (size_t)nrhs : NULL;
 }
 
 /* y on the device, nrhs columns of num_dofs (ld num_dofs), from sv->y. */
-static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
-                           mf_cuda *st, const fea_mf_solve *sv)
+static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
+                           multifrontal_cuda *st, const fea_multifrontal_solve *sv)
 {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > st->y_entries || !st->d_y) {
@@ -744,8 +744,8 @@ static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea
   return FEA_SUCCESS;
 }
 
-static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
-                             const mf_cuda *st, fea_mf_solve *sv)
+static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
+                             const multifrontal_cuda *st, fea_multifrontal_solve *sv)
 {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > 0)
@@ -755,7 +755,7 @@ static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const f
 }
 
 static fea_status forward_large(fea_context *ctx, const struct fea_cuda *b,
-                                const fea_cuda_mf_sfront *fr, int64_t nrhs)
+                                const fea_cuda_multifrontal_sfront *fr, int64_t nrhs)
 {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
@@ -769,7 +769,7 @@ static fea_status forward_large(fea_context *ctx, const struct fea_cuda *b,
 }
 
 static fea_status backward_large(fea_context *ctx, const struct fea_cuda *b,
-                                 const fea_cuda_mf_sfront *fr, int64_t nrhs)
+                                 const fea_cuda_multifrontal_sfront *fr, int64_t nrhs)
 {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
@@ -782,8 +782,8 @@ static fea_status backward_large(fea_context *ctx, const struct fea_cuda *b,
   return FEA_SUCCESS;
 }
 
-static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
-                              mf_cuda *st, fea_mf_solve *sv, int level)
+static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
+                              multifrontal_cuda *st, fea_multifrontal_solve *sv, int level)
 {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
@@ -803,14 +803,14 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const 
             st->batch_bytes);
   char *h;
   FEA_CALL(batch_host(ctx, st, &h));
-  fea_cuda_mf_sfront *fronts = (fea_cuda_mf_sfront *)(void *)(h + l.fronts);
-  fea_cuda_mf_child *children = (fea_cuda_mf_child *)(void *)(h + l.children);
+  fea_cuda_multifrontal_sfront *fronts = (fea_cuda_multifrontal_sfront *)(void *)(h + l.fronts);
+  fea_cuda_multifrontal_child *children = (fea_cuda_multifrontal_child *)(void *)(h + l.children);
   int64_t *list = (int64_t *)(void *)(h + l.list);
   fea_index nch = 0, nsmall = 0;
   for (fea_index k = 0; k < count; k++) {
     const fea_index n = nodes[k];
     const fea_etree_node *nd = &t->nodes[n];
-    fea_cuda_mf_sfront *fr = &fronts[k];
+    fea_cuda_multifrontal_sfront *fr = &fronts[k];
     fr->P = st->d_panels + nd->factor_off;
     fr->W = work_of(st, n, nrhs);
     fr->dofs = st->d_front_dofs ? st->d_front_dofs + nd->front_off : NULL;
@@ -826,27 +826,27 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const 
       children[nch].q = cn->q;
       children[nch].r = cn->r;
     }
-    if (nd->q > 0 && nd->q <= MF_SMALL_Q) list[nsmall++] = k;
+    if (nd->q > 0 && nd->q <= MULTIFRONTAL_SMALL_Q) list[nsmall++] = k;
   }
   FEA_CALL(batch_upload(ctx, b, st, l.total));
-  const fea_cuda_mf_sfront *d_fronts = dev_at(st, l.fronts);
-  FEA_CALL_CUDA(ctx, fea_cuda_mf_forward_gather(d_fronts, count, dev_at(st, l.children), st->d_y,
+  const fea_cuda_multifrontal_sfront *d_fronts = dev_at(st, l.fronts);
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_gather(d_fronts, count, dev_at(st, l.children), st->d_y,
                                                 N, nrhs, b->stream));
-  FEA_CALL_CUDA(ctx, fea_cuda_mf_forward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
                                                b->stream));
   for (fea_index k = 0; k < count; k++) {
-    if (fronts[k].q <= MF_SMALL_Q) continue;
+    if (fronts[k].q <= MULTIFRONTAL_SMALL_Q) continue;
     fea_status s = forward_large(ctx, b, &fronts[k], nrhs);
     if (s < 0) return node_fail(ctx, f, nodes[k], s);
   }
-  FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_solution(d_fronts, count, st->d_y, N, nrhs, b->stream));
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, count, st->d_y, N, nrhs, b->stream));
   groups_death(ctx, st, level, st->work_d);
   if (level == t->num_levels - 1) FEA_CALL(download_y(ctx, b, f, st, sv));
   return fea_cuda_sync(ctx);
 }
 
-static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const fea_mf_factor *f,
-                               mf_cuda *st, fea_mf_solve *sv, int level)
+static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
+                               multifrontal_cuda *st, fea_multifrontal_solve *sv, int level)
 {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
@@ -874,14 +874,14 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
     st->d_z = p;
     char *h;
     FEA_CALL(batch_host(ctx, st, &h));
-    fea_cuda_mf_sfront *fronts = (fea_cuda_mf_sfront *)(void *)(h + l.fronts);
+    fea_cuda_multifrontal_sfront *fronts = (fea_cuda_multifrontal_sfront *)(void *)(h + l.fronts);
     int64_t *list = (int64_t *)(void *)(h + l.list);
     fea_index a = 0, nsmall = 0;
     size_t off = 0;
     for (fea_index k = 0; k < count; k++) {
       const fea_etree_node *nd = &t->nodes[nodes[k]];
       if (nd->q == 0) continue;
-      fea_cuda_mf_sfront *fr = &fronts[a];
+      fea_cuda_multifrontal_sfront *fr = &fronts[a];
       fr->P = st->d_panels + nd->factor_off;
       fr->W = st->d_z + off;
       fr->dofs = st->d_front_dofs + nd->front_off;
@@ -890,25 +890,25 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
       fr->child_begin = 0;
       fr->num_children = 0;
       off += (size_t)(nd->q + nd->r) * (size_t)nrhs;
-      if (nd->q <= MF_SMALL_Q) list[nsmall++] = a;
+      if (nd->q <= MULTIFRONTAL_SMALL_Q) list[nsmall++] = a;
       a++;
     }
     FEA_CALL(batch_upload(ctx, b, st, l.total));
-    const fea_cuda_mf_sfront *d_fronts = dev_at(st, l.fronts);
-    FEA_CALL_CUDA(ctx, fea_cuda_mf_backward_gather(d_fronts, active, st->d_y, N, nrhs, b->stream));
-    FEA_CALL_CUDA(ctx, fea_cuda_mf_backward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
+    const fea_cuda_multifrontal_sfront *d_fronts = dev_at(st, l.fronts);
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_gather(d_fronts, active, st->d_y, N, nrhs, b->stream));
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
                                                   b->stream));
     a = 0;
     for (fea_index k = 0; k < count; k++) {
       const fea_etree_node *nd = &t->nodes[nodes[k]];
       if (nd->q == 0) continue;
-      if (nd->q > MF_SMALL_Q) {
+      if (nd->q > MULTIFRONTAL_SMALL_Q) {
         fea_status s = backward_large(ctx, b, &fronts[a], nrhs);
         if (s < 0) return node_fail(ctx, f, nodes[k], s);
       }
       a++;
     }
-    FEA_CALL_CUDA(ctx, fea_cuda_mf_scatter_solution(d_fronts, active, st->d_y, N, nrhs,
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, active, st->d_y, N, nrhs,
                                                     b->stream));
     fea_cuda_free(ctx, st->d_z);
     st->d_z = NULL;
@@ -917,10 +917,10 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
   return fea_cuda_sync(ctx);
 }
 
-static fea_status cuda_forward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+static fea_status cuda_forward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                      int level)
 {
-  mf_cuda *st = f->backend;
+  multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   fea_status s = forward_run(ctx, b, f, st, sv, level);
@@ -932,10 +932,10 @@ static fea_status cuda_forward_level(fea_context *ctx, const fea_mf_factor *f, f
   return s;
 }
 
-static fea_status cuda_backward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+static fea_status cuda_backward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                       int level)
 {
-  mf_cuda *st = f->backend;
+  multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   fea_status s = backward_run(ctx, b, f, st, sv, level);
@@ -947,7 +947,7 @@ static fea_status cuda_backward_level(fea_context *ctx, const fea_mf_factor *f, 
   return s;
 }
 
-const struct fea_multifrontal_ops fea_cuda_mf_ops = {
+const struct fea_multifrontal_ops fea_cuda_multifrontal_ops = {
   .factor_alloc = cuda_factor_alloc,
   .factor_release = cuda_factor_release,
   .factor_level = cuda_factor_level,

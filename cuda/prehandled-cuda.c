@@ -14,7 +14,7 @@
  *   L^-1: coarse rows                            gather, cublasDtrsm_64 (nc x k), scatter
  *         other rows                             divide by sqrt(diag)
  *   C/E/I panels in vprec                        gather kernel
- *   (15)-(17)                                    GEMMs as on the CPU (schur-m1-solve.c): C_1^-1 on
+ *   (15)-(17)                                    GEMMs as on the CPU (m1-solve.c): C_1^-1 on
  *                                                the I panel seen as blk x (cells k) is one GEMM;
  *                                                D and D^T one thread per (row, column)
  *   back to nodal order, L^-T, S                 as above, reversed

@@ -279,7 +279,7 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
   emit_signature(sig, s, dim, p + 1);
   rc = 0;
 done:
-  if (st) fea_mf_kernel_sumfact.destroy(st);
+  if (st) fea_matfree_kernel_sumfact.destroy(st);
   fea_problem_destroy(&pb);
   fea_space_destroy(&sp);
   fea_mesh_destroy(&m);

@@ -1,5 +1,5 @@
 /* Launchers of the multifrontal kernels (kernels/multifrontal.cu), callable
- * from cuda/mf-cuda.c. The descriptors are built on the host, uploaded in one
+ * from cuda/multifrontal-cuda.c. The descriptors are built on the host, uploaded in one
  * copy per batch, and read by the kernels; every pointer in them is a device
  * pointer. Storage follows src/internal/multifrontal.h: node n's front is its
  * (q + r) x q panel P (ld q + r) and its r x r Schur block S (ld r); only
@@ -10,8 +10,8 @@
  * read-only, its children's), so fronts of one batch never race; inside a
  * block the steps are separated by __syncthreads(). Each launcher returns the cudaError_t of the launch as an
  * int; count == 0 launches nothing and succeeds. */
-#ifndef FEA_CUDA_MF_LAUNCH_H
-#define FEA_CUDA_MF_LAUNCH_H
+#ifndef FEA_CUDA_MULTIFRONTAL_LAUNCH_H
+#define FEA_CUDA_MULTIFRONTAL_LAUNCH_H
 
 #include <stdint.h>
 
@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* A front of a factorization batch. */
-typedef struct fea_cuda_mf_front {
+typedef struct fea_cuda_multifrontal_front {
   double *P;            /* panel [A11; A21], (q + r) x q, ld q + r */
   double *S;            /* Schur block, r x r, ld r; NULL when r == 0 */
   int64_t q, r;
@@ -31,28 +31,28 @@ typedef struct fea_cuda_mf_front {
   int64_t src;          /* leaves: offset (doubles) of the host-assembled panel, then the
                            Schur block, in the batch's values; -1 otherwise */
   int64_t info;         /* index into the level's info array */
-} fea_cuda_mf_front;
+} fea_cuda_multifrontal_front;
 
 /* A front of a solve level. */
-typedef struct fea_cuda_mf_sfront {
+typedef struct fea_cuda_multifrontal_sfront {
   const double *P;      /* the factored panel [L11; L21], ld q + r */
   double *W;            /* (q + r) x nrhs work block, ld q + r */
   const int64_t *dofs;  /* the front's q + r tree DoFs */
   int64_t q, r;
   int64_t child_begin;
   int64_t num_children;
-} fea_cuda_mf_sfront;
+} fea_cuda_multifrontal_sfront;
 
 /* A child of a front: its Schur block (factorization) or its work block
  * (forward substitution, rows q .. q + r passed up), and its extend-add map. */
-typedef struct fea_cuda_mf_child {
+typedef struct fea_cuda_multifrontal_child {
   const double *data;   /* factor: r x r, ld r; solve: (q + r) x nrhs, ld q + r */
   const int32_t *map;   /* r entries: the rows in the parent's front */
   int64_t q, r;
-} fea_cuda_mf_child;
+} fea_cuda_multifrontal_child;
 
 /* Leaves: copy each front's panel and Schur block from values + src. */
-int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64_t count,
+int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
                                const double *values, cudaStream_t stream);
 
 /* Add the children's Schur blocks (lower triangles) into each front, children
@@ -60,38 +60,38 @@ int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64_t count,
  * per child slot 0 .. max_children - 1, each spread over the entries of the
  * child (max_child_entries: the largest r^2 among them). The front's storage
  * must be zero before. */
-int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t count,
-                           const fea_cuda_mf_child *children, int64_t max_children,
+int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts, int64_t count,
+                           const fea_cuda_multifrontal_child *children, int64_t max_children,
                            int64_t max_child_entries, cudaStream_t stream);
 
 /* Partial Cholesky of the panels of fronts[list[0 .. count)]: L11 L11^T = A11,
  * L21 = A21 L11^-T, in place (right-looking, unblocked: meant for small q).
  * A non-positive (or NaN) pivot k stops that front and sets
  * info[front.info] = k + 1. The Schur update is left to the caller. */
-int fea_cuda_mf_panel(const fea_cuda_mf_front *fronts, const int64_t *list, int64_t count,
+int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list, int64_t count,
                       int *info, cudaStream_t stream);
 
 /* Forward substitution, gather: W (zeroed) := the y rows of the front's q
  * DoFs, then += each child's passed-up rows (children in order). y is
  * n x nrhs with leading dimension n. */
-int fea_cuda_mf_forward_gather(const fea_cuda_mf_sfront *fronts, int64_t count,
-                               const fea_cuda_mf_child *children, const double *y, int64_t n,
+int fea_cuda_multifrontal_forward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
+                               const fea_cuda_multifrontal_child *children, const double *y, int64_t n,
                                int64_t nrhs, cudaStream_t stream);
 
 /* Forward substitution of fronts[list[..]]: W_q := L11^-1 W_q, W_r -= L21 W_q. */
-int fea_cuda_mf_forward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
                               int64_t count, int64_t nrhs, cudaStream_t stream);
 
 /* Backward substitution, gather: W := the y rows of all q + r DoFs. */
-int fea_cuda_mf_backward_gather(const fea_cuda_mf_sfront *fronts, int64_t count, const double *y,
+int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count, const double *y,
                                 int64_t n, int64_t nrhs, cudaStream_t stream);
 
 /* Backward substitution of fronts[list[..]]: W_q := L11^-T (W_q - L21^T W_r). */
-int fea_cuda_mf_backward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
                                int64_t count, int64_t nrhs, cudaStream_t stream);
 
 /* y rows of each front's q DoFs := W_q. */
-int fea_cuda_mf_scatter_solution(const fea_cuda_mf_sfront *fronts, int64_t count, double *y,
+int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts, int64_t count, double *y,
                                  int64_t n, int64_t nrhs, cudaStream_t stream);
 
 #ifdef __cplusplus

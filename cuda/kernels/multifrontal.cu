@@ -10,7 +10,7 @@
  * y of its own eliminated DoFs, which no other front of the level owns). */
 #include "multifrontal-launch.h"
 
-namespace fea_cuda_mf {
+namespace fea_cuda_multifrontal {
 
 constexpr int threads = 256;
 constexpr int64_t max_blocks = 1 << 20;
@@ -20,11 +20,11 @@ inline unsigned blocks_for(int64_t count)
   return (unsigned)(count < max_blocks ? count : max_blocks);
 }
 
-__global__ void scatter_leaves_kernel(const fea_cuda_mf_front *__restrict__ fronts, int64_t count,
+__global__ void scatter_leaves_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts, int64_t count,
                                       const double *__restrict__ values)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
-    const fea_cuda_mf_front fr = fronts[k];
+    const fea_cuda_multifrontal_front fr = fronts[k];
     const int64_t m = fr.q + fr.r, np = m * fr.q, ns = fr.r * fr.r;
     const double *src = values + fr.src;
     for (int64_t i = threadIdx.x; i < np; i += blockDim.x) fr.P[i] = src[i];
@@ -38,14 +38,14 @@ __global__ void scatter_leaves_kernel(const fea_cuda_mf_front *__restrict__ fron
  * every front; within one child the map is injective, so all threads (of all
  * blocks along y) write distinct entries, and successive slots are ordered by
  * the stream. */
-__global__ void extend_add_kernel(const fea_cuda_mf_front *__restrict__ fronts, int64_t count,
-                                  const fea_cuda_mf_child *__restrict__ children, int64_t slot)
+__global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts, int64_t count,
+                                  const fea_cuda_multifrontal_child *__restrict__ children, int64_t slot)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
-    const fea_cuda_mf_front fr = fronts[k];
+    const fea_cuda_multifrontal_front fr = fronts[k];
     if (slot >= fr.num_children) continue;
     const int64_t q = fr.q, r = fr.r, m = q + r;
-    const fea_cuda_mf_child ch = children[fr.child_begin + slot];
+    const fea_cuda_multifrontal_child ch = children[fr.child_begin + slot];
     const int64_t rc = ch.r;
     const int64_t step = (int64_t)gridDim.y * blockDim.x;
     for (int64_t idx = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; idx < rc * rc; idx += step) {
@@ -64,11 +64,11 @@ __global__ void extend_add_kernel(const fea_cuda_mf_front *__restrict__ fronts, 
  * its pivot's square root, then the columns k+1 .. q-1 of the panel get the
  * rank-1 update from column k (rows j .. m-1 of column j). Rows >= q of the
  * panel become L21 on the way: this is potrf and trsm in one sweep. */
-__global__ void panel_kernel(const fea_cuda_mf_front *__restrict__ fronts,
+__global__ void panel_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts,
                              const int64_t *__restrict__ list, int64_t count, int *info)
 {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
-    const fea_cuda_mf_front fr = fronts[list[t]];
+    const fea_cuda_multifrontal_front fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
     double *P = fr.P;
     for (int64_t k = 0; k < q; k++) {
@@ -92,12 +92,12 @@ __global__ void panel_kernel(const fea_cuda_mf_front *__restrict__ fronts,
   }
 }
 
-__global__ void forward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fronts, int64_t count,
-                                      const fea_cuda_mf_child *__restrict__ children,
+__global__ void forward_gather_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts, int64_t count,
+                                      const fea_cuda_multifrontal_child *__restrict__ children,
                                       const double *__restrict__ y, int64_t n, int64_t nrhs)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
-    const fea_cuda_mf_sfront fr = fronts[k];
+    const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t q = fr.q, m = q + fr.r;
     for (int64_t idx = threadIdx.x; idx < q * nrhs; idx += blockDim.x) {
       const int64_t i = idx % q, j = idx / q;
@@ -105,7 +105,7 @@ __global__ void forward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fro
     }
     __syncthreads();
     for (int64_t c = 0; c < fr.num_children; c++) {
-      const fea_cuda_mf_child ch = children[fr.child_begin + c];
+      const fea_cuda_multifrontal_child ch = children[fr.child_begin + c];
       const int64_t rc = ch.r, mc = ch.q + ch.r;
       for (int64_t idx = threadIdx.x; idx < rc * nrhs; idx += blockDim.x) {
         const int64_t i = idx % rc, j = idx / rc;
@@ -119,11 +119,11 @@ __global__ void forward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fro
 /* Column-oriented forward substitution over the q pivots: row k of W is
  * divided by L(k, k), then rows k+1 .. m-1 (the rest of L11 and all of L21)
  * lose L(i, k) times it. */
-__global__ void forward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+__global__ void forward_small_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                      const int64_t *__restrict__ list, int64_t count, int64_t nrhs)
 {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
-    const fea_cuda_mf_sfront fr = fronts[list[t]];
+    const fea_cuda_multifrontal_sfront fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
     const double *P = fr.P;
     double *W = fr.W;
@@ -142,12 +142,12 @@ __global__ void forward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fron
   }
 }
 
-__global__ void backward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+__global__ void backward_gather_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                        int64_t count, const double *__restrict__ y, int64_t n,
                                        int64_t nrhs)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
-    const fea_cuda_mf_sfront fr = fronts[k];
+    const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t m = fr.q + fr.r;
     for (int64_t idx = threadIdx.x; idx < m * nrhs; idx += blockDim.x) {
       const int64_t i = idx % m, j = idx / m;
@@ -159,12 +159,12 @@ __global__ void backward_gather_kernel(const fea_cuda_mf_sfront *__restrict__ fr
 /* W_q -= L21^T W_r (one dot product per entry of W_q), then the column-
  * oriented back substitution with L11^T: row k is divided by L(k, k), rows
  * 0 .. k-1 lose L(k, i) times it. */
-__global__ void backward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+__global__ void backward_small_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                       const int64_t *__restrict__ list, int64_t count,
                                       int64_t nrhs)
 {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
-    const fea_cuda_mf_sfront fr = fronts[list[t]];
+    const fea_cuda_multifrontal_sfront fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
     const double *P = fr.P;
     double *W = fr.W;
@@ -189,12 +189,12 @@ __global__ void backward_small_kernel(const fea_cuda_mf_sfront *__restrict__ fro
   }
 }
 
-__global__ void scatter_solution_kernel(const fea_cuda_mf_sfront *__restrict__ fronts,
+__global__ void scatter_solution_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                         int64_t count, double *__restrict__ y, int64_t n,
                                         int64_t nrhs)
 {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
-    const fea_cuda_mf_sfront fr = fronts[k];
+    const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t q = fr.q, m = q + fr.r;
     for (int64_t idx = threadIdx.x; idx < q * nrhs; idx += blockDim.x) {
       const int64_t i = idx % q, j = idx / q;
@@ -203,11 +203,11 @@ __global__ void scatter_solution_kernel(const fea_cuda_mf_sfront *__restrict__ f
   }
 }
 
-} // namespace fea_cuda_mf
+} // namespace fea_cuda_multifrontal
 
-using namespace fea_cuda_mf;
+using namespace fea_cuda_multifrontal;
 
-extern "C" int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64_t count,
+extern "C" int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
                                           const double *values, cudaStream_t stream)
 {
   if (count <= 0) return (int)cudaSuccess;
@@ -215,8 +215,8 @@ extern "C" int fea_cuda_mf_scatter_leaves(const fea_cuda_mf_front *fronts, int64
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t count,
-                                      const fea_cuda_mf_child *children, int64_t max_children,
+extern "C" int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts, int64_t count,
+                                      const fea_cuda_multifrontal_child *children, int64_t max_children,
                                       int64_t max_child_entries, cudaStream_t stream)
 {
   if (count <= 0 || max_children <= 0) return (int)cudaSuccess;
@@ -236,7 +236,7 @@ extern "C" int fea_cuda_mf_extend_add(const fea_cuda_mf_front *fronts, int64_t c
   return (int)cudaSuccess;
 }
 
-extern "C" int fea_cuda_mf_panel(const fea_cuda_mf_front *fronts, const int64_t *list,
+extern "C" int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list,
                                  int64_t count, int *info, cudaStream_t stream)
 {
   if (count <= 0) return (int)cudaSuccess;
@@ -244,8 +244,8 @@ extern "C" int fea_cuda_mf_panel(const fea_cuda_mf_front *fronts, const int64_t 
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_forward_gather(const fea_cuda_mf_sfront *fronts, int64_t count,
-                                          const fea_cuda_mf_child *children, const double *y,
+extern "C" int fea_cuda_multifrontal_forward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
+                                          const fea_cuda_multifrontal_child *children, const double *y,
                                           int64_t n, int64_t nrhs, cudaStream_t stream)
 {
   if (count <= 0) return (int)cudaSuccess;
@@ -254,7 +254,7 @@ extern "C" int fea_cuda_mf_forward_gather(const fea_cuda_mf_sfront *fronts, int6
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_forward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+extern "C" int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
                                          int64_t count, int64_t nrhs, cudaStream_t stream)
 {
   if (count <= 0) return (int)cudaSuccess;
@@ -262,7 +262,7 @@ extern "C" int fea_cuda_mf_forward_small(const fea_cuda_mf_sfront *fronts, const
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_backward_gather(const fea_cuda_mf_sfront *fronts, int64_t count,
+extern "C" int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
                                            const double *y, int64_t n, int64_t nrhs,
                                            cudaStream_t stream)
 {
@@ -271,7 +271,7 @@ extern "C" int fea_cuda_mf_backward_gather(const fea_cuda_mf_sfront *fronts, int
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_backward_small(const fea_cuda_mf_sfront *fronts, const int64_t *list,
+extern "C" int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
                                           int64_t count, int64_t nrhs, cudaStream_t stream)
 {
   if (count <= 0) return (int)cudaSuccess;
@@ -279,7 +279,7 @@ extern "C" int fea_cuda_mf_backward_small(const fea_cuda_mf_sfront *fronts, cons
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_mf_scatter_solution(const fea_cuda_mf_sfront *fronts, int64_t count,
+extern "C" int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
                                             double *y, int64_t n, int64_t nrhs,
                                             cudaStream_t stream)
 {

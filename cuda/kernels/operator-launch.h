@@ -1,4 +1,4 @@
-/* Launchers of the operator kernels (operator.cu), callable from op-cuda.c.
+/* Launchers of the operator kernels (operator.cu), callable from operator-cuda.c.
  * Each returns the cudaError_t of the launch as an int; count or n == 0
  * launches nothing and succeeds. */
 #ifndef FEA_CUDA_OP_LAUNCH_H

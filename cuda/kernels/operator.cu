@@ -1,4 +1,4 @@
-/* Operator kernels of /gpu/cuda (op-cuda.c): the element-matrix product of
+/* Operator kernels of /gpu/cuda (operator-cuda.c): the element-matrix product of
  * the thesis (one thread per element, the reference local matrix shared by a
  * block, conflicts by FP64 atomicAdd or by colors) and the elementwise
  * product of the Jacobi step. */

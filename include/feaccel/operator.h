@@ -8,10 +8,10 @@
  *
  * - FEA_OPERATOR_CSR: the matrix assembled with fea_problem_assemble() and a
  *   threaded CSR product (rows in blocks of equal nonzero count per thread);
- * - FEA_OPERATOR_MF_ELEMENT_MATRIX: matrix-free, y = sum_e P_e K_e P_e^T x
+ * - FEA_OPERATOR_MATFREE_ELEMENT_MATRIX: matrix-free, y = sum_e P_e K_e P_e^T x
  *   with element matrices K_e kept per element shape (one for all elements
  *   of a uniform Cartesian mesh);
- * - FEA_OPERATOR_MF_SUMFACT: matrix-free with sum factorization on
+ * - FEA_OPERATOR_MATFREE_SUMFACT: matrix-free with sum factorization on
  *   tensor-product spaces; where it does not apply, element-matrix runs
  *   instead and fea_operator_get_info() says so (never a wrong product).
  *
@@ -46,19 +46,19 @@ typedef struct fea_operator fea_operator;
 /** How the operator is applied. */
 typedef enum fea_operator_kind {
   FEA_OPERATOR_CSR = 0,               /**< assembled CSR matrix, threaded SpMV */
-  FEA_OPERATOR_MF_ELEMENT_MATRIX = 1, /**< matrix-free, dense element matrices */
-  FEA_OPERATOR_MF_SUMFACT = 2         /**< matrix-free, sum factorization */
+  FEA_OPERATOR_MATFREE_ELEMENT_MATRIX = 1, /**< matrix-free, dense element matrices */
+  FEA_OPERATOR_MATFREE_SUMFACT = 2         /**< matrix-free, sum factorization */
 } fea_operator_kind;
 
 /** Options of an operator; initialize with FEA_OPERATOR_DESC_INIT. */
 typedef struct fea_operator_desc {
   size_t size;                  /**< sizeof(fea_operator_desc) as compiled by the caller */
-  fea_operator_kind kind;       /**< default FEA_OPERATOR_MF_SUMFACT */
+  fea_operator_kind kind;       /**< default FEA_OPERATOR_MATFREE_SUMFACT */
   fea_update_strategy strategy; /**< scatter conflicts of the matrix-free kinds (default AUTO) */
 } fea_operator_desc;
 
 /** Initializer: sum factorization, AUTO strategy. */
-#define FEA_OPERATOR_DESC_INIT {sizeof(fea_operator_desc), FEA_OPERATOR_MF_SUMFACT, FEA_UPDATE_AUTO}
+#define FEA_OPERATOR_DESC_INIT {sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO}
 
 /**
  * @brief Create the reduced operator of @p problem on @p ctx.

@@ -53,16 +53,16 @@ FEA_BEGIN_DECLS
 typedef struct fea_solver fea_solver;
 
 /** How the patch tree merges patches. */
-typedef enum fea_mf_merge {
-  FEA_MF_MERGE_AUTO = 0,     /**< the faster of the two (see the solver's docs page) */
-  FEA_MF_MERGE_TENSOR = 1,   /**< 2^d children: every direction split at once (the paper's tree) */
-  FEA_MF_MERGE_PAIRWISE = 2  /**< 2 children: one direction at a time, the longest first */
-} fea_mf_merge;
+typedef enum fea_multifrontal_merge {
+  FEA_MULTIFRONTAL_MERGE_AUTO = 0,     /**< the faster of the two (see the solver's docs page) */
+  FEA_MULTIFRONTAL_MERGE_TENSOR = 1,   /**< 2^d children: every direction split at once (the paper's tree) */
+  FEA_MULTIFRONTAL_MERGE_PAIRWISE = 2  /**< 2 children: one direction at a time, the longest first */
+} fea_multifrontal_merge;
 
 /** Options of the multifrontal solver; initialize with FEA_SOLVER_DESC_INIT. */
 typedef struct fea_solver_desc {
   size_t size;               /**< sizeof(fea_solver_desc) as compiled by the caller */
-  fea_mf_merge merge;        /**< tree shape */
+  fea_multifrontal_merge merge;        /**< tree shape */
   /** 1: never eliminate the patch-boundary DoFs (the space's boundary DoFs).
    * fea_solver_setup() then ends with their dense Schur complement, which
    * fea_solver_get_boundary_schur() exports for an outer solver coupling
@@ -74,7 +74,7 @@ typedef struct fea_solver_desc {
 } fea_solver_desc;
 
 /** Initializer: automatic merge, full elimination, memory limit = physical memory. */
-#define FEA_SOLVER_DESC_INIT {sizeof(fea_solver_desc), FEA_MF_MERGE_AUTO, 0, 0}
+#define FEA_SOLVER_DESC_INIT {sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0}
 
 /**
  * @brief Create a multifrontal solver for @p problem on the B-spline @p space.

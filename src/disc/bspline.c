@@ -314,12 +314,12 @@ static fea_status check_nested(const fea_context *ctx, int dir, const fea_knots 
     while (i2 < c->m && c->t[i2] == c->t[i]) i2++;
     double v = c->t[i];
     while (j < f->m && f->t[j] < v - tol) j++;
-    fea_index mf = 0;
-    while (j + mf < f->m && f->t[j + mf] <= v + tol) mf++;
-    FEA_CHECK(mf >= (i2 - i) + raise, ctx, FEA_ERR_INVALID_ARG,
+    fea_index mult = 0;
+    while (j + mult < f->m && f->t[j + mult] <= v + tol) mult++;
+    FEA_CHECK(mult >= (i2 - i) + raise, ctx, FEA_ERR_INVALID_ARG,
               "the fine space does not contain the coarse one%s: coarse knot %s (index %lld) "
               "appears %lld times in the fine knot vector, nesting needs %lld (multiplicity "
-              "%lld + degree raise %d)", where, fmt_knot(sa, v), (long long)i, (long long)mf,
+              "%lld + degree raise %d)", where, fmt_knot(sa, v), (long long)i, (long long)mult,
               (long long)(i2 - i + raise), (long long)(i2 - i), raise);
     i = i2;
   }

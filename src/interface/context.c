@@ -16,7 +16,7 @@
 static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
   memset(&ctx->vec, 0, sizeof ctx->vec);
   memset(&ctx->dense, 0, sizeof ctx->dense);
-  memset(&ctx->mf, 0, sizeof ctx->mf);
+  memset(&ctx->multifrontal, 0, sizeof ctx->multifrontal);
   for (int depth = 0; b && depth < 8; depth++, b = fea_backend_find(b->delegate)) {
     if (b->mem != ctx->backend->mem) continue;
 #define TAKE(table, slot) \
@@ -26,8 +26,8 @@ static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
     TAKE(vec, dot); TAKE(vec, nrm2);
     TAKE(dense, gemm); TAKE(dense, syrk); TAKE(dense, trsm); TAKE(dense, potrf);
     TAKE(dense, potrs); TAKE(dense, getrf); TAKE(dense, getrs);
-    TAKE(mf, factor_alloc); TAKE(mf, factor_release); TAKE(mf, factor_level);
-    TAKE(mf, forward_level); TAKE(mf, backward_level);
+    TAKE(multifrontal, factor_alloc); TAKE(multifrontal, factor_release); TAKE(multifrontal, factor_level);
+    TAKE(multifrontal, forward_level); TAKE(multifrontal, backward_level);
 #undef TAKE
   }
 }

@@ -20,8 +20,8 @@
 static const char *kind_name(fea_operator_kind k) {
   switch (k) {
     case FEA_OPERATOR_CSR: return "csr";
-    case FEA_OPERATOR_MF_ELEMENT_MATRIX: return "mf-element-matrix";
-    case FEA_OPERATOR_MF_SUMFACT: return "mf-sumfact";
+    case FEA_OPERATOR_MATFREE_ELEMENT_MATRIX: return "matfree-element-matrix";
+    case FEA_OPERATOR_MATFREE_SUMFACT: return "matfree-sumfact";
   }
   return NULL;
 }
@@ -37,20 +37,20 @@ static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea
   memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
   d->size = sizeof *d;
   FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG,
-            "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MF_SUMFACT);
+            "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
             "unknown update strategy %d (valid: 0..%d)", (int)d->strategy, (int)FEA_UPDATE_AUTO);
   return FEA_SUCCESS;
 }
 
-/* MF_SUMFACT where the kernel serves the problem; else element matrices and
+/* MATFREE_SUMFACT where the kernel serves the problem; else element matrices and
  * the reason, for the info. */
-static const fea_mf_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
+static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
                                             char *why, size_t len) {
   why[0] = '\0';
-  if (d->kind != FEA_OPERATOR_MF_SUMFACT) return &fea_mf_kernel_element_matrix;
-  if (!fea_mf_kernel_sumfact.supports(pb, why, len)) return &fea_mf_kernel_element_matrix;
-  return &fea_mf_kernel_sumfact;
+  if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return &fea_matfree_kernel_element_matrix;
+  if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
+  return &fea_matfree_kernel_sumfact;
 }
 
 static void op_free(fea_operator *op) {
@@ -72,7 +72,7 @@ static fea_status device_upload(fea_operator *op, const fea_operator *hop, const
   fea_context *ctx = op->ctx;
   fea_op_device_src src = {0};
   src.kind = hop->info.kind_run == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
-                                                     : FEA_OPERATOR_MF_ELEMENT_MATRIX;
+                                                     : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   src.strategy = strategy;
   src.flops_per_apply = hop->info.flops_per_apply;
   src.bytes_per_apply = hop->info.bytes_per_apply;
@@ -89,13 +89,13 @@ static fea_status device_upload(fea_operator *op, const fea_operator *hop, const
     src.A = fea_operator_csr_matrix(hop);
     if (!src.A) st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator has no CSR matrix");
   } else if (st == FEA_SUCCESS) {
-    const fea_mf_kernel_ops *k = NULL;
+    const fea_matfree_kernel_ops *k = NULL;
     const void *ks = NULL;
-    st = fea_operator_mf_kernel_state(hop, &k, &ks);
-    if (st == FEA_SUCCESS && k != &fea_mf_kernel_element_matrix)
+    st = fea_operator_matfree_kernel_state(hop, &k, &ks);
+    if (st == FEA_SUCCESS && k != &fea_matfree_kernel_element_matrix)
       st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator runs '%s', not element matrices",
                      k->name);
-    if (st == FEA_SUCCESS) fea_mf_element_matrix_view(ks, &src.em);
+    if (st == FEA_SUCCESS) fea_matfree_element_matrix_view(ks, &src.em);
     if (st == FEA_SUCCESS && strategy == FEA_UPDATE_COLORING) {
       colors = malloc(((size_t)src.em.ne + 1) * sizeof *colors);
       st = colors ? fea_coloring_greedy(ctx, src.em.ne, src.em.nb, src.em.edofs,
@@ -130,7 +130,7 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK(st == FEA_SUCCESS, ctx, st,
             "no host context to build the operator's data on: %s", fea_context_last_error(NULL));
   fea_operator_desc hd = *d;
-  if (hd.kind == FEA_OPERATOR_MF_SUMFACT) hd.kind = FEA_OPERATOR_MF_ELEMENT_MATRIX;
+  if (hd.kind == FEA_OPERATOR_MATFREE_SUMFACT) hd.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   hd.strategy = FEA_UPDATE_SERIAL; /* the host operator only computes the diagonal */
   fea_operator *hop = NULL;
   st = fea_operator_create(hctx, problem, &hd, &hop);
@@ -168,8 +168,8 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
     op_free(op);
     return st;
   }
-  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR : FEA_OPERATOR_MF_ELEMENT_MATRIX;
-  if (d->kind == FEA_OPERATOR_MF_SUMFACT) { /* the fallback says so */
+  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT) { /* the fallback says so */
     char k[96];
     snprintf(k, sizeof k, "%s", op->info.kernel);
     snprintf(op->info.kernel, sizeof op->info.kernel, "%.48s [fallback: %.32s]", k,
@@ -209,10 +209,10 @@ fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
   if (st == FEA_SUCCESS && d.kind == FEA_OPERATOR_CSR) {
     st = fea_operator_csr_build(op);
   } else if (st == FEA_SUCCESS) {
-    const fea_mf_kernel_ops *k = pick_kernel(&d, op->problem, why, sizeof why);
-    st = fea_operator_mf_build(op, k, d.strategy);
-    op->info.kind_run = k == &fea_mf_kernel_element_matrix ? FEA_OPERATOR_MF_ELEMENT_MATRIX
-                                                           : FEA_OPERATOR_MF_SUMFACT;
+    const fea_matfree_kernel_ops *k = pick_kernel(&d, op->problem, why, sizeof why);
+    st = fea_operator_matfree_build(op, k, d.strategy);
+    op->info.kind_run = k == &fea_matfree_kernel_element_matrix ? FEA_OPERATOR_MATFREE_ELEMENT_MATRIX
+                                                           : FEA_OPERATOR_MATFREE_SUMFACT;
   }
   if (st != FEA_SUCCESS) {
     op_free(op);
@@ -281,7 +281,7 @@ fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
   FEA_CALL(check_vector(op, b, "b"));
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
     fea_operator *mut = (fea_operator *)op;
-    FEA_CALL(fea_operator_mf_rhs(mut->problem, mut->rhs));
+    FEA_CALL(fea_operator_matfree_rhs(mut->problem, mut->rhs));
     mut->rhs_ready = 1;
   }
   if (op->ctx->backend->mem != FEA_MEM_HOST) /* upload */

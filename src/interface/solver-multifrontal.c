@@ -17,28 +17,28 @@
 #include "problem.h"
 #include "solver.h"
 
-typedef struct mf_solver {
+typedef struct multifrontal_solver {
   fea_solver_desc desc;       /* complete */
   fea_index *tree_index;      /* per space DoF: its tree DoF, or -1 */
   fea_index *tree_of_free;    /* per problem free DoF: its tree DoF */
   fea_etree tree;
-  fea_mf_factor factor;
+  fea_multifrontal_factor factor;
   double *level_s;            /* per level: factorization time of the last setup */
   double integrate_s, factor_s, root_s, forward_s, backward_s;
   uint64_t device_bytes;      /* what the backend reserved on a device (last setup) */
-} mf_solver;
+} multifrontal_solver;
 
-static mf_solver *mf_of(const fea_solver *s) { return s->data; }
+static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
 
-static void mf_reset(fea_solver *s) {
-  mf_solver *m = mf_of(s);
-  if (m->factor.tree && s->ctx->mf.factor_release) s->ctx->mf.factor_release(s->ctx, &m->factor);
+static void multifrontal_reset(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  if (m->factor.tree && s->ctx->multifrontal.factor_release) s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
   s->ready = 0;
 }
 
-static void mf_destroy(fea_solver *s) {
-  mf_solver *m = mf_of(s);
-  mf_reset(s);
+static void multifrontal_destroy(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  multifrontal_reset(s);
   fea_etree_free(&m->tree);
   free(m->tree_index);
   free(m->tree_of_free);
@@ -49,7 +49,7 @@ static void mf_destroy(fea_solver *s) {
 
 /* The tree numbering and the map from the problem's free DoFs into it. */
 static fea_status number_dofs(fea_solver *s) {
-  mf_solver *m = mf_of(s);
+  multifrontal_solver *m = multifrontal_of(s);
   const fea_index nd = s->space->num_dofs, nf = s->problem->num_free;
   m->tree_index = malloc((size_t)(nd ? nd : 1) * sizeof *m->tree_index);
   m->tree_of_free = malloc((size_t)(nf ? nf : 1) * sizeof *m->tree_of_free);
@@ -63,17 +63,17 @@ static fea_status number_dofs(fea_solver *s) {
   return FEA_SUCCESS;
 }
 
-static fea_status mf_setup(fea_solver *s);
-static fea_status mf_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+static fea_status multifrontal_setup(fea_solver *s);
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                            double *x, fea_index ldx);
 
-static const fea_solver_ops mf_ops = {
+static const fea_solver_ops multifrontal_ops = {
     .name = "multifrontal",
     .check_problem = NULL,
-    .reset = mf_reset,
-    .setup = mf_setup,
-    .solve = mf_solve,
-    .destroy = mf_destroy,
+    .reset = multifrontal_reset,
+    .setup = multifrontal_setup,
+    .solve = multifrontal_solve,
+    .destroy = multifrontal_destroy,
 };
 
 fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
@@ -95,19 +95,19 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
   FEA_CHECK(problem->space == space, ctx, FEA_ERR_INVALID_ARG,
             "the problem is defined on another space (%lld DoFs) than the solver's (%lld DoFs)",
             (long long)problem->space->num_dofs, (long long)space->num_dofs);
-  FEA_CHECK(d.merge == FEA_MF_MERGE_AUTO || d.merge == FEA_MF_MERGE_TENSOR ||
-                d.merge == FEA_MF_MERGE_PAIRWISE,
+  FEA_CHECK(d.merge == FEA_MULTIFRONTAL_MERGE_AUTO || d.merge == FEA_MULTIFRONTAL_MERGE_TENSOR ||
+                d.merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
             ctx, FEA_ERR_INVALID_ARG, "desc.merge = %d is not AUTO (0), TENSOR (1) or PAIRWISE (2)",
             (int)d.merge);
   FEA_CHECK(d.keep_boundary == 0 || d.keep_boundary == 1, ctx, FEA_ERR_INVALID_ARG,
             "desc.keep_boundary = %d is not 0 or 1", d.keep_boundary);
-  FEA_CHECK(ctx->mf.factor_alloc && ctx->mf.factor_release && ctx->mf.factor_level &&
-                ctx->mf.forward_level && ctx->mf.backward_level,
+  FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release && ctx->multifrontal.factor_level &&
+                ctx->multifrontal.forward_level && ctx->multifrontal.backward_level,
             ctx, FEA_ERR_UNSUPPORTED, "backend %s has no multifrontal ops", ctx->backend->prefix);
 
   fea_solver *s = NULL;
-  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &mf_ops, &s));
-  mf_solver *m = calloc(1, sizeof *m);
+  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &multifrontal_ops, &s));
+  multifrontal_solver *m = calloc(1, sizeof *m);
   fea_status st = m ? FEA_SUCCESS : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
   s->data = m;
   if (st == FEA_SUCCESS) {
@@ -128,9 +128,9 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
   return FEA_SUCCESS;
 }
 
-static fea_status mf_setup(fea_solver *s) {
+static fea_status multifrontal_setup(fea_solver *s) {
   fea_context *ctx = s->ctx;
-  mf_solver *m = mf_of(s);
+  multifrontal_solver *m = multifrontal_of(s);
   const fea_etree *t = &m->tree;
   uint64_t need = (uint64_t)t->peak_entries * sizeof(double);
   uint64_t limit = fea_memory_limit(m->desc.memory_limit_bytes);
@@ -139,19 +139,19 @@ static fea_status mf_setup(fea_solver *s) {
             "the memory limit is %llu bytes", (unsigned long long)need,
             (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
             (long long)t->max_front, (unsigned long long)limit);
-  mf_reset(s);
-  fea_mf_factor *f = &m->factor;
+  multifrontal_reset(s);
+  fea_multifrontal_factor *f = &m->factor;
   memset(f, 0, sizeof *f);
   f->tree = t;
   f->problem = s->problem;
-  FEA_CALL(ctx->mf.factor_alloc(ctx, f));
+  FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
   double t0 = fea_solver_now();
   for (int L = 0; L < t->num_levels; L++) {
     double tl = fea_solver_now();
-    fea_status st = ctx->mf.factor_level(ctx, f, L);
+    fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
     m->level_s[L] = fea_solver_now() - tl;
     if (st < 0) {
-      mf_reset(s);
+      multifrontal_reset(s);
       return st;
     }
   }
@@ -162,14 +162,14 @@ static fea_status mf_setup(fea_solver *s) {
   return FEA_SUCCESS;
 }
 
-static fea_status mf_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                            double *x, fea_index ldx) {
   fea_context *ctx = s->ctx;
-  mf_solver *m = mf_of(s);
+  multifrontal_solver *m = multifrontal_of(s);
   const fea_index nf = s->problem->num_free;
   const fea_etree *t = &m->tree;
   const fea_index N = t->num_dofs;
-  fea_mf_solve sv = {.nrhs = nrhs};
+  fea_multifrontal_solve sv = {.nrhs = nrhs};
   sv.y = calloc((size_t)(N * nrhs), sizeof *sv.y);
   sv.update = calloc((size_t)t->num_nodes, sizeof *sv.update);
   fea_status st = FEA_SUCCESS;
@@ -185,7 +185,7 @@ static fea_status mf_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
       sv.y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
   double t0 = fea_solver_now();
   for (int L = 0; L < t->num_levels && st == FEA_SUCCESS; L++)
-    st = ctx->mf.forward_level(ctx, &m->factor, &sv, L);
+    st = ctx->multifrontal.forward_level(ctx, &m->factor, &sv, L);
   double t1 = fea_solver_now();
   /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
   if (st == FEA_SUCCESS && t->keep_boundary) {
@@ -195,7 +195,7 @@ static fea_status mf_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
         sv.y[t->front_dofs[root->front_off + root->q + i] + j * N] = 0;
   }
   for (int L = t->num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
-    st = ctx->mf.backward_level(ctx, &m->factor, &sv, L);
+    st = ctx->multifrontal.backward_level(ctx, &m->factor, &sv, L);
   double t2 = fea_solver_now();
   if (st == FEA_SUCCESS) {
     m->forward_s = t1 - t0;
@@ -217,7 +217,7 @@ fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index cap
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(n, ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_boundary_schur()"));
-  const mf_solver *m = mf_of(solver);
+  const multifrontal_solver *m = multifrontal_of(solver);
   FEA_CHECK(m->desc.keep_boundary, ctx, FEA_ERR_STATE,
             "the boundary Schur complement needs a solver created with keep_boundary = 1");
   FEA_CHECK(solver->ready, ctx, FEA_ERR_STATE,
@@ -243,7 +243,7 @@ fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stat
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_stats()"));
-  const mf_solver *m = mf_of(solver);
+  const multifrontal_solver *m = multifrontal_of(solver);
   const fea_etree *t = &m->tree;
   fea_solver_stats full = FEA_SOLVER_STATS_INIT;
   full.num_levels = t->num_levels;
@@ -269,7 +269,7 @@ fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_level()"));
-  const mf_solver *m = mf_of(solver);
+  const multifrontal_solver *m = multifrontal_of(solver);
   const fea_etree *t = &m->tree;
   FEA_CHECK(level >= 0 && level < t->num_levels, solver->ctx, FEA_ERR_INVALID_ARG,
             "level %d is outside [0, %d)", level, t->num_levels);
@@ -297,7 +297,7 @@ fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_sol
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_node()"));
-  const fea_etree *t = &mf_of(solver)->tree;
+  const fea_etree *t = &multifrontal_of(solver)->tree;
   FEA_CHECK(node >= 0 && node < t->num_nodes, solver->ctx, FEA_ERR_INVALID_ARG,
             "node %lld is outside [0, %lld)", (long long)node, (long long)t->num_nodes);
   const size_t min_size = offsetof(fea_solver_node, level);

@@ -66,7 +66,7 @@ struct fea_backend {
   void (*fill_info)(const fea_context *ctx, fea_context_info *info);
   const struct fea_vector_ops *vec;
   const struct fea_operator_ops *op;
-  const struct fea_multifrontal_ops *mf;
+  const struct fea_multifrontal_ops *multifrontal;
   const struct fea_dense_ops *dense;
   const struct fea_m1_device_ops *m1;
 };

@@ -13,7 +13,7 @@ struct fea_context {
   /* Ops tables with missing slots already filled from the delegate chain. */
   struct fea_vector_ops vec;
   struct fea_dense_ops dense;
-  struct fea_multifrontal_ops mf;
+  struct fea_multifrontal_ops multifrontal;
   char resource[128];
   int nthreads;
   int bound;

@@ -32,12 +32,12 @@ typedef struct fea_etree_node {
   fea_index map_off;         /* into ext_map: r entries, this node's r rows in the parent's front */
   fea_index leaf_off;        /* leaves: into leaf_map, elements x dofs_per_element entries; else -1 */
   fea_index factor_off;      /* into the factor storage: the (q + r) x q panel [L11; L21] */
-  double flops;              /* fea_mf_node_flops(q, r) */
+  double flops;              /* fea_multifrontal_node_flops(q, r) */
 } fea_etree_node;
 
 typedef struct fea_etree {
   int dim;
-  fea_mf_merge merge;        /* TENSOR or PAIRWISE: what was built (never AUTO) */
+  fea_multifrontal_merge merge;        /* TENSOR or PAIRWISE: what was built (never AUTO) */
   int keep_boundary;
   fea_index num_nodes;
   fea_etree_node *nodes;     /* post-order: children before parents, the root last */
@@ -53,7 +53,7 @@ typedef struct fea_etree {
                                 element-local DoF: the row in the leaf front, -1 when the
                                 DoF is not in the tree (Dirichlet) */
   fea_index dofs_per_element;
-  /* Exact totals (see fea_mf_node_flops for the convention). */
+  /* Exact totals (see fea_multifrontal_node_flops for the convention). */
   double flops;              /* sum over nodes */
   double critical_path_flops;/* sum over levels of the largest node's flops */
   fea_index factor_entries;  /* sum of q^2 + q r: the stored panels */
@@ -67,19 +67,19 @@ typedef struct fea_etree {
  * keep_boundary, the space's boundary DoFs are never eliminated: they stay
  * in the root's r (the root's front then ends with their Schur complement).
  * Errors: FEA_ERR_UNSUPPORTED for a non-B-spline space, FEA_ERR_OUT_OF_MEMORY. */
-fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_mf_merge merge,
+fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_multifrontal_merge merge,
                            int keep_boundary, fea_etree *out);
 void fea_etree_free(fea_etree *t);
 
 /* The merge AUTO resolves to (see etree.c for the measurements behind it). */
-fea_mf_merge fea_etree_auto_merge(int dim);
+fea_multifrontal_merge fea_etree_auto_merge(int dim);
 
 /* Floating-point operations of one node's partial Cholesky, the single
  * convention of the tree's totals and of the numeric phase's counts:
  *   potrf of the q x q block   q^3/3 + q^2/2 + q/6
  *   trsm of the r x q block    r q^2
  *   syrk of the r x r block    q r (r + 1)   (lower triangle, 2q per entry) */
-double fea_mf_node_flops(fea_index q, fea_index r);
+double fea_multifrontal_node_flops(fea_index q, fea_index r);
 
 /* The row of tree DoF t in node n's front, or -1 when it is not there. */
 fea_index fea_etree_front_position(const fea_etree *t, fea_index n, fea_index dof);

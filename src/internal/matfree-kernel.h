@@ -8,8 +8,8 @@
  * local DoF order (fea_space_get_element_dofs), and x_e is gathered from a
  * full-DoF vector (all num_dofs entries; the caller keeps Dirichlet entries
  * at zero). The caller scatters y_e with the chosen update strategy. */
-#ifndef FEA_INTERNAL_MF_KERNEL_H
-#define FEA_INTERNAL_MF_KERNEL_H
+#ifndef FEA_INTERNAL_MATFREE_KERNEL_H
+#define FEA_INTERNAL_MATFREE_KERNEL_H
 
 #include <stdint.h>
 
@@ -23,7 +23,7 @@
  * is incremented by the adds done. With free_rows set, x and
  * y are the reduced vectors (num_free entries, indexed by row[d]) instead
  * of full-DoF ones: Dirichlet DoFs read as zero and are never written. */
-typedef struct fea_mf_target {
+typedef struct fea_matfree_target {
   double *y;                /* full-DoF output */
   const fea_index *row;     /* per DoF: its free row, or -1 */
   const int *owner;         /* per free row: the block that may write it, or NULL */
@@ -35,9 +35,9 @@ typedef struct fea_mf_target {
   fea_index first;          /* apply_add's elems NULL: the elements first .. first + count - 1 */
   const unsigned char *blk_run; /* with elem_blk (or NULL): per element e, how many elements
                                    from e on have elem_blk[e] (at most 255) */
-} fea_mf_target;
+} fea_matfree_target;
 
-typedef struct fea_mf_kernel_ops {
+typedef struct fea_matfree_kernel_ops {
   const char *name;                 /* "element-matrix", "sum-factorization" */
   /* Whether this kernel serves the problem; else 0 and a sentence in why. */
   int (*supports)(const fea_problem *pb, char *why, size_t len);
@@ -56,11 +56,11 @@ typedef struct fea_mf_kernel_ops {
   void (*apply)(const void *state, const fea_index *elems, int count, const double *x_full,
                 double *y, double *scratch);
   /* Optional (NULL: not offered): apply, and add the results into the
-   * target (see fea_mf_target) element by element in the order of elems
+   * target (see fea_matfree_target) element by element in the order of elems
    * (NULL: the consecutive elements target->first ..), without handing y_e
    * back: for update strategies that need no protection. */
   void (*apply_add)(const void *state, const fea_index *elems, int count, const double *x_full,
-                    const fea_mf_target *target, double *scratch);
+                    const fea_matfree_target *target, double *scratch);
   /* d[k * nb + i] = K_e[i][i] for e = elems[k]. */
   void (*diagonal)(const void *state, const fea_index *elems, int count, double *d,
                    double *scratch);
@@ -71,7 +71,7 @@ typedef struct fea_mf_kernel_ops {
   uint64_t (*memory)(const void *state);
   /* What ran: e.g. "sum-factorization p=3 avx2 x4" or "... generic". */
   const char *(*describe)(const void *state);
-} fea_mf_kernel_ops;
+} fea_matfree_kernel_ops;
 
 /* The element-matrix kernel's data, read-only (for device uploads):
  * K[g * nb * nb + i * nb + j] row-major per group, group[e] each element's. */
@@ -84,9 +84,9 @@ typedef struct fea_em_view {
 } fea_em_view;
 
 /* The view of an element-matrix kernel state (element-matrix.c). */
-void fea_mf_element_matrix_view(const void *state, fea_em_view *view);
+void fea_matfree_element_matrix_view(const void *state, fea_em_view *view);
 
-extern const fea_mf_kernel_ops fea_mf_kernel_element_matrix;  /* element-matrix.c */
-extern const fea_mf_kernel_ops fea_mf_kernel_sumfact;         /* sumfact*.c */
+extern const fea_matfree_kernel_ops fea_matfree_kernel_element_matrix;  /* element-matrix.c */
+extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact;         /* sumfact*.c */
 
 #endif

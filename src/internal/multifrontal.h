@@ -24,7 +24,7 @@ struct fea_etree;
 struct fea_problem;
 
 /* One factorization: the tree, the problem it integrates, and the storage. */
-typedef struct fea_mf_factor {
+typedef struct fea_multifrontal_factor {
   const struct fea_etree *tree;
   const struct fea_problem *problem;
   double *panels;            /* tree->factor_entries: every node's [L11; L21] */
@@ -40,31 +40,31 @@ typedef struct fea_mf_factor {
    * copy of the root's Schur block. */
   void *backend;
   uint64_t device_bytes;     /* device memory the factorization reserved (0 on the CPU) */
-} fea_mf_factor;
+} fea_multifrontal_factor;
 
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
-typedef struct fea_mf_solve {
+typedef struct fea_multifrontal_solve {
   fea_index nrhs;
   double *y;                 /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
   double **update;           /* per node, during forward: its (q + r) x nrhs work block */
-} fea_mf_solve;
+} fea_multifrontal_solve;
 
 struct fea_multifrontal_ops {
   /* Allocate f->panels, f->schur, f->leaf_load (zeroed) and f->load; the
    * caller has checked the memory estimate. */
-  fea_status (*factor_alloc)(fea_context *ctx, fea_mf_factor *f);
-  void (*factor_release)(fea_context *ctx, fea_mf_factor *f);
+  fea_status (*factor_alloc)(fea_context *ctx, fea_multifrontal_factor *f);
+  void (*factor_release)(fea_context *ctx, fea_multifrontal_factor *f);
   /* Factor every node of level `level` (all lower levels are done): assemble
    * the front (leaves integrate their elements, others extend-add their
    * children's Schur blocks), potrf, trsm, syrk; then free the children's
    * Schur blocks. After level 0 f->load holds the problem's load.
    * FEA_ERR_NOT_POSDEF names the node (index, level, element box). */
-  fea_status (*factor_level)(fea_context *ctx, fea_mf_factor *f, int level);
+  fea_status (*factor_level)(fea_context *ctx, fea_multifrontal_factor *f, int level);
   /* Forward substitution L y = b over one level, leaves first. */
-  fea_status (*forward_level)(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+  fea_status (*forward_level)(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                               int level);
   /* Backward substitution L^T x = y over one level, root first. */
-  fea_status (*backward_level)(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+  fea_status (*backward_level)(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                int level);
 };
 
@@ -74,12 +74,12 @@ struct fea_multifrontal_ops {
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the
  * caller has zeroed, and the leaf's q + r load entries into load (zeroed).
  * The element work time goes to *integrate_s. Thread-safe across leaves. */
-fea_status fea_mf_assemble_leaf(fea_context *ctx, const fea_mf_factor *f, fea_index n, double *P,
+fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, double *P,
                                 double *S, double *load, double *integrate_s);
 
 /* The error of node n failing with st for the reason why (another message):
  * names the node, its level, element box, q and r. */
-fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status st,
+fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status st,
                              const char *why);
 
 #endif

@@ -1,7 +1,7 @@
 /* The multigrid object, shared by its three translation units only (and the
  * unit test): the hierarchy (src/multigrid/hierarchy.c), the smoothers
- * (multigrid-smoother.c) and the cycles, the iterations and the object's
- * life cycle (multigrid-cycle.c). */
+ * (smoother.c) and the cycles, the iterations and the object's
+ * life cycle (cycle.c). */
 #ifndef FEA_INTERNAL_MULTIGRID_IMPL_H
 #define FEA_INTERNAL_MULTIGRID_IMPL_H
 
@@ -41,7 +41,7 @@ struct fea_mg {
   fea_multigrid_stats stats;
 };
 
-/* ---- hierarchy (multigrid-hierarchy.c) ---- */
+/* ---- hierarchy (hierarchy.c) ---- */
 
 /* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on an
  * order-1 Lagrange space of a 2D or 3D structured mesh. */
@@ -59,7 +59,7 @@ void fea_mg_hierarchy_free(fea_mg *mg);
 fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine,
                                const fea_problem *coarse, fea_matrix **P);
 
-/* ---- smoothers (multigrid-smoother.c) ---- */
+/* ---- smoothers (smoother.c) ---- */
 
 /* Diagonals and eigenvalue estimates of the smoothing levels; refuses an
  * unstable Richardson omega (FEA_ERR_INVALID_ARG naming level, omega and

@@ -16,7 +16,7 @@
 
 /* What the host built, read-only during create (freed afterwards). */
 typedef struct fea_op_device_src {
-  fea_operator_kind kind;          /* FEA_OPERATOR_CSR or FEA_OPERATOR_MF_ELEMENT_MATRIX */
+  fea_operator_kind kind;          /* FEA_OPERATOR_CSR or FEA_OPERATOR_MATFREE_ELEMENT_MATRIX */
   fea_update_strategy strategy;    /* MF: FEA_UPDATE_ATOMIC_CAS or FEA_UPDATE_COLORING */
   const fea_matrix *A;             /* CSR: the assembled reduced matrix */
   fea_em_view em;                  /* MF: the element-matrix kernel's data */
@@ -40,7 +40,7 @@ struct fea_operator_ops {
 
 /* Accessors of the CPU implementations, for the upload. */
 const fea_matrix *fea_operator_csr_matrix(const fea_operator *op);           /* operator-csr.c */
-fea_status fea_operator_mf_kernel_state(const fea_operator *op, const fea_mf_kernel_ops **k,
-                                        const void **state);                 /* operator-mf.c */
+fea_status fea_operator_matfree_kernel_state(const fea_operator *op, const fea_matfree_kernel_ops **k,
+                                        const void **state);                 /* operator-matfree.c */
 
 #endif

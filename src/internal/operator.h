@@ -34,12 +34,12 @@ struct fea_operator {
 /* Build the implementations into op (op->problem, ctx, num_free set);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
 fea_status fea_operator_csr_build(fea_operator *op);
-fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kernel,
+fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
                                  fea_update_strategy strategy);
 
 /* The reduced right-hand side element by element, without a global matrix
- * (operator-mf.c); the same sums in the same order as the reference. */
-fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b);
+ * (operator-matfree.c); the same sums in the same order as the reference. */
+fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b);
 
 /* z = M^-1 r on host arrays of the operator's num_free entries. */
 typedef fea_status (*fea_cg_precond_fn)(void *user, const double *r, double *z);

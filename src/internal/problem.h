@@ -14,7 +14,7 @@ struct fea_problem {
   fea_quadrature quad;        /* element rule for the forms */
   fea_index num_free;
   fea_index *free_index;      /* per DoF: its row in the reduced system, or -1 on the boundary;
-                                 rows in DoF order (operator-mf.c's runs rely on it) */
+                                 rows in DoF order (operator-matfree.c's runs rely on it) */
   double *dirichlet;          /* per DoF: the interpolant of g (used on boundary DoFs only) */
 };
 

@@ -1,5 +1,5 @@
-/* The M1 solver object, shared by its setup (schur-m1.c) and solve
- * (schur-m1-solve.c) only. */
+/* The M1 solver object, shared by its setup (m1-setup.c) and solve
+ * (m1-solve.c) only. */
 #ifndef FEA_INTERNAL_SCHUR_M1_IMPL_H
 #define FEA_INTERNAL_SCHUR_M1_IMPL_H
 

@@ -301,7 +301,7 @@ static const char *em_describe(const void *state) {
   return ((const em_state *)state)->describe;
 }
 
-void fea_mf_element_matrix_view(const void *state, fea_em_view *view) {
+void fea_matfree_element_matrix_view(const void *state, fea_em_view *view) {
   const em_state *s = state;
   view->nb = s->nb;
   view->ne = s->ne;
@@ -311,7 +311,7 @@ void fea_mf_element_matrix_view(const void *state, fea_em_view *view) {
   view->group = s->group;
 }
 
-const fea_mf_kernel_ops fea_mf_kernel_element_matrix = {
+const fea_matfree_kernel_ops fea_matfree_kernel_element_matrix = {
     .name = "element-matrix",
     .supports = em_supports,
     .create = em_create,

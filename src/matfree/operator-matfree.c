@@ -35,10 +35,10 @@
 #include "operator-device.h"
 #include "pattern.h"
 
-#define MF_MAX_BATCH 256
+#define MATFREE_MAX_BATCH 256
 
-typedef struct mf_op {
-  const fea_mf_kernel_ops *k;
+typedef struct matfree_op {
+  const fea_matfree_kernel_ops *k;
   void *ks;                 /* kernel state */
   int batch, nb;
   fea_index ne, ndofs, nf;
@@ -48,31 +48,31 @@ typedef struct mf_op {
   fea_index nruns;
   fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
   fea_index *run_dof;       /* nruns: its first DoF */
-  int *elem_blk;            /* ne, for apply_add (see fea_mf_target), or NULL */
-  unsigned char *blk_run;   /* ne, with elem_blk under row owners (see fea_mf_target), or NULL */
+  int *elem_blk;            /* ne, for apply_add (see fea_matfree_target), or NULL */
+  unsigned char *blk_run;   /* ne, with elem_blk under row owners (see fea_matfree_target), or NULL */
   int free_rows;            /* apply_add on the reduced vectors (no embedding) */
   const double *x_in;       /* free_rows: this application's x and y */
   double *y_out;
   fea_conc_job *job;
   fea_conc_plan plan;
   fea_update_strategy strategy;
-} mf_op;
+} matfree_op;
 
 /* A thread's cache of one kernel batch: the strategies ask for elements one
  * at a time, the kernel prefers them by the batch. */
-typedef struct mf_worker {
-  fea_index elems[MF_MAX_BATCH];
+typedef struct matfree_worker {
+  fea_index elems[MATFREE_MAX_BATCH];
   fea_index first;          /* >= 0: the batch is first .. first + count - 1, not in elems */
   int count, cursor;
   int blk;                  /* direct updates: the pass (w->blk) of the batch */
   double *y, *scratch;
   int blas_prev;
-} mf_worker;
+} matfree_worker;
 
 static int work_init(fea_conc_worker *w) {
-  const mf_op *m = w->job->work_arg;
+  const matfree_op *m = w->job->work_arg;
   const size_t nb = (size_t)m->nb;
-  mf_worker *x = calloc(1, sizeof *x);
+  matfree_worker *x = calloc(1, sizeof *x);
   if (x) {
     x->y = malloc(nb * (size_t)m->batch * sizeof *x->y);
     x->scratch = malloc(((size_t)m->k->scratch_doubles(m->ks) + 1) * sizeof *x->scratch);
@@ -94,7 +94,7 @@ static int work_init(fea_conc_worker *w) {
 }
 
 static void work_fini(fea_conc_worker *w) {
-  mf_worker *x = w->ext;
+  matfree_worker *x = w->ext;
   if (!x) return;
   fea_blas_pop_threads(x->blas_prev);
   free(x->y);
@@ -105,7 +105,7 @@ static void work_fini(fea_conc_worker *w) {
 /* Direct updates (w->direct): add the whole batch's y_e into the target,
  * element by element in the batch's order, the free rows this worker may
  * write only. */
-static void scatter_batch(const mf_op *m, fea_conc_worker *w, const mf_worker *x) {
+static void scatter_batch(const matfree_op *m, fea_conc_worker *w, const matfree_worker *x) {
   const int nb = m->nb, blk = w->blk;
   const int *own = w->owner;
   const fea_index *fi = w->job->pb->free_index;
@@ -124,13 +124,13 @@ static void scatter_batch(const mf_op *m, fea_conc_worker *w, const mf_worker *x
   w->ctr->updates += n;
 }
 
-static inline fea_index batch_elem(const mf_worker *x, int i) {
+static inline fea_index batch_elem(const matfree_worker *x, int i) {
   return x->first >= 0 ? x->first + i : x->elems[i];
 }
 
 static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, fea_index end) {
-  const mf_op *m = w->job->work_arg;
-  mf_worker *x = w->ext;
+  const matfree_op *m = w->job->work_arg;
+  matfree_worker *x = w->ext;
   const fea_index e = seq ? seq[k] : k;
   if (w->direct && x->blk != w->blk) { /* another pass: its batches start afresh */
     x->count = x->cursor = 0;
@@ -138,7 +138,7 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
   }
   /* Direct loops skip what a batch served (w->served) or visit it in
    * order, so only the next element of the batch can be one already
-   * served: no search (a batch has up to MF_MAX_BATCH elements). */
+   * served: no search (a batch has up to MATFREE_MAX_BATCH elements). */
   if (w->direct) {
     if (x->cursor < x->count && batch_elem(x, x->cursor) != e) x->cursor = x->count;
   } else {
@@ -161,7 +161,7 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     x->count = n;
     x->cursor = 0;
     if (add) {
-      const fea_mf_target tg = {m->free_rows ? m->y_out : w->job->target,
+      const fea_matfree_target tg = {m->free_rows ? m->y_out : w->job->target,
                                 w->job->pb->free_index, w->owner, w->blk, m->elem_blk,
                                 &w->ctr->updates, m->free_rows, x->first, m->blk_run};
       m->k->apply_add(m->ks, x->first >= 0 ? NULL : x->elems, n,
@@ -199,10 +199,10 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
   return 1;
 }
 
-static const fea_conc_work mf_work = {work_init, work_fini, work_element};
+static const fea_conc_work matfree_work = {work_init, work_fini, work_element};
 
-static fea_status mf_apply(const fea_operator *op, const double *x, double *y, int add) {
-  mf_op *m = op->data;
+static fea_status matfree_apply(const fea_operator *op, const double *x, double *y, int add) {
+  matfree_op *m = op->data;
   const fea_index nf = m->nf;
   const int T = m->job->cfg.threads;
   if (m->free_rows) { /* the kernel reads x and adds into y themselves */
@@ -248,8 +248,8 @@ static fea_status mf_apply(const fea_operator *op, const double *x, double *y, i
   return FEA_SUCCESS;
 }
 
-static fea_status mf_diagonal(const fea_operator *op, double *d) {
-  const mf_op *m = op->data;
+static fea_status matfree_diagonal(const fea_operator *op, double *d) {
+  const matfree_op *m = op->data;
   const int nb = m->nb, B = m->batch;
   const fea_index *fi = op->problem->free_index;
   double *de = malloc((size_t)nb * (size_t)B * sizeof *de);
@@ -260,7 +260,7 @@ static fea_status mf_diagonal(const fea_operator *op, double *d) {
     return FEA_ERROR(op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a batch of diagonals");
   }
   memset(d, 0, (size_t)m->nf * sizeof *d);
-  fea_index elems[MF_MAX_BATCH];
+  fea_index elems[MATFREE_MAX_BATCH];
   /* Serial, in element order: once per solve, and deterministic. */
   for (fea_index e0 = 0; e0 < m->ne; e0 += B) {
     int n = m->ne - e0 < B ? (int)(m->ne - e0) : B;
@@ -277,8 +277,8 @@ static fea_status mf_diagonal(const fea_operator *op, double *d) {
   return FEA_SUCCESS;
 }
 
-static void mf_destroy(void *data) {
-  mf_op *m = data;
+static void matfree_destroy(void *data) {
+  matfree_op *m = data;
   if (!m) return;
   if (m->ks) m->k->destroy(m->ks);
   fea_conc_plan_free(&m->plan);
@@ -293,19 +293,19 @@ static void mf_destroy(void *data) {
   free(m);
 }
 
-static const fea_operator_impl mf_impl = {mf_apply, mf_diagonal, mf_destroy};
+static const fea_operator_impl matfree_impl = {matfree_apply, matfree_diagonal, matfree_destroy};
 
-fea_status fea_operator_mf_kernel_state(const fea_operator *op, const fea_mf_kernel_ops **k,
+fea_status fea_operator_matfree_kernel_state(const fea_operator *op, const fea_matfree_kernel_ops **k,
                                         const void **state) {
-  FEA_CHECK(op->impl == &mf_impl, op->ctx, FEA_ERR_STATE, "the operator is not matrix-free");
-  const mf_op *m = op->data;
+  FEA_CHECK(op->impl == &matfree_impl, op->ctx, FEA_ERR_STATE, "the operator is not matrix-free");
+  const matfree_op *m = op->data;
   *k = m->k;
   *state = m->ks;
   return FEA_SUCCESS;
 }
 
 /* The strategy (AUTO's pick), its availability and its plan. */
-static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy s) {
+static fea_status pick_strategy(fea_operator *op, matfree_op *m, fea_update_strategy s) {
   fea_conc_job *job = m->job;
   m->plan.strategy = FEA_UPDATE_AUTO;
   if (s == FEA_UPDATE_AUTO) s = fea_conc_auto_pick(job, job->cfg.threads, &m->plan);
@@ -322,7 +322,7 @@ static fea_status pick_strategy(fea_operator *op, mf_op *m, fea_update_strategy 
 
 /* Runs of free rows r0..r1 whose DoFs are consecutive too: as the rows
  * are numbered in DoF order (problem.h), the runs of free DoFs. */
-static fea_status build_runs(fea_operator *op, mf_op *m) {
+static fea_status build_runs(fea_operator *op, matfree_op *m) {
   const fea_index *fi = op->problem->free_index;
   fea_index nr = 0;
   for (fea_index d = 0; d < m->ndofs; d++) nr += fi[d] >= 0 && (d == 0 || fi[d - 1] < 0);
@@ -348,7 +348,7 @@ static fea_status build_runs(fea_operator *op, mf_op *m) {
  * share's flags differed; then, share by share from the last, the counts
  * that run on into the next share are carried across (at most 255
  * elements each: past those the count is 255 already). */
-static void build_blk_run(mf_op *m, int threads) {
+static void build_blk_run(matfree_op *m, int threads) {
   const fea_index ne = m->ne;
   const int *f = m->elem_blk;
   unsigned char *run = m->blk_run;
@@ -377,7 +377,7 @@ static void build_blk_run(mf_op *m, int threads) {
  * -1 where its free rows have several owners or there are none. With
  * ownership, the plan's elem_block (made in the plan's last pass over the
  * rows). */
-static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
+static fea_status build_elem_blk(fea_operator *op, matfree_op *m) {
   const fea_update_strategy s = m->strategy;
   if (!m->k->apply_add ||
       (s != FEA_UPDATE_SERIAL && s != FEA_UPDATE_COLORING && s != FEA_UPDATE_PRIVATE_BUFFERS))
@@ -407,7 +407,7 @@ static fea_status build_elem_blk(fea_operator *op, mf_op *m) {
   return FEA_SUCCESS;
 }
 
-static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
+static fea_status matfree_setup(fea_operator *op, matfree_op *m, fea_update_strategy s) {
   const fea_problem *pb = op->problem;
   const fea_space *sp = pb->space;
   m->nb = sp->dofs_per_element;
@@ -429,12 +429,12 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   FEA_CALL(m->k->create(pb, m->edofs, &m->ks));
   m->batch = m->k->batch(m->ks);
   if (m->batch < 1) m->batch = 1;
-  if (m->batch > MF_MAX_BATCH) m->batch = MF_MAX_BATCH;
+  if (m->batch > MATFREE_MAX_BATCH) m->batch = MATFREE_MAX_BATCH;
   fea_conc_job *job = m->job;
   fea_conc_job_init(job, pb, m->edofs);
   job->target = m->y_full;
   job->target_len = m->ndofs;
-  job->work = &mf_work;
+  job->work = &matfree_work;
   job->work_arg = m;
   job->cfg.threads = op->ctx->nthreads > 0 ? op->ctx->nthreads : 1;
   job->cfg.lock_stripe = 8;
@@ -449,17 +449,17 @@ static fea_status mf_setup(fea_operator *op, mf_op *m, fea_update_strategy s) {
   return FEA_SUCCESS;
 }
 
-fea_status fea_operator_mf_build(fea_operator *op, const fea_mf_kernel_ops *kernel,
+fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
                                  fea_update_strategy strategy) {
-  mf_op *m = calloc(1, sizeof *m);
+  matfree_op *m = calloc(1, sizeof *m);
   FEA_CHECK(m, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the matrix-free operator");
   m->k = kernel;
-  fea_status st = mf_setup(op, m, strategy);
+  fea_status st = matfree_setup(op, m, strategy);
   if (st != FEA_SUCCESS) {
-    mf_destroy(m);
+    matfree_destroy(m);
     return st;
   }
-  op->impl = &mf_impl;
+  op->impl = &matfree_impl;
   op->data = m;
   op->info.strategy_run = m->strategy;
   snprintf(op->info.kernel, sizeof op->info.kernel, "%s", kernel->describe(m->ks));

@@ -9,7 +9,7 @@
 #include "operator.h"
 #include "space.h"
 
-fea_status fea_operator_mf_rhs(const fea_problem *pb, double *b) {
+fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
   const fea_space *s = pb->space;
   const int nb = s->dofs_per_element;
   memset(b, 0, (size_t)pb->num_free * sizeof *b);

@@ -147,7 +147,7 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_
         free_index[i] = next++;
       }
     }
-    st = fea_etree_build(s, free_index, FEA_MF_MERGE_AUTO, 0, t);
+    st = fea_etree_build(s, free_index, FEA_MULTIFRONTAL_MERGE_AUTO, 0, t);
   }
   free(free_index);
   (void)fea_space_destroy(&s);
@@ -169,7 +169,7 @@ fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, in
       nodes[k].q = t.nodes[k].q;
       nodes[k].r = t.nodes[k].r;
     }
-    st = fea_cost_critical_path(ctx, nodes, t.num_nodes, fea_mf_node_flops, nproc,
+    st = fea_cost_critical_path(ctx, nodes, t.num_nodes, fea_multifrontal_node_flops, nproc,
                                 &c->critical_path_flops);
   }
   if (st == FEA_SUCCESS) {

@@ -61,7 +61,7 @@ typedef struct builder {
   const fea_space *s;
   const fea_index *free_index;
   int dim, keep_boundary;
-  fea_mf_merge merge;
+  fea_multifrontal_merge merge;
   dir_info dir[3];
   fea_index stride[3];       /* DoF index = sum i_k stride_k */
   fea_etree_node *nodes;
@@ -75,14 +75,14 @@ typedef struct builder {
   fea_status st;
 } builder;
 
-double fea_mf_node_flops(fea_index q, fea_index r) {
+double fea_multifrontal_node_flops(fea_index q, fea_index r) {
   double dq = (double)q, dr = (double)r;
   return dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0 + dr * dq * dq + dq * dr * (dr + 1.0);
 }
 
-fea_mf_merge fea_etree_auto_merge(int dim) {
+fea_multifrontal_merge fea_etree_auto_merge(int dim) {
   (void)dim;
-  return FEA_MF_MERGE_PAIRWISE;
+  return FEA_MULTIFRONTAL_MERGE_PAIRWISE;
 }
 
 static void dir_free(dir_info *d) {
@@ -221,7 +221,7 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
                        fea_index n) {
   fea_index cut[3] = {-1, -1, -1};
   int nsplit = 0;
-  if (b->merge == FEA_MF_MERGE_TENSOR) {
+  if (b->merge == FEA_MULTIFRONTAL_MERGE_TENSOR) {
     for (int k = 0; k < b->dim; k++) {
       int sep;
       cut[k] = split_at(&b->dir[k], lo[k], hi[k], &sep);
@@ -377,7 +377,7 @@ static fea_status finish(const fea_space *s, const fea_index *free_index, fea_et
   for (fea_index n = 0; n < nn; n++) {
     fea_etree_node *nd = &t->nodes[n];
     t->level_start[nd->level + 1]++;
-    nd->flops = fea_mf_node_flops(nd->q, nd->r);
+    nd->flops = fea_multifrontal_node_flops(nd->q, nd->r);
     t->flops += nd->flops;
     if (nd->flops > level_max[nd->level]) level_max[nd->level] = nd->flops;
     nd->factor_off = factor;
@@ -461,17 +461,17 @@ void fea_etree_free(fea_etree *t) {
   memset(t, 0, sizeof *t);
 }
 
-fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_mf_merge merge,
+fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_multifrontal_merge merge,
                            int keep_boundary, fea_etree *out) {
   memset(out, 0, sizeof *out);
   FEA_CHECK(s->kind == FEA_SPACE_BSPLINE, s->ctx, FEA_ERR_UNSUPPORTED,
             "the multifrontal tree needs a B-spline space, not a %s space",
             s->kind == FEA_SPACE_LAGRANGE ? "Lagrange" : "non-B-spline");
-  FEA_CHECK(merge == FEA_MF_MERGE_AUTO || merge == FEA_MF_MERGE_TENSOR ||
-                merge == FEA_MF_MERGE_PAIRWISE,
+  FEA_CHECK(merge == FEA_MULTIFRONTAL_MERGE_AUTO || merge == FEA_MULTIFRONTAL_MERGE_TENSOR ||
+                merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
             s->ctx, FEA_ERR_INVALID_ARG, "unknown merge %d (AUTO, TENSOR or PAIRWISE)", (int)merge);
   builder b = {.s = s, .free_index = free_index, .dim = s->dim, .keep_boundary = keep_boundary,
-               .merge = merge == FEA_MF_MERGE_AUTO ? fea_etree_auto_merge(s->dim) : merge,
+               .merge = merge == FEA_MULTIFRONTAL_MERGE_AUTO ? fea_etree_auto_merge(s->dim) : merge,
                .st = FEA_SUCCESS};
   fea_index st = 1;
   for (int k = 0; k < 3; k++) {

@@ -44,10 +44,10 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
   FEA_CHECK(d->chebyshev_range > 1.0 && isfinite(d->chebyshev_range), ctx, FEA_ERR_INVALID_ARG,
             "chebyshev_range is %g; it must be finite and > 1", d->chebyshev_range);
   FEA_CHECK(d->operator_kind == FEA_OPERATOR_CSR ||
-                d->operator_kind == FEA_OPERATOR_MF_ELEMENT_MATRIX ||
-                d->operator_kind == FEA_OPERATOR_MF_SUMFACT,
+                d->operator_kind == FEA_OPERATOR_MATFREE_ELEMENT_MATRIX ||
+                d->operator_kind == FEA_OPERATOR_MATFREE_SUMFACT,
             ctx, FEA_ERR_INVALID_ARG, "operator_kind is %d; valid: 0..%d", (int)d->operator_kind,
-            (int)FEA_OPERATOR_MF_SUMFACT);
+            (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
             "strategy is %d; valid: 0..%d", (int)d->strategy, (int)FEA_UPDATE_AUTO);
   FEA_CHECK(d->krylov == 0 || d->krylov == 1, ctx, FEA_ERR_INVALID_ARG, "krylov is %d, not 0 or 1",

@@ -2,7 +2,7 @@
  * matrix, the Schur complements Lambda and Pi in FP64, the explicit inverses
  * C_1^-1 and Pi^-1, and their conversion to the working precision (FP64,
  * FP32, or FP16/BF16 with D and the vectors in FP32). The solve and the
- * iterative refinement are in schur-m1-solve.c. */
+ * iterative refinement are in m1-solve.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

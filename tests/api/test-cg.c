@@ -9,8 +9,8 @@
  *   the residual history; bad input is refused. */
 #include "solve-common.h"
 
-static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MF_ELEMENT_MATRIX,
-                                          FEA_OPERATOR_MF_SUMFACT};
+static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX,
+                                          FEA_OPERATOR_MATFREE_SUMFACT};
 
 typedef struct sine_problem {
   manufactured m;
@@ -85,7 +85,7 @@ Test(cg, pcg_matrix_free_2d_q2_converges_at_order_3, .timeout = 120) {
     sine_make(&s, 2, 2, ns[i]);
     double *u = malloc((size_t)s.nf * sizeof *u);
     fea_cg_stats st = FEA_CG_STATS_INIT;
-    err[i] = pcg_solve(&s, FEA_OPERATOR_MF_SUMFACT, 1, u, &st);
+    err[i] = pcg_solve(&s, FEA_OPERATOR_MATFREE_SUMFACT, 1, u, &st);
     cr_expect(st.converged && st.iterations > 0 && st.final_residual <= 1e-12 * 1e3);
     cr_expect_geq(st.solve_s, st.apply_s);
     /* The same discrete solution as a direct solve of the reference system. */
@@ -118,7 +118,7 @@ Test(cg, pcg_matrix_free_3d_q2_order, .timeout = 120) {
     sine_make(&s, 3, 2, 3 << i);
     double *u = malloc((size_t)s.nf * sizeof *u);
     fea_cg_stats st = FEA_CG_STATS_INIT;
-    err[i] = pcg_solve(&s, FEA_OPERATOR_MF_SUMFACT, 1, u, &st);
+    err[i] = pcg_solve(&s, FEA_OPERATOR_MATFREE_SUMFACT, 1, u, &st);
     cr_expect(st.converged);
     free(u);
     sine_free(&s);

@@ -93,5 +93,5 @@ static void check_kind(fea_operator_kind kind, int p1, int order) {
 }
 
 Test(eigenvalues, csr_q1) { check_kind(FEA_OPERATOR_CSR, 0, 1); }
-Test(eigenvalues, sumfact_q2) { check_kind(FEA_OPERATOR_MF_SUMFACT, 0, 2); }
-Test(eigenvalues, element_matrix_p1) { check_kind(FEA_OPERATOR_MF_ELEMENT_MATRIX, 1, 1); }
+Test(eigenvalues, sumfact_q2) { check_kind(FEA_OPERATOR_MATFREE_SUMFACT, 0, 2); }
+Test(eigenvalues, element_matrix_p1) { check_kind(FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, 1, 1); }

@@ -25,14 +25,14 @@ static double wavy_sigma(const double *x, void *user) {
   return s;
 }
 
-typedef struct mf_case {
+typedef struct multifrontal_case {
   int dim;
   int p[3];
   fea_index n[3];
   int repeated; /* 0: open uniform; 1: interior knots of multiplicity 2 (p >= 2) and p (C0) */
-} mf_case;
+} multifrontal_case;
 
-static fea_space *make_space(fea_context *ctx, const mf_case *c) {
+static fea_space *make_space(fea_context *ctx, const multifrontal_case *c) {
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   d.dim = c->dim;
   for (int k = 0; k < c->dim; k++) {
@@ -90,7 +90,7 @@ static double *reference_solution(fea_problem *pb, fea_index *nf) {
   return b;
 }
 
-static double *mf_solution(fea_context *ctx, fea_space *s, fea_problem *pb, fea_mf_merge merge) {
+static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem *pb, fea_multifrontal_merge merge) {
   fea_index nf = 0;
   OK(fea_problem_get_num_free_dofs(pb, &nf));
   fea_solver_desc d = FEA_SOLVER_DESC_INIT;
@@ -114,7 +114,7 @@ static double max_rel_diff(const double *x, const double *y, fea_index n) {
   return m > 0 ? d / m : d;
 }
 
-static void check_case(const char *resource, const mf_case *c, int lifted, int variable_sigma) {
+static void check_case(const char *resource, const multifrontal_case *c, int lifted, int variable_sigma) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
   manufactured m = {c->dim};
@@ -122,10 +122,10 @@ static void check_case(const char *resource, const mf_case *c, int lifted, int v
   fea_problem *pb = make_problem(s, &m, lifted, variable_sigma, 1.0);
   fea_index nf = 0;
   double *ref = reference_solution(pb, &nf);
-  static const fea_mf_merge merges[] = {FEA_MF_MERGE_TENSOR, FEA_MF_MERGE_PAIRWISE,
-                                        FEA_MF_MERGE_AUTO};
+  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR, FEA_MULTIFRONTAL_MERGE_PAIRWISE,
+                                        FEA_MULTIFRONTAL_MERGE_AUTO};
   for (int mi = 0; mi < 3; mi++) {
-    double *x = mf_solution(ctx, s, pb, merges[mi]);
+    double *x = multifrontal_solution(ctx, s, pb, merges[mi]);
     double diff = max_rel_diff(x, ref, nf);
     cr_assert(diff <= 1e-10,
               "[%s] dim %d p (%d, %d, %d) n (%lld, %lld, %lld) repeated %d merge %d: max relative "
@@ -142,68 +142,68 @@ static void check_case(const char *resource, const mf_case *c, int lifted, int v
 
 #define CPU_BACKENDS {{"/cpu/ref"}, {"/cpu/threads"}}
 
-#define MF_TEST(Name)                                                                        \
-  ParameterizedTestParameters(mf, Name) {                                                    \
+#define MULTIFRONTAL_TEST(Name)                                                                        \
+  ParameterizedTestParameters(multifrontal, Name) {                                                    \
     static struct backend_param cpus[] = CPU_BACKENDS;                                       \
     return cr_make_param_array(struct backend_param, cpus, sizeof cpus / sizeof cpus[0]);    \
   }                                                                                          \
   static void mf_##Name##_body(const char *resource);                                        \
-  ParameterizedTest(struct backend_param *param, mf, Name, .timeout = 300) {                 \
+  ParameterizedTest(struct backend_param *param, multifrontal, Name, .timeout = 300) {                 \
     fea_test_backend = param->resource;                                                      \
     mf_##Name##_body(param->resource);                                                       \
   }                                                                                          \
   static void mf_##Name##_body(const char *resource)
 
-MF_TEST(lapack_1d) {
+MULTIFRONTAL_TEST(lapack_1d) {
   for (int p = 1; p <= 5; p++) {
     const fea_index ns[] = {1, 2, p, 2 * p + 3, 17, 24};
     for (int i = 0; i < 6; i++)
       for (int rep = 0; rep <= 1; rep++) {
-        mf_case c = {1, {p, 0, 0}, {ns[i], 1, 1}, rep};
+        multifrontal_case c = {1, {p, 0, 0}, {ns[i], 1, 1}, rep};
         check_case(resource, &c, rep, rep);
       }
   }
 }
 
-MF_TEST(lapack_2d) {
+MULTIFRONTAL_TEST(lapack_2d) {
   for (int p = 1; p <= 5; p++) {
     const fea_index ns[][2] = {{1, 1}, {2, 3}, {7, 6}, {12, 13}};
     for (int i = 0; i < 4; i++) {
-      mf_case c = {2, {p, p, 0}, {ns[i][0], ns[i][1], 1}, 0};
+      multifrontal_case c = {2, {p, p, 0}, {ns[i][0], ns[i][1], 1}, 0};
       check_case(resource, &c, i % 2, i >= 2);
     }
-    mf_case r = {2, {p, p, 0}, {11, 9, 1}, 1};
+    multifrontal_case r = {2, {p, p, 0}, {11, 9, 1}, 1};
     check_case(resource, &r, 1, 0);
   }
   /* Different degrees per direction. */
-  mf_case mixed = {2, {1, 3, 0}, {14, 9, 1}, 0};
+  multifrontal_case mixed = {2, {1, 3, 0}, {14, 9, 1}, 0};
   check_case(resource, &mixed, 1, 1);
-  mf_case mixed2 = {2, {4, 2, 0}, {10, 17, 1}, 1};
+  multifrontal_case mixed2 = {2, {4, 2, 0}, {10, 17, 1}, 1};
   check_case(resource, &mixed2, 1, 0);
 }
 
-MF_TEST(lapack_3d) {
+MULTIFRONTAL_TEST(lapack_3d) {
   for (int p = 1; p <= 3; p++) {
-    mf_case c = {3, {p, p, p}, {4, 5, 3}, 0};
+    multifrontal_case c = {3, {p, p, p}, {4, 5, 3}, 0};
     check_case(resource, &c, 1, 0);
-    mf_case e = {3, {p, p, p}, {2 * (p + 1), 2 * (p + 1), 2 * (p + 1)}, 0};
+    multifrontal_case e = {3, {p, p, p}, {2 * (p + 1), 2 * (p + 1), 2 * (p + 1)}, 0};
     check_case(resource, &e, 0, 1);
   }
   /* Degrees 4 and 5 on small boxes (the element matrices are 125^2 and 216^2). */
   for (int p = 4; p <= 5; p++) {
-    mf_case c = {3, {p, p, p}, {4, 3, 5}, 0};
+    multifrontal_case c = {3, {p, p, p}, {4, 3, 5}, 0};
     check_case(resource, &c, 1, 1);
-    mf_case r = {3, {p, p, p}, {4, 4, 3}, 1};
+    multifrontal_case r = {3, {p, p, p}, {4, 4, 3}, 1};
     check_case(resource, &r, 0, 0);
   }
-  mf_case mixed = {3, {1, 2, 3}, {5, 7, 6}, 1};
+  multifrontal_case mixed = {3, {1, 2, 3}, {5, 7, 6}, 1};
   check_case(resource, &mixed, 1, 0);
 }
 
 /* /cpu/ref and /cpu/threads agree to round-off on a problem with many
  * node-parallel levels. */
-Test(mf, threads_match_ref, .timeout = 300) {
-  mf_case c = {2, {3, 3, 0}, {37, 40, 1}, 0};
+Test(multifrontal, threads_match_ref, .timeout = 300) {
+  multifrontal_case c = {2, {3, 3, 0}, {37, 40, 1}, 0};
   manufactured m = {2};
   double *x[2];
   fea_index nf = 0;
@@ -214,7 +214,7 @@ Test(mf, threads_match_ref, .timeout = 300) {
     fea_space *s = make_space(ctx, &c);
     fea_problem *pb = make_problem(s, &m, 1, 1, 1.0);
     OK(fea_problem_get_num_free_dofs(pb, &nf));
-    x[b] = mf_solution(ctx, s, pb, FEA_MF_MERGE_AUTO);
+    x[b] = multifrontal_solution(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO);
     OK(fea_problem_destroy(&pb));
     OK(fea_space_destroy(&s));
     OK(fea_context_destroy(&ctx));
@@ -226,10 +226,10 @@ Test(mf, threads_match_ref, .timeout = 300) {
 }
 
 /* Several right-hand sides at once equal the columns solved one by one. */
-MF_TEST(many_rhs) {
+MULTIFRONTAL_TEST(many_rhs) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
-  mf_case c = {2, {2, 2, 0}, {19, 16, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {19, 16, 1}, 0};
   manufactured m = {2};
   fea_space *s = make_space(ctx, &c);
   fea_problem *pb = make_problem(s, &m, 0, 0, 1.0);
@@ -275,7 +275,7 @@ MF_TEST(many_rhs) {
 }
 
 /* L2 errors of the manufactured solution fall at order p + 1. */
-Test(mf, convergence_2d, .timeout = 300) {
+Test(multifrontal, convergence_2d, .timeout = 300) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP("/cpu/threads", &ctx);
   manufactured m = {2};
@@ -283,11 +283,11 @@ Test(mf, convergence_2d, .timeout = 300) {
     double err[2];
     const fea_index ns[2] = {8, 16};
     for (int i = 0; i < 2; i++) {
-      mf_case c = {2, {p, p, 0}, {ns[i], ns[i], 1}, 0};
+      multifrontal_case c = {2, {p, p, 0}, {ns[i], ns[i], 1}, 0};
       fea_space *s = make_space(ctx, &c);
       fea_problem *pb = make_problem(s, &m, 0, 0, 1.0);
       fea_index nd = (ns[i] + p) * (ns[i] + p);
-      double *x = mf_solution(ctx, s, pb, FEA_MF_MERGE_AUTO);
+      double *x = multifrontal_solution(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO);
       double *u = malloc((size_t)nd * sizeof *u);
       OK(fea_problem_expand_solution(pb, x, u));
       OK(fea_problem_error_norms(pb, u, sine_u, NULL, &m, &err[i], NULL));
@@ -305,10 +305,10 @@ Test(mf, convergence_2d, .timeout = 300) {
 
 /* The FLOPs counted from the BLAS calls equal the tree's exact count, and the
  * levels add up to the whole. */
-MF_TEST(flops_counted) {
+MULTIFRONTAL_TEST(flops_counted) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
-  mf_case c = {2, {3, 2, 0}, {21, 18, 1}, 1};
+  multifrontal_case c = {2, {3, 2, 0}, {21, 18, 1}, 1};
   manufactured m = {2};
   fea_space *s = make_space(ctx, &c);
   fea_problem *pb = make_problem(s, &m, 1, 0, 1.0);
@@ -343,10 +343,10 @@ MF_TEST(flops_counted) {
 }
 
 /* A new sigma reuses the tree and refactors to the new system's solution. */
-MF_TEST(set_problem) {
+MULTIFRONTAL_TEST(set_problem) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
-  mf_case c = {2, {2, 2, 0}, {13, 10, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {13, 10, 1}, 0};
   manufactured m = {2};
   fea_space *s = make_space(ctx, &c);
   fea_problem *pb1 = make_problem(s, &m, 1, 0, 1.0);
@@ -381,7 +381,7 @@ MF_TEST(set_problem) {
 /* keep_boundary: the exported S equals A_BB - A_BI A_II^-1 A_IB computed with
  * LAPACK from the full matrix (all DoFs, from the element matrices); and
  * the solve still gives the Dirichlet problem's solution. */
-static void check_schur(const char *resource, const mf_case *c) {
+static void check_schur(const char *resource, const multifrontal_case *c) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
   manufactured m = {c->dim};
@@ -468,23 +468,23 @@ static void check_schur(const char *resource, const mf_case *c) {
   OK(fea_context_destroy(&ctx));
 }
 
-MF_TEST(boundary_schur) {
-  mf_case c1 = {1, {3, 0, 0}, {11, 1, 1}, 0};
+MULTIFRONTAL_TEST(boundary_schur) {
+  multifrontal_case c1 = {1, {3, 0, 0}, {11, 1, 1}, 0};
   check_schur(resource, &c1);
-  mf_case c2 = {2, {2, 3, 0}, {9, 8, 1}, 0};
+  multifrontal_case c2 = {2, {2, 3, 0}, {9, 8, 1}, 0};
   check_schur(resource, &c2);
-  mf_case c3 = {2, {3, 3, 0}, {10, 9, 1}, 1};
+  multifrontal_case c3 = {2, {3, 3, 0}, {10, 9, 1}, 1};
   check_schur(resource, &c3);
-  mf_case c4 = {3, {2, 2, 2}, {3, 4, 3}, 0};
+  multifrontal_case c4 = {3, {2, 2, 2}, {3, 4, 3}, 0};
   check_schur(resource, &c4);
 }
 
 /* Bad input. */
-Test(mf, errors) {
+Test(multifrontal, errors) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP("/cpu/ref", &ctx);
   manufactured m = {2};
-  mf_case c = {2, {2, 2, 0}, {6, 6, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {6, 6, 1}, 0};
   fea_space *s = make_space(ctx, &c), *other = make_space(ctx, &c);
   fea_problem *pb = make_problem(s, &m, 0, 0, 1.0), *pb_other = make_problem(other, &m, 0, 0, 1.0);
   fea_solver *sv = NULL;
@@ -502,7 +502,7 @@ Test(mf, errors) {
   EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb_other, NULL, &sv), FEA_ERR_INVALID_ARG,
               ctx, "another space");
   fea_solver_desc bad = FEA_SOLVER_DESC_INIT;
-  bad.merge = (fea_mf_merge)7;
+  bad.merge = (fea_multifrontal_merge)7;
   EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb, &bad, &sv), FEA_ERR_INVALID_ARG, ctx,
               "merge = 7");
 
@@ -553,11 +553,11 @@ static double negative_right(const double *x, void *user) {
   return x[0] > 0.5 ? -1.0 : 1.0;
 }
 
-Test(mf, threads_error_names_the_value, .timeout = 120) {
+Test(multifrontal, threads_error_names_the_value, .timeout = 120) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP("/cpu/threads:threads=2", &ctx);
   manufactured m = {2};
-  mf_case c = {2, {2, 2, 0}, {16, 16, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {16, 16, 1}, 0};
   fea_space *s = make_space(ctx, &c);
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma_fn = negative_right;

@@ -12,8 +12,8 @@
 
 #include "operator-common.h"
 
-static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MF_ELEMENT_MATRIX,
-                                          FEA_OPERATOR_MF_SUMFACT};
+static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX,
+                                          FEA_OPERATOR_MATFREE_SUMFACT};
 
 static double *test_x(fea_index n) {
   double *x = malloc(((size_t)n + 1) * sizeof *x);
@@ -56,15 +56,15 @@ static void check_family(const op_family *f, int threads, fea_scalar_fn sigma) {
     fea_operator_info info = FEA_OPERATOR_INFO_INIT;
     cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
     cr_assert_eq(info.rows, x.nf);
-    if (kinds[k] == FEA_OPERATOR_MF_SUMFACT) {
+    if (kinds[k] == FEA_OPERATOR_MATFREE_SUMFACT) {
       /* Supported: tensor-product cells (Lagrange boxes, B-splines). */
       int supported = !f->simplices && sigma == NULL;
       if (!op_sumfact_built(&info))
         cr_log_warn("%s: sum factorization not built; checked the fallback", f->name);
       else if (supported)
-        cr_expect_eq(info.kind_run, FEA_OPERATOR_MF_SUMFACT, "%s: sumfact fell back: %s",
+        cr_expect_eq(info.kind_run, FEA_OPERATOR_MATFREE_SUMFACT, "%s: sumfact fell back: %s",
                      f->name, info.kernel);
-      if (info.kind_run != FEA_OPERATOR_MF_SUMFACT)
+      if (info.kind_run != FEA_OPERATOR_MATFREE_SUMFACT)
         cr_expect(strstr(info.kernel, "fallback") != NULL, "%s: silent fallback: %s", f->name,
                   info.kernel);
     } else {
@@ -199,7 +199,7 @@ Test(operator, diagonal_and_rhs_equal_reference, .timeout = 300) {
 Test(operator, uniform_cartesian_mesh_shares_one_element_matrix) {
   op_fixture x;
   op_fixture_make(&x, "/cpu/ref", 1, &op_families[5], NULL); /* Q2 3D */
-  fea_operator *op = make_op(&x, FEA_OPERATOR_MF_ELEMENT_MATRIX, FEA_UPDATE_SERIAL);
+  fea_operator *op = make_op(&x, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_SERIAL);
   fea_operator_info info = FEA_OPERATOR_INFO_INIT;
   cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
   cr_expect(strstr(info.kernel, "one 27x27 matrix") != NULL, "%s", info.kernel);
@@ -217,7 +217,7 @@ Test(operator, problem_may_be_destroyed_first) {
   double *xin = test_x(x.nf), *yref = calloc((size_t)x.nf + 1, sizeof *yref);
   double *y = calloc((size_t)x.nf + 1, sizeof *y);
   cr_assert_eq(fea_matrix_multiply(x.ref, xin, yref), FEA_SUCCESS);
-  fea_operator *op = make_op(&x, FEA_OPERATOR_MF_ELEMENT_MATRIX, FEA_UPDATE_AUTO);
+  fea_operator *op = make_op(&x, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_AUTO);
   fea_problem_destroy(&x.pb);
   fea_space_destroy(&x.space);
   fea_mesh_destroy(&x.mesh);
@@ -249,7 +249,7 @@ Test(operator, bad_input_is_refused) {
   EXPECT_ERR(fea_operator_create(x.ctx, x.pb, &d, &op), FEA_ERR_INVALID_ARG, x.ctx,
              "unknown operator kind 7");
   cr_expect_null(op);
-  d.kind = FEA_OPERATOR_MF_ELEMENT_MATRIX;
+  d.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   d.strategy = (fea_update_strategy)42;
   EXPECT_ERR(fea_operator_create(x.ctx, x.pb, &d, &op), FEA_ERR_INVALID_ARG, x.ctx,
              "unknown update strategy 42");
@@ -298,7 +298,7 @@ Test(operator, tsx_refused_or_runs) {
   int avail = 0;
   cr_assert_eq(fea_tsx_available(&avail, NULL, 0), FEA_SUCCESS);
   fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
-  d.kind = FEA_OPERATOR_MF_ELEMENT_MATRIX;
+  d.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   d.strategy = FEA_UPDATE_TSX;
   fea_operator *op = NULL;
   fea_status st = fea_operator_create(x.ctx, x.pb, &d, &op);
@@ -341,7 +341,7 @@ Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 
       double *y = calloc((size_t)x.nf + 1, sizeof *y);
       cr_assert_eq(fea_matrix_multiply(x.ref, xin, yref), FEA_SUCCESS);
       for (size_t k = 0; k < sizeof ss / sizeof *ss; k++) {
-        fea_operator *op = make_op(&x, FEA_OPERATOR_MF_SUMFACT, ss[k]);
+        fea_operator *op = make_op(&x, FEA_OPERATOR_MATFREE_SUMFACT, ss[k]);
         fea_operator_info info = FEA_OPERATOR_INFO_INIT;
         cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
         if (op_sumfact_built(&info))

@@ -17,12 +17,12 @@
 
 #define TOL 1e-10
 
-typedef struct mf_case {
+typedef struct multifrontal_case {
   int dim;
   int p[3];
   fea_index n[3];
   int repeated; /* interior knots of multiplicity 2 and p (a C0 separator), p >= 2 */
-} mf_case;
+} multifrontal_case;
 
 static double sine_f(const double *x, void *user)
 {
@@ -55,7 +55,7 @@ static double negative_sigma(const double *x, void *user)
   return -1.0;
 }
 
-static fea_space *make_space(fea_context *ctx, const mf_case *c)
+static fea_space *make_space(fea_context *ctx, const multifrontal_case *c)
 {
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   d.dim = c->dim;
@@ -119,7 +119,7 @@ typedef struct outcome {
   fea_solver_level lv[128];
 } outcome;
 
-static void solve_on(fea_context *ctx, const mf_case *c, fea_mf_merge merge, int lifted,
+static void solve_on(fea_context *ctx, const multifrontal_case *c, fea_multifrontal_merge merge, int lifted,
                      int variable_sigma, outcome *o)
 {
   const int dim = c->dim;
@@ -147,7 +147,7 @@ static void solve_on(fea_context *ctx, const mf_case *c, fea_mf_merge merge, int
   OK(fea_space_destroy(&s));
 }
 
-static const char *case_name(const mf_case *c, fea_mf_merge merge, char *buf, size_t len)
+static const char *case_name(const multifrontal_case *c, fea_multifrontal_merge merge, char *buf, size_t len)
 {
   snprintf(buf, len, "dim %d p (%d, %d, %d) n (%lld, %lld, %lld) repeated %d merge %d", c->dim,
            c->p[0], c->p[1], c->p[2], (long long)c->n[0], (long long)c->n[1],
@@ -156,11 +156,11 @@ static const char *case_name(const mf_case *c, fea_mf_merge merge, char *buf, si
 }
 
 /* Returns the largest q of the case's tree (to know which paths ran). */
-static fea_index check_case(fea_context *gpu, fea_context *ref, const mf_case *c, int lifted,
+static fea_index check_case(fea_context *gpu, fea_context *ref, const multifrontal_case *c, int lifted,
                             int variable_sigma)
 {
-  static const fea_mf_merge merges[] = {FEA_MF_MERGE_TENSOR, FEA_MF_MERGE_PAIRWISE,
-                                        FEA_MF_MERGE_AUTO};
+  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR, FEA_MULTIFRONTAL_MERGE_PAIRWISE,
+                                        FEA_MULTIFRONTAL_MERGE_AUTO};
   fea_index qmax = 0;
   char name[160];
   for (int mi = 0; mi < 3; mi++) {
@@ -210,7 +210,7 @@ static void close_both(fea_context **gpu, fea_context **ref)
   OK(fea_context_destroy(ref));
 }
 
-Test(cuda_mf, match_ref_1d, .timeout = 600)
+Test(cuda_multifrontal, match_ref_1d, .timeout = 600)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
@@ -218,81 +218,81 @@ Test(cuda_mf, match_ref_1d, .timeout = 600)
     const fea_index ns[] = {1, 2, p, 2 * p + 3, 17, 24, 61};
     for (int i = 0; i < 7; i++)
       for (int rep = 0; rep <= 1; rep++) {
-        mf_case c = {1, {p, 0, 0}, {ns[i], 1, 1}, rep};
+        multifrontal_case c = {1, {p, 0, 0}, {ns[i], 1, 1}, rep};
         check_case(gpu, ref, &c, rep, rep);
       }
   }
   close_both(&gpu, &ref);
 }
 
-Test(cuda_mf, match_ref_2d, .timeout = 600)
+Test(cuda_multifrontal, match_ref_2d, .timeout = 600)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   for (int p = 1; p <= 5; p++) {
     const fea_index ns[][2] = {{1, 1}, {2, 3}, {7, 6}, {12, 13}, {23, 17}};
     for (int i = 0; i < 5; i++) {
-      mf_case c = {2, {p, p, 0}, {ns[i][0], ns[i][1], 1}, 0};
+      multifrontal_case c = {2, {p, p, 0}, {ns[i][0], ns[i][1], 1}, 0};
       check_case(gpu, ref, &c, i % 2, i >= 2);
     }
-    mf_case r = {2, {p, p, 0}, {11, 9, 1}, 1};
+    multifrontal_case r = {2, {p, p, 0}, {11, 9, 1}, 1};
     check_case(gpu, ref, &r, 1, 0);
   }
-  mf_case mixed = {2, {1, 3, 0}, {14, 9, 1}, 0};
+  multifrontal_case mixed = {2, {1, 3, 0}, {14, 9, 1}, 0};
   check_case(gpu, ref, &mixed, 1, 1);
-  mf_case mixed2 = {2, {4, 2, 0}, {10, 17, 1}, 1};
+  multifrontal_case mixed2 = {2, {4, 2, 0}, {10, 17, 1}, 1};
   check_case(gpu, ref, &mixed2, 1, 0);
   close_both(&gpu, &ref);
 }
 
-Test(cuda_mf, match_ref_3d, .timeout = 600)
+Test(cuda_multifrontal, match_ref_3d, .timeout = 600)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   for (int p = 1; p <= 3; p++) {
-    mf_case c = {3, {p, p, p}, {4, 5, 3}, 0};
+    multifrontal_case c = {3, {p, p, p}, {4, 5, 3}, 0};
     check_case(gpu, ref, &c, 1, 0);
-    mf_case e = {3, {p, p, p}, {2 * (p + 1), 2 * (p + 1), 2 * (p + 1)}, 0};
+    multifrontal_case e = {3, {p, p, p}, {2 * (p + 1), 2 * (p + 1), 2 * (p + 1)}, 0};
     check_case(gpu, ref, &e, 0, 1);
-    mf_case r = {3, {p, p, p}, {7, 6, 5}, 1};
+    multifrontal_case r = {3, {p, p, p}, {7, 6, 5}, 1};
     check_case(gpu, ref, &r, 1, 1);
   }
   for (int p = 4; p <= 5; p++) {
-    mf_case c = {3, {p, p, p}, {4, 3, 5}, 0};
+    multifrontal_case c = {3, {p, p, p}, {4, 3, 5}, 0};
     check_case(gpu, ref, &c, 1, 1);
-    mf_case r = {3, {p, p, p}, {4, 4, 3}, 1};
+    multifrontal_case r = {3, {p, p, p}, {4, 4, 3}, 1};
     check_case(gpu, ref, &r, 0, 0);
   }
-  mf_case mixed = {3, {1, 2, 3}, {5, 7, 6}, 1};
+  multifrontal_case mixed = {3, {1, 2, 3}, {5, 7, 6}, 1};
   check_case(gpu, ref, &mixed, 1, 0);
   close_both(&gpu, &ref);
 }
 
 /* Fronts with q > 64 go through cuSOLVER Xpotrf and cuBLAS trsm/syrk; these
  * cases have some (and many small ones below them). */
-Test(cuda_mf, large_fronts, .timeout = 600)
+Test(cuda_multifrontal, large_fronts, .timeout = 600)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
-  mf_case c2 = {2, {3, 3, 0}, {45, 38, 1}, 0};
+  multifrontal_case c2 = {2, {3, 3, 0}, {45, 38, 1}, 0};
   fea_index q2 = check_case(gpu, ref, &c2, 1, 1);
   cr_assert(q2 > 64, "2D case: largest q is %lld, the large-front path did not run",
             (long long)q2);
-  mf_case c3 = {3, {2, 2, 2}, {9, 8, 10}, 0};
+  multifrontal_case c3 = {3, {2, 2, 2}, {9, 8, 10}, 0};
   fea_index q3 = check_case(gpu, ref, &c3, 1, 0);
   cr_assert(q3 > 64, "3D case: largest q is %lld", (long long)q3);
-  mf_case c5 = {2, {5, 5, 0}, {30, 26, 1}, 1};
+  multifrontal_case c5 = {2, {5, 5, 0}, {30, 26, 1}, 1};
   check_case(gpu, ref, &c5, 0, 1);
   close_both(&gpu, &ref);
 }
 
 /* Several right-hand sides at once: each column equals /cpu/ref's and the
  * GPU's own single solve. */
-Test(cuda_mf, many_rhs, .timeout = 300)
+Test(cuda_multifrontal, many_rhs, .timeout = 300)
 {
   fea_context *ctx[2];
   open_both(&ctx[0], &ctx[1]);
-  mf_case c = {2, {2, 2, 0}, {19, 16, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {19, 16, 1}, 0};
   const int dim = 2;
   const fea_index nrhs = 5;
   double *x[2] = {NULL, NULL};
@@ -342,7 +342,7 @@ Test(cuda_mf, many_rhs, .timeout = 300)
 
 /* keep_boundary: the boundary Schur complement comes back to the host and
  * equals /cpu/ref's; the solve is still the Dirichlet problem's. */
-static void check_schur(fea_context *gpu, fea_context *ref, const mf_case *c)
+static void check_schur(fea_context *gpu, fea_context *ref, const multifrontal_case *c)
 {
   fea_context *ctx[2] = {gpu, ref};
   double *S[2] = {NULL, NULL}, *x[2] = {NULL, NULL};
@@ -386,28 +386,28 @@ static void check_schur(fea_context *gpu, fea_context *ref, const mf_case *c)
   }
 }
 
-Test(cuda_mf, boundary_schur, .timeout = 300)
+Test(cuda_multifrontal, boundary_schur, .timeout = 300)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
-  mf_case c1 = {1, {3, 0, 0}, {11, 1, 1}, 0};
+  multifrontal_case c1 = {1, {3, 0, 0}, {11, 1, 1}, 0};
   check_schur(gpu, ref, &c1);
-  mf_case c2 = {2, {2, 3, 0}, {9, 8, 1}, 0};
+  multifrontal_case c2 = {2, {2, 3, 0}, {9, 8, 1}, 0};
   check_schur(gpu, ref, &c2);
-  mf_case c3 = {2, {3, 3, 0}, {10, 9, 1}, 1};
+  multifrontal_case c3 = {2, {3, 3, 0}, {10, 9, 1}, 1};
   check_schur(gpu, ref, &c3);
-  mf_case c4 = {3, {2, 2, 2}, {3, 4, 3}, 0};
+  multifrontal_case c4 = {3, {2, 2, 2}, {3, 4, 3}, 0};
   check_schur(gpu, ref, &c4);
   close_both(&gpu, &ref);
 }
 
 /* A new problem on the same solver: setup runs again (release, alloc) and
  * gives the new solution. */
-Test(cuda_mf, set_problem, .timeout = 300)
+Test(cuda_multifrontal, set_problem, .timeout = 300)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
-  mf_case c = {2, {2, 2, 0}, {13, 10, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {13, 10, 1}, 0};
   const int dim = 2;
   fea_context *ctx[2] = {gpu, ref};
   double *x[2];
@@ -439,11 +439,11 @@ Test(cuda_mf, set_problem, .timeout = 300)
 
 /* A failure inside the leaves' integration (sigma < 0 at a quadrature point)
  * gives /cpu/ref's status and names a tree node; the context stays usable. */
-Test(cuda_mf, integration_error, .timeout = 120)
+Test(cuda_multifrontal, integration_error, .timeout = 120)
 {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
-  mf_case c = {2, {2, 2, 0}, {8, 8, 1}, 0};
+  multifrontal_case c = {2, {2, 2, 0}, {8, 8, 1}, 0};
   fea_context *ctx[2] = {gpu, ref};
   fea_status got[2];
   for (int k = 0; k < 2; k++) {
@@ -465,7 +465,7 @@ Test(cuda_mf, integration_error, .timeout = 120)
   cr_assert_eq(got[0], got[1], "/gpu/cuda returned %s, /cpu/ref %s", fea_status_string(got[0]),
                fea_status_string(got[1]));
   /* Still usable afterwards. */
-  mf_case ok = {2, {2, 2, 0}, {8, 8, 1}, 0};
+  multifrontal_case ok = {2, {2, 2, 0}, {8, 8, 1}, 0};
   check_case(gpu, ref, &ok, 1, 0);
   close_both(&gpu, &ref);
 }

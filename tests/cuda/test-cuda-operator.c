@@ -25,9 +25,9 @@ typedef struct gpu_case {
 
 static const gpu_case cases[] = {
     {FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, "csr"},
-    {FEA_OPERATOR_MF_ELEMENT_MATRIX, FEA_UPDATE_ATOMIC_CAS, "em atomic"},
-    {FEA_OPERATOR_MF_ELEMENT_MATRIX, FEA_UPDATE_COLORING, "em coloring"},
-    {FEA_OPERATOR_MF_SUMFACT, FEA_UPDATE_AUTO, "sumfact (fallback)"},
+    {FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_ATOMIC_CAS, "em atomic"},
+    {FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_COLORING, "em coloring"},
+    {FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, "sumfact (fallback)"},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -120,7 +120,7 @@ Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600)
       fea_operator_info info = FEA_OPERATOR_INFO_INIT;
       OK(fea_operator_get_info(op, &info));
       cr_assert_eq(info.rows, n);
-      if (cases[ci].kind == FEA_OPERATOR_MF_SUMFACT)
+      if (cases[ci].kind == FEA_OPERATOR_MATFREE_SUMFACT)
         cr_expect(strstr(info.kernel, "fallback") != NULL, "%s", info.kernel);
       fea_vector *gx = gpu_vector(gpu, n, x), *gy = gpu_vector(gpu, n, NULL);
       fea_vector *ga = gpu_vector(gpu, n, y0), *gd = gpu_vector(gpu, n, NULL);
@@ -162,7 +162,7 @@ Test(cuda_operator, strategies_without_a_gpu_form_are_refused)
   fea_problem *pb = NULL;
   gpu_problem(gpu, &op_families[0], &mesh, &space, &pb);
   fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
-  d.kind = FEA_OPERATOR_MF_ELEMENT_MATRIX;
+  d.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   d.strategy = FEA_UPDATE_MUTEX;
   fea_operator *op = NULL;
   cr_expect_eq(fea_operator_create(gpu, pb, &d, &op), FEA_ERR_UNSUPPORTED);

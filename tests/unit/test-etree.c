@@ -32,7 +32,7 @@ typedef struct fixture {
 /* Open uniform knots of degree p[k] over n[k] elements, then count extra
  * copies of the knot at element boundary sep[k] (0: none). */
 static void open_tree(fixture *fx, const char *resource, int dim, const int p[3],
-                      const fea_index n[3], const fea_index sep[3], int extra, fea_mf_merge merge,
+                      const fea_index n[3], const fea_index sep[3], int extra, fea_multifrontal_merge merge,
                       int keep_boundary) {
   memset(fx, 0, sizeof *fx);
   OK(fea_context_create(resource, &fx->ctx));
@@ -107,7 +107,7 @@ static void check_invariants(const fixture *fx, int keep_boundary) {
       cr_assert_eq(n, t->num_nodes - 1, "the root is last");
     }
     if (nd->num_children == 0) cr_assert_eq(nd->level, 0);
-    flops += fea_mf_node_flops(nd->q, nd->r);
+    flops += fea_multifrontal_node_flops(nd->q, nd->r);
     entries += nd->q * nd->q + nd->q * nd->r;
   }
   fea_index eliminated = 0;
@@ -157,7 +157,7 @@ Test(etree, paper_example_2d) {
   fixture fx;
   const int p[3] = {2, 2, 0};
   const fea_index n24[3] = {24, 24, 1}, n48[3] = {48, 48, 1};
-  open_tree(&fx, "/cpu/ref", 2, p, n24, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  open_tree(&fx, "/cpu/ref", 2, p, n24, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
   cr_assert_eq(fx.tree.num_levels, 4);
   cr_assert_eq(level_count(&fx.tree, 0), 64);
   cr_assert_eq(level_count(&fx.tree, 1), 16);
@@ -165,7 +165,7 @@ Test(etree, paper_example_2d) {
   cr_assert_eq(level_count(&fx.tree, 3), 1);
   check_invariants(&fx, 0);
   close_tree(&fx);
-  open_tree(&fx, "/cpu/ref", 2, p, n48, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  open_tree(&fx, "/cpu/ref", 2, p, n48, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
   const fea_index want[3] = {1, 12, 36};
   int found[3] = {0, 0, 0};
   for (fea_index n = 0; n < fx.tree.num_nodes; n++) {
@@ -186,7 +186,7 @@ Test(etree, fronts_1d) {
     fixture fx;
     const int pp[3] = {p, 0, 0};
     const fea_index n[3] = {(p + 1) * 16, 1, 1};
-    open_tree(&fx, "/cpu/ref", 1, pp, n, NULL, 0, FEA_MF_MERGE_AUTO, 0);
+    open_tree(&fx, "/cpu/ref", 1, pp, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
     int leaves = 0, inner = 0;
     for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
       const fea_etree_node *nd = &fx.tree.nodes[k];
@@ -214,7 +214,7 @@ Test(etree, fronts_2d) {
     fixture fx;
     const int pp[3] = {p, p, 0};
     const fea_index n[3] = {(p + 1) * 16, (p + 1) * 16, 1};
-    open_tree(&fx, "/cpu/ref", 2, pp, n, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+    open_tree(&fx, "/cpu/ref", 2, pp, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
     int found[3] = {0, 0, 0};
     for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
       const fea_etree_node *nd = &fx.tree.nodes[k];
@@ -243,7 +243,7 @@ Test(etree, every_dof_once) {
       fixture fx;
       const int pp[3] = {p, 0, 0};
       const fea_index nn[3] = {n, 1, 1};
-      open_tree(&fx, "/cpu/ref", 1, pp, nn, NULL, 0, FEA_MF_MERGE_AUTO, 0);
+      open_tree(&fx, "/cpu/ref", 1, pp, nn, NULL, 0, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
       if (n < p + 1) cr_assert_eq(fx.tree.num_nodes, 1);
       check_invariants(&fx, 0);
       close_tree(&fx);
@@ -259,13 +259,13 @@ Test(etree, every_dof_once) {
       {2, {2, 2, 0}, {1, 1, 1}, {0, 0, 0}, 0},     {3, {3, 3, 3}, {2, 3, 4}, {0, 0, 0}, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-    for (int merge = FEA_MF_MERGE_TENSOR; merge <= FEA_MF_MERGE_PAIRWISE; merge++)
+    for (int merge = FEA_MULTIFRONTAL_MERGE_TENSOR; merge <= FEA_MULTIFRONTAL_MERGE_PAIRWISE; merge++)
       for (int keep = 0; keep <= 1; keep++) {
         fixture fx;
         open_tree(&fx, "/cpu/ref", cases[c].dim, cases[c].p, cases[c].n, cases[c].sep,
-                  cases[c].extra, (fea_mf_merge)merge, keep);
+                  cases[c].extra, (fea_multifrontal_merge)merge, keep);
         check_invariants(&fx, keep);
-        cr_assert_eq(fx.tree.merge, (fea_mf_merge)merge);
+        cr_assert_eq(fx.tree.merge, (fea_multifrontal_merge)merge);
         close_tree(&fx);
       }
 }
@@ -278,7 +278,7 @@ Test(etree, c0_separators) {
   /* 1D: p = 3, 24 elements, knot 0.5 of multiplicity 3: the root eliminates 1. */
   const int p1[3] = {3, 0, 0};
   const fea_index n1[3] = {24, 1, 1}, s1[3] = {12, 0, 0};
-  open_tree(&fx, "/cpu/ref", 1, p1, n1, s1, 2, FEA_MF_MERGE_AUTO, 0);
+  open_tree(&fx, "/cpu/ref", 1, p1, n1, s1, 2, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
   const fea_etree_node *root = &fx.tree.nodes[fx.tree.num_nodes - 1];
   cr_assert_eq(root->q, 1);
   cr_assert_eq(root->num_children, 2);
@@ -291,7 +291,7 @@ Test(etree, c0_separators) {
   /* Off-centre: p = 2, 30 elements, a double knot at element 10; the root splits there. */
   const int p2[3] = {2, 0, 0};
   const fea_index n2[3] = {30, 1, 1}, s2[3] = {10, 0, 0};
-  open_tree(&fx, "/cpu/ref", 1, p2, n2, s2, 1, FEA_MF_MERGE_AUTO, 0);
+  open_tree(&fx, "/cpu/ref", 1, p2, n2, s2, 1, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
   root = &fx.tree.nodes[fx.tree.num_nodes - 1];
   const fea_etree_node *left = &fx.tree.nodes[fx.tree.children[root->first_child]];
   cr_assert_eq(left->hi[0], 10);
@@ -302,7 +302,7 @@ Test(etree, c0_separators) {
    * (29 functions per direction), against 3 lines each way without them. */
   const int p3[3] = {3, 3, 0};
   const fea_index n3[3] = {24, 24, 1}, s3[3] = {12, 12, 0};
-  open_tree(&fx, "/cpu/ref", 2, p3, n3, s3, 2, FEA_MF_MERGE_TENSOR, 0);
+  open_tree(&fx, "/cpu/ref", 2, p3, n3, s3, 2, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
   root = &fx.tree.nodes[fx.tree.num_nodes - 1];
   cr_assert_eq(root->num_children, 4);
   for (int c = 0; c < 4; c++) {
@@ -313,7 +313,7 @@ Test(etree, c0_separators) {
   double cut_flops = fx.tree.flops;
   check_invariants(&fx, 0);
   close_tree(&fx);
-  open_tree(&fx, "/cpu/ref", 2, p3, n3, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  open_tree(&fx, "/cpu/ref", 2, p3, n3, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
   root = &fx.tree.nodes[fx.tree.num_nodes - 1];
   cr_assert_eq(root->q, 3 * 25 + 3 * 25 - 9);
   cr_assert(cut_flops < fx.tree.flops, "C0 cuts: %g FLOPs, uniform %g", cut_flops, fx.tree.flops);
@@ -337,7 +337,7 @@ Test(etree, c0_separators) {
   }
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   OK(fea_problem_create_poisson(fz.space, &pd, &fz.problem));
-  OK(fea_etree_build(fz.space, fz.problem->free_index, FEA_MF_MERGE_AUTO, 0, &fz.tree));
+  OK(fea_etree_build(fz.space, fz.problem->free_index, FEA_MULTIFRONTAL_MERGE_AUTO, 0, &fz.tree));
   cr_assert_eq(level_count(&fz.tree, 0), 36);
   for (fea_index k = 0; k < fz.tree.level_start[1]; k++)
     cr_assert_eq(fz.tree.nodes[fz.tree.level_nodes[k]].q, 1);
@@ -348,9 +348,9 @@ Test(etree, c0_separators) {
 /* The FLOP convention, by hand: q = 3, r = 2:
  * potrf 9 + 4.5 + 0.5, trsm 2 * 9, syrk 3 * 2 * 3. */
 Test(etree, flop_convention) {
-  cr_assert(fabs(fea_mf_node_flops(3, 2) - (14.0 + 18.0 + 18.0)) <= 1e-13);
-  cr_assert(fabs(fea_mf_node_flops(1, 0) - 1.0) <= 1e-15);
-  cr_assert_eq(fea_mf_node_flops(0, 7), 0.0);
+  cr_assert(fabs(fea_multifrontal_node_flops(3, 2) - (14.0 + 18.0 + 18.0)) <= 1e-13);
+  cr_assert(fabs(fea_multifrontal_node_flops(1, 0) - 1.0) <= 1e-15);
+  cr_assert_eq(fea_multifrontal_node_flops(0, 7), 0.0);
 }
 
 /* A front that is not positive definite is reported with its node: the
@@ -361,20 +361,20 @@ static void check_not_posdef(const char *resource) {
   fixture fx;
   const int p[3] = {2, 2, 0};
   const fea_index n[3] = {24, 24, 1};
-  open_tree(&fx, resource, 2, p, n, NULL, 0, FEA_MF_MERGE_TENSOR, 0);
+  open_tree(&fx, resource, 2, p, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
   fea_context *ctx = fx.ctx;
-  fea_mf_factor f;
+  fea_multifrontal_factor f;
   memset(&f, 0, sizeof f);
   f.tree = &fx.tree;
   f.problem = fx.problem;
-  OK(ctx->mf.factor_alloc(ctx, &f));
-  OK(ctx->mf.factor_level(ctx, &f, 0));
+  OK(ctx->multifrontal.factor_alloc(ctx, &f));
+  OK(ctx->multifrontal.factor_level(ctx, &f, 0));
   for (fea_index k = 0; k < fx.tree.level_start[1]; k++) {
     fea_index leaf = fx.tree.level_nodes[k];
     fea_index r = fx.tree.nodes[leaf].r;
     for (fea_index i = 0; i < r * r; i++) f.schur[leaf][i] = -f.schur[leaf][i];
   }
-  fea_status st = ctx->mf.factor_level(ctx, &f, 1);
+  fea_status st = ctx->multifrontal.factor_level(ctx, &f, 1);
   cr_assert_eq(st, FEA_ERR_NOT_POSDEF, "%s: %s", resource, fea_status_string(st));
   const char *msg = fea_context_last_error(ctx);
   fea_index first = fx.tree.level_nodes[fx.tree.level_start[1]];
@@ -382,7 +382,7 @@ static void check_not_posdef(const char *resource) {
   snprintf(want, sizeof want, "tree node %lld (level 1, elements [", (long long)first);
   cr_assert(strstr(msg, want) != NULL, "%s: \"%s\" does not name %s", resource, msg, want);
   cr_assert(strstr(msg, "not positive definite") != NULL, "%s", msg);
-  ctx->mf.factor_release(ctx, &f);
+  ctx->multifrontal.factor_release(ctx, &f);
   close_tree(&fx);
 }
 

@@ -257,7 +257,7 @@ static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_d
 }
 
 static const char *kind_name(fea_operator_kind k) {
-  return k == FEA_OPERATOR_CSR ? "csr" : k == FEA_OPERATOR_MF_SUMFACT ? "sumfact" : "element-matrix";
+  return k == FEA_OPERATOR_CSR ? "csr" : k == FEA_OPERATOR_MATFREE_SUMFACT ? "sumfact" : "element-matrix";
 }
 
 /* Iteration counts over the sizes: all converged, max - min <= spread. */
@@ -418,24 +418,24 @@ Test(multigrid, p1_3d_kuhn_h_independent, .timeout = 60) {
  * same iteration counts (within one). */
 static void check_same_counts(const char *name, int dim, int simplices, const fea_index *ns,
                               int count, fea_multigrid_desc d, fea_operator_kind kind) {
-  fea_index csr[5], mf[5];
+  fea_index csr[5], matfree[5];
   d.operator_kind = FEA_OPERATOR_CSR;
   check_h_independent(name, dim, simplices, ns, count, &d, 2, csr);
   d.operator_kind = kind;
-  check_h_independent(name, dim, simplices, ns, count, &d, 2, mf);
+  check_h_independent(name, dim, simplices, ns, count, &d, 2, matfree);
   for (int i = 0; i < count; i++)
-    cr_assert(llabs((long long)(csr[i] - mf[i])) <= 1, "%s n=%lld: %lld iterations with CSR, %lld matrix-free",
-              name, (long long)ns[i], (long long)csr[i], (long long)mf[i]);
+    cr_assert(llabs((long long)(csr[i] - matfree[i])) <= 1, "%s n=%lld: %lld iterations with CSR, %lld matrix-free",
+              name, (long long)ns[i], (long long)csr[i], (long long)matfree[i]);
 }
 
 Test(multigrid, matrix_free_levels_match_csr, .timeout = 60) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
-  check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MF_SUMFACT);
+  check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MATFREE_SUMFACT);
   d.omega = 0.2;
-  check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d, FEA_OPERATOR_MF_ELEMENT_MATRIX);
+  check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
-  check_same_counts("sumfact Q1 3D", 3, 0, sizes3d, 3, d, FEA_OPERATOR_MF_SUMFACT);
+  check_same_counts("sumfact Q1 3D", 3, 0, sizes3d, 3, d, FEA_OPERATOR_MATFREE_SUMFACT);
 }
 
 Test(multigrid, dense_coarsest_level, .timeout = 60) {

@@ -17,7 +17,7 @@
 #include "problem.h"
 #include "space.h"
 
-#pragma weak fea_mf_kernel_sumfact
+#pragma weak fea_matfree_kernel_sumfact
 
 typedef struct kfam {
   const char *name;
@@ -75,7 +75,7 @@ static void fx_free(fx *x) {
 
 /* Apply the kernel to batches of elements in a scrambled order and compare
  * with K_e x_e from the problem's element matrices. */
-static void check_kernel(const fea_mf_kernel_ops *k, const fx *x, const char *name) {
+static void check_kernel(const fea_matfree_kernel_ops *k, const fx *x, const char *name) {
   const fea_space *s = x->space;
   const int nb = s->dofs_per_element;
   const fea_index ne = s->num_elements;
@@ -133,7 +133,7 @@ Test(operator_kernels, element_matrix_equals_element_systems) {
   for (size_t i = 0; i < sizeof fams / sizeof *fams; i++) {
     fx x;
     fx_make(&x, &fams[i], NULL);
-    check_kernel(&fea_mf_kernel_element_matrix, &x, fams[i].name);
+    check_kernel(&fea_matfree_kernel_element_matrix, &x, fams[i].name);
     fx_free(&x);
   }
 }
@@ -142,20 +142,20 @@ Test(operator_kernels, element_matrix_with_variable_sigma) {
   for (size_t i = 0; i < sizeof fams / sizeof *fams; i += 3) {
     fx x;
     fx_make(&x, &fams[i], sigma_var);
-    check_kernel(&fea_mf_kernel_element_matrix, &x, fams[i].name);
+    check_kernel(&fea_matfree_kernel_element_matrix, &x, fams[i].name);
     fx_free(&x);
   }
 }
 
 Test(operator_kernels, sumfact_equals_element_systems_where_supported) {
-  if (!&fea_mf_kernel_sumfact) cr_skip_test("sum factorization not built");
+  if (!&fea_matfree_kernel_sumfact) cr_skip_test("sum factorization not built");
   int ran = 0;
   for (size_t i = 0; i < sizeof fams / sizeof *fams; i++) {
     fx x;
     fx_make(&x, &fams[i], NULL);
     char why[128] = "";
-    if (fea_mf_kernel_sumfact.supports(x.pb, why, sizeof why)) {
-      check_kernel(&fea_mf_kernel_sumfact, &x, fams[i].name);
+    if (fea_matfree_kernel_sumfact.supports(x.pb, why, sizeof why)) {
+      check_kernel(&fea_matfree_kernel_sumfact, &x, fams[i].name);
       ran++;
     } else {
       cr_expect(fams[i].simplices, "%s: sum factorization refuses a tensor-product space: %s",
@@ -172,10 +172,10 @@ static void expect_describe(const kfam *f, fea_scalar_fn sigma, const char *need
   fx x;
   fx_make(&x, f, sigma);
   void *st = NULL;
-  cr_assert_eq(fea_mf_kernel_element_matrix.create(x.pb, NULL, &st), FEA_SUCCESS);
-  const char *d = fea_mf_kernel_element_matrix.describe(st);
+  cr_assert_eq(fea_matfree_kernel_element_matrix.create(x.pb, NULL, &st), FEA_SUCCESS);
+  const char *d = fea_matfree_kernel_element_matrix.describe(st);
   cr_expect(strstr(d, needle) != NULL, "%s: '%s' lacks '%s'", f->name, d, needle);
-  fea_mf_kernel_element_matrix.destroy(st);
+  fea_matfree_kernel_element_matrix.destroy(st);
   fx_free(&x);
 }
 

@@ -49,7 +49,7 @@ static double *run_variant(const fea_problem *pb, const char *isa, int generic, 
   fea_status s = fea_sumfact_create_with(pb, isa, generic, &st);
   if (s == FEA_ERR_UNSUPPORTED && isa) return NULL;
   cr_assert_eq(s, FEA_SUCCESS, "create: %s", fea_context_last_error(pb->ctx));
-  const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
+  const fea_matfree_kernel_ops *k = &fea_matfree_kernel_sumfact;
   snprintf(desc, len, "%s", k->describe(st));
   int W = k->batch(st);
   if (chunk <= 0 || chunk > W) chunk = W;
@@ -125,7 +125,7 @@ static void compare(const char *what, const char *desc, const double *a, const d
 /* Every variant against the reference, and against each other. */
 static void check_problem(const fea_problem *pb) {
   char why[256];
-  cr_assert(fea_mf_kernel_sumfact.supports(pb, why, sizeof why), "refused: %s", why);
+  cr_assert(fea_matfree_kernel_sumfact.supports(pb, why, sizeof why), "refused: %s", why);
   const fea_index ne = pb->space->num_elements;
   const int nb = pb->space->dofs_per_element;
   double *yref, *dref, *scale, *dscale = malloc((size_t)ne * sizeof *dscale);
@@ -244,20 +244,20 @@ Test(sumfact, bspline_mixed_degrees_and_other_rules_take_the_generic_kernel) {
   cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
   fea_problem *pb = poisson(s, 1.0, 0);
   void *st;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
-  cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "generic"), "%s",
-            fea_mf_kernel_sumfact.describe(st));
-  fea_mf_kernel_sumfact.destroy(st);
+  cr_assert_eq(fea_matfree_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
+  cr_assert(strstr(fea_matfree_kernel_sumfact.describe(st), "generic"), "%s",
+            fea_matfree_kernel_sumfact.describe(st));
+  fea_matfree_kernel_sumfact.destroy(st);
   fea_problem_destroy(&pb);
   bd.degree[1] = 2;
   fea_space_destroy(&s);
   cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
   pb = poisson(s, 1.0, 0);
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
-  cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "p=2 nq=3") &&
-                strstr(fea_mf_kernel_sumfact.describe(st), "instantiated"),
-            "%s", fea_mf_kernel_sumfact.describe(st));
-  fea_mf_kernel_sumfact.destroy(st);
+  cr_assert_eq(fea_matfree_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
+  cr_assert(strstr(fea_matfree_kernel_sumfact.describe(st), "p=2 nq=3") &&
+                strstr(fea_matfree_kernel_sumfact.describe(st), "instantiated"),
+            "%s", fea_matfree_kernel_sumfact.describe(st));
+  fea_matfree_kernel_sumfact.destroy(st);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
 }
@@ -287,11 +287,11 @@ Test(sumfact, lagrange_q5_q6_structured_2d_3d) {
                fea_context_last_error(ctx));
   fea_problem *pb = poisson(s, 1.0, 0);
   void *st;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
-  cr_assert(strstr(fea_mf_kernel_sumfact.describe(st), "p=6") &&
-                strstr(fea_mf_kernel_sumfact.describe(st), "instantiated"),
-            "%s", fea_mf_kernel_sumfact.describe(st));
-  fea_mf_kernel_sumfact.destroy(st);
+  cr_assert_eq(fea_matfree_kernel_sumfact.create(pb, NULL, &st), FEA_SUCCESS);
+  cr_assert(strstr(fea_matfree_kernel_sumfact.describe(st), "p=6") &&
+                strstr(fea_matfree_kernel_sumfact.describe(st), "instantiated"),
+            "%s", fea_matfree_kernel_sumfact.describe(st));
+  fea_matfree_kernel_sumfact.destroy(st);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
   fea_mesh_destroy(&m);
@@ -308,10 +308,10 @@ Test(sumfact, refuses_simplices_general_meshes_and_sigma_functions) {
   cr_assert_eq(fea_mesh_create_structured(ctx, &md, &m), FEA_SUCCESS);
   cr_assert_eq(fea_space_create_lagrange(m, 2, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
   fea_problem *pb = poisson(s, 1.0, 0);
-  cr_assert_not(fea_mf_kernel_sumfact.supports(pb, why, sizeof why));
+  cr_assert_not(fea_matfree_kernel_sumfact.supports(pb, why, sizeof why));
   cr_assert(strstr(why, "triangle"), "%s", why);
   void *st = (void *)1;
-  cr_assert_eq(fea_mf_kernel_sumfact.create(pb, NULL, &st), FEA_ERR_UNSUPPORTED);
+  cr_assert_eq(fea_matfree_kernel_sumfact.create(pb, NULL, &st), FEA_ERR_UNSUPPORTED);
   cr_assert_null(st);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -324,7 +324,7 @@ Test(sumfact, refuses_simplices_general_meshes_and_sigma_functions) {
                "%s", fea_context_last_error(ctx));
   cr_assert_eq(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
   pb = poisson(s, 1.0, 0);
-  cr_assert_not(fea_mf_kernel_sumfact.supports(pb, why, sizeof why));
+  cr_assert_not(fea_matfree_kernel_sumfact.supports(pb, why, sizeof why));
   cr_assert(strstr(why, "structured"), "%s", why);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -335,7 +335,7 @@ Test(sumfact, refuses_simplices_general_meshes_and_sigma_functions) {
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma_fn = variable_sigma;
   cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS);
-  cr_assert_not(fea_mf_kernel_sumfact.supports(pb, why, sizeof why));
+  cr_assert_not(fea_matfree_kernel_sumfact.supports(pb, why, sizeof why));
   cr_assert(strstr(why, "sigma"), "%s", why);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -361,7 +361,7 @@ Test(sumfact, unknown_instruction_set_is_refused) {
  * boundary) and with every DoF made free (no boundary: every element takes
  * the fast path). */
 static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
-  const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
+  const fea_matfree_kernel_ops *k = &fea_matfree_kernel_sumfact;
   const fea_index ne = pb->space->num_elements, N = pb->space->num_dofs, nf = pb->num_free;
   const int nb = pb->space->dofs_per_element;
   void *st;
@@ -422,7 +422,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
         double *y = calloc((size_t)(fr ? nf : N) + 1, sizeof *y);
         uint64_t updates = 0;
         for (int blk = 0; blk < (own ? 3 : 1); blk++) {
-          fea_mf_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags & 1 ? eb : NULL,
+          fea_matfree_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags & 1 ? eb : NULL,
                               &updates, fr, -1, flags & 4 ? run : NULL};
           for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
             int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
@@ -526,7 +526,7 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
  * with and without a boundary, owners scattered and in contiguous blocks. */
 static void apply_add_chunks(fea_problem *pb, int expect_lines, int expect_fused) {
   void *st;
-  const fea_mf_kernel_ops *k = &fea_mf_kernel_sumfact;
+  const fea_matfree_kernel_ops *k = &fea_matfree_kernel_sumfact;
   cr_assert_eq(k->create(pb, NULL, &st), FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
   const int B = k->batch(st);
   if (expect_lines)
@@ -649,9 +649,9 @@ Test(sumfact, setup_on_threads_is_the_one_thread_setup) {
       char what[64];
       snprintf(what, sizeof what, "%dD Q%d, %d threads", cases[c].dim, cases[c].p, threads[t]);
       expect_same_state(one, many, what);
-      fea_mf_kernel_sumfact.destroy(many);
+      fea_matfree_kernel_sumfact.destroy(many);
     }
-    fea_mf_kernel_sumfact.destroy(one);
+    fea_matfree_kernel_sumfact.destroy(one);
     fea_problem_destroy(&pb);
     fea_space_destroy(&s);
     fea_mesh_destroy(&m);

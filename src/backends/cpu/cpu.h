@@ -8,21 +8,21 @@
 extern const struct fea_vector_ops fea_cpu_ref_vec_ops;
 extern const struct fea_dense_ops fea_cpu_ref_dense_ops;
 extern const struct fea_vector_ops fea_cpu_threads_vec_ops;
-extern const struct fea_multifrontal_ops fea_cpu_ref_mf_ops;
-extern const struct fea_multifrontal_ops fea_cpu_threads_mf_ops;
+extern const struct fea_multifrontal_ops fea_cpu_ref_multifrontal_ops;
+extern const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops;
 
-/* Multifrontal work on one node (mf-ref.c), shared by both CPU backends.
+/* Multifrontal work on one node (multifrontal-ref.c), shared by both CPU backends.
  * They touch only the node's own storage, its children's blocks and the
  * rows of its q DoFs, so nodes of one level may run concurrently. */
-fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index n,
+fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
                                   double *flops, double *integrate_s);
-fea_status fea_mf_cpu_forward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                    fea_index n);
-fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                     fea_index n);
 /* After a level: free its children's Schur blocks; after level 0, add the
  * leaves' loads into f->load. Serial. */
-void fea_mf_cpu_level_done(fea_mf_factor *f, int level);
+void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level);
 
 /* Values of one vector element size. */
 size_t fea_cpu_elem_size(fea_precision prec);

@@ -2,7 +2,7 @@
  * method, section 2.3.3): y_e = K_e x_e without K_e, by contracting the
  * element coefficients with 1D tables direction by direction, scaling the
  * gradients at the quadrature points, and contracting back. This file is the
- * fea_mf_kernel_ops table: choosing the instruction set and the kernel,
+ * fea_matfree_kernel_ops table: choosing the instruction set and the kernel,
  * gathering batches of elements into SIMD lanes and scattering them back.
  * The arithmetic is in sumfact-body.h, the tables in sumfact-setup.c. */
 #include <omp.h>
@@ -905,7 +905,7 @@ static void sf_apply(const void *state, const fea_index *elems, int count, const
  * every DoF free (and writable) by their row classes, the others DoF by
  * DoF through the rows (Dirichlet DoFs zero). */
 static void gather_rows(const sf_state *s, const fea_index *elems, int m, const double *x,
-                        const fea_mf_target *tg, sf_batch *b, double *lt) {
+                        const fea_matfree_target *tg, sf_batch *b, double *lt) {
   const int W = s->isa->lanes, nb = s->nb, nc = s->nclass, nfc = s->nfclass;
   double *X = (double *)b->x;
   for (int l = 0; l < W; l++) {
@@ -938,7 +938,7 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
 /* One batch of m <= W elements of the general path: gather, kernel, and
  * each element's results added from its lane. Returns the adds done. */
 static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, const double *x,
-                              const fea_mf_target *tg, sf_batch *b, double *lt) {
+                              const fea_matfree_target *tg, sf_batch *b, double *lt) {
   const int W = s->isa->lanes, nb = s->nb, fr = tg->free_rows;
   double *yt = tg->y;
   const int nc = s->nclass, *cls = s->cls, *off = s->off;
@@ -1003,7 +1003,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
  * -(blk + 2): no ownership, or one block owns them all) and kept (brow_at,
  * read only then: the elements next to each line's ends would otherwise
  * cost a cache miss each). */
-static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
+static int lane_ok(const sf_state *s, const fea_matfree_target *tg, fea_index e, int kind) {
   return kind == 1 ? tg->elem_blk[e] == tg->blk
                    : tg->elem_blk[e] == -(tg->blk + 2) && s->brow_at[e] >= 0;
 }
@@ -1011,7 +1011,7 @@ static int lane_ok(const sf_state *s, const fea_mf_target *tg, fea_index e, int 
 /* Whether the W elements from e may be the lanes of a line batch of this
  * kind under this call's target (lane_ok for each; without owners every
  * lane of a kind-1 batch is, and with them blk_run tells at once). */
-static int lanes_writable(const sf_state *s, const fea_mf_target *tg, fea_index e, int kind) {
+static int lanes_writable(const sf_state *s, const fea_matfree_target *tg, fea_index e, int kind) {
   const int W = s->isa->lanes;
   if (kind == 1) {
     if (!tg->owner) return tg->blk == 0;
@@ -1028,7 +1028,7 @@ static int lanes_writable(const sf_state *s, const fea_mf_target *tg, fea_index 
 /* The flags that the elements at the ends of lines read, prefetched by the
  * line batch at e0 (no stream the hardware follows there: one element in
  * n): 3D Q1 1.05x. */
-static inline void flags_prefetch(const sf_state *s, const fea_mf_target *tg, fea_index e0) {
+static inline void flags_prefetch(const sf_state *s, const fea_matfree_target *tg, fea_index e0) {
   if (e0 + SF_FLAGS_AHEAD < s->space->num_elements) {
     __builtin_prefetch(tg->elem_blk + e0 + SF_FLAGS_AHEAD, 0, 3);
     if (s->brow_at) __builtin_prefetch(s->brow_at + e0 + SF_FLAGS_AHEAD, 0, 3);
@@ -1047,7 +1047,7 @@ static inline void flags_prefetch(const sf_state *s, const fea_mf_target *tg, fe
  * elements k - j for j <= W - r), so that the zeros go only where this
  * thread adds anyway. Returns the batch's kind (line_ok). */
 static int line_batch(const sf_state *s, const fea_index *elems, fea_index first, int k,
-                      int count, const fea_mf_target *tg, int *skip) {
+                      int count, const fea_matfree_target *tg, int *skip) {
   const int W = s->isa->lanes, left = count - k;
   const fea_index e0 = SF_ELEM(elems, first, k);
   const unsigned char v = s->line_ok[e0];
@@ -1100,7 +1100,7 @@ static int line_batch(const sf_state *s, const fea_index *elems, fea_index first
  * this (SERIAL, COLORING, PRIVATE_BUFFERS) let no other thread write the
  * rows meanwhile, so only the rounding can change. */
 static void sf_apply_add(const void *state, const fea_index *elems, int count,
-                         const double *x_full, const fea_mf_target *tg, double *scratch) {
+                         const double *x_full, const fea_matfree_target *tg, double *scratch) {
   const sf_state *s = state;
   const int W = s->isa->lanes, nfc = s->nfclass;
   sf_batch b;
@@ -1186,7 +1186,7 @@ static uint64_t sf_memory(const void *state) { return ((const sf_state *)state)-
 
 static const char *sf_describe(const void *state) { return ((const sf_state *)state)->desc; }
 
-const fea_mf_kernel_ops fea_mf_kernel_sumfact = {
+const fea_matfree_kernel_ops fea_matfree_kernel_sumfact = {
   .name = "sum-factorization",
   .supports = sf_supports_op,
   .create = sf_create,

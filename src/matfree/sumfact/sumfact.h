@@ -1,6 +1,6 @@
 /* Sum-factorization kernel: what its translation units share.
  *
- * sumfact.c           the fea_mf_kernel_ops table (supports, gather, scatter, cost)
+ * sumfact.c           the fea_matfree_kernel_ops table (supports, gather, scatter, cost)
  * sumfact-setup.c     the 1D tables and geometry factors built at create
  * sumfact-diagonal.c  diag(K_e) from 1D sums
  * sumfact-isa-*.c     the batch kernels, one file per instruction set, all made
@@ -202,7 +202,7 @@ typedef struct sf_state {
    * elements with the same Dirichlet DoFs and the same steps form a
    * boundary line batch (line_ok 2), gathered and added DoF by DoF with
    * lane vectors (no chains); only where all of the lanes' free rows are
-   * writable (no ownership, or one block owns them: fea_mf_target). */
+   * writable (no ownership, or one block owns them: fea_matfree_target). */
   fea_index *brow;
   int *brow_at;
   int lstride[SF_MAX_N * SF_MAX_N * SF_MAX_N];  /* per free class */

@@ -20,6 +20,6 @@ const struct fea_backend fea_backend_cpu_ref = {
   .probe = NULL, /* always usable */
   .set_num_threads = ref_set_num_threads,
   .vec = &fea_cpu_ref_vec_ops,
-  .mf = &fea_cpu_ref_mf_ops,
+  .multifrontal = &fea_cpu_ref_multifrontal_ops,
   .dense = &fea_cpu_ref_dense_ops,
 };

@@ -37,7 +37,7 @@ static inline void front_add(double *P, double *S, fea_index q, fea_index m, fea
   else S[(row - q) + (col - q) * (m - q)] += v;
 }
 
-fea_status fea_mf_assemble_leaf(fea_context *ctx, const fea_mf_factor *f, fea_index n, double *P,
+fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, double *P,
                                 double *S, double *load, double *integrate_s) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
@@ -89,14 +89,14 @@ fea_status fea_mf_assemble_leaf(fea_context *ctx, const fea_mf_factor *f, fea_in
   return st;
 }
 
-static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n, double *P,
+static fea_status assemble_leaf(fea_context *ctx, fea_multifrontal_factor *f, fea_index n, double *P,
                                 double *S, double *integrate_s) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   const fea_index m = nd->q + nd->r;
   *integrate_s = 0;
   double *load = calloc((size_t)(m ? m : 1), sizeof *load);
   FEA_CHECK(load, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the load of leaf %lld", (long long)n);
-  fea_status st = fea_mf_assemble_leaf(ctx, f, n, P, S, load, integrate_s);
+  fea_status st = fea_multifrontal_assemble_leaf(ctx, f, n, P, S, load, integrate_s);
   if (st == FEA_SUCCESS) f->leaf_load[n] = load;
   else free(load);
   return st;
@@ -111,7 +111,7 @@ static fea_status assemble_leaf(fea_context *ctx, fea_mf_factor *f, fea_index n,
  * eliminated here. Which block an entry goes to then depends on column j and,
  * only for columns passed up, on row i: no per-entry min/max, and the writes
  * run down parent columns in order. */
-static void extend_add(fea_mf_factor *f, fea_index n, double *P, double *S) {
+static void extend_add(fea_multifrontal_factor *f, fea_index n, double *P, double *S) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_index q = nd->q, m = nd->q + nd->r, r = nd->r;
@@ -139,7 +139,7 @@ static void extend_add(fea_mf_factor *f, fea_index n, double *P, double *S) {
   }
 }
 
-fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index n,
+fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
                                   double *flops, double *integrate_s) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
@@ -173,7 +173,7 @@ fea_status fea_mf_cpu_factor_node(fea_context *ctx, fea_mf_factor *f, fea_index 
   return FEA_SUCCESS;
 }
 
-void fea_mf_cpu_level_done(fea_mf_factor *f, int level) {
+void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
     const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
@@ -193,7 +193,7 @@ void fea_mf_cpu_level_done(fea_mf_factor *f, int level) {
   }
 }
 
-fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index n, fea_status st,
+fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status st,
                              const char *why) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   char box[192];
@@ -210,7 +210,7 @@ fea_status fea_mf_node_error(fea_context *ctx, const fea_mf_factor *f, fea_index
                    box, why);
 }
 
-fea_status fea_mf_cpu_forward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                    fea_index n) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
@@ -249,7 +249,7 @@ fea_status fea_mf_cpu_forward_node(fea_context *ctx, const fea_mf_factor *f, fea
   return FEA_SUCCESS;
 }
 
-fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                     fea_index n) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
@@ -283,7 +283,7 @@ fea_status fea_mf_cpu_backward_node(fea_context *ctx, const fea_mf_factor *f, fe
 
 /* Serial ops. */
 
-static fea_status ref_factor_alloc(fea_context *ctx, fea_mf_factor *f) {
+static fea_status ref_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f) {
   const fea_etree *t = f->tree;
   size_t nn = (size_t)t->num_nodes;
   f->panels = malloc((size_t)(t->factor_entries ? t->factor_entries : 1) * sizeof *f->panels);
@@ -303,7 +303,7 @@ static fea_status ref_factor_alloc(fea_context *ctx, fea_mf_factor *f) {
   return FEA_SUCCESS;
 }
 
-static void ref_factor_release(fea_context *ctx, fea_mf_factor *f) {
+static void ref_factor_release(fea_context *ctx, fea_multifrontal_factor *f) {
   (void)ctx;
   if (!f->tree) return;
   for (fea_index n = 0; n < f->tree->num_nodes; n++) {
@@ -318,41 +318,41 @@ static void ref_factor_release(fea_context *ctx, fea_mf_factor *f) {
   f->schur = f->leaf_load = NULL;
 }
 
-static fea_status ref_factor_level(fea_context *ctx, fea_mf_factor *f, int level) {
+static fea_status ref_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
     fea_index n = t->level_nodes[k];
     double flops, integ;
-    fea_status st = fea_mf_cpu_factor_node(ctx, f, n, &flops, &integ);
+    fea_status st = fea_multifrontal_cpu_factor_node(ctx, f, n, &flops, &integ);
     if (st < 0) {
       char why[FEA_ERROR_LEN];
       snprintf(why, sizeof why, "%s", ctx->last_error);
-      return fea_mf_node_error(ctx, f, n, st, why);
+      return fea_multifrontal_node_error(ctx, f, n, st, why);
     }
     f->flops += flops;
     f->integrate_s += integ;
   }
-  fea_mf_cpu_level_done(f, level);
+  fea_multifrontal_cpu_level_done(f, level);
   return FEA_SUCCESS;
 }
 
-static fea_status ref_forward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+static fea_status ref_forward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                     int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
-    FEA_CALL(fea_mf_cpu_forward_node(ctx, f, sv, t->level_nodes[k]));
+    FEA_CALL(fea_multifrontal_cpu_forward_node(ctx, f, sv, t->level_nodes[k]));
   return FEA_SUCCESS;
 }
 
-static fea_status ref_backward_level(fea_context *ctx, const fea_mf_factor *f, fea_mf_solve *sv,
+static fea_status ref_backward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
                                      int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
-    FEA_CALL(fea_mf_cpu_backward_node(ctx, f, sv, t->level_nodes[k]));
+    FEA_CALL(fea_multifrontal_cpu_backward_node(ctx, f, sv, t->level_nodes[k]));
   return FEA_SUCCESS;
 }
 
-const struct fea_multifrontal_ops fea_cpu_ref_mf_ops = {
+const struct fea_multifrontal_ops fea_cpu_ref_multifrontal_ops = {
   .factor_alloc = ref_factor_alloc,
   .factor_release = ref_factor_release,
   .factor_level = ref_factor_level,

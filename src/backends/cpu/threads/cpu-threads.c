@@ -67,6 +67,6 @@ const struct fea_backend fea_backend_cpu_threads = {
   .finalize = threads_finalize,
   .set_num_threads = threads_set_num_threads,
   .vec = &fea_cpu_threads_vec_ops,
-  .mf = &fea_cpu_threads_mf_ops, /* level-parallel; storage from /cpu/ref */
+  .multifrontal = &fea_cpu_threads_multifrontal_ops, /* level-parallel; storage from /cpu/ref */
   .dense = NULL, /* /cpu/ref's, with multithreaded OpenBLAS */
 };

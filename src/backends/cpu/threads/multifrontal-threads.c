@@ -15,12 +15,12 @@
 #include "etree.h"
 #include "problem.h"
 
-typedef enum mf_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } mf_step;
+typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } multifrontal_step;
 
 /* Run one step on the nodes of a level, concurrently or one by one. The
  * smallest failing node's error is reported on ctx. */
-static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv, int level,
-                            mf_step step) {
+static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f, fea_multifrontal_solve *sv, int level,
+                            multifrontal_step step) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -32,9 +32,9 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
   if (nthreads <= 1 || count < nthreads) {
     for (fea_index k = 0; k < count && bad < 0; k++) {
       double fl = 0, it = 0;
-      fea_status st = step == STEP_FACTOR ? fea_mf_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
-                      : step == STEP_FORWARD ? fea_mf_cpu_forward_node(ctx, f, sv, nodes[k])
-                                             : fea_mf_cpu_backward_node(ctx, f, sv, nodes[k]);
+      fea_status st = step == STEP_FACTOR ? fea_multifrontal_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
+                      : step == STEP_FORWARD ? fea_multifrontal_cpu_forward_node(ctx, f, sv, nodes[k])
+                                             : fea_multifrontal_cpu_backward_node(ctx, f, sv, nodes[k]);
       flops += fl;
       integ += it;
       if (st < 0) {
@@ -56,7 +56,7 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
     fea_problem problem_copy = *f->problem;
     problem_copy.ctx = NULL;
     problem_copy.space = &space_copy;
-    fea_mf_factor fw = *f; /* shares every array; only problem differs */
+    fea_multifrontal_factor fw = *f; /* shares every array; only problem differs */
     fw.problem = &problem_copy;
 #pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
     {
@@ -69,13 +69,13 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
       for (fea_index k = 0; k < count; k++) {
         double fl = 0, it = 0;
         fea_status st =
-            step == STEP_FACTOR ? fea_mf_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
-            : step == STEP_FORWARD ? fea_mf_cpu_forward_node(&local, &fw, sv, nodes[k])
-                                   : fea_mf_cpu_backward_node(&local, &fw, sv, nodes[k]);
+            step == STEP_FACTOR ? fea_multifrontal_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
+            : step == STEP_FORWARD ? fea_multifrontal_cpu_forward_node(&local, &fw, sv, nodes[k])
+                                   : fea_multifrontal_cpu_backward_node(&local, &fw, sv, nodes[k]);
         flops += fl;
         integ += it;
         if (st < 0) {
-#pragma omp critical(fea_mf_threads_failure)
+#pragma omp critical(fea_multifrontal_threads_failure)
           if (bad < 0 || nodes[k] < bad) {
             bad = nodes[k];
             bad_st = st;
@@ -88,32 +88,32 @@ static fea_status run_level(fea_context *ctx, fea_mf_factor *f, fea_mf_solve *sv
       fea_blas_pop_threads(prev);
     }
   }
-  if (bad >= 0) return fea_mf_node_error(ctx, f, bad, bad_st, why);
+  if (bad >= 0) return fea_multifrontal_node_error(ctx, f, bad, bad_st, why);
   if (step == STEP_FACTOR) {
     f->flops += flops;
     f->integrate_s += integ;
-    fea_mf_cpu_level_done(f, level);
+    fea_multifrontal_cpu_level_done(f, level);
   }
   return FEA_SUCCESS;
 }
 
-static fea_status threads_factor_level(fea_context *ctx, fea_mf_factor *f, int level) {
+static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
   return run_level(ctx, f, NULL, level, STEP_FACTOR);
 }
 
 /* The solve steps only read the factor: the casts drop a const the node
  * functions keep. */
-static fea_status threads_forward_level(fea_context *ctx, const fea_mf_factor *f,
-                                        fea_mf_solve *sv, int level) {
-  return run_level(ctx, (fea_mf_factor *)f, sv, level, STEP_FORWARD);
+static fea_status threads_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                        fea_multifrontal_solve *sv, int level) {
+  return run_level(ctx, (fea_multifrontal_factor *)f, sv, level, STEP_FORWARD);
 }
 
-static fea_status threads_backward_level(fea_context *ctx, const fea_mf_factor *f,
-                                         fea_mf_solve *sv, int level) {
-  return run_level(ctx, (fea_mf_factor *)f, sv, level, STEP_BACKWARD);
+static fea_status threads_backward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                         fea_multifrontal_solve *sv, int level) {
+  return run_level(ctx, (fea_multifrontal_factor *)f, sv, level, STEP_BACKWARD);
 }
 
-const struct fea_multifrontal_ops fea_cpu_threads_mf_ops = {
+const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops = {
   .factor_level = threads_factor_level,
   .forward_level = threads_forward_level,
   .backward_level = threads_backward_level,
