@@ -260,6 +260,7 @@ const struct fea_backend fea_backend_gpu_cuda = {
   .prefix = "/gpu/cuda",
   .priority = 30,
   .delegate = "/cpu/ref",
+  .host = "/cpu/threads",
   .mem = FEA_MEM_DEVICE,
   .options = cuda_options,
   .probe = cuda_probe,

@@ -100,7 +100,7 @@ static void m1_destroy(fea_m1_device **pm)
     (void)cudaStreamSynchronize(b->stream);
     (void)cudaGetLastError();
   }
-  fea_context_release(m->ctx);
+  fea_object_release(m->ctx);
   free(m);
   *pm = NULL;
 }
@@ -239,7 +239,7 @@ static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m
   fea_m1_device *m = calloc(1, sizeof *m);
   FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a device M1");
   m->ctx = ctx;
-  fea_context_retain(ctx);
+  fea_object_retain(ctx);
   m->g = d->grid;
   m->num = num, m->nc = d->nc, m->ne = d->ne, m->ni = d->ni, m->cells = d->cells, m->blk = d->blk;
   m->prec = d->prec, m->vprec = d->vprec;

@@ -60,7 +60,7 @@ fea_status fea_problem_assemble_reference(const fea_problem *problem, fea_matrix
     memcpy(b, rhs, (size_t)problem->num_free * sizeof *rhs);
     *A = M;
   } else {
-    fea_matrix_destroy(&M);
+    FEA_OBJECT_DROP(M);
   }
   free(rhs);
   return st;

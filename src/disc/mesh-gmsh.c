@@ -609,7 +609,7 @@ static fea_status build_mesh(struct reader *r, fea_mesh **out) {
                 inverted ? "; libfeaccel does not reorder nodes: reverse the orientation of that "
                            "entity in Gmsh (e.g. gmsh.model.mesh.reverse())"
                          : "");
-    fea_mesh_release(m);
+    fea_object_release(m);
     return s;
   }
   *out = m;

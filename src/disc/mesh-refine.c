@@ -194,7 +194,7 @@ fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine) {
   if (s == FEA_SUCCESS) {
     m->parents = malloc((size_t)m->num_cells * sizeof *m->parents);
     if (!m->parents) {
-      fea_mesh_release(m);
+      fea_object_release(m);
       s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the parents of %lld cells",
                     (long long)(ncells * nchild));
     }

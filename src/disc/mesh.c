@@ -50,6 +50,14 @@ static size_t array_bytes(fea_index n, size_t size) {
   return (size_t)n * size;
 }
 
+static void mesh_free(void *object) {
+  fea_mesh *mesh = object;
+  free(mesh->coords);
+  free(mesh->cells);
+  free(mesh->parents);
+  free(mesh);
+}
+
 fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_index num_nodes,
                           fea_index num_cells, fea_mesh **out) {
   *out = NULL;
@@ -64,23 +72,15 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
   FEA_CHECK(coord_bytes > 0 && cell_bytes > 0, ctx, FEA_ERR_OUT_OF_MEMORY,
             "a mesh of %lld nodes and %lld cells is too large to address", (long long)num_nodes,
             (long long)num_cells);
-  fea_mesh *m = calloc(1, sizeof *m);
-  if (m) {
-    m->coords = calloc(1, coord_bytes);
-    m->cells = calloc(1, cell_bytes);
-  }
-  if (!m || !m->coords || !m->cells) {
-    if (m) {
-      free(m->coords);
-      free(m->cells);
-      free(m);
-    }
+  fea_mesh *m;
+  FEA_CALL(fea_object_alloc(ctx, sizeof *m, "mesh", mesh_free, (void **)&m));
+  m->coords = calloc(1, coord_bytes);
+  m->cells = calloc(1, cell_bytes);
+  if (!m->coords || !m->cells) {
+    fea_object_release(m);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a mesh of %lld nodes and %lld cells",
                      (long long)num_nodes, (long long)num_cells);
   }
-  fea_context_retain(ctx);
-  m->ctx = ctx;
-  m->refcount = 1;
   m->dim = dim;
   m->type = type;
   m->nodes_per_cell = npc;
@@ -90,17 +90,6 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
   return FEA_SUCCESS;
 }
 
-void fea_mesh_retain(fea_mesh *mesh) { mesh->refcount++; }
-
-void fea_mesh_release(fea_mesh *mesh) {
-  if (!mesh || --mesh->refcount > 0) return;
-  fea_context *ctx = mesh->ctx;
-  free(mesh->coords);
-  free(mesh->cells);
-  free(mesh->parents);
-  free(mesh);
-  fea_context_release(ctx);
-}
 
 /* ---- cell validity -------------------------------------------------------------------------- */
 

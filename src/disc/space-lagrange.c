@@ -729,7 +729,7 @@ static fea_status lagrange_locate(const fea_space *s, const double *x, fea_index
 static void lagrange_destroy(fea_space *s) {
   impl_free(s->impl);
   s->impl = NULL;
-  fea_mesh_release(s->mesh);
+  fea_object_release(s->mesh);
   s->mesh = NULL;
 }
 
@@ -774,7 +774,7 @@ fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagran
     free(boundary);
     return st;
   }
-  fea_mesh_retain(mesh);
+  fea_object_retain(mesh);
   s->mesh = mesh;
   s->kind = FEA_SPACE_LAGRANGE;
   s->cell = mesh->type;

@@ -1,6 +1,6 @@
 /* Concurrent assembly, public entry points: argument checks, the options,
  * scratch storage (so a failed assembly leaves the caller's matrix and
- * right-hand side as they were), and the dispatch to src/concurrency. */
+ * right-hand side as they were), and the dispatch to src/assembly. */
 #include <limits.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -13,19 +13,6 @@
 #include "pattern.h"
 
 #define MAX_THREADS 1024
-
-static const char *const strategy_names[] = {
-    [FEA_UPDATE_SERIAL] = "serial",        [FEA_UPDATE_COLORING] = "coloring",
-    [FEA_UPDATE_ATOMIC_CAS] = "atomic-cas", [FEA_UPDATE_MUTEX] = "mutex",
-    [FEA_UPDATE_PRIVATE_BUFFERS] = "private-buffers", [FEA_UPDATE_TSX] = "tsx",
-    [FEA_UPDATE_AUTO] = "auto",
-};
-
-const char *fea_update_strategy_name(fea_update_strategy strategy) {
-  if ((int)strategy < 0 || (size_t)strategy >= sizeof strategy_names / sizeof *strategy_names)
-    return NULL;
-  return strategy_names[strategy];
-}
 
 fea_status fea_tsx_available(int *available, char *reason, size_t len) {
   FEA_CHECK_NULL(available, NULL);

@@ -1,4 +1,5 @@
-/* Context creation, backend resolution and the context's settings. */
+/* Context API: the resource string and its environment default, then
+ * src/base/context.c; the context's settings and queries. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,91 +12,6 @@
 
 #define FEA_MAX_THREADS 1024
 
-/* Fill the context's ops with the backend's slots, then the delegate chain's,
- * but only across backends that keep data in the same memory space. */
-static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
-  memset(&ctx->vec, 0, sizeof ctx->vec);
-  memset(&ctx->dense, 0, sizeof ctx->dense);
-  memset(&ctx->multifrontal, 0, sizeof ctx->multifrontal);
-  for (int depth = 0; b && depth < 8; depth++, b = fea_backend_find(b->delegate)) {
-    if (b->mem != ctx->backend->mem) continue;
-#define TAKE(table, slot) \
-  if (!ctx->table.slot && b->table) ctx->table.slot = b->table->slot
-    TAKE(vec, alloc); TAKE(vec, release); TAKE(vec, write); TAKE(vec, read);
-    TAKE(vec, set_all); TAKE(vec, copy); TAKE(vec, axpy); TAKE(vec, scale);
-    TAKE(vec, dot); TAKE(vec, nrm2);
-    TAKE(dense, gemm); TAKE(dense, syrk); TAKE(dense, trsm); TAKE(dense, potrf);
-    TAKE(dense, potrs); TAKE(dense, getrf); TAKE(dense, getrs);
-    TAKE(multifrontal, factor_alloc); TAKE(multifrontal, factor_release); TAKE(multifrontal, factor_level);
-    TAKE(multifrontal, forward_level); TAKE(multifrontal, backward_level);
-#undef TAKE
-  }
-}
-
-static fea_status create_on(const struct fea_backend *b, const fea_resource_opts *opts,
-                            fea_context **out) {
-  FEA_CHECK(b->abi == FEA_BACKEND_ABI, NULL, FEA_ERR_BACKEND,
-            "backend %s was built for backend ABI %u, this library needs %u", b->prefix, b->abi,
-            FEA_BACKEND_ABI);
-  char reason[256] = "";
-  if (b->probe && b->probe(reason, sizeof reason) != FEA_SUCCESS)
-    return FEA_ERROR(NULL, FEA_ERR_DEVICE, "backend %s is not usable here: %s", b->prefix, reason);
-  FEA_CALL(fea_resource_check_keys(opts, b->prefix, b->options));
-
-  fea_context *ctx = calloc(1, sizeof *ctx);
-  FEA_CHECK(ctx, NULL, FEA_ERR_OUT_OF_MEMORY, "no memory for a context (%zu bytes)", sizeof *ctx);
-  ctx->refcount = 1;
-  ctx->backend = b;
-  ctx->nthreads = 1;
-  ctx->log_level = FEA_LOG_WARN;
-  size_t used = (size_t)snprintf(ctx->resource, sizeof ctx->resource, "%s", b->prefix);
-  for (int i = 0; i < opts->count && used < sizeof ctx->resource; i++)
-    used += (size_t)snprintf(ctx->resource + used, sizeof ctx->resource - used, "%c%s=%s",
-                             i ? ',' : ':', opts->key[i], opts->value[i]);
-  merge_ops(ctx, b);
-  fea_status s = b->init ? b->init(ctx, opts) : FEA_SUCCESS;
-  if (s < 0) {
-    free(ctx);
-    return s;
-  }
-  *out = ctx;
-  return FEA_SUCCESS;
-}
-
-/* Best usable backend among those whose prefix starts with family ("" = all). */
-static fea_status create_best(const char *family, const fea_resource_opts *opts,
-                              fea_context **out) {
-  size_t n;
-  const fea_backend_entry *e = fea_backend_entries(&n);
-  int tried[16] = {0};
-  fea_status last = FEA_ERR_UNSUPPORTED, first = FEA_SUCCESS;
-  char first_msg[FEA_ERROR_LEN] = "";
-  size_t flen = strlen(family);
-  for (;;) {
-    size_t best = n;
-    for (size_t i = 0; i < n && i < 16; i++) {
-      int in_family = flen == 0 || (strncmp(e[i].prefix, family, flen) == 0 && e[i].prefix[flen] == '/');
-      if (!tried[i] && e[i].backend && in_family &&
-          (best == n || e[i].backend->priority > e[best].backend->priority))
-        best = i;
-    }
-    if (best == n) break;
-    tried[best] = 1;
-    last = create_on(e[best].backend, opts, out);
-    if (last == FEA_SUCCESS) return FEA_SUCCESS;
-    if (first == FEA_SUCCESS) {
-      first = last;
-      snprintf(first_msg, sizeof first_msg, "%s", fea_thread_last_error());
-    }
-  }
-  if (first == FEA_SUCCESS)
-    return FEA_ERROR(NULL, FEA_ERR_UNSUPPORTED, "no backend of family '%s' was built", family);
-  /* The preferred backend's failure is the one that explains the outcome
-   * (a lower one typically only objects to options meant for the first). */
-  fea_error_restore(first_msg);
-  return first;
-}
-
 fea_status fea_context_create(const char *resource, fea_context **out) {
   FEA_CHECK_NULL(out, NULL);
   *out = NULL;
@@ -106,7 +22,7 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
   fea_resource_opts opts;
   if (!resource) {
     memset(&opts, 0, sizeof opts);
-    return create_best("", &opts, out);
+    return fea_context_create_best("", &opts, out);
   }
   char base[64];
   FEA_CALL(fea_resource_parse(resource, base, sizeof base, &opts));
@@ -117,12 +33,12 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
     if (strcmp(e[i].prefix, base) != 0) continue;
     if (!e[i].backend)
       return FEA_ERROR(NULL, FEA_ERR_UNSUPPORTED, "backend %s is %s", base, e[i].not_built_reason);
-    return create_on(e[i].backend, &opts, out);
+    return fea_context_create_on(e[i].backend, &opts, out);
   }
   size_t blen = strlen(base);
   for (size_t i = 0; i < n; i++)
     if (strncmp(e[i].prefix, base, blen) == 0 && e[i].prefix[blen] == '/')
-      return create_best(base, &opts, out);
+      return fea_context_create_best(base, &opts, out);
 
   char known[256] = "";
   for (size_t i = 0, used = 0; i < n && used < sizeof known; i++)
@@ -131,17 +47,9 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
                    resource, known);
 }
 
-void fea_context_retain(fea_context *ctx) { ctx->refcount++; }
-
-void fea_context_release(fea_context *ctx) {
-  if (!ctx || --ctx->refcount > 0) return;
-  if (ctx->backend->finalize) ctx->backend->finalize(ctx);
-  free(ctx);
-}
-
 fea_status fea_context_destroy(fea_context **ctx) {
   if (!ctx || !*ctx) return FEA_SUCCESS;
-  fea_context_release(*ctx);
+  fea_object_release(*ctx);
   *ctx = NULL;
   return FEA_SUCCESS;
 }

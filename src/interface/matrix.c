@@ -1,4 +1,5 @@
-/* CSR matrices on the host: queries, the reference product and Matrix Market output. */
+/* CSR matrix API: argument checks, queries and Matrix Market output; the
+ * object and its product are in src/linalg/csr-matrix.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,39 +9,10 @@
 #include "error.h"
 #include "matrix.h"
 
-fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fea_index nnz,
-                            fea_matrix **out) {
-  fea_matrix *A = calloc(1, sizeof *A);
-  FEA_CHECK(A, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a matrix");
-  A->row_ptr = calloc((size_t)rows + 1, sizeof *A->row_ptr);
-  A->col_idx = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->col_idx);
-  A->values = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->values);
-  if (!A->row_ptr || !A->col_idx || !A->values) {
-    free(A->row_ptr);
-    free(A->col_idx);
-    free(A->values);
-    free(A);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a %lld x %lld matrix with %lld entries",
-                     (long long)rows, (long long)cols, (long long)nnz);
-  }
-  A->ctx = ctx;
-  fea_context_retain(ctx);
-  A->rows = rows;
-  A->cols = cols;
-  A->nnz = nnz;
-  *out = A;
-  return FEA_SUCCESS;
-}
-
 fea_status fea_matrix_destroy(fea_matrix **A) {
   if (!A || !*A) return FEA_SUCCESS;
-  fea_context *ctx = (*A)->ctx;
-  free((*A)->row_ptr);
-  free((*A)->col_idx);
-  free((*A)->values);
-  free(*A);
+  fea_object_release(*A);
   *A = NULL;
-  fea_context_release(ctx);
   return FEA_SUCCESS;
 }
 
@@ -66,11 +38,7 @@ fea_status fea_matrix_multiply(const fea_matrix *A, const double *x, double *y) 
   FEA_CHECK(x || A->cols == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'x' is NULL");
   FEA_CHECK(y || A->rows == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'y' is NULL");
   FEA_CHECK(x != y || A->rows == 0, A->ctx, FEA_ERR_INVALID_ARG, "x and y are the same array");
-  for (fea_index i = 0; i < A->rows; i++) {
-    double s = 0;
-    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) s += A->values[k] * x[A->col_idx[k]];
-    y[i] = s;
-  }
+  fea_csr_multiply_vector(A, x, y);
   return FEA_SUCCESS;
 }
 

@@ -99,7 +99,7 @@ fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type 
   memcpy(m->cells, cells, (size_t)num_cells * (size_t)npc * sizeof *cells);
   fea_status s = fea_mesh_check_cells(m);
   if (s != FEA_SUCCESS) {
-    fea_mesh_release(m);
+    fea_object_release(m);
     return s;
   }
   *out = m;
@@ -115,7 +115,7 @@ fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine) {
 
 fea_status fea_mesh_destroy(fea_mesh **mesh) {
   if (!mesh || !*mesh) return FEA_SUCCESS;
-  fea_mesh_release(*mesh);
+  fea_object_release(*mesh);
   *mesh = NULL;
   return FEA_SUCCESS;
 }

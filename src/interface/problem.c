@@ -1,5 +1,6 @@
-/* Poisson problem API: creation with Dirichlet elimination set up once,
- * element systems, reduced-solution expansion and error norms. */
+/* Poisson problem API: the descriptor's checks before src/disc/problem.c
+ * builds the object; element systems, reduced-solution expansion and error
+ * norms. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,16 +8,6 @@
 #include "context.h"
 #include "error.h"
 #include "problem.h"
-
-static void problem_free(fea_problem *pb) {
-  if (!pb) return;
-  fea_quadrature_free(&pb->quad);
-  free(pb->free_index);
-  free(pb->dirichlet);
-  if (pb->space) fea_space_release(pb->space);
-  if (pb->ctx) fea_context_release(pb->ctx);
-  free(pb);
-}
 
 fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                       fea_problem **out) {
@@ -37,53 +28,12 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
             "quad_points = %d is outside 0..%d (0: degree + 1)", d.quad_points, FEA_QUAD_MAX_1D);
 
-  fea_problem *pb = calloc(1, sizeof *pb);
-  FEA_CHECK(pb, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a problem");
-  pb->ctx = ctx;
-  fea_context_retain(ctx);
-  pb->space = space;
-  fea_space_retain(space);
-  pb->desc = d;
-
-  fea_status st = fea_problem_rule(space, d.quad_points, 0, &pb->quad);
-  size_t n = (size_t)space->num_dofs;
-  if (st == FEA_SUCCESS) {
-    pb->free_index = malloc(n * sizeof *pb->free_index);
-    pb->dirichlet = calloc(n ? n : 1, sizeof *pb->dirichlet);
-    if (!pb->free_index || !pb->dirichlet)
-      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu DoF maps", n);
-  }
-  if (st == FEA_SUCCESS && d.dirichlet)
-    st = space->ops->interpolate(space, d.dirichlet, d.dirichlet_user, pb->dirichlet);
-  if (st == FEA_SUCCESS) {
-    /* boundary_dofs is sorted: one merge pass numbers the free DoFs in order. */
-    fea_index next = 0, b = 0;
-    for (fea_index i = 0; i < space->num_dofs; i++) {
-      if (b < space->num_boundary_dofs && space->boundary_dofs[b] == i) {
-        pb->free_index[i] = -1;
-        b++;
-      } else {
-        pb->free_index[i] = next++;
-      }
-    }
-    pb->num_free = next;
-    for (fea_index i = 0; i < space->num_dofs; i++)
-      if (pb->free_index[i] >= 0) pb->dirichlet[i] = 0; /* only boundary values are kept */
-      else if (!isfinite(pb->dirichlet[i]))
-        st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "the Dirichlet data g is %g at boundary DoF %lld",
-                       pb->dirichlet[i], (long long)i);
-  }
-  if (st != FEA_SUCCESS) {
-    problem_free(pb);
-    return st;
-  }
-  *out = pb;
-  return FEA_SUCCESS;
+  return fea_problem_build(space, &d, out);
 }
 
 fea_status fea_problem_destroy(fea_problem **problem) {
   if (!problem || !*problem) return FEA_SUCCESS;
-  problem_free(*problem);
+  fea_object_release(*problem);
   *problem = NULL;
   return FEA_SUCCESS;
 }

@@ -145,17 +145,17 @@ static fea_status multifrontal_setup(fea_solver *s) {
   f->tree = t;
   f->problem = s->problem;
   FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
-  double t0 = fea_solver_now();
+  double t0 = fea_now();
   for (int L = 0; L < t->num_levels; L++) {
-    double tl = fea_solver_now();
+    double tl = fea_now();
     fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
-    m->level_s[L] = fea_solver_now() - tl;
+    m->level_s[L] = fea_now() - tl;
     if (st < 0) {
       multifrontal_reset(s);
       return st;
     }
   }
-  m->factor_s = fea_solver_now() - t0;
+  m->factor_s = fea_now() - t0;
   m->root_s = m->level_s[t->num_levels - 1];
   m->integrate_s = f->integrate_s;
   m->device_bytes = f->device_bytes;
@@ -183,10 +183,10 @@ static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double
   for (fea_index j = 0; j < nrhs; j++)
     for (fea_index i = 0; i < nf; i++)
       sv.y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
-  double t0 = fea_solver_now();
+  double t0 = fea_now();
   for (int L = 0; L < t->num_levels && st == FEA_SUCCESS; L++)
     st = ctx->multifrontal.forward_level(ctx, &m->factor, &sv, L);
-  double t1 = fea_solver_now();
+  double t1 = fea_now();
   /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
   if (st == FEA_SUCCESS && t->keep_boundary) {
     const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
@@ -196,7 +196,7 @@ static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double
   }
   for (int L = t->num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
     st = ctx->multifrontal.backward_level(ctx, &m->factor, &sv, L);
-  double t2 = fea_solver_now();
+  double t2 = fea_now();
   if (st == FEA_SUCCESS) {
     m->forward_s = t1 - t0;
     m->backward_s = t2 - t1;

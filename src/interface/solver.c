@@ -1,30 +1,14 @@
 /* The solver handle: argument checks common to every kind, dispatch through
- * the kind's ops (src/internal/solver.h), and the small helpers the kinds
- * share (descriptor copies, memory limit, clock).
+ * the kind's ops (src/internal/solver.h), and the descriptor copies.
  *
  * Problems have no reference count, so a solver keeps its own copy (made
  * from the caller's complete descriptor): the caller may destroy theirs. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "context.h"
 #include "error.h"
 #include "solver.h"
-
-double fea_solver_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-uint64_t fea_memory_limit(uint64_t limit) {
-  if (limit) return limit;
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX; /* unknown: let malloc decide */
-  return (uint64_t)pages * (uint64_t)page;
-}
 
 fea_status fea_desc_copy(fea_context *ctx, void *dst, size_t full_size, const void *src,
                          size_t min_size, const char *type) {
@@ -54,9 +38,9 @@ fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_k
   fea_solver *s = calloc(1, sizeof *s);
   FEA_CHECK(s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
   s->ctx = ctx;
-  fea_context_retain(ctx);
+  fea_object_retain(ctx);
   s->space = problem->space;
-  fea_space_retain(s->space);
+  fea_object_retain(s->space);
   s->kind = kind;
   s->ops = ops;
   fea_status st = fea_problem_create_poisson(s->space, &problem->desc, &s->problem);
@@ -72,8 +56,8 @@ void fea_solver_free(fea_solver *s) {
   if (!s) return;
   if (s->data && s->ops->destroy) s->ops->destroy(s);
   if (s->problem) (void)fea_problem_destroy(&s->problem);
-  if (s->space) fea_space_release(s->space);
-  if (s->ctx) fea_context_release(s->ctx);
+  if (s->space) fea_object_release(s->space);
+  if (s->ctx) fea_object_release(s->ctx);
   free(s);
 }
 

@@ -12,30 +12,9 @@
 #include "pattern.h"
 #include "space.h"
 
-fea_status fea_space_alloc(fea_context *ctx, fea_space **out) {
-  fea_space *s = calloc(1, sizeof *s);
-  FEA_CHECK(s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a space");
-  s->ctx = ctx;
-  s->refcount = 1;
-  fea_context_retain(ctx);
-  *out = s;
-  return FEA_SUCCESS;
-}
-
-void fea_space_retain(fea_space *s) { s->refcount++; }
-
-void fea_space_release(fea_space *s) {
-  if (!s || --s->refcount > 0) return;
-  if (s->ops && s->ops->destroy) s->ops->destroy(s);
-  free(s->boundary_dofs);
-  fea_context *ctx = s->ctx;
-  free(s);
-  fea_context_release(ctx);
-}
-
 fea_status fea_space_destroy(fea_space **space) {
   if (!space || !*space) return FEA_SUCCESS;
-  fea_space_release(*space);
+  fea_object_release(*space);
   *space = NULL;
   return FEA_SUCCESS;
 }

@@ -1,4 +1,4 @@
-/* Vector API: argument checks, then dispatch to the context's vector ops. */
+/* Vector API: argument checks, then the vector object of src/linalg/vector.c. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -7,13 +7,6 @@
 #include "vector.h"
 
 #define PREC_OK(p) ((p) == FEA_F64 || (p) == FEA_F32 || (p) == FEA_F16 || (p) == FEA_BF16)
-
-/* Ops slots are filled from the delegate chain at context creation; a slot
- * still empty means no backend in the chain implements it. */
-#define FEA_DISPATCH(ctx, slot, ...)                                                          \
-  ((ctx)->vec.slot ? (ctx)->vec.slot(__VA_ARGS__)                                             \
-                   : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED, "backend %s has no vector " #slot,   \
-                               (ctx)->backend->prefix))
 
 static fea_status check_prec(const fea_context *ctx, const char *what, fea_precision p) {
   FEA_CHECK(PREC_OK(p), ctx, FEA_ERR_INVALID_ARG,
@@ -42,28 +35,13 @@ fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, 
   FEA_CALL(check_prec(ctx, "the vector", prec));
   FEA_CHECK(n <= (fea_index)(SIZE_MAX / 16), ctx, FEA_ERR_OUT_OF_MEMORY,
             "length %lld is too large to address", (long long)n);
-  fea_vector *v = calloc(1, sizeof *v);
-  FEA_CHECK(v, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a vector handle");
-  v->ctx = ctx;
-  v->n = n;
-  v->prec = prec;
-  fea_status s = FEA_DISPATCH(ctx, alloc, ctx, v);
-  if (s < 0) {
-    free(v);
-    return s;
-  }
-  fea_context_retain(ctx);
-  *out = v;
-  return FEA_SUCCESS;
+  return fea_vec_create(ctx, n, prec, out);
 }
 
 fea_status fea_vector_destroy(fea_vector **v) {
   if (!v || !*v) return FEA_SUCCESS;
-  fea_context *ctx = (*v)->ctx;
-  if (ctx->vec.release) ctx->vec.release(ctx, *v);
-  free(*v);
+  fea_object_release(*v);
   *v = NULL;
-  fea_context_release(ctx);
   return FEA_SUCCESS;
 }
 
@@ -94,22 +72,19 @@ static fea_status check_host(const fea_vector *v, fea_index n, fea_precision hos
 fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision host_prec, const void *host) {
   FEA_CHECK_NULL(v, NULL);
   FEA_CALL(check_host(v, n, host_prec, host));
-  if (n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(v->ctx, write, v->ctx, v, host_prec, host);
+  return fea_vec_write(v, host_prec, host);
 }
 
 fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precision host_prec, void *host) {
   FEA_CHECK_NULL(v, NULL);
   FEA_CALL(check_host(v, n, host_prec, host));
-  if (n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(v->ctx, read, v->ctx, v, host_prec, host);
+  return fea_vec_read(v, host_prec, host);
 }
 
 fea_status fea_vector_set_all(fea_vector *v, double alpha) {
   FEA_CHECK_NULL(v, NULL);
   FEA_CHECK(!isnan(alpha), v->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
-  if (v->n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(v->ctx, set_all, v->ctx, v, alpha);
+  return fea_vec_set_all(v, alpha);
 }
 
 fea_status fea_vector_copy(const fea_vector *x, fea_vector *y) {
@@ -117,8 +92,7 @@ fea_status fea_vector_copy(const fea_vector *x, fea_vector *y) {
   FEA_CHECK_NULL(y, x->ctx);
   FEA_CHECK(x != y, x->ctx, FEA_ERR_INVALID_ARG, "x and y are the same vector");
   FEA_CALL(check_pair(x, y, 0));
-  if (x->n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(y->ctx, copy, y->ctx, x, y);
+  return fea_vec_copy(x, y);
 }
 
 fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x) {
@@ -126,15 +100,13 @@ fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x) {
   FEA_CHECK_NULL(x, y->ctx);
   FEA_CHECK(!isnan(alpha), y->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
   FEA_CALL(check_pair(x, y, 1));
-  if (y->n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(y->ctx, axpy, y->ctx, y, alpha, x);
+  return fea_vec_axpy(y, alpha, x);
 }
 
 fea_status fea_vector_scale(fea_vector *x, double alpha) {
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK(!isnan(alpha), x->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
-  if (x->n == 0) return FEA_SUCCESS;
-  return FEA_DISPATCH(x->ctx, scale, x->ctx, x, alpha);
+  return fea_vec_scale(x, alpha);
 }
 
 fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *result) {
@@ -142,19 +114,11 @@ fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *resu
   FEA_CHECK_NULL(y, x->ctx);
   FEA_CHECK_NULL(result, x->ctx);
   FEA_CALL(check_pair(x, y, 1));
-  if (x->n == 0) {
-    *result = 0.0;
-    return FEA_SUCCESS;
-  }
-  return FEA_DISPATCH(x->ctx, dot, x->ctx, x, y, result);
+  return fea_vec_dot(x, y, result);
 }
 
 fea_status fea_vector_nrm2(const fea_vector *x, double *result) {
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK_NULL(result, x->ctx);
-  if (x->n == 0) {
-    *result = 0.0;
-    return FEA_SUCCESS;
-  }
-  return FEA_DISPATCH(x->ctx, nrm2, x->ctx, x, result);
+  return fea_vec_nrm2(x, result);
 }

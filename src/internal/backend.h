@@ -11,7 +11,7 @@
 #include "dense.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
-#define FEA_BACKEND_ABI 3u
+#define FEA_BACKEND_ABI 4u
 
 /* Where a backend keeps vector and matrix data. Ops are only delegated between
  * backends of the same memory space: host code must never see device pointers. */
@@ -69,6 +69,9 @@ struct fea_backend {
   const struct fea_multifrontal_ops *multifrontal;
   const struct fea_dense_ops *dense;
   const struct fea_m1_device_ops *m1;
+  /* Device backends: the backend whose context does the host-side work of
+   * this one's objects (fea_context_host); NULL for host backends. */
+  const char *host;
 };
 
 /* Registry. Every backend known to libfeaccel has an entry, compiled or not. */

@@ -4,11 +4,12 @@
 
 #include "backend.h"
 #include "multifrontal.h"
+#include "object.h"
 
 #define FEA_ERROR_LEN 512
 
 struct fea_context {
-  int refcount;                      /* the creator plus every object made from it */
+  FEA_OBJECT_HEADER;                 /* ctx NULL: the context is the root */
   const struct fea_backend *backend;
   /* Ops tables with missing slots already filled from the delegate chain. */
   struct fea_vector_ops vec;
@@ -22,10 +23,21 @@ struct fea_context {
   fea_log_level log_level;
   char last_error[FEA_ERROR_LEN];
   void *backend_data;                /* owned by the backend: handles, streams */
+  fea_context *host;                 /* device contexts: fea_context_host's, or NULL */
 };
 
-/* Reference counting: objects take one on their context and drop it on destroy. */
-void fea_context_retain(fea_context *ctx);
-void fea_context_release(fea_context *ctx);
+/* A context on backend b with the parsed options (src/base/context.c). */
+fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource_opts *opts,
+                                 fea_context **out);
+/* The best usable backend among those whose prefix starts with family ("" = all). */
+fea_status fea_context_create_best(const char *family, const fea_resource_opts *opts,
+                                   fea_context **out);
+/* The context on which a device context does its host-side work (element
+ * integration, symbolic setup): for a backend with memory on the host, ctx
+ * itself; else the context of the backend's host delegate
+ * (fea_backend.host), created on first use with ctx's thread count, owned
+ * by ctx and destroyed with it. The one place where the library makes a
+ * context the user did not ask for. */
+fea_status fea_context_host(fea_context *ctx, fea_context **host);
 
 #endif

@@ -4,16 +4,21 @@
 
 #include <feaccel/matrix.h>
 
+#include "object.h"
+
 struct fea_matrix {
-  fea_context *ctx;     /* holds a reference */
+  FEA_OBJECT_HEADER;
   fea_index rows, cols, nnz;
   fea_index *row_ptr;   /* rows + 1 */
   fea_index *col_idx;   /* nnz, sorted within each row */
   double *values;       /* nnz */
 };
 
-/* An empty matrix holding a context reference with arrays for nnz entries. */
+/* An empty matrix holding a context reference with arrays for nnz entries
+ * (src/linalg/csr-matrix.c); fea_object_release frees it. */
 fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fea_index nnz,
                             fea_matrix **out);
+/* y = A x on host arrays (the reference product). */
+void fea_csr_multiply_vector(const fea_matrix *A, const double *x, double *y);
 
 #endif

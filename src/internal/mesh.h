@@ -4,9 +4,10 @@
 
 #include <feaccel/mesh.h>
 
+#include "object.h"
+
 struct fea_mesh {
-  fea_context *ctx;          /* holds a reference */
-  int refcount;              /* the creator plus every space built on it */
+  FEA_OBJECT_HEADER;         /* references: the creator plus every space built on it */
   int dim;                   /* space dimension */
   fea_cell_type type;
   int nodes_per_cell;
@@ -36,11 +37,9 @@ int fea_cell_dim(fea_cell_type type);
 const char *fea_cell_name(fea_cell_type type);
 
 /* Allocate an empty mesh holding a context reference, arrays sized, zeroed.
- * fea_mesh_release frees it when the last reference goes. */
+ * fea_object_release frees it when the last reference goes. */
 fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_index num_nodes,
                           fea_index num_cells, fea_mesh **out);
-void fea_mesh_retain(fea_mesh *mesh);
-void fea_mesh_release(fea_mesh *mesh);
 
 /* The work behind the public functions of mesh.h, on arguments the interface
  * layer (src/interface/mesh.c) has validated. Each builds a whole mesh or

@@ -9,6 +9,7 @@
 #include <feaccel/operator.h>
 
 #include "matfree-kernel.h"
+#include "object.h"
 #include "problem.h"
 
 typedef struct fea_operator_impl {
@@ -19,7 +20,7 @@ typedef struct fea_operator_impl {
 } fea_operator_impl;
 
 struct fea_operator {
-  fea_context *ctx;         /* holds a reference */
+  FEA_OBJECT_HEADER;
   fea_problem *problem;     /* the operator's own copy (same space and desc) */
   fea_index num_free;
   fea_operator_info info;   /* complete; copied out up to the caller's size */
@@ -30,6 +31,11 @@ struct fea_operator {
   const fea_operator_impl *impl;
   void *data;
 };
+
+/* The operator on ctx for problem with the complete, checked descriptor d
+ * (src/matfree/operator.c); fea_object_release frees it. */
+fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
+                              const fea_operator_desc *d, fea_operator **out);
 
 /* Build the implementations into op (op->problem, ctx, num_free set);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */

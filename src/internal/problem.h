@@ -4,11 +4,12 @@
 
 #include <feaccel/problem.h>
 
+#include "object.h"
 #include "quadrature.h"
 #include "space.h"
 
 struct fea_problem {
-  fea_context *ctx;           /* holds a reference */
+  FEA_OBJECT_HEADER;
   fea_space *space;           /* holds a reference */
   fea_problem_desc desc;      /* complete: fields the caller's struct lacked take defaults */
   fea_quadrature quad;        /* element rule for the forms */
@@ -17,6 +18,11 @@ struct fea_problem {
                                  rows in DoF order (operator-matfree.c's runs rely on it) */
   double *dirichlet;          /* per DoF: the interpolant of g (used on boundary DoFs only) */
 };
+
+/* The problem on space with the complete, checked descriptor d (every
+ * field present, .size = sizeof *d): src/disc/problem.c. Internal callers
+ * copy a problem with fea_problem_build(pb->space, &pb->desc, &copy). */
+fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_problem **out);
 
 /* Element forms at prepared basis values (ev from element_values on the
  * problem's rule). Ke row-major nb x nb; fe nb. sigma and f are checked:

@@ -7,6 +7,9 @@
 
 #include <feaccel/solver.h>
 
+#include "clock.h"
+#include "memory-limit.h"
+#include "object.h"
 #include "problem.h"
 
 typedef enum fea_solver_kind {
@@ -32,7 +35,7 @@ typedef struct fea_solver_ops {
 } fea_solver_ops;
 
 struct fea_solver {
-  fea_context *ctx;      /* holds a reference */
+  FEA_OBJECT_HEADER;
   fea_space *space;      /* holds a reference */
   fea_problem *problem;  /* the solver's own copy of the caller's problem */
   fea_solver_kind kind;
@@ -58,11 +61,5 @@ fea_status fea_desc_copy(fea_context *ctx, void *dst, size_t full_size, const vo
 /* The same for stats: fill the caller's prefix of full. */
 fea_status fea_stats_copy_out(fea_context *ctx, void *dst, const void *full, size_t full_size,
                               size_t min_size, const char *type);
-
-/* Bytes a setup may use: limit, or the physical memory when 0. */
-uint64_t fea_memory_limit(uint64_t limit);
-
-/* Seconds on a monotonic clock. */
-double fea_solver_now(void);
 
 #endif

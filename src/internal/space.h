@@ -8,6 +8,7 @@
 #include <feaccel/space.h>
 
 #include "bspline.h"
+#include "object.h"
 #include "quadrature.h"
 
 typedef enum fea_space_kind { FEA_SPACE_LAGRANGE = 0, FEA_SPACE_BSPLINE = 1 } fea_space_kind;
@@ -42,8 +43,7 @@ struct fea_space_ops {
 };
 
 struct fea_space {
-  fea_context *ctx;            /* holds a reference */
-  int refcount;                /* the creator plus every object built on it */
+  FEA_OBJECT_HEADER;           /* references: the creator plus every object built on it */
   fea_space_kind kind;
   struct fea_mesh *mesh;       /* Lagrange: holds a reference; B-splines: NULL */
   fea_cell_type cell;          /* reference cell of the elements */
@@ -63,10 +63,9 @@ struct fea_space {
   void *impl;
 };
 
-/* Shared construction: allocate the object with a context reference. */
+/* Shared construction (src/disc/space.c): the object with a context
+ * reference; its kind's ops->destroy frees impl at the last release. */
 fea_status fea_space_alloc(fea_context *ctx, fea_space **out);
-void fea_space_retain(fea_space *s);
-void fea_space_release(fea_space *s);
 
 /* B-spline specifics (src/disc/space-bspline.c). */
 typedef struct fea_bspline_space {

@@ -27,16 +27,16 @@ typedef struct cg_work {
 } cg_work;
 
 static void work_free(cg_work *w) {
-  fea_vector_destroy(&w->r);
-  fea_vector_destroy(&w->z);
-  fea_vector_destroy(&w->p);
-  fea_vector_destroy(&w->q);
+  FEA_OBJECT_DROP(w->r);
+  FEA_OBJECT_DROP(w->z);
+  FEA_OBJECT_DROP(w->p);
+  FEA_OBJECT_DROP(w->q);
 }
 
 static fea_status work_alloc(const fea_operator *A, cg_work *w) {
   const fea_index n = A->num_free;
   fea_vector **v[CG_NVEC] = {&w->r, &w->z, &w->p, &w->q};
-  for (int k = 0; k < CG_NVEC; k++) FEA_CALL(fea_vector_create(A->ctx, n, FEA_F64, v[k]));
+  for (int k = 0; k < CG_NVEC; k++) FEA_CALL(fea_vec_create(A->ctx, n, FEA_F64, v[k]));
   return FEA_SUCCESS;
 }
 
@@ -68,14 +68,14 @@ static fea_status jacobi_invert(const fea_operator *A, double *d) {
 /* Device: the diagonal in a device vector, inverted on the host, uploaded. */
 static fea_status jacobi_alloc_device(const fea_operator *A, fea_vector **dvec, double **host) {
   const fea_index n = A->num_free;
-  FEA_CALL(fea_vector_create(A->ctx, n, FEA_F64, dvec));
+  FEA_CALL(fea_vec_create(A->ctx, n, FEA_F64, dvec));
   FEA_CALL(A->impl->diagonal(A, (*dvec)->data));
   double *d = *host = malloc(((size_t)n + 1) * sizeof *d);
   FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
             (long long)n);
-  FEA_CALL(fea_vector_read(*dvec, n, FEA_F64, d));
+  FEA_CALL(fea_vec_read(*dvec, FEA_F64, d));
   FEA_CALL(jacobi_invert(A, d));
-  return fea_vector_write(*dvec, n, FEA_F64, d);
+  return fea_vec_write(*dvec, FEA_F64, d);
 }
 
 typedef struct jacobi_data {
@@ -93,7 +93,7 @@ static fea_status jacobi_apply(void *user, const double *r, double *z) {
 
 /* z = M^{-1} r. */
 static fea_status precondition(const cg_work *w) {
-  if (!w->precond) return fea_vector_copy(w->r, w->z);
+  if (!w->precond) return fea_vec_copy(w->r, w->z);
   return w->precond(w->user, w->r->data, w->z->data);
 }
 
@@ -147,11 +147,11 @@ static fea_status check_vector(const fea_operator *A, const fea_vector *v, const
 static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector *x,
                           const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
   double bnorm, rnorm, rz, rz_new, pq;
-  FEA_CALL(fea_vector_nrm2(b, &bnorm));
+  FEA_CALL(fea_vec_nrm2(b, &bnorm));
   FEA_CALL(timed_apply(A, x, w->r, &s->apply_s)); /* r = b - A x */
-  FEA_CALL(fea_vector_scale(w->r, -1.0));
-  FEA_CALL(fea_vector_axpy(w->r, 1.0, b));
-  FEA_CALL(fea_vector_nrm2(w->r, &rnorm));
+  FEA_CALL(fea_vec_scale(w->r, -1.0));
+  FEA_CALL(fea_vec_axpy(w->r, 1.0, b));
+  FEA_CALL(fea_vec_nrm2(w->r, &rnorm));
   s->initial_residual = s->final_residual = rnorm;
   const double tol = fmax(d->rtol * bnorm, d->atol);
   if (d->history_capacity > 0) d->history[0] = rnorm;
@@ -160,18 +160,18 @@ static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector
     return FEA_SUCCESS;
   }
   FEA_CALL(precondition(w));
-  FEA_CALL(fea_vector_copy(w->z, w->p));
-  FEA_CALL(fea_vector_dot(w->r, w->z, &rz));
+  FEA_CALL(fea_vec_copy(w->z, w->p));
+  FEA_CALL(fea_vec_dot(w->r, w->z, &rz));
   for (fea_index it = 0; it < d->max_iterations; it++) {
     FEA_CALL(timed_apply(A, w->p, w->q, &s->apply_s));
-    FEA_CALL(fea_vector_dot(w->p, w->q, &pq));
+    FEA_CALL(fea_vec_dot(w->p, w->q, &pq));
     FEA_CHECK(pq > 0.0 && isfinite(pq), A->ctx, FEA_ERR_NOT_POSDEF,
               "p.Ap = %g at iteration %lld: the operator is not positive definite", pq,
               (long long)it);
     const double alpha = rz / pq;
-    FEA_CALL(fea_vector_axpy(x, alpha, w->p));
-    FEA_CALL(fea_vector_axpy(w->r, -alpha, w->q));
-    FEA_CALL(fea_vector_nrm2(w->r, &rnorm));
+    FEA_CALL(fea_vec_axpy(x, alpha, w->p));
+    FEA_CALL(fea_vec_axpy(w->r, -alpha, w->q));
+    FEA_CALL(fea_vec_nrm2(w->r, &rnorm));
     s->iterations = it + 1;
     s->final_residual = rnorm;
     if (it + 1 < d->history_capacity) d->history[it + 1] = rnorm;
@@ -180,9 +180,9 @@ static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector
       return FEA_SUCCESS;
     }
     FEA_CALL(precondition(w));
-    FEA_CALL(fea_vector_dot(w->r, w->z, &rz_new));
-    FEA_CALL(fea_vector_scale(w->p, rz_new / rz)); /* p = z + beta p */
-    FEA_CALL(fea_vector_axpy(w->p, 1.0, w->z));
+    FEA_CALL(fea_vec_dot(w->r, w->z, &rz_new));
+    FEA_CALL(fea_vec_scale(w->p, rz_new / rz)); /* p = z + beta p */
+    FEA_CALL(fea_vec_axpy(w->p, 1.0, w->z));
     rz = rz_new;
   }
   return FEA_WARN_NOT_CONVERGED;
@@ -231,7 +231,7 @@ fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *
   }
   if (st == FEA_SUCCESS) st = fea_cg_run(A, b, x, &d, d.jacobi ? jacobi_apply : NULL, &jd, &s);
   free(dinv);
-  fea_vector_destroy(&ddinv);
+  FEA_OBJECT_DROP(ddinv);
   s.solve_s = omp_get_wtime() - t0;
   if (stats && st >= 0) {
     size_t n = stats->size < sizeof s ? stats->size : sizeof s;

@@ -15,7 +15,7 @@ fea_status fea_csr_transpose(fea_context *ctx, const fea_matrix *A, fea_matrix *
   /* Rows of A in ascending order fill each row of T in ascending column order. */
   fea_index *next = malloc((size_t)(A->cols ? A->cols : 1) * sizeof *next);
   if (!next) {
-    fea_matrix_destroy(&t);
+    FEA_OBJECT_DROP(t);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a transpose of %lld columns",
                      (long long)A->cols);
   }

@@ -25,7 +25,7 @@ typedef struct csr_op {
 static void csr_destroy(void *data) {
   csr_op *c = data;
   if (!c) return;
-  fea_matrix_destroy(&c->A);
+  FEA_OBJECT_DROP(c->A);
   free(c->bound);
   free(c);
 }

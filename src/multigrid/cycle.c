@@ -112,7 +112,7 @@ static fea_status factor_coarsest(fea_mg *mg) {
       const fea_index j = A->col_idx[k];
       if (j >= i) mg->coarse_chol[(size_t)i * (size_t)n + (size_t)j] = A->values[k];
     }
-  fea_matrix_destroy(&A);
+  FEA_OBJECT_DROP(A);
   fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
   return fea_dense_potrf(mg->ctx, FEA_LOWER, &L);
 }
@@ -135,8 +135,8 @@ static uint64_t memory_bytes(const fea_mg *mg) {
 
 static fea_status finest_work(fea_mg *mg) {
   const fea_index n = mg->levels[0].n;
-  FEA_CALL(fea_vector_create(mg->ctx, n, FEA_F64, &mg->vb));
-  FEA_CALL(fea_vector_create(mg->ctx, n, FEA_F64, &mg->vx));
+  FEA_CALL(fea_vec_create(mg->ctx, n, FEA_F64, &mg->vb));
+  FEA_CALL(fea_vec_create(mg->ctx, n, FEA_F64, &mg->vx));
   mg->res = malloc(((size_t)n + 1) * sizeof *mg->res);
   mg->corr = malloc(((size_t)n + 1) * sizeof *mg->corr);
   FEA_CHECK(mg->res && mg->corr, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -164,7 +164,7 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
   const double t0 = omp_get_wtime();
   fea_mg *mg = calloc(1, sizeof *mg);
   FEA_CHECK(mg, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a multigrid solver");
-  fea_context_retain(ctx);
+  fea_object_retain(ctx);
   mg->ctx = ctx;
   mg->desc = *desc;
   mg->stats = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
@@ -188,11 +188,11 @@ void fea_mg_destroy(fea_mg **mg) {
   fea_mg *m = *mg;
   fea_mg_hierarchy_free(m);
   free(m->coarse_chol);
-  fea_vector_destroy(&m->vb);
-  fea_vector_destroy(&m->vx);
+  FEA_OBJECT_DROP(m->vb);
+  FEA_OBJECT_DROP(m->vx);
   free(m->res);
   free(m->corr);
-  fea_context_release(m->ctx);
+  fea_object_release(m->ctx);
   free(m);
   *mg = NULL;
 }

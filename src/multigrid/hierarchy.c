@@ -233,8 +233,8 @@ void fea_mg_hierarchy_free(fea_mg *mg) {
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
     fea_operator_destroy(&lv->op);
-    fea_matrix_destroy(&lv->P);
-    fea_matrix_destroy(&lv->PT);
+    FEA_OBJECT_DROP(lv->P);
+    FEA_OBJECT_DROP(lv->PT);
     fea_problem_destroy(&lv->problem);
     free(lv->dinv);
     free(lv->b);

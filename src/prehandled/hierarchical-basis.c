@@ -147,8 +147,8 @@ fea_status fea_ph_build_s(fea_context *ctx, const fea_ph_grid *g, fea_matrix **S
     fea_matrix *sk, *prod;
     fea_status st = build_level(ctx, g, k, &sk);
     if (st >= 0) st = fea_csr_multiply(ctx, sk, acc, &prod);
-    fea_matrix_destroy(&sk);
-    fea_matrix_destroy(&acc);
+    FEA_OBJECT_DROP(sk);
+    FEA_OBJECT_DROP(acc);
     if (st < 0) return st;
     acc = prod;
   }
@@ -168,7 +168,7 @@ fea_status fea_ph_transform_matrix(fea_context *ctx, const fea_matrix *A, const 
   fea_status s = fea_csr_multiply(ctx, A, S, &as);
   if (s >= 0) s = fea_csr_transpose(ctx, S, &st);
   if (s >= 0) s = fea_csr_multiply(ctx, st, as, At);
-  fea_matrix_destroy(&as);
-  fea_matrix_destroy(&st);
+  FEA_OBJECT_DROP(as);
+  FEA_OBJECT_DROP(st);
   return s;
 }

@@ -29,8 +29,8 @@ void fea_m1_destroy(fea_m1 **m) {
   free(s->cinv);
   free(s->pinv);
   free(s->dval);
-  fea_matrix_destroy(&s->d);
-  fea_context_release(s->ctx);
+  FEA_OBJECT_DROP(s->d);
+  fea_object_release(s->ctx);
   free(s);
   *m = NULL;
 }
@@ -74,7 +74,7 @@ static void setup_free(m1_setup *w) {
   free(w->c1);
   free(w->cinv);
   free(w->pinv);
-  fea_matrix_destroy(&w->dt);
+  FEA_OBJECT_DROP(w->dt);
 }
 
 static double *dalloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
@@ -376,7 +376,7 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   fea_m1 *m = calloc(1, sizeof *m);
   FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for an M1 solver");
   m->ctx = ctx;
-  fea_context_retain(ctx);
+  fea_object_retain(ctx);
   m->prec = prec;
   m->vprec = prec == FEA_F64 ? FEA_F64 : FEA_F32;
   m->esize = prec == FEA_F64 ? sizeof(double) : prec == FEA_F32 ? sizeof(float) : 2;

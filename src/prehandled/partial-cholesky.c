@@ -37,7 +37,7 @@ void fea_ph_factor_destroy(fea_ph_factor **f) {
   free((*f)->l0);
   free((*f)->sqrt_diag);
   free((*f)->work);
-  fea_context_release((*f)->ctx);
+  fea_object_release((*f)->ctx);
   free(*f);
   *f = NULL;
 }
@@ -57,7 +57,7 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
   fea_ph_factor *f = calloc(1, sizeof *f);
   FEA_CHECK(f, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a partial Cholesky");
   f->ctx = ctx;
-  fea_context_retain(ctx);
+  fea_object_retain(ctx);
   f->g = *g;
   f->nc = (g->n0 - 1) * (g->n0 - 1);
   const size_t nc = (size_t)(f->nc ? f->nc : 1);

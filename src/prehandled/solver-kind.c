@@ -51,7 +51,7 @@ static void ph_reset(fea_solver *s) {
   if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
   fea_ph_factor_destroy(&p->f);
-  fea_matrix_destroy(&p->A);
+  FEA_OBJECT_DROP(p->A);
   free(p->load);
   p->load = NULL;
   s->ready = 0;
@@ -129,10 +129,10 @@ static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **A
   fea_matrix *S = NULL;
   FEA_CALL(relay(s, fea_ph_build_s(hc, &p->grid, &S)));
   fea_status st = fea_ph_transform_matrix(hc, A, S, At);
-  fea_matrix_destroy(&S);
+  FEA_OBJECT_DROP(S);
   if (st < 0) return relay(s, st);
   st = fea_ph_split_create(hc, &p->grid, split);
-  if (st < 0) fea_matrix_destroy(At);
+  if (st < 0) FEA_OBJECT_DROP(*At);
   return relay(s, st);
 }
 
@@ -157,7 +157,7 @@ static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *spli
     *split_out = split;
     return FEA_SUCCESS;
   }
-  fea_matrix_destroy(&At);
+  FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   if (st < 0) ph_reset(s);
   return st;
@@ -191,20 +191,20 @@ static fea_status ph_setup(fea_solver *s) {
   if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
   s->ready = 0;
-  const double t0 = fea_solver_now();
+  const double t0 = fea_now();
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   FEA_CALL(prepare(s, &At, &split));
   fea_status st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
                                 &p->m1));
-  fea_matrix_destroy(&At);
+  FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   if (st < 0) return st;
   fea_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
   fea_m1_get_info(p->m1, &p->info);
   if (p->dops) st = to_device(s);
   if (st < 0) return st;
-  p->setup_s = fea_solver_now() - t0;
+  p->setup_s = fea_now() - t0;
   return FEA_SUCCESS;
 }
 
@@ -212,13 +212,13 @@ static fea_status ph_setup(fea_solver *s) {
  * sweeps), one batched dense solve. */
 static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
   ph_solver *p = ph_of(s);
-  double t0 = fea_solver_now();
+  double t0 = fea_now();
   FEA_CALL(fea_ph_forward_many(p->f, k, w));
-  double t1 = fea_solver_now();
+  double t1 = fea_now();
   FEA_CALL(fea_m1_solve(p->m1, k, w, w));
-  double t2 = fea_solver_now();
+  double t2 = fea_now();
   FEA_CALL(fea_ph_backward_many(p->f, k, w));
-  double t3 = fea_solver_now();
+  double t3 = fea_now();
   p->transform_s = (t1 - t0) + (t3 - t2);
   p->dense_s = t2 - t1;
   return FEA_SUCCESS;
@@ -228,7 +228,7 @@ static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
 static fea_status solve_device(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                                double *x, fea_index ldx) {
   ph_solver *p = ph_of(s);
-  const double t0 = fea_solver_now();
+  const double t0 = fea_now();
   if (!b) b = p->load, ldb = p->grid.num; /* nrhs = 1 */
   fea_status st;
   if (p->desc.refine) {
@@ -240,7 +240,7 @@ static fea_status solve_device(fea_solver *s, fea_index nrhs, const double *b, f
     p->iterations = 1;
     p->relres = 0;
   }
-  p->solve_s = fea_solver_now() - t0;
+  p->solve_s = fea_now() - t0;
   return st;
 }
 
@@ -250,7 +250,7 @@ static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
   ph_solver *p = ph_of(s);
   if (p->dev) return solve_device(s, nrhs, b, ldb, x, ldx);
   const fea_index num = p->grid.num;
-  const double t0 = fea_solver_now();
+  const double t0 = fea_now();
   double *w = malloc((size_t)(num * nrhs) * sizeof *w);
   double *xw = p->desc.refine ? malloc((size_t)(num * nrhs) * sizeof *xw) : NULL;
   if (!w || (p->desc.refine && !xw)) {
@@ -277,7 +277,7 @@ static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
       memcpy(x + j * ldx, out + j * num, (size_t)num * sizeof *x);
   free(w);
   free(xw);
-  p->solve_s = fea_solver_now() - t0;
+  p->solve_s = fea_now() - t0;
   return st;
 }
 
@@ -395,7 +395,7 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
   FEA_CALL(prepare(s, &At, &split));
   fea_status st = relay(s, fea_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
                                                block ? kappa : NULL, block ? NULL : kappa));
-  fea_matrix_destroy(&At);
+  FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   return st;
 }

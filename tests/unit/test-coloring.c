@@ -128,7 +128,7 @@ Test(coloring, cartesian_lagrange_two_per_direction) {
     }
     free(colors);
     free(in.dofs);
-    fea_mesh_release(m);
+    fea_object_release(m);
   }
   fea_context_destroy(&ctx);
 }
@@ -250,9 +250,9 @@ Test(coloring, greedy_on_unstructured_meshes) {
   in = mesh_incidence(fine);
   check_greedy(&in, "refined triangles");
   free(in.dofs);
-  fea_mesh_release(fine);
-  fea_mesh_release(tri);
-  fea_mesh_release(tet);
+  fea_object_release(fine);
+  fea_object_release(tri);
+  fea_object_release(tet);
   fea_context_destroy(&ctx);
 }
 
@@ -269,7 +269,7 @@ Test(coloring, greedy_on_a_cartesian_grid_matches_the_formula_count) {
   cr_assert_eq(ncolors, 8);
   assert_valid(&in, colors, ncolors);
   free(in.dofs);
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }
 

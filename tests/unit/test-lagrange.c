@@ -828,8 +828,8 @@ Test(lagrange_space, conforming_on_scrambled_meshes) {
         if (cases[c].dim > 1) cr_assert_gt(check_conformity(s), 0);
         fea_space_destroy(&s);
       }
-    fea_mesh_release(base);
-    fea_mesh_release(m);
+    fea_object_release(base);
+    fea_object_release(m);
   }
   fea_context_destroy(&ctx);
 }
@@ -850,8 +850,8 @@ Test(lagrange_space, counts_do_not_depend_on_numbering) {
         fea_space_destroy(&a);
         fea_space_destroy(&b);
       }
-      fea_mesh_release(base);
-      fea_mesh_release(m);
+      fea_object_release(base);
+      fea_object_release(m);
     }
   fea_context_destroy(&ctx);
 }
@@ -887,8 +887,8 @@ Test(lagrange_space, boundary_dofs_lie_on_the_boundary) {
                    NAME(m->type), p, (long long)s->num_boundary_dofs, (long long)nb);
       fea_space_destroy(&s);
     }
-    fea_mesh_release(base);
-    fea_mesh_release(m);
+    fea_object_release(base);
+    fea_object_release(m);
   }
   fea_context_destroy(&ctx);
 }
@@ -949,8 +949,8 @@ Test(lagrange_space, element_values_on_distorted_meshes) {
       fea_quadrature_free(&q);
       fea_space_destroy(&s);
     }
-    fea_mesh_release(base);
-    fea_mesh_release(m);
+    fea_object_release(base);
+    fea_object_release(m);
   }
   fea_context_destroy(&ctx);
 }
@@ -1006,8 +1006,8 @@ Test(lagrange_space, locate_points) {
                 "message names the point: %s", fea_context_last_error(ctx));
       fea_space_destroy(&s);
     }
-    fea_mesh_release(base);
-    fea_mesh_release(scr);
+    fea_object_release(base);
+    fea_object_release(scr);
   }
   fea_context_destroy(&ctx);
 }
@@ -1038,8 +1038,8 @@ Test(lagrange_space, locate_small_cells_far_from_origin) {
       cr_assert_eq(s->ops->locate(s, x, &e, ref), FEA_SUCCESS, "%s", fea_context_last_error(ctx));
     }
     fea_space_destroy(&s);
-    fea_mesh_release(base);
-    fea_mesh_release(m);
+    fea_object_release(base);
+    fea_object_release(m);
   }
   fea_context_destroy(&ctx);
 }
@@ -1066,7 +1066,7 @@ Test(lagrange_space, locate_refuses_holes) {
   cr_assert_eq(s->num_dofs, 8 + 20 + 12);
   cr_assert_eq(s->num_boundary_dofs, 8 + 16);
   fea_space_destroy(&s);
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }
 
@@ -1094,7 +1094,7 @@ Test(lagrange_space, locate_on_a_thin_domain) {
   fea_index e;
   cr_assert_eq(s->ops->locate(s, above, &e, ref), FEA_ERR_INVALID_ARG);
   fea_space_destroy(&s);
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }
 
@@ -1120,7 +1120,7 @@ Test(lagrange_space, unused_nodes_are_constrained) {
   }
   cr_assert(!has4 && has9, "interior node listed: %d, unused node listed: %d", has4, has9);
   fea_space_destroy(&s);
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }
 
@@ -1147,7 +1147,7 @@ Test(lagrange_space, element_values_refusals) {
             fea_context_last_error(ctx));
   fea_element_values_free(&ev);
   fea_space_destroy(&s);
-  fea_mesh_release(m);
+  fea_object_release(m);
 
   cr_assert_eq(fea_mesh_alloc(ctx, 3, FEA_CELL_TRIANGLE, 3, 1, &m), FEA_SUCCESS);
   const double xyz[] = {0, 0, 0, 1, 0, 1, 0, 1, 1};
@@ -1167,7 +1167,7 @@ Test(lagrange_space, element_values_refusals) {
   fea_element_values_free(&ev);
   fea_quadrature_free(&q);
   fea_space_destroy(&s);
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }
 
@@ -1186,7 +1186,7 @@ Test(lagrange_space, interpolate_and_lifetime) {
   fea_mesh *m = structured(ctx, 2, 2, 0);
   fea_space *s = build(m, 3, FEA_NODES_GAUSS_LOBATTO);
   cr_assert_eq(m->refcount, 2, "the space holds the mesh");
-  fea_mesh_release(m); /* the space keeps it alive */
+  fea_object_release(m); /* the space keeps it alive */
   double *u = malloc((size_t)s->num_dofs * sizeof *u);
   cr_assert_eq(s->ops->interpolate(s, first_coordinate, NULL, u), FEA_SUCCESS);
   const double *X = fea_space_lagrange_dof_coords(s);
@@ -1210,6 +1210,6 @@ Test(lagrange_space, build_rechecks_arguments) {
             "%s", fea_context_last_error(ctx));
   cr_assert_eq(fea_space_lagrange_build(m, 1, (fea_lagrange_nodes)3, &s), FEA_ERR_INVALID_ARG);
   cr_assert_eq(m->refcount, 1, "a failed build holds no reference");
-  fea_mesh_release(m);
+  fea_object_release(m);
   fea_context_destroy(&ctx);
 }

@@ -1,0 +1,61 @@
+/* The Poisson problem object: its quadrature rule and the Dirichlet
+ * elimination (free-DoF numbering, boundary values) set up once. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "problem.h"
+
+static void problem_free(void *object) {
+  fea_problem *pb = object;
+  fea_quadrature_free(&pb->quad);
+  free(pb->free_index);
+  free(pb->dirichlet);
+  if (pb->space) fea_object_release(pb->space);
+  free(pb);
+}
+
+fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_problem **out) {
+  fea_context *ctx = space->ctx;
+  fea_problem *pb;
+  FEA_CALL(fea_object_alloc(ctx, sizeof *pb, "problem", problem_free, (void **)&pb));
+  pb->space = space;
+  fea_object_retain(space);
+  pb->desc = *d;
+
+  fea_status st = fea_problem_rule(space, d->quad_points, 0, &pb->quad);
+  size_t n = (size_t)space->num_dofs;
+  if (st == FEA_SUCCESS) {
+    pb->free_index = malloc(n * sizeof *pb->free_index);
+    pb->dirichlet = calloc(n ? n : 1, sizeof *pb->dirichlet);
+    if (!pb->free_index || !pb->dirichlet)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu DoF maps", n);
+  }
+  if (st == FEA_SUCCESS && d->dirichlet)
+    st = space->ops->interpolate(space, d->dirichlet, d->dirichlet_user, pb->dirichlet);
+  if (st == FEA_SUCCESS) {
+    /* boundary_dofs is sorted: one merge pass numbers the free DoFs in order. */
+    fea_index next = 0, b = 0;
+    for (fea_index i = 0; i < space->num_dofs; i++) {
+      if (b < space->num_boundary_dofs && space->boundary_dofs[b] == i) {
+        pb->free_index[i] = -1;
+        b++;
+      } else {
+        pb->free_index[i] = next++;
+      }
+    }
+    pb->num_free = next;
+    for (fea_index i = 0; i < space->num_dofs; i++)
+      if (pb->free_index[i] >= 0) pb->dirichlet[i] = 0; /* only boundary values are kept */
+      else if (!isfinite(pb->dirichlet[i]))
+        st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "the Dirichlet data g is %g at boundary DoF %lld",
+                       pb->dirichlet[i], (long long)i);
+  }
+  if (st != FEA_SUCCESS) {
+    fea_object_release(pb);
+    return st;
+  }
+  *out = pb;
+  return FEA_SUCCESS;
+}
+

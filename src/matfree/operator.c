@@ -1,0 +1,199 @@
+/* The operator object: its own copy of the problem, the choice of
+ * implementation (CSR, or a matrix-free kernel with the sum-factorization
+ * fallback to element matrices), and on device contexts the data built on
+ * the host delegate and handed to the backend's upload. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "coloring.h"
+#include "context.h"
+#include "error.h"
+#include "operator.h"
+#include "operator-device.h"
+#include "space.h"
+
+/* MATFREE_SUMFACT where the kernel serves the problem; else element matrices and
+ * the reason, for the info. */
+static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
+                                            char *why, size_t len) {
+  why[0] = '\0';
+  if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return &fea_matfree_kernel_element_matrix;
+  if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
+  return &fea_matfree_kernel_sumfact;
+}
+
+static void operator_free(void *object) {
+  fea_operator *op = object;
+  if (op->impl && op->impl->destroy) op->impl->destroy(op->data);
+  if (op->problem) fea_object_release(op->problem);
+  free(op->rhs);
+  free(op);
+}
+
+/* The object with the operator's own problem (the caller may destroy
+ * theirs first) and room for the right-hand side. */
+static fea_status operator_alloc(fea_context *ctx, const fea_problem *problem, fea_operator **out) {
+  fea_operator *op;
+  FEA_CALL(fea_object_alloc(ctx, sizeof *op, "operator", operator_free, (void **)&op));
+  op->info = (fea_operator_info)FEA_OPERATOR_INFO_INIT;
+  fea_status st = fea_problem_build(problem->space, &problem->desc, &op->problem);
+  if (st == FEA_SUCCESS) {
+    op->num_free = op->problem->num_free;
+    op->rhs = calloc((size_t)op->num_free + 1, sizeof *op->rhs);
+    if (!op->rhs)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand-side values",
+                     (long long)op->num_free);
+  }
+  if (st != FEA_SUCCESS) {
+    fea_object_release(op);
+    return st;
+  }
+  *out = op;
+  return FEA_SUCCESS;
+}
+
+/* The operator on a host context. */
+static fea_status host_build(fea_context *ctx, const fea_problem *problem,
+                             const fea_operator_desc *d, fea_operator **out) {
+  const double t0 = omp_get_wtime();
+  fea_operator *op;
+  FEA_CALL(operator_alloc(ctx, problem, &op));
+  fea_status st = FEA_SUCCESS;
+  char why[96] = "";
+  if (d->kind == FEA_OPERATOR_CSR) {
+    st = fea_operator_csr_build(op);
+  } else {
+    const fea_matfree_kernel_ops *k = pick_kernel(d, op->problem, why, sizeof why);
+    st = fea_operator_matfree_build(op, k, d->strategy);
+    op->info.kind_run = k == &fea_matfree_kernel_element_matrix ? FEA_OPERATOR_MATFREE_ELEMENT_MATRIX
+                                                           : FEA_OPERATOR_MATFREE_SUMFACT;
+  }
+  if (st != FEA_SUCCESS) {
+    fea_object_release(op);
+    return st;
+  }
+  if (why[0]) { /* the fallback says so */
+    char k[96];
+    snprintf(k, sizeof k, "%s", op->info.kernel);
+    /* Both halves bounded so the reason is never cut off entirely. */
+    snprintf(op->info.kernel, sizeof op->info.kernel, "%.40s [fallback: %.40s]", k, why);
+  }
+  op->info.rows = op->num_free;
+  op->info.memory_bytes += (uint64_t)op->num_free * sizeof(double); /* the rhs */
+  op->info.setup_s = omp_get_wtime() - t0;
+  *out = op;
+  return FEA_SUCCESS;
+}
+
+
+/* ---- device-memory backends ------------------------------------------------------------------ */
+
+/* The operator of a device context: the CPU code builds everything on the
+ * context's host delegate (hop, fea_context_host), the backend's op->create
+ * uploads it. Sum
+ * factorization has no device kernel yet: element matrices run instead and
+ * the info says so. */
+static fea_status device_upload(fea_operator *op, const fea_operator *hop, const fea_operator_desc *d,
+                                fea_update_strategy strategy) {
+  fea_context *ctx = op->ctx;
+  fea_op_device_src src = {0};
+  src.kind = hop->info.kind_run == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
+                                                     : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  src.strategy = strategy;
+  src.flops_per_apply = hop->info.flops_per_apply;
+  src.bytes_per_apply = hop->info.bytes_per_apply;
+  src.free_index = op->problem->free_index;
+  (void)d;
+  double *diag = malloc(((size_t)op->num_free + 1) * sizeof *diag);
+  fea_index *colors = NULL;
+  fea_status st = diag ? hop->impl->diagonal(hop, diag)
+                       : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                   "no memory for a diagonal of %lld entries",
+                                   (long long)op->num_free);
+  src.diag = diag;
+  if (st == FEA_SUCCESS && src.kind == FEA_OPERATOR_CSR) {
+    src.A = fea_operator_csr_matrix(hop);
+    if (!src.A) st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator has no CSR matrix");
+  } else if (st == FEA_SUCCESS) {
+    const fea_matfree_kernel_ops *k = NULL;
+    const void *ks = NULL;
+    st = fea_operator_matfree_kernel_state(hop, &k, &ks);
+    if (st == FEA_SUCCESS && k != &fea_matfree_kernel_element_matrix)
+      st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator runs '%s', not element matrices",
+                     k->name);
+    if (st == FEA_SUCCESS) fea_matfree_element_matrix_view(ks, &src.em);
+    if (st == FEA_SUCCESS && strategy == FEA_UPDATE_COLORING) {
+      colors = malloc(((size_t)src.em.ne + 1) * sizeof *colors);
+      st = colors ? fea_coloring_greedy(ctx, src.em.ne, src.em.nb, src.em.edofs,
+                                        op->problem->space->num_dofs, colors, &src.ncolors)
+                  : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element colors",
+                              (long long)src.em.ne);
+      src.colors = colors;
+    }
+  }
+  if (st == FEA_SUCCESS) st = ctx->backend->op->create(op, &src);
+  free(diag);
+  free(colors);
+  return st;
+}
+
+static fea_status device_create(fea_context *ctx, const fea_problem *problem,
+                                const fea_operator_desc *d, fea_operator **out) {
+  FEA_CHECK(ctx->backend->op && ctx->backend->op->create, ctx, FEA_ERR_UNSUPPORTED,
+            "backend '%s' keeps vectors on a device and has no operators", ctx->resource);
+  fea_update_strategy strategy = d->strategy == FEA_UPDATE_AUTO ? FEA_UPDATE_ATOMIC_CAS : d->strategy;
+  FEA_CHECK(d->kind == FEA_OPERATOR_CSR || strategy == FEA_UPDATE_ATOMIC_CAS ||
+                strategy == FEA_UPDATE_COLORING,
+            ctx, FEA_ERR_UNSUPPORTED,
+            "update strategy '%s' does not exist on '%s': matrix-free operators there resolve "
+            "conflicts by atomics (ATOMIC_CAS, the AUTO pick) or by coloring",
+            fea_update_strategy_name(d->strategy), ctx->resource);
+  if (d->kind == FEA_OPERATOR_CSR) strategy = FEA_UPDATE_SERIAL;
+  const double t0 = omp_get_wtime();
+  fea_context *hctx;
+  FEA_CALL(fea_context_host(ctx, &hctx));
+  fea_operator_desc hd = *d;
+  if (hd.kind == FEA_OPERATOR_MATFREE_SUMFACT) hd.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  hd.strategy = FEA_UPDATE_SERIAL; /* the host operator only computes the diagonal */
+  fea_operator *hop = NULL;
+  fea_status st = host_build(hctx, problem, &hd, &hop);
+  if (st != FEA_SUCCESS)
+    return FEA_ERROR(ctx, st, "building the operator's host data failed: %s", hctx->last_error);
+  fea_operator *op = NULL;
+  st = operator_alloc(ctx, problem, &op);
+  if (st != FEA_SUCCESS) {
+    fea_object_release(hop);
+    return st;
+  }
+  if (hop->rhs_ready) { /* CSR: from the assembly */
+    memcpy(op->rhs, hop->rhs, (size_t)op->num_free * sizeof *op->rhs);
+    op->rhs_ready = 1;
+  }
+  st = device_upload(op, hop, d, strategy);
+  fea_object_release(hop);
+  if (st != FEA_SUCCESS) {
+    fea_object_release(op);
+    return st;
+  }
+  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT) { /* the fallback says so */
+    char k[96];
+    snprintf(k, sizeof k, "%s", op->info.kernel);
+    snprintf(op->info.kernel, sizeof op->info.kernel, "%.48s [fallback: %.32s]", k,
+             "no GPU sum-factorization yet");
+  }
+  op->info.rows = op->num_free;
+  op->info.setup_s = omp_get_wtime() - t0;
+  *out = op;
+  return FEA_SUCCESS;
+}
+
+
+fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
+                              const fea_operator_desc *d, fea_operator **out) {
+  if (ctx->backend->mem != FEA_MEM_HOST) return device_create(ctx, problem, d, out);
+  return host_build(ctx, problem, d, out);
+}
