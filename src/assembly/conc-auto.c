@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "assembly/conc.h"
+#include "coloring.h"
 
 fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea_conc_plan *plan) {
   if (plan) {
@@ -36,7 +37,7 @@ fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea
   }
   fea_index *colors = malloc(((size_t)job->ne + 1) * sizeof *colors);
   int nc = 0;
-  fea_status st = colors ? fea_space_color_elements(job->space, FEA_COLORING_AUTO, colors, &nc)
+  fea_status st = colors ? fea_space_coloring(job->space, FEA_COLORING_AUTO, colors, &nc)
                          : FEA_ERR_OUT_OF_MEMORY;
   free(colors);
   if (st == FEA_SUCCESS && nc > 0 && job->ne / ((fea_index)nc * threads) >= 256)

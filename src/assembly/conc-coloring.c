@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "assembly/conc.h"
+#include "coloring.h"
 #include "error.h"
 
 fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index **start,
@@ -18,7 +19,7 @@ fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index
   FEA_CHECK(colors, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the colors of %lld elements",
             (long long)ne);
   int nc = 0;
-  fea_status st = fea_space_color_elements(s, FEA_COLORING_AUTO, colors, &nc);
+  fea_status st = fea_space_coloring(s, FEA_COLORING_AUTO, colors, &nc);
   fea_index *ord = NULL, *cs = NULL;
   if (st == FEA_SUCCESS) {
     ord = malloc(((size_t)ne + 1) * sizeof *ord);

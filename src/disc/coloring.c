@@ -9,6 +9,9 @@
 
 #include "coloring.h"
 #include "error.h"
+#include "mesh.h"
+#include "pattern.h"
+#include "space.h"
 #include "sort.h"
 
 void fea_coloring_cartesian(int dim, const fea_index n[3], int m, fea_index *colors, int *ncolors) {
@@ -150,4 +153,29 @@ done:
   free(seen_elem);
   incidence_free(&in);
   return status;
+}
+
+int fea_space_cartesian_stride(const fea_space *s) {
+  if (s->kind == FEA_SPACE_BSPLINE) {
+    int pmax = 0;
+    for (int k = 0; k < s->dim; k++) pmax = s->degree[k] > pmax ? s->degree[k] : pmax;
+    return pmax + 1;
+  }
+  if (s->mesh && s->mesh->structured && !s->mesh->simplices && s->elements[0] > 0) return 2;
+  return 0;
+}
+
+fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method,
+                              fea_index *colors, int *num_colors) {
+  int m = fea_space_cartesian_stride(space);
+  if (method != FEA_COLORING_GREEDY && m > 0) {
+    fea_coloring_cartesian(space->dim, space->elements, m, colors, num_colors);
+    return FEA_SUCCESS;
+  }
+  fea_index *d = NULL;
+  FEA_CALL(fea_element_dof_table(space, &d));
+  fea_status st = fea_coloring_greedy(space->ctx, space->num_elements, space->dofs_per_element, d,
+                                      space->num_dofs, colors, num_colors);
+  free(d);
+  return st;
 }

@@ -98,3 +98,11 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
   }
   return st;
 }
+
+fea_status fea_pattern_matrix(const fea_problem *problem, fea_matrix **A) {
+  fea_incidence in = {0};
+  FEA_CALL(fea_incidence_build(problem->space, &in));
+  fea_status st = fea_pattern_build(problem, &in, A);
+  fea_incidence_free(&in);
+  return st;
+}

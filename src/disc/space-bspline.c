@@ -375,3 +375,16 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
   *out = s;
   return FEA_SUCCESS;
 }
+
+fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc *d,
+                                       fea_space **out) {
+  fea_knots knots[3];
+  memset(knots, 0, sizeof knots);
+  fea_status st = FEA_SUCCESS;
+  for (int k = 0; k < d->dim && st == FEA_SUCCESS; k++)
+    st = d->knots[k] ? fea_knots_create(ctx, d->degree[k], d->num_knots[k], d->knots[k], &knots[k])
+                     : fea_knots_uniform(ctx, d->degree[k], d->n[k], 0.0, 1.0, &knots[k]);
+  if (st == FEA_SUCCESS) st = fea_space_bspline_build(ctx, d->dim, knots, d->lower, d->upper, out);
+  for (int k = 0; k < 3; k++) fea_knots_free(&knots[k]);
+  return st;
+}

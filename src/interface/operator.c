@@ -12,7 +12,7 @@
 #include "error.h"
 #include "operator.h"
 #include "operator-device.h"
-#include "prehandle.h" /* fea_lanczos_extremes */
+#include "lanczos.h"
 #include "space.h"
 #include "vector.h"
 
@@ -101,11 +101,7 @@ fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag) {
 fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, b, "b"));
-  if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
-    fea_operator *mut = (fea_operator *)op;
-    FEA_CALL(fea_operator_matfree_rhs(mut->problem, mut->rhs));
-    mut->rhs_ready = 1;
-  }
+  FEA_CALL(fea_operator_rhs(op, NULL));
   if (op->ctx->backend->mem != FEA_MEM_HOST) /* upload */
     return op->ctx->backend->vec->write(op->ctx, b, FEA_F64, op->rhs);
   memcpy(b->data, op->rhs, (size_t)op->num_free * sizeof *op->rhs);

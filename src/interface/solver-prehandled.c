@@ -1,6 +1,6 @@
-/* Prehandled Schur-complement solver: the checks that the problem is one the
- * method covers (Q1 or P1 on a structured square mesh, constant sigma) and
- * that the options are sound; the pipeline is src/prehandled/solver-kind.c. */
+/* Prehandled Schur-complement solver API: the options' checks, the problem's
+ * (src/prehandled/problem-check.c), then the solver kind of
+ * src/prehandled/solver-kind.c. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -8,49 +8,6 @@
 #include "error.h"
 #include "mesh.h"
 #include "prehandled.h"
-
-/* Q1 or P1 on a structured 2D mesh of n x n square cells; the grid's n. */
-static fea_status check_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
-                                     fea_index *n) {
-  const fea_space *sp = pb->space;
-  FEA_CHECK(sp->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs a Lagrange Q1 or P1 space; this one is a B-spline space");
-  FEA_CHECK(sp->dim == 2, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver is for 2D problems (prehandling is weak in 3D); the space is %dD",
-            sp->dim);
-  FEA_CHECK(sp->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs order-1 Lagrange elements (Q1 or P1); the space has order %d",
-            sp->degree[0]);
-  const fea_mesh *m = sp->mesh;
-  FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs a mesh from fea_mesh_create_structured(): its hierarchy "
-            "is index arithmetic on the Cartesian grid");
-  FEA_CHECK(m->n[0] == m->n[1], ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs n x n cells; the mesh has %lld x %lld", (long long)m->n[0],
-            (long long)m->n[1]);
-  const double hx = (m->upper[0] - m->lower[0]) / (double)m->n[0];
-  const double hy = (m->upper[1] - m->lower[1]) / (double)m->n[1];
-  FEA_CHECK(fabs(hx - hy) <= 1e-12 * fmax(hx, hy), ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs square cells; they are %.6g x %.6g", hx, hy);
-  FEA_CHECK(pb->desc.sigma_fn == NULL, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs a constant sigma (identical macro-cell blocks); the "
-            "problem has sigma_fn");
-  *el = m->simplices ? FEA_PH_P1 : FEA_PH_Q1;
-  *n = m->n[0];
-  return FEA_SUCCESS;
-}
-
-/* The power-of-two coarsening n0 = n / 2^j, j >= 1, with the fewest FLOPs. */
-static fea_index auto_coarse_cells(fea_ph_element el, fea_index n) {
-  fea_index best = 0;
-  double best_flops = 0;
-  for (fea_index r = 2; n % r == 0; r *= 2) {
-    fea_ph_grid g = {el, n, n / r, r, 0, (n - 1) * (n - 1)};
-    const double f = fea_prehandled_flops(&g);
-    if (best == 0 || f < best_flops) best = n / r, best_flops = f;
-  }
-  return best;
-}
 
 static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
   FEA_CHECK(d->coarse_cells >= 0, ctx, FEA_ERR_INVALID_ARG, "desc.coarse_cells = %lld is negative",
@@ -72,12 +29,6 @@ static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
   return FEA_SUCCESS;
 }
 
-fea_status fea_prehandled_check_problem(const fea_solver *s, const fea_problem *problem) {
-  fea_ph_element el;
-  fea_index n;
-  return check_problem_kind(s->ctx, problem, &el, &n);
-}
-
 fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                         const fea_prehandled_desc *desc, fea_solver **out) {
   if (out) *out = NULL;
@@ -97,9 +48,9 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
             "context '%s' keeps device memory and has none", ctx->backend->prefix);
   fea_ph_element el;
   fea_index n;
-  FEA_CALL(check_problem_kind(ctx, problem, &el, &n));
+  FEA_CALL(fea_prehandled_problem_kind(ctx, problem, &el, &n));
   if (d.coarse_cells == 0) {
-    d.coarse_cells = auto_coarse_cells(el, n);
+    d.coarse_cells = fea_prehandled_auto_coarse_cells(el, n);
     FEA_CHECK(d.coarse_cells > 0, ctx, FEA_ERR_UNSUPPORTED,
               "the mesh has %lld cells per direction, an odd number: no coarse mesh nests in it",
               (long long)n);

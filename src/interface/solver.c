@@ -33,33 +33,32 @@ fea_status fea_stats_copy_out(fea_context *ctx, void *dst, const void *full, siz
   return FEA_SUCCESS;
 }
 
+static void solver_free(void *object) {
+  fea_solver *s = object;
+  if (s->data && s->ops->destroy) s->ops->destroy(s);
+  if (s->problem) fea_object_release(s->problem);
+  if (s->space) fea_object_release(s->space);
+  free(s);
+}
+
 fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_kind kind,
                             const fea_solver_ops *ops, fea_solver **out) {
-  fea_solver *s = calloc(1, sizeof *s);
-  FEA_CHECK(s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
-  s->ctx = ctx;
-  fea_object_retain(ctx);
+  fea_solver *s;
+  FEA_CALL(fea_object_alloc(ctx, sizeof *s, "solver", solver_free, (void **)&s));
   s->space = problem->space;
   fea_object_retain(s->space);
   s->kind = kind;
   s->ops = ops;
-  fea_status st = fea_problem_create_poisson(s->space, &problem->desc, &s->problem);
+  fea_status st = fea_problem_build(s->space, &problem->desc, &s->problem);
   if (st != FEA_SUCCESS) {
-    fea_solver_free(s);
+    fea_object_release(s);
     return st;
   }
   *out = s;
   return FEA_SUCCESS;
 }
 
-void fea_solver_free(fea_solver *s) {
-  if (!s) return;
-  if (s->data && s->ops->destroy) s->ops->destroy(s);
-  if (s->problem) (void)fea_problem_destroy(&s->problem);
-  if (s->space) fea_object_release(s->space);
-  if (s->ctx) fea_object_release(s->ctx);
-  free(s);
-}
+void fea_solver_free(fea_solver *s) { fea_object_release(s); }
 
 fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what) {
   static const char *const names[] = {"multifrontal", "prehandled", "multigrid"};

@@ -65,15 +65,7 @@ fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *de
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   memcpy(&d, desc, desc->size < sizeof d ? desc->size : sizeof d);
   FEA_CALL(check_desc(ctx, &d));
-  fea_knots knots[3];
-  memset(knots, 0, sizeof knots);
-  fea_status st = FEA_SUCCESS;
-  for (int k = 0; k < d.dim && st == FEA_SUCCESS; k++)
-    st = d.knots[k] ? fea_knots_create(ctx, d.degree[k], d.num_knots[k], d.knots[k], &knots[k])
-                    : fea_knots_uniform(ctx, d.degree[k], d.n[k], 0.0, 1.0, &knots[k]);
-  if (st == FEA_SUCCESS) st = fea_space_bspline_build(ctx, d.dim, knots, d.lower, d.upper, out);
-  for (int k = 0; k < 3; k++) fea_knots_free(&knots[k]);
-  return st;
+  return fea_space_bspline_from_desc(ctx, &d, out);
 }
 
 /* A new space like @p space with direction dir's knots replaced by *kn. */

@@ -211,16 +211,6 @@ fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coef
 
 /* Cartesian coloring applies where elements form a grid and only elements
  * closer than m in every direction share DoFs. */
-static int cartesian_stride(const fea_space *s) {
-  if (s->kind == FEA_SPACE_BSPLINE) {
-    int pmax = 0;
-    for (int k = 0; k < s->dim; k++) pmax = s->degree[k] > pmax ? s->degree[k] : pmax;
-    return pmax + 1;
-  }
-  if (s->mesh && s->mesh->structured && !s->mesh->simplices && s->elements[0] > 0) return 2;
-  return 0;
-}
-
 fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method method,
                                     fea_index *colors, int *num_colors) {
   FEA_CHECK_NULL(space, NULL);
@@ -228,19 +218,10 @@ fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method 
   FEA_CHECK_NULL(num_colors, space->ctx);
   FEA_CHECK(method >= FEA_COLORING_AUTO && method <= FEA_COLORING_GREEDY, space->ctx,
             FEA_ERR_INVALID_ARG, "unknown coloring method %d", (int)method);
-  int m = cartesian_stride(space);
-  FEA_CHECK(method != FEA_COLORING_CARTESIAN || m > 0, space->ctx, FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(method != FEA_COLORING_CARTESIAN || fea_space_cartesian_stride(space) > 0,
+            space->ctx, FEA_ERR_UNSUPPORTED,
             "Cartesian coloring needs a B-spline space or a structured box mesh");
-  if (method != FEA_COLORING_GREEDY && m > 0) {
-    fea_coloring_cartesian(space->dim, space->elements, m, colors, num_colors);
-    return FEA_SUCCESS;
-  }
-  fea_index *d = NULL;
-  FEA_CALL(fea_element_dof_table(space, &d));
-  fea_status st = fea_coloring_greedy(space->ctx, space->num_elements, space->dofs_per_element, d,
-                                      space->num_dofs, colors, num_colors);
-  free(d);
-  return st;
+  return fea_space_coloring(space, method, colors, num_colors);
 }
 
 fea_status fea_space_check_coloring(const fea_space *space, const fea_index *colors) {

@@ -3,7 +3,7 @@
 #ifndef FEA_INTERNAL_COLORING_H
 #define FEA_INTERNAL_COLORING_H
 
-#include <feaccel/types.h>
+#include <feaccel/space.h>
 
 /* Cartesian formula on a grid of n[0] x n[1] x n[2] elements (lexicographic,
  * direction 0 fastest): color = sum_k (i_k mod m) m^k, m^dim colors. Elements
@@ -21,5 +21,13 @@ fea_status fea_coloring_greedy(const fea_context *ctx, fea_index nelem, int per_
 /* FEA_ERR_INVALID_ARG naming two elements of one color that share a DoF. */
 fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_elem,
                               const fea_index *elem_dofs, fea_index ndofs, const fea_index *colors);
+
+/* The stride of the Cartesian coloring of a space's elements (the degree
+ * + 1 of B-splines, 2 on a structured box mesh), or 0 where there is none. */
+int fea_space_cartesian_stride(const fea_space *s);
+/* The elements of space colored by method (checked; CARTESIAN only where
+ * the stride is not 0): what fea_space_color_elements returns. */
+fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method,
+                              fea_index *colors, int *num_colors);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <feaccel/operator.h>
 
+#include "cg.h"
 #include "matfree-kernel.h"
 #include "object.h"
 #include "problem.h"
@@ -37,6 +38,11 @@ struct fea_operator {
 fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
                               const fea_operator_desc *d, fea_operator **out);
 
+/* The reduced right-hand side, computed on the first call and kept (the
+ * operator's cache: matrix-free operators pay its element pass only when
+ * asked); copied into the host array b unless b is NULL. */
+fea_status fea_operator_rhs(const fea_operator *op, double *b);
+
 /* Build the implementations into op (op->problem, ctx, num_free set);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
 fea_status fea_operator_csr_build(fea_operator *op);
@@ -47,16 +53,14 @@ fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel
  * (operator-matfree.c); the same sums in the same order as the reference. */
 fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b);
 
-/* z = M^-1 r on host arrays of the operator's num_free entries. */
-typedef fea_status (*fea_cg_precond_fn)(void *user, const double *r, double *z);
-
-/* The CG iteration behind fea_cg_solve (src/linalg/cg.c), on checked
- * arguments: b and x F64 vectors of A's size on its context, d complete and
- * valid (d->jacobi is not read: precond is the preconditioner, NULL for
- * none; a preconditioner must be symmetric positive definite). Fills s's
- * iterations, residuals, converged and apply_s (added to); not solve_s. */
+/* CG over an operator (src/matfree/operator-cg.c): fea_cg_iterate on the
+ * operator's apply, with precond (NULL: none); arguments as fea_cg_iterate. */
 fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
                       const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
                       fea_cg_stats *s);
+/* The solve behind fea_cg_solve on checked arguments: Jacobi from the
+ * operator's diagonal when d->jacobi, s complete (solve_s included). */
+fea_status fea_operator_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                                 const fea_cg_desc *d, fea_cg_stats *s);
 
 #endif

@@ -36,4 +36,8 @@ static inline fea_index fea_pattern_find(const fea_index *row_ptr, const fea_ind
   return lo < row_ptr[r + 1] && col_idx[lo] == c ? lo : -1;
 }
 
+/* The reduced system's pattern as a CSR matrix with zero values (what
+ * fea_matrix_create_pattern returns). */
+fea_status fea_pattern_matrix(const fea_problem *problem, fea_matrix **A);
+
 #endif

@@ -15,8 +15,14 @@ extern const fea_solver_ops fea_prehandled_ops;
 fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
                                  const fea_ph_grid *g);
 
-/* Whether problem suits the method (interface, also for set_problem). */
+/* Whether problem suits the method (also for set_problem), and its element
+ * and cells per direction (src/prehandled/problem-check.c). */
 fea_status fea_prehandled_check_problem(const fea_solver *s, const fea_problem *problem);
+fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
+                                       fea_index *n);
+/* The power-of-two coarsening n0 = n / 2^j, j >= 1, with the fewest FLOPs; 0
+ * when n is odd. */
+fea_index fea_prehandled_auto_coarse_cells(fea_ph_element el, fea_index n);
 
 /* Complete stats of s (a prehandled solver). */
 void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full);

@@ -83,4 +83,9 @@ fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
 fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
                                    const double lower[3], const double upper[3], fea_space **out);
 
+/* The B-spline space of a complete, checked descriptor: its knot vectors
+ * (given, or uniform open with d->n elements) on the box (space-bspline.c). */
+fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc *d,
+                                       fea_space **out);
+
 #endif

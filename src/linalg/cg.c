@@ -1,21 +1,14 @@
-/* Conjugate gradients over any operator, with any preconditioner: the
- * operator is only applied, so assembled and matrix-free operators solve
- * alike. fea_cg_run is the one iteration (fea_cg_solve runs it with Jacobi or
- * nothing, multigrid with a cycle as preconditioner). Vector updates go
- * through fea_vector_* (the backend's BLAS); the Jacobi scaling is the one
- * elementwise product BLAS lacks: a loop on host arrays, or the backend's
- * pointwise_mul on a device-memory backend (operator-device.h), where the
- * diagonal is inverted on the host once and uploaded. */
+/* Conjugate gradients over any linear operator, with any preconditioner:
+ * the operator is only applied (fea_cg_operator), so assembled and
+ * matrix-free operators, on the host or a device, solve alike. Vector
+ * updates go through the vector object's ops (the backend's BLAS). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "cg.h"
 #include "context.h"
 #include "error.h"
-#include "backend.h"
-#include "operator.h"
-#include "operator-device.h"
 #include "vector.h"
 
 #define CG_NVEC 4
@@ -33,61 +26,10 @@ static void work_free(cg_work *w) {
   FEA_OBJECT_DROP(w->q);
 }
 
-static fea_status work_alloc(const fea_operator *A, cg_work *w) {
-  const fea_index n = A->num_free;
+static fea_status work_alloc(const fea_cg_operator *A, cg_work *w) {
+  const fea_index n = A->n;
   fea_vector **v[CG_NVEC] = {&w->r, &w->z, &w->p, &w->q};
   for (int k = 0; k < CG_NVEC; k++) FEA_CALL(fea_vec_create(A->ctx, n, FEA_F64, v[k]));
-  return FEA_SUCCESS;
-}
-
-static int on_device(const fea_operator *A) {
-  return A->ctx->backend->mem != FEA_MEM_HOST;
-}
-
-/* 1 / diag(A) for Jacobi, into *dinv (freed by the caller, also on error). */
-static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
-  const fea_index n = A->num_free;
-  double *d = *dinv = malloc(((size_t)n + 1) * sizeof *d);
-  FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
-            (long long)n);
-  FEA_CALL(A->impl->diagonal(A, d));
-  return FEA_SUCCESS;
-}
-
-/* The inversion with its check, on a host array. */
-static fea_status jacobi_invert(const fea_operator *A, double *d) {
-  for (fea_index i = 0; i < A->num_free; i++) {
-    FEA_CHECK(d[i] > 0.0 && isfinite(d[i]), A->ctx, FEA_ERR_NOT_POSDEF,
-              "diagonal entry %lld of the operator is %g: Jacobi needs positive entries",
-              (long long)i, d[i]);
-    d[i] = 1.0 / d[i];
-  }
-  return FEA_SUCCESS;
-}
-
-/* Device: the diagonal in a device vector, inverted on the host, uploaded. */
-static fea_status jacobi_alloc_device(const fea_operator *A, fea_vector **dvec, double **host) {
-  const fea_index n = A->num_free;
-  FEA_CALL(fea_vec_create(A->ctx, n, FEA_F64, dvec));
-  FEA_CALL(A->impl->diagonal(A, (*dvec)->data));
-  double *d = *host = malloc(((size_t)n + 1) * sizeof *d);
-  FEA_CHECK(d, A->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
-            (long long)n);
-  FEA_CALL(fea_vec_read(*dvec, FEA_F64, d));
-  FEA_CALL(jacobi_invert(A, d));
-  return fea_vec_write(*dvec, FEA_F64, d);
-}
-
-typedef struct jacobi_data {
-  fea_index n;
-  const double *dinv;     /* host array, or device array with ctx set */
-  fea_context *ctx;       /* device: the backend's pointwise_mul runs */
-} jacobi_data;
-
-static fea_status jacobi_apply(void *user, const double *r, double *z) {
-  const jacobi_data *j = user;
-  if (j->ctx) return j->ctx->backend->op->pointwise_mul(j->ctx, j->n, j->dinv, r, z);
-  for (fea_index i = 0; i < j->n; i++) z[i] = j->dinv[i] * r[i];
   return FEA_SUCCESS;
 }
 
@@ -97,54 +39,17 @@ static fea_status precondition(const cg_work *w) {
   return w->precond(w->user, w->r->data, w->z->data);
 }
 
-static fea_status timed_apply(const fea_operator *A, const fea_vector *x, fea_vector *y,
+static fea_status timed_apply(const fea_cg_operator *A, const fea_vector *x, fea_vector *y,
                               double *apply_s) {
   double t = omp_get_wtime();
-  fea_status st = A->impl->apply(A, x->data, y->data, 0);
-  if (st == FEA_SUCCESS && on_device(A)) st = A->ctx->backend->op->sync(A->ctx); /* async */
+  fea_status st = A->apply(A->op, x->data, y->data);
+  if (st == FEA_SUCCESS && A->sync) st = A->sync(A->ctx); /* asynchronous backends */
   *apply_s += omp_get_wtime() - t;
   return st;
 }
 
-static fea_status read_desc(const fea_operator *A, const fea_cg_desc *user, fea_cg_desc *d) {
-  fea_cg_desc def = FEA_CG_DESC_INIT;
-  *d = def;
-  if (user) {
-    const size_t min_size = offsetof(fea_cg_desc, rtol) + sizeof user->rtol;
-    FEA_CHECK(user->size >= min_size, A->ctx, FEA_ERR_INVALID_ARG,
-              "desc.size is %zu, smaller than any fea_cg_desc (%zu); initialize it with "
-              "FEA_CG_DESC_INIT", user->size, min_size);
-    memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
-  }
-  FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), A->ctx, FEA_ERR_INVALID_ARG,
-            "rtol is %g; it must be finite and >= 0", d->rtol);
-  FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), A->ctx, FEA_ERR_INVALID_ARG,
-            "atol is %g; it must be finite and >= 0", d->atol);
-  FEA_CHECK(d->max_iterations >= 0, A->ctx, FEA_ERR_INVALID_ARG,
-            "max_iterations is %lld; it must be >= 0", (long long)d->max_iterations);
-  FEA_CHECK(d->jacobi == 0 || d->jacobi == 1, A->ctx, FEA_ERR_INVALID_ARG,
-            "jacobi is %d, not 0 or 1", d->jacobi);
-  FEA_CHECK(d->history_capacity >= 0 && (d->history_capacity == 0 || d->history), A->ctx,
-            FEA_ERR_INVALID_ARG, "history_capacity is %lld with history %s",
-            (long long)d->history_capacity, d->history ? "set" : "NULL");
-  return FEA_SUCCESS;
-}
-
-static fea_status check_vector(const fea_operator *A, const fea_vector *v, const char *name) {
-  FEA_CHECK(v, A->ctx, FEA_ERR_INVALID_ARG, "argument '%s' is NULL", name);
-  FEA_CHECK(v->ctx == A->ctx, A->ctx, FEA_ERR_INVALID_ARG,
-            "vector '%s' belongs to another context than the operator's", name);
-  FEA_CHECK(v->prec == FEA_F64, A->ctx, FEA_ERR_INVALID_ARG,
-            "vector '%s' has precision %d; CG takes FEA_F64 (%d) vectors", name, (int)v->prec,
-            (int)FEA_F64);
-  FEA_CHECK(v->n == A->num_free, A->ctx, FEA_ERR_DIMENSION,
-            "vector '%s' has %lld entries but the operator has %lld rows", name, (long long)v->n,
-            (long long)A->num_free);
-  return FEA_SUCCESS;
-}
-
 /* The iteration proper; s collects what the caller's stats get. */
-static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector *x,
+static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vector *x,
                           const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
   double bnorm, rnorm, rz, rz_new, pq;
   FEA_CALL(fea_vec_nrm2(b, &bnorm));
@@ -188,9 +93,9 @@ static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector
   return FEA_WARN_NOT_CONVERGED;
 }
 
-fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
-                      const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
-                      fea_cg_stats *s) {
+fea_status fea_cg_iterate(const fea_cg_operator *A, const fea_vector *b, fea_vector *x,
+                          const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
+                          fea_cg_stats *s) {
   cg_work w = {0};
   w.precond = precond;
   w.user = user;
@@ -200,43 +105,3 @@ fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
   return st;
 }
 
-fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
-                        const fea_cg_desc *desc, fea_cg_stats *stats) {
-  FEA_CHECK_NULL(A, NULL);
-  FEA_CALL(check_vector(A, b, "b"));
-  FEA_CALL(check_vector(A, x, "x"));
-  FEA_CHECK(b != x, A->ctx, FEA_ERR_INVALID_ARG, "b and x are the same vector");
-  FEA_CHECK(!stats || stats->size >= offsetof(fea_cg_stats, iterations) + sizeof(fea_index),
-            A->ctx, FEA_ERR_INVALID_ARG,
-            "stats.size is %zu; initialize it with FEA_CG_STATS_INIT", stats ? stats->size : 0);
-  fea_cg_desc d;
-  FEA_CALL(read_desc(A, desc, &d));
-  const double t0 = omp_get_wtime();
-  fea_cg_stats s = FEA_CG_STATS_INIT;
-  double *dinv = NULL;
-  fea_vector *ddinv = NULL;
-  jacobi_data jd = {A->num_free, NULL, NULL};
-  fea_status st = FEA_SUCCESS;
-  if (d.jacobi && on_device(A)) {
-    FEA_CHECK(A->ctx->backend->op && A->ctx->backend->op->pointwise_mul, A->ctx,
-              FEA_ERR_UNSUPPORTED, "backend '%s' has no device Jacobi scaling",
-              A->ctx->resource);
-    st = jacobi_alloc_device(A, &ddinv, &dinv);
-    jd.dinv = ddinv ? ddinv->data : NULL;
-    jd.ctx = A->ctx;
-  } else if (d.jacobi) {
-    st = jacobi_alloc(A, &dinv);
-    if (st == FEA_SUCCESS) st = jacobi_invert(A, dinv);
-    jd.dinv = dinv;
-  }
-  if (st == FEA_SUCCESS) st = fea_cg_run(A, b, x, &d, d.jacobi ? jacobi_apply : NULL, &jd, &s);
-  free(dinv);
-  FEA_OBJECT_DROP(ddinv);
-  s.solve_s = omp_get_wtime() - t0;
-  if (stats && st >= 0) {
-    size_t n = stats->size < sizeof s ? stats->size : sizeof s;
-    memcpy(stats, &s, n);
-    stats->size = n;
-  }
-  return st;
-}

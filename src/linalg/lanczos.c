@@ -10,7 +10,7 @@
 
 #include "error.h"
 #include "matrix.h"
-#include "prehandle.h"
+#include "lanczos.h"
 
 /* Extreme eigenvalues of the Lanczos tridiagonal T (alpha diagonal, beta
  * off-diagonal) through LAPACK's dstev; eigenvalues only, O(m^2). */
@@ -49,7 +49,7 @@ static void reorthogonalize(fea_index n, const double *basis, fea_index k, doubl
     }
 }
 
-fea_status fea_lanczos_extremes(fea_context *ctx, fea_index n, fea_ph_apply_fn apply, void *user,
+fea_status fea_lanczos_extremes(fea_context *ctx, fea_index n, fea_spd_apply_fn apply, void *user,
                                 int steps, int reorth, uint64_t seed, double *lambda_min,
                                 double *lambda_max) {
   FEA_CHECK_NULL(apply, ctx);
@@ -102,7 +102,8 @@ fea_status fea_lanczos_extremes(fea_context *ctx, fea_index n, fea_ph_apply_fn a
 }
 
 static fea_status apply_csr(void *user, const double *x, double *y) {
-  return fea_matrix_multiply(user, x, y);
+  fea_csr_multiply_vector(user, x, y);
+  return FEA_SUCCESS;
 }
 
 fea_status fea_lanczos_extremes_csr(const fea_matrix *A, int steps, int reorth, uint64_t seed,

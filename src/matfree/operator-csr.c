@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "assembly/assemble.h"
 #include "context.h"
 #include "error.h"
 #include "matrix.h"
 #include "operator.h"
 #include "operator-device.h"
+#include "pattern.h"
 
 typedef struct csr_op {
   fea_matrix *A;
@@ -79,8 +81,10 @@ fea_status fea_operator_csr_build(fea_operator *op) {
   fea_assembly_desc ad = FEA_ASSEMBLY_DESC_INIT;
   ad.threads = op->ctx->nthreads > 0 ? op->ctx->nthreads : 1;
   fea_assembly_stats as = FEA_ASSEMBLY_STATS_INIT;
-  fea_status st = fea_matrix_create_pattern(pb, &c->A);
-  if (st == FEA_SUCCESS) st = fea_problem_assemble(pb, c->A, op->rhs, &ad, &as);
+  fea_conc_config cfg;
+  fea_conc_config_init(&cfg, op->ctx, &ad);
+  fea_status st = fea_pattern_matrix(pb, &c->A);
+  if (st == FEA_SUCCESS) st = fea_conc_assemble_csr(pb, c->A, op->rhs, ad.strategy, &cfg, &as);
   if (st == FEA_SUCCESS) {
     c->blocks = ad.threads;
     c->bound = malloc(((size_t)c->blocks + 1) * sizeof *c->bound);

@@ -129,7 +129,7 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_
     d.n[k] = n;
   }
   fea_space *s = NULL;
-  FEA_CALL(fea_space_create_bspline(ctx, &d, &s));
+  FEA_CALL(fea_space_bspline_from_desc(ctx, &d, &s));
   fea_index *free_index = malloc((size_t)s->num_dofs * sizeof *free_index);
   fea_status st = free_index ? FEA_SUCCESS
                              : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -150,7 +150,7 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_
     st = fea_etree_build(s, free_index, FEA_MULTIFRONTAL_MERGE_AUTO, 0, t);
   }
   free(free_index);
-  (void)fea_space_destroy(&s);
+  fea_object_release(s);
   return st;
 }
 

@@ -83,7 +83,7 @@ static fea_status build_operators(fea_mg *mg) {
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
     if (l > 0 && l + 1 == mg->num_levels) break;
-    FEA_CALL(fea_operator_create(mg->ctx, lv->problem, &od, &lv->op));
+    FEA_CALL(fea_operator_build(mg->ctx, lv->problem, &od, &lv->op));
   }
   return FEA_SUCCESS;
 }
@@ -334,8 +334,7 @@ fea_status fea_mg_solve(fea_mg *mg, const double *b, double *x) {
 fea_status fea_mg_get_rhs(fea_mg *mg, double *b) {
   FEA_CHECK_NULL(mg, NULL);
   FEA_CHECK_NULL(b, mg->ctx);
-  FEA_CALL(fea_operator_get_rhs(mg->levels[0].op, mg->vb));
-  memcpy(b, mg->vb->data, (size_t)mg->levels[0].n * sizeof *b);
+  FEA_CALL(fea_operator_rhs(mg->levels[0].op, b));
   return FEA_SUCCESS;
 }
 

@@ -157,12 +157,12 @@ static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_
   }
   fea_mesh *m = NULL;
   fea_space *s = NULL;
-  fea_status st = fea_mesh_create_structured(ctx, &md, &m);
-  if (st == FEA_SUCCESS) st = fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s);
-  if (st == FEA_SUCCESS) st = fea_problem_create_poisson(s, &fine->desc, out);
+  fea_status st = fea_mesh_build_structured(ctx, &md, &m);
+  if (st == FEA_SUCCESS) st = fea_space_lagrange_build(m, 1, FEA_NODES_EQUISPACED, &s);
+  if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
   /* The problem holds references on its space and mesh. */
-  fea_space_destroy(&s);
-  fea_mesh_destroy(&m);
+  fea_object_release(s);
+  fea_object_release(m);
   return st;
 }
 
@@ -206,7 +206,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   mg->num_levels = L;
   /* Level 0: the operator and transfers need a problem the caller may destroy. */
   fea_problem *pb;
-  FEA_CALL(fea_problem_create_poisson(problem->space, &problem->desc, &pb));
+  FEA_CALL(fea_problem_build(problem->space, &problem->desc, &pb));
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
     FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb));
@@ -232,10 +232,10 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
 void fea_mg_hierarchy_free(fea_mg *mg) {
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
-    fea_operator_destroy(&lv->op);
+    FEA_OBJECT_DROP(lv->op);
     FEA_OBJECT_DROP(lv->P);
     FEA_OBJECT_DROP(lv->PT);
-    fea_problem_destroy(&lv->problem);
+    FEA_OBJECT_DROP(lv->problem);
     free(lv->dinv);
     free(lv->b);
     free(lv->x);

@@ -24,7 +24,7 @@
 #include "context.h"
 #include "error.h"
 #include "multigrid-impl.h"
-#include "prehandle.h"
+#include "lanczos.h"
 
 #define LANCZOS_STEPS 30
 #define CHEBYSHEV_SAFETY 1.1

@@ -177,7 +177,7 @@ static fea_status invert_spd(fea_context *ctx, double *a, double *inv, fea_index
   fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &fa);
   if (st < 0) { /* the potrf message names the minor; keep it, add which matrix */
     char why[256];
-    snprintf(why, sizeof why, "%s", fea_context_last_error(ctx));
+    snprintf(why, sizeof why, "%.255s", ctx->last_error);
     return FEA_ERROR(ctx, st, "the Cholesky factorization of %s (%lld x %lld) failed: %s", what,
                      (long long)n, (long long)n, why);
   }

@@ -207,7 +207,7 @@ static fea_status residual(const fea_matrix *A, fea_index n, fea_index k, const 
                            const double *x, const double *bnorm, double *r, double *relres) {
   *relres = 0;
   for (fea_index c = 0; c < k; c++) {
-    FEA_CALL(fea_matrix_multiply(A, x + c * n, r + c * n));
+    fea_csr_multiply_vector(A, x + c * n, r + c * n);
     for (fea_index i = 0; i < n; i++) r[i + c * n] = b[i + c * n] - r[i + c * n];
     if (bnorm[c] > 0) *relres = fmax(*relres, norm2(n, r + c * n) / bnorm[c]);
   }

@@ -12,9 +12,9 @@
  * for the O(N) transforms and one batch for M1's GEMMs; or the
  * mixed-precision refinement of schur-m1.h around the same steps.
  *
- * On a device-memory context (/gpu/cuda) the same setup runs on an internal
- * host context (hctx, "/cpu/threads", created with the solver); its errors
- * are relayed to the solver's context. The set-up M1 then goes to the
+ * On a device-memory context (/gpu/cuda) the same setup runs on the
+ * context's host delegate (hctx, fea_context_host); its errors are relayed
+ * to the solver's context. The set-up M1 then goes to the
  * backend's device M1 (prehandled-device.h) and the host copy is dropped; solves run
  * entirely on the device. The condition diagnostics stay on the host. */
 #include <math.h>
@@ -36,7 +36,7 @@ typedef struct ph_solver {
   double *load;             /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
   fea_m1 *m1;               /* host M1 (host contexts) */
-  fea_context *hctx;        /* device contexts: the host context of the setup */
+  fea_context *hctx;        /* device contexts: their host delegate (fea_context_host) */
   const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
   fea_m1_device *dev;       /* device contexts: the set-up device M1 */
   fea_m1_info info;
@@ -59,7 +59,6 @@ static void ph_reset(fea_solver *s) {
 
 static void ph_destroy(fea_solver *s) {
   ph_reset(s);
-  if (ph_of(s)->hctx) (void)fea_context_destroy(&ph_of(s)->hctx);
   free(s->data);
   s->data = NULL;
 }
@@ -115,7 +114,7 @@ static fea_status relay(fea_solver *s, fea_status st) {
   const ph_solver *p = ph_of(s);
   if (st >= 0 || !p->hctx) return st;
   char why[FEA_ERROR_LEN];
-  snprintf(why, sizeof why, "%s", fea_context_last_error(p->hctx));
+  snprintf(why, sizeof why, "%s", p->hctx->last_error);
   return FEA_ERROR(s->ctx, st, "host setup of the prehandled solver for '%s': %s",
                    s->ctx->backend->prefix, why);
 }
@@ -304,12 +303,10 @@ fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
   if (s->ctx->backend->mem == FEA_MEM_DEVICE) {
     /* The interface admitted the context because its backend has a device M1. */
     p->dops = s->ctx->backend->m1;
-    fea_status st = fea_context_create("/cpu/threads", &p->hctx);
+    fea_status st = fea_context_host(s->ctx, &p->hctx);
     if (st < 0) {
       free(p);
-      return FEA_ERROR(s->ctx, st, "the prehandled solver on '%s' sets up on the host, but the "
-                       "host context /cpu/threads could not be created: %s",
-                       s->ctx->backend->prefix, fea_context_last_error(NULL));
+      return st;
     }
   }
   s->data = p;
@@ -350,7 +347,8 @@ typedef struct apply_ctx {
 
 static fea_status apply_nodal(void *u, const double *x, double *y) {
   apply_ctx *a = u;
-  return fea_matrix_multiply(a->A, x, y);
+  fea_csr_multiply_vector(a->A, x, y);
+  return FEA_SUCCESS;
 }
 
 /* y = S^T A S x through the O(N) sweeps. */
@@ -358,7 +356,7 @@ static fea_status apply_hier(void *u, const double *x, double *y) {
   apply_ctx *a = u;
   memcpy(a->tmp, x, (size_t)a->n * sizeof *x);
   fea_ph_apply_s(&a->p->grid, a->tmp);
-  FEA_CALL(fea_matrix_multiply(a->A, a->tmp, y));
+  fea_csr_multiply_vector(a->A, a->tmp, y);
   fea_ph_apply_st(&a->p->grid, y);
   return FEA_SUCCESS;
 }
@@ -369,7 +367,7 @@ static fea_status apply_scaled(void *u, const double *x, double *y) {
   memcpy(a->tmp, x, (size_t)a->n * sizeof *x);
   FEA_CALL(fea_ph_solve_lt(a->p->f, a->tmp));
   fea_ph_apply_s(&a->p->grid, a->tmp);
-  FEA_CALL(fea_matrix_multiply(a->A, a->tmp, y));
+  fea_csr_multiply_vector(a->A, a->tmp, y);
   fea_ph_apply_st(&a->p->grid, y);
   return fea_ph_solve_l(a->p->f, y);
 }
@@ -409,7 +407,7 @@ fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, 
   apply_ctx a = {.p = p, .A = p->A, .n = p->grid.num};
   a.tmp = malloc((size_t)a.n * sizeof *a.tmp);
   FEA_CHECK(a.tmp, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld values", (long long)a.n);
-  fea_ph_apply_fn fn = which == FEA_PREHANDLED_NODAL          ? apply_nodal
+  fea_spd_apply_fn fn = which == FEA_PREHANDLED_NODAL          ? apply_nodal
                        : which == FEA_PREHANDLED_HIERARCHICAL ? apply_hier
                                                               : apply_scaled;
   double lmin = 0, lmax = 0;

@@ -1,0 +1,67 @@
+/* CG API: argument checks (vectors, options, stats size), then the solve
+ * of src/matfree/operator-cg.c. */
+#include <math.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+#include "operator.h"
+#include "vector.h"
+
+static fea_status read_desc(const fea_operator *A, const fea_cg_desc *user, fea_cg_desc *d) {
+  fea_cg_desc def = FEA_CG_DESC_INIT;
+  *d = def;
+  if (user) {
+    const size_t min_size = offsetof(fea_cg_desc, rtol) + sizeof user->rtol;
+    FEA_CHECK(user->size >= min_size, A->ctx, FEA_ERR_INVALID_ARG,
+              "desc.size is %zu, smaller than any fea_cg_desc (%zu); initialize it with "
+              "FEA_CG_DESC_INIT", user->size, min_size);
+    memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
+  }
+  FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), A->ctx, FEA_ERR_INVALID_ARG,
+            "rtol is %g; it must be finite and >= 0", d->rtol);
+  FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), A->ctx, FEA_ERR_INVALID_ARG,
+            "atol is %g; it must be finite and >= 0", d->atol);
+  FEA_CHECK(d->max_iterations >= 0, A->ctx, FEA_ERR_INVALID_ARG,
+            "max_iterations is %lld; it must be >= 0", (long long)d->max_iterations);
+  FEA_CHECK(d->jacobi == 0 || d->jacobi == 1, A->ctx, FEA_ERR_INVALID_ARG,
+            "jacobi is %d, not 0 or 1", d->jacobi);
+  FEA_CHECK(d->history_capacity >= 0 && (d->history_capacity == 0 || d->history), A->ctx,
+            FEA_ERR_INVALID_ARG, "history_capacity is %lld with history %s",
+            (long long)d->history_capacity, d->history ? "set" : "NULL");
+  return FEA_SUCCESS;
+}
+
+static fea_status check_vector(const fea_operator *A, const fea_vector *v, const char *name) {
+  FEA_CHECK(v, A->ctx, FEA_ERR_INVALID_ARG, "argument '%s' is NULL", name);
+  FEA_CHECK(v->ctx == A->ctx, A->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' belongs to another context than the operator's", name);
+  FEA_CHECK(v->prec == FEA_F64, A->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' has precision %d; CG takes FEA_F64 (%d) vectors", name, (int)v->prec,
+            (int)FEA_F64);
+  FEA_CHECK(v->n == A->num_free, A->ctx, FEA_ERR_DIMENSION,
+            "vector '%s' has %lld entries but the operator has %lld rows", name, (long long)v->n,
+            (long long)A->num_free);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+                        const fea_cg_desc *desc, fea_cg_stats *stats) {
+  FEA_CHECK_NULL(A, NULL);
+  FEA_CALL(check_vector(A, b, "b"));
+  FEA_CALL(check_vector(A, x, "x"));
+  FEA_CHECK(b != x, A->ctx, FEA_ERR_INVALID_ARG, "b and x are the same vector");
+  FEA_CHECK(!stats || stats->size >= offsetof(fea_cg_stats, iterations) + sizeof(fea_index),
+            A->ctx, FEA_ERR_INVALID_ARG,
+            "stats.size is %zu; initialize it with FEA_CG_STATS_INIT", stats ? stats->size : 0);
+  fea_cg_desc d;
+  FEA_CALL(read_desc(A, desc, &d));
+  fea_cg_stats s;
+  fea_status st = fea_operator_cg_solve(A, b, x, &d, &s);
+  if (stats && st >= 0) {
+    size_t n = stats->size < sizeof s ? stats->size : sizeof s;
+    memcpy(stats, &s, n);
+    stats->size = n;
+  }
+  return st;
+}

@@ -1,0 +1,56 @@
+/* The problems the prehandled solver covers (Q1 or P1 on a structured mesh
+ * of n x n square cells, constant sigma) and the coarse grid it picks. */
+#include <math.h>
+
+#include "error.h"
+#include "mesh.h"
+#include "prehandled.h"
+
+/* Q1 or P1 on a structured 2D mesh of n x n square cells; the grid's n. */
+fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
+                                     fea_index *n) {
+  const fea_space *sp = pb->space;
+  FEA_CHECK(sp->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs a Lagrange Q1 or P1 space; this one is a B-spline space");
+  FEA_CHECK(sp->dim == 2, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver is for 2D problems (prehandling is weak in 3D); the space is %dD",
+            sp->dim);
+  FEA_CHECK(sp->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs order-1 Lagrange elements (Q1 or P1); the space has order %d",
+            sp->degree[0]);
+  const fea_mesh *m = sp->mesh;
+  FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs a mesh from fea_mesh_create_structured(): its hierarchy "
+            "is index arithmetic on the Cartesian grid");
+  FEA_CHECK(m->n[0] == m->n[1], ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs n x n cells; the mesh has %lld x %lld", (long long)m->n[0],
+            (long long)m->n[1]);
+  const double hx = (m->upper[0] - m->lower[0]) / (double)m->n[0];
+  const double hy = (m->upper[1] - m->lower[1]) / (double)m->n[1];
+  FEA_CHECK(fabs(hx - hy) <= 1e-12 * fmax(hx, hy), ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs square cells; they are %.6g x %.6g", hx, hy);
+  FEA_CHECK(pb->desc.sigma_fn == NULL, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs a constant sigma (identical macro-cell blocks); the "
+            "problem has sigma_fn");
+  *el = m->simplices ? FEA_PH_P1 : FEA_PH_Q1;
+  *n = m->n[0];
+  return FEA_SUCCESS;
+}
+
+/* The power-of-two coarsening n0 = n / 2^j, j >= 1, with the fewest FLOPs. */
+fea_index fea_prehandled_auto_coarse_cells(fea_ph_element el, fea_index n) {
+  fea_index best = 0;
+  double best_flops = 0;
+  for (fea_index r = 2; n % r == 0; r *= 2) {
+    fea_ph_grid g = {el, n, n / r, r, 0, (n - 1) * (n - 1)};
+    const double f = fea_prehandled_flops(&g);
+    if (best == 0 || f < best_flops) best = n / r, best_flops = f;
+  }
+  return best;
+}
+
+fea_status fea_prehandled_check_problem(const fea_solver *s, const fea_problem *problem) {
+  fea_ph_element el;
+  fea_index n;
+  return fea_prehandled_problem_kind(s->ctx, problem, &el, &n);
+}
