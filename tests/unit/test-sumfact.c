@@ -406,7 +406,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
         /* 1: a write map given; 2: elements as a range; 4: runs longer than 1 (with 1) */
         if ((flags & 4) && !(flags & 1)) continue;
         const int *ow = own == 2 ? owner3 : owner;
-        for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
+        for (fea_index e = 0; e < ne; e++) { /* the ownership plan's elem_block */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
           int b = -1, dir = 0; /* b: the one owner so far (-1: none yet, -2: several) */
           for (int i = 0; i < nb && b != -2; i++) {
@@ -528,7 +528,7 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
   fea_space_destroy(&s);
 }
 
-/* Line batches (W consecutive all-free elements along x, sumfact.c): lines
+/* Line batches (W consecutive all-free elements along x, plan.c): lines
  * longer than a batch, of odd length, and shorter than one; calls of 3
  * (too short for a line batch), 6 (a line batch ends inside the call,
  * leading lanes zeroed), 8 and batch() elements (whole line batches, and runs cut by the call),
@@ -630,7 +630,7 @@ static void expect_same_state(const sf_state *sa, const sf_state *sb, const char
   }
 }
 
-/* The state's setup loops run on the context's threads (sumfact.c: the
+/* The state's setup loops run on the context's threads (plan.c: the
  * class check, the bases, the line flags in shares that hold whole
  * chains): on 2, 3 and 8 threads (more than the rows of some meshes, so
  * that some shares are empty) the state is the one-thread state. */

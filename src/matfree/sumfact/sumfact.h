@@ -105,8 +105,9 @@ int sf_tables_used(int dim, int which[SF_NTAB]);
 /* The kernel's state, read-only after create: hot (read per batch by
  * apply_add and the fused line batches), then cold (setup, describe,
  * diagonal). The restriction plan is its own allocation (plan.h), reached
- * through plan. See docs/operators.md for what the field order does and
- * does not change. */
+ * through plan. No field order is frozen: moving the hot fields measured
+ * within the placement noise of two copies of the same code (docs/operators.md,
+ * "The state's layout"). */
 typedef struct sf_state {
   /* Hot. */
   sf_plan *plan;            /* its own allocation, built by sf_plan_build */
