@@ -4,14 +4,15 @@
  * DoF's place in its tile or chain a constant (see sf_state.gline).
  *
  *   gen-sumfact-lines > src/matfree/sumfact/sumfact-lines-gen.h    regenerate
- *   gen-sumfact-lines --check FILE                            exit 1 if FILE differs
+ *   gen-sumfact-lines --check FILE [STAMP]     exit 1 if FILE differs, else touch STAMP
  *
- * The layout is read from the kernel's own state (build_line in sumfact.c),
- * built with AVX-512's tiles on a structured mesh with its boundary: the
- * code emitted is what sf_line_gather / sf_line_scatter do for that state,
- * unrolled, and the signature emitted is what choose_gline compares with a
- * state at create, so the generated code runs only on the layout it was made
- * from. Exit 77 (skipped) where the CPU has no AVX-512: no tiles there. */
+ * The layout is the kernel's restriction plan (plan.c), built here for
+ * AVX-512's 8 lanes with tiles from the element-DoF table of a structured
+ * mesh with its boundary, whatever CPU runs this: the code emitted is what
+ * sf_line_gather / sf_line_scatter do for that plan, unrolled, and the
+ * signature emitted is what choose_gline compares with a plan at create, so
+ * the generated code runs only on the layout it was made from. The build
+ * runs --check on every build (tools/meson.build). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 #include "matfree-kernel.h"
 #include "problem.h"
 #include "space.h"
-#include "matfree/sumfact/sumfact.h"
+#include "matfree/sumfact/plan.h"
+#include "pattern.h"
 
 /* The offsets a generated function reads (sf_state.goff), in the order it
  * first uses them (sf_line_sig.off_src): >= 0 foff of that DoF, -1 ..
@@ -105,7 +107,7 @@ static void ints(buf *b, const int *v, int n) {
 }
 
 /* The signature: everything of the state's line layout but its offsets. */
-static void emit_signature(buf *b, const sf_state *s, int dim, int N) {
+static void emit_signature(buf *b, const sf_plan *s, int dim, int N) {
   out(b, "static const sf_line_sig sf_gline_sig_%d_%d = {\n", dim, N);
   out(b, "  .dim = %d, .n = %d, .nfclass = %d,\n  .lstride = ", dim, N, s->nfclass);
   ints(b, s->lstride, s->nfclass);
@@ -148,11 +150,11 @@ static void emit_signature(buf *b, const sf_state *s, int dim, int N) {
 /* The function: gather (chains, tiles, blocks, singles), kernel, scatter
  * (chains, tiles: full ones added whole, the others with masked stores of
  * the lanes' own entries, blocks, singles). */
-static void emit_function(buf *b, const sf_state *s, int dim, int N) {
+static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
   out(b, "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
          "                                      int skip, const double *x, double *y) {\n",
       dim, N);
-  const int W = s->isa->lanes;
+  const int W = s->lanes;
   out(b, "  SF_GLINE_BEGIN(%d, %d, %d);\n", dim, N, s->nfclass);
   for (int ch = 0; ch < s->nchain; ch++)
     for (int j = s->chain_start[ch]; j < s->chain_start[ch + 1]; j++) {
@@ -261,25 +263,34 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
   fea_space *sp = NULL;
   fea_problem *pb = NULL;
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
-  void *st = NULL;
-  int rc = 1;
+  fea_index *edofs = NULL;
+  sf_plan plan;
+  int built = 0, rc = 1;
   if (fea_mesh_create_structured(ctx, &md, &m) ||
       fea_space_create_lagrange(m, p, FEA_NODES_EQUISPACED, &sp) ||
-      fea_problem_create_poisson(sp, &pd, &pb) || fea_sumfact_create_with(pb, "avx512", 0, &st)) {
+      fea_problem_create_poisson(sp, &pd, &pb) || fea_element_dof_table(sp, &edofs)) {
     fprintf(stderr, "gen-sumfact-lines: %s\n", fea_context_last_error(ctx));
     goto done;
   }
-  const sf_state *s = st;
-  if (!s->line_ok || s->sg.n + s->ntile + s->nchain == 0) {
+  const sf_plan_input in = {.edofs = edofs, .free_index = pb->free_index,
+                            .ne = sp->num_elements, .nb = sp->dofs_per_element,
+                            .lanes = 8, .tiles = 1, .threads = 1};
+  if (sf_plan_build(&in, &plan) != FEA_SUCCESS) {
+    fprintf(stderr, "gen-sumfact-lines: no memory for the plan of %dD Q%d\n", dim, p);
+    goto done;
+  }
+  built = 1;
+  if (!plan.line_ok || plan.sg.n + plan.ntile + plan.nchain == 0) {
     fprintf(stderr, "gen-sumfact-lines: %dD Q%d has no line batches\n", dim, p);
     goto done;
   }
   noff = 0;
-  emit_function(code, s, dim, p + 1);
-  emit_signature(sig, s, dim, p + 1);
+  emit_function(code, &plan, dim, p + 1);
+  emit_signature(sig, &plan, dim, p + 1);
   rc = 0;
 done:
-  if (st) fea_matfree_kernel_sumfact.destroy(st);
+  if (built) sf_plan_free(&plan);
+  free(edofs);
   fea_problem_destroy(&pb);
   fea_space_destroy(&sp);
   fea_mesh_destroy(&m);
@@ -287,14 +298,11 @@ done:
 }
 
 int main(int argc, char **argv) {
-  const char *check = argc == 3 && !strcmp(argv[1], "--check") ? argv[2] : NULL;
+  const char *check = (argc == 3 || argc == 4) && !strcmp(argv[1], "--check") ? argv[2] : NULL;
+  const char *stamp = check && argc == 4 ? argv[3] : NULL;
   if (argc != 1 && !check) {
-    fprintf(stderr, "usage: gen-sumfact-lines [--check FILE]\n");
+    fprintf(stderr, "usage: gen-sumfact-lines [--check FILE [STAMP]]\n");
     return 2;
-  }
-  if (!fea_sf_isa_avx512.available()) {
-    fprintf(stderr, "gen-sumfact-lines: no AVX-512 on this CPU, no tiles to generate from\n");
-    return 77;
   }
   fea_context *ctx;
   if (fea_context_create("/cpu/ref", &ctx)) return 2;
@@ -345,6 +353,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gen-sumfact-lines: %s is not what the generator writes now; regenerate it "
                     "(gen-sumfact-lines > %s)\n", check, check);
     return 1;
+  }
+  if (stamp) { /* the build's record that FILE was checked */
+    FILE *t = fopen(stamp, "w");
+    if (!t || fclose(t)) {
+      fprintf(stderr, "gen-sumfact-lines: cannot write %s\n", stamp);
+      return 1;
+    }
   }
   return 0;
 }

@@ -1,7 +1,9 @@
 /* Matrix-free element kernels: the contract between the operator layer
  * (src/interface/operator.c, src/matfree/operator-*.c), which owns
- * vectors, Dirichlet handling and the conflict strategy for the scatter,
- * and the kernels, which only compute element results.
+ * vectors, Dirichlet handling, the element loop and the conflict strategy
+ * for the scatter (which rows a call may write), and the kernels, which
+ * compute element results and, with apply_add, add them where the caller
+ * says.
  *
  * A kernel computes, for a batch of elements, y_e = K_e x_e where K_e is the
  * element stiffness matrix of the problem (sigma included) in the space's
@@ -15,26 +17,40 @@
 
 #include "problem.h"
 
-/* Where apply_add adds: y[d] += (K_e x_e)_i for the element's DoFs d with
- * row[d] >= 0 and (owner == NULL or owner[row[d]] == blk); an element with
- * elem_blk[e] == blk has every DoF so (no test per DoF; elem_blk may be
- * NULL); elem_blk[e] == -(blk + 2) says that e has a Dirichlet DoF and
- * every one of its free rows is writable under blk (-1: neither). updates
- * is incremented by the adds done. With free_rows set, x and
- * y are the reduced vectors (num_free entries, indexed by row[d]) instead
- * of full-DoF ones: Dirichlet DoFs read as zero and are never written. */
+/* Where one apply_add call adds, and which rows it may write: described by
+ * what the kernel needs, decided by the caller's loop layer (the operator
+ * with its update strategy, operator-matfree.c), which alone knows why a
+ * row is or is not this call's (ownership of PRIVATE_BUFFERS' blocks).
+ *
+ * y[d] += (K_e x_e)_i for each DoF d = dofs_e[i] with row[d] >= 0 that
+ * the call writes (with free_rows, y[row[d]] and x indexed by row: the
+ * reduced vectors, Dirichlet DoFs read as zero and never written). The
+ * rows it writes are told per element by write[e - write_first] (every
+ * element of the call in write_first .. write_end - 1):
+ *   1 .. FEA_MF_RUN_MAX  every DoF of e is a free row the call writes, and
+ *                        so for the value - 1 elements after e (a run: W
+ *                        such elements in a row need no test per DoF and
+ *                        one byte read, not W)
+ *   FEA_MF_WRITE_ROWS    e has a Dirichlet DoF; every free row of e is the
+ *                        call's
+ *   0                    each free row r is the call's where keep == NULL
+ *                        or keep[r] == keep_key
+ * With keep == NULL every free row is the call's, so an element with every
+ * DoF free must be a run (the kernel may take it so without reading
+ * write). write == NULL: every element is tested row by row. updates is
+ * incremented by the adds done. */
+#define FEA_MF_RUN_MAX 127
+#define FEA_MF_WRITE_ROWS 0x80
 typedef struct fea_matfree_target {
-  double *y;                /* full-DoF output */
-  const fea_index *row;     /* per DoF: its free row, or -1 */
-  const int *owner;         /* per free row: the block that may write it, or NULL */
-  int blk;
-  const int *elem_blk;      /* per element: blk value under which all its DoFs are writable,
-                               -(blk + 2): its free rows (it has Dirichlet DoFs), -1: none */
-  uint64_t *updates;
+  double *y;
+  const fea_index *row;          /* per DoF: its free row, or -1 */
   int free_rows;
-  fea_index first;          /* apply_add's elems NULL: the elements first .. first + count - 1 */
-  const unsigned char *blk_run; /* with elem_blk (or NULL): per element e, how many elements
-                                   from e on have elem_blk[e] (at most 255) */
+  fea_index first;               /* apply_add's elems NULL: the elements first .. first + count - 1 */
+  const unsigned char *write;    /* see above */
+  fea_index write_first, write_end;
+  const int *keep;               /* per free row: its key; NULL: every row */
+  int keep_key;
+  uint64_t *updates;
 } fea_matfree_target;
 
 typedef struct fea_matfree_kernel_ops {

@@ -15,9 +15,11 @@
  * element order (the rows the worker owns only), which is the order the
  * lists would have been applied in, so the sums are the same bit for bit.
  * Kernels that offer apply_add (sum factorization) do that add themselves,
- * from their SIMD lanes; elem_blk tells them which elements have all their
- * DoFs free and, for PRIVATE_BUFFERS, owned by one block, so that those
- * need no test per DoF.
+ * from their SIMD lanes, into the rows this file tells them per pass (a
+ * write map, fea_matfree_target): which elements have every DoF free and
+ * written by the pass, in runs, so that those need no test per DoF, and a
+ * row filter (PRIVATE_BUFFERS' owners) for the others. The kernel knows
+ * nothing of blocks or strategies.
  *
  * The embedding and the restriction copy runs: free DoFs come in runs of
  * consecutive DoFs with consecutive rows (lines of the mesh between
@@ -48,8 +50,13 @@ typedef struct matfree_op {
   fea_index nruns;
   fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
   fea_index *run_dof;       /* nruns: its first DoF */
-  int *elem_blk;            /* ne, for apply_add (see fea_matfree_target), or NULL */
-  unsigned char *blk_run;   /* ne, with elem_blk under row owners (see fea_matfree_target), or NULL */
+  /* apply_add's write maps (fea_matfree_target.write), one per pass: pass
+   * b covers the elements wmap_first[b] .. wmap_end[b] - 1 that it visits
+   * (PRIVATE_BUFFERS: block b's; else one pass, every element). NULL: no
+   * apply_add. */
+  int npass;
+  unsigned char **wmap;
+  fea_index *wmap_first, *wmap_end;
   int free_rows;            /* apply_add on the reduced vectors (no embedding) */
   const double *x_in;       /* free_rows: this application's x and y */
   double *y_out;
@@ -161,9 +168,12 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     x->count = n;
     x->cursor = 0;
     if (add) {
-      const fea_matfree_target tg = {m->free_rows ? m->y_out : w->job->target,
-                                w->job->pb->free_index, w->owner, w->blk, m->elem_blk,
-                                &w->ctr->updates, m->free_rows, x->first, m->blk_run};
+      const int pass = w->owner ? w->blk : 0;
+      const fea_matfree_target tg = {
+        .y = m->free_rows ? m->y_out : w->job->target, .row = w->job->pb->free_index,
+        .free_rows = m->free_rows, .first = x->first, .write = m->wmap ? m->wmap[pass] : NULL,
+        .write_first = m->wmap ? m->wmap_first[pass] : 0, .write_end = m->wmap ? m->wmap_end[pass] : 0,
+        .keep = w->owner, .keep_key = w->blk, .updates = &w->ctr->updates};
       m->k->apply_add(m->ks, x->first >= 0 ? NULL : x->elems, n,
                       m->free_rows ? m->x_in : m->x_full, &tg, x->scratch);
     } else {
@@ -286,8 +296,10 @@ static void matfree_destroy(void *data) {
   free(m->edofs_own);
   free(m->run_row);
   free(m->run_dof);
-  free(m->elem_blk);
-  free(m->blk_run);
+  for (int b = 0; b < m->npass && m->wmap; b++) free(m->wmap[b]);
+  free(m->wmap);
+  free(m->wmap_first);
+  free(m->wmap_end);
   free(m->x_full);
   free(m->y_full);
   free(m);
@@ -341,69 +353,74 @@ static fea_status build_runs(fea_operator *op, matfree_op *m) {
   return FEA_SUCCESS;
 }
 
-/* Runs of equal flags, so that a kernel tells W lanes of one block from
- * one byte instead of W flags (two blocks, Q1 with fused line batches: 3D
- * 1.09x, 2D 1.29x): blk_run[e] counts the elements from e on with e's
- * flag, up to 255. Each thread counts its share backwards as if the next
- * share's flags differed; then, share by share from the last, the counts
- * that run on into the next share are carried across (at most 255
- * elements each: past those the count is 255 already). */
-static void build_blk_run(matfree_op *m, int threads) {
-  const fea_index ne = m->ne;
-  const int *f = m->elem_blk;
-  unsigned char *run = m->blk_run;
-  int nth = 1;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp single
-    nth = omp_get_num_threads();
-    const fea_index lo = ne * t / nth, hi = ne * (t + 1) / nth;
-    for (fea_index e = hi - 1; e >= lo; e--) {
-      const int r = e + 1 < hi && f[e + 1] == f[e] ? run[e + 1] : 0;
-      run[e] = (unsigned char)(r < 255 ? r + 1 : 255);
-    }
+/* Pass b's write map over its elements lo .. hi - 1 (fea_matfree_target),
+ * from each element's flag (fea_conc_plan.elem_block's values: the pass key
+ * where every DoF is a free row of that pass, -(key + 2) where its free
+ * rows all are but a DoF is Dirichlet, else -1). Runs are counted
+ * backwards, so that a kernel tells W lanes of the pass's own from one
+ * byte instead of W flags (two blocks, Q1 with fused line batches: 3D
+ * 1.09x, 2D 1.29x). */
+static void fill_write_map(const int *flag, int key, fea_index lo, fea_index hi,
+                           unsigned char *map) {
+  int run = 0;
+  for (fea_index e = hi - 1; e >= lo; e--) {
+    const int f = flag[e];
+    run = f == key ? (run < FEA_MF_RUN_MAX ? run + 1 : FEA_MF_RUN_MAX) : 0;
+    map[e - lo] = (unsigned char)(f == key ? run : f == -(key + 2) ? FEA_MF_WRITE_ROWS : 0);
   }
-  for (int t = nth - 1; t > 0; t--)
-    for (fea_index e = ne * t / nth - 1; e >= 0 && f[e] == f[e + 1] && run[e] < 255; e--) {
-      const int r = run[e + 1];
-      run[e] = (unsigned char)(r < 255 ? r + 1 : 255);
-    }
 }
 
-/* For kernels with apply_add under a strategy with direct updates, per
- * element: b where every DoF is a free row of block b (0 without
- * ownership), -(b + 2) where its free rows are b's but a DoF is Dirichlet,
- * -1 where its free rows have several owners or there are none. With
- * ownership, the plan's elem_block (made in the plan's last pass over the
- * rows). */
-static fea_status build_elem_blk(fea_operator *op, matfree_op *m) {
+/* For kernels with apply_add under a strategy with direct updates, the
+ * write map of each pass: PRIVATE_BUFFERS has one pass per block over the
+ * elements the block visits (its plan's first .. last), its rows filtered
+ * by the owners; SERIAL and COLORING one pass over all elements, all free
+ * rows written. The per-element flags are the plan's elem_block (made in
+ * its last pass over the rows) or, without owners, computed here; they are
+ * not kept. */
+static fea_status build_write_maps(fea_operator *op, matfree_op *m) {
   const fea_update_strategy s = m->strategy;
   if (!m->k->apply_add ||
       (s != FEA_UPDATE_SERIAL && s != FEA_UPDATE_COLORING && s != FEA_UPDATE_PRIVATE_BUFFERS))
     return FEA_SUCCESS;
   const int T = op->ctx->nthreads > 1 ? op->ctx->nthreads : 1;
-  if (s == FEA_UPDATE_PRIVATE_BUFFERS) {
-    m->elem_blk = m->plan.elem_block;
-    m->plan.elem_block = NULL;
-    m->blk_run = malloc((size_t)m->ne + 1); /* read only where rows have owners */
-    FEA_CHECK(m->blk_run, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
-              (long long)m->ne);
-    build_blk_run(m, T);
-    return FEA_SUCCESS;
-  }
-  m->elem_blk = malloc(((size_t)m->ne + 1) * sizeof *m->elem_blk);
-  FEA_CHECK(m->elem_blk, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
+  const int owned = s == FEA_UPDATE_PRIVATE_BUFFERS;
+  int *flag = owned ? m->plan.elem_block : malloc(((size_t)m->ne + 1) * sizeof *flag);
+  FEA_CHECK(flag, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element flags",
             (long long)m->ne);
-  const fea_index *fi = op->problem->free_index;
+  if (!owned) {
+    const fea_index *fi = op->problem->free_index;
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-  for (fea_index e = 0; e < m->ne; e++) {
-    const fea_index *ed = m->edofs + e * m->nb;
-    int nfree = 0;
-    for (int i = 0; i < m->nb; i++) nfree += fi[ed[i]] >= 0;
-    /* The one block is 0: -(0 + 2) with a Dirichlet DoF, -1 without free rows. */
-    m->elem_blk[e] = nfree == m->nb ? 0 : nfree ? -2 : -1;
+    for (fea_index e = 0; e < m->ne; e++) {
+      const fea_index *ed = m->edofs + e * m->nb;
+      int nfree = 0;
+      for (int i = 0; i < m->nb; i++) nfree += fi[ed[i]] >= 0;
+      /* The one pass is 0: -(0 + 2) with a Dirichlet DoF, -1 without free rows. */
+      flag[e] = nfree == m->nb ? 0 : nfree ? -2 : -1;
+    }
   }
+  m->npass = owned ? m->plan.blocks : 1;
+  m->wmap = calloc((size_t)m->npass, sizeof *m->wmap);
+  m->wmap_first = malloc((size_t)m->npass * sizeof *m->wmap_first);
+  m->wmap_end = malloc((size_t)m->npass * sizeof *m->wmap_end);
+  int ok = m->wmap && m->wmap_first && m->wmap_end;
+  for (int b = 0; ok && b < m->npass; b++) {
+    m->wmap_first[b] = owned ? m->plan.first[b] : 0;
+    m->wmap_end[b] = owned ? m->plan.last[b] + 1 : m->ne;
+    if (m->wmap_end[b] < m->wmap_first[b]) m->wmap_end[b] = m->wmap_first[b];
+    m->wmap[b] = malloc((size_t)(m->wmap_end[b] - m->wmap_first[b]) + 1);
+    ok = m->wmap[b] != NULL;
+  }
+  if (ok) {
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1 && m->npass > 1)
+    for (int b = 0; b < m->npass; b++)
+      fill_write_map(flag, b, m->wmap_first[b], m->wmap_end[b], m->wmap[b]);
+  }
+  if (owned) {
+    m->plan.elem_block = NULL;
+  }
+  free(flag);
+  FEA_CHECK(ok, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the write maps of %d passes",
+            m->npass);
   return FEA_SUCCESS;
 }
 
@@ -442,11 +459,18 @@ static fea_status matfree_setup(fea_operator *op, matfree_op *m, fea_update_stra
   job->cfg.tsx_retries = 8;
   job->cfg.backoff = 1;
   FEA_CALL(pick_strategy(op, m, s));
-  FEA_CALL(build_elem_blk(op, m));
+  FEA_CALL(build_write_maps(op, m));
   /* With the kernel adding its results itself, it works on the reduced
    * vectors directly: no embedding, no restriction. */
-  m->free_rows = m->elem_blk != NULL;
+  m->free_rows = m->wmap != NULL;
   return FEA_SUCCESS;
+}
+
+/* Bytes of the write maps (one per element and pass that visits it). */
+static uint64_t wmap_bytes(const matfree_op *m) {
+  uint64_t n = 0;
+  for (int b = 0; b < m->npass && m->wmap; b++) n += (uint64_t)(m->wmap_end[b] - m->wmap_first[b]);
+  return n;
 }
 
 fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
@@ -470,13 +494,11 @@ fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel
   op->info.flops_per_apply = fe * (double)m->ne;
   op->info.bytes_per_apply = be * (double)m->ne + (double)m->nf * 2.0 * sizeof(double) +
                              (m->free_rows ? 0.0 : (double)m->ndofs * 4.0 * sizeof(double)) +
-                             (m->elem_blk ? (double)m->ne * sizeof(int) : 0.0) +
-                             (m->blk_run ? (double)m->ne : 0.0);
+                             (double)wmap_bytes(m);
   op->info.memory_bytes = kernel->memory(m->ks) +
                           (m->edofs_own ? (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) : 0) +
                           (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) +
-                          (m->elem_blk ? (uint64_t)m->ne * sizeof(int) : 0) +
-                          (m->blk_run ? (uint64_t)m->ne : 0) +
+                          wmap_bytes(m) +
                           (uint64_t)m->ndofs * 2 * sizeof(double) +
                           (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
                           (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);

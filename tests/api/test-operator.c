@@ -321,7 +321,7 @@ Test(operator, tsx_refused_or_runs) {
 }
 
 /* Sum factorization's line batches (W consecutive elements along x,
- * src/matfree/sumfact/sumfact.c) need lines longer than a batch: every strategy
+ * src/matfree/sumfact/plan.c) need lines longer than a batch: every strategy
  * on 1, 2 and 4 threads against the reference matrix, twice each (plans and
  * batches reused), on meshes with 11 to 21 elements per line (odd ones too:
  * runs that end inside a batch), Dirichlet boundary included. */

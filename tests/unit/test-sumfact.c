@@ -403,10 +403,10 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   for (int fr = 0; fr < 2; fr++)
     for (int own = 0; own < 3; own++)
       for (int flags = 0; flags < 8; flags++) {
-        /* 1: elem_blk given; 2: elements as a range; 4: blk_run given (with 1) */
+        /* 1: a write map given; 2: elements as a range; 4: runs longer than 1 (with 1) */
         if ((flags & 4) && !(flags & 1)) continue;
         const int *ow = own == 2 ? owner3 : owner;
-        for (fea_index e = 0; e < ne; e++) { /* the operator's elem_blk */
+        for (fea_index e = 0; e < ne; e++) { /* the ownership plan's elem_block */
           cr_assert_eq(fea_space_get_element_dofs(pb->space, e, dofs), FEA_SUCCESS);
           int b = -1, dir = 0; /* b: the one owner so far (-1: none yet, -2: several) */
           for (int i = 0; i < nb && b != -2; i++) {
@@ -416,14 +416,23 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
           }
           eb[e] = b < 0 ? -1 : dir ? -(b + 2) : b;
         }
-        for (fea_index e = ne - 1; e >= 0; e--) /* the operator's blk_run */
-          run[e] = (unsigned char)(e + 1 < ne && eb[e + 1] == eb[e]
-                                       ? (run[e + 1] < 255 ? run[e + 1] + 1 : 255) : 1);
         double *y = calloc((size_t)(fr ? nf : N) + 1, sizeof *y);
         uint64_t updates = 0;
         for (int blk = 0; blk < (own ? 3 : 1); blk++) {
-          fea_matfree_target tg = {y, pb->free_index, own ? ow : NULL, blk, flags & 1 ? eb : NULL,
-                              &updates, fr, -1, flags & 4 ? run : NULL};
+          /* The operator's write map of this pass (fea_matfree_target):
+           * runs of elements whose every DoF is a row of blk (each of
+           * length 1 without flag 4: the lanes probed one by one),
+           * FEA_MF_WRITE_ROWS where its free rows are. */
+          const int cap = flags & 4 ? FEA_MF_RUN_MAX : 1;
+          for (fea_index e = ne - 1; e >= 0; e--) {
+            const int r = e + 1 < ne && eb[e + 1] == blk ? run[e + 1] : 0;
+            run[e] = (unsigned char)(eb[e] == blk ? (r < cap ? r + 1 : cap)
+                                     : eb[e] == -(blk + 2) ? FEA_MF_WRITE_ROWS : 0);
+          }
+          fea_matfree_target tg = {.y = y, .row = pb->free_index, .free_rows = fr,
+                                   .write = flags & 1 ? run : NULL, .write_first = 0,
+                                   .write_end = ne, .keep = own ? ow : NULL, .keep_key = blk,
+                                   .updates = &updates};
           for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
             int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
             tg.first = flags & 2 ? e0 : -1;
@@ -519,7 +528,7 @@ Test(sumfact, apply_add_classes_with_and_without_boundary) {
   fea_space_destroy(&s);
 }
 
-/* Line batches (W consecutive all-free elements along x, sumfact.c): lines
+/* Line batches (W consecutive all-free elements along x, plan.c): lines
  * longer than a batch, of odd length, and shorter than one; calls of 3
  * (too short for a line batch), 6 (a line batch ends inside the call,
  * leading lanes zeroed), 8 and batch() elements (whole line batches, and runs cut by the call),
@@ -590,9 +599,10 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
 
 /* Two states of the same problem have the same classes, bases, line flags
  * and boundary rows. */
-static void expect_same_state(const sf_state *a, const sf_state *b, const char *what) {
-  const fea_index ne = a->space->num_elements;
-  const int nb = a->nb;
+static void expect_same_state(const sf_state *sa, const sf_state *sb, const char *what) {
+  const fea_index ne = sa->space->num_elements;
+  const int nb = sa->nb;
+  const sf_plan *a = sa->plan, *b = sb->plan;
   cr_assert_eq(a->nclass, b->nclass, "%s: classes", what);
   cr_assert_eq(a->nfclass, b->nfclass, "%s: free-row classes", what);
   for (int i = 0; i < nb; i++)
@@ -620,7 +630,7 @@ static void expect_same_state(const sf_state *a, const sf_state *b, const char *
   }
 }
 
-/* The state's setup loops run on the context's threads (sumfact.c: the
+/* The state's setup loops run on the context's threads (plan.c: the
  * class check, the bases, the line flags in shares that hold whole
  * chains): on 2, 3 and 8 threads (more than the rows of some meshes, so
  * that some shares are empty) the state is the one-thread state. */

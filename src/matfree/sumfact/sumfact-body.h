@@ -179,7 +179,7 @@ static SF_TARGET void SF_FN(sf_generic)(const sf_batch *b) {
   }
 }
 
-/* Line batches (sf_state.line_ok): lane l of DoF i is at
+/* Line batches (sf_plan.line_ok): lane l of DoF i is at
  * base[fcls[i]] + foff[i] + l * lstride[fcls[i]]. */
 typedef long long sf_vi __attribute__((vector_size(SF_W * sizeof(long long))));
 
@@ -210,7 +210,7 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 /* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
  * one vector load at unit stride, masked loads and permutes for short
  * strides (where the ISA has them), a gather otherwise. */
-SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p, ptrdiff_t st, sf_vd *v) {
+SF_INLINE void SF_FN(sf_lane_load)(const void *s, const double *p, ptrdiff_t st, sf_vd *v) {
   if (st == 1) {
     memcpy(v, p, sizeof *v);
     return;
@@ -223,10 +223,10 @@ SF_INLINE void SF_FN(sf_lane_load)(const sf_state *s, const double *p, ptrdiff_t
 #endif
 }
 
-/* The singles j0 .. j1 - 1 (sf_state.single_dof), all of stride st: a
+/* The singles j0 .. j1 - 1 (sf_plan.sg, .ss), all of stride st: a
  * constant where the callers switch on it, so that the lane loops unroll
  * with fixed offsets. */
-SF_INLINE void SF_FN(sf_singles_load)(const sf_state *s, const fea_index *base, const double *x,
+SF_INLINE void SF_FN(sf_singles_load)(const sf_plan *s, const fea_index *base, const double *x,
                                       sf_vd *Xv, int j0, int j1, ptrdiff_t st) {
   for (int j = j0; j < j1; j++) {
     const int i = s->sg.dof[j];
@@ -234,7 +234,7 @@ SF_INLINE void SF_FN(sf_singles_load)(const sf_state *s, const fea_index *base, 
   }
 }
 
-SF_INLINE void SF_FN(sf_singles_add)(const sf_state *s, const fea_index *base, const double *Y,
+SF_INLINE void SF_FN(sf_singles_add)(const sf_plan *s, const fea_index *base, const double *Y,
                                      double *y, int j0, int j1, ptrdiff_t st) {
   for (int j = j0; j < j1; j++) {
     const int i = s->ss.dof[j];
@@ -268,10 +268,10 @@ SF_INLINE void SF_FN(sf_singles_add)(const sf_state *s, const fea_index *base, c
 #error "tiles need SF_W 8"
 #endif
 
-/* Tile k (sf_state.tile_*), stride ST a constant: its slots from ST
+/* Tile k (sf_plan.tile_*), stride ST a constant: its slots from ST
  * loads, then each DoF's lanes from its slot (those one lane on shifted
  * down, lane W - 1 from the entry after the tile). */
-SF_INLINE void SF_FN(sf_tile_load)(const sf_state *s, const fea_index *base, const double *x,
+SF_INLINE void SF_FN(sf_tile_load)(const sf_plan *s, const fea_index *base, const double *x,
                                    sf_vd *Xv, int k, const int ST) {
   const double *p = x + base[s->tile_cls[k]] + s->tile_off[k];
   sf_vd S[SF_TILE_MAX_ST];
@@ -291,7 +291,7 @@ SF_INLINE void SF_FN(sf_tile_load)(const sf_state *s, const fea_index *base, con
 /* Full tile k: each DoF's lanes summed into its slot (those one lane on
  * shifted up, their lane W - 1 added to the entry after the tile), the
  * slots transposed back and added with ST vector read-modify-writes. */
-SF_INLINE void SF_FN(sf_tile_add)(const sf_state *s, const fea_index *base, const double *Y,
+SF_INLINE void SF_FN(sf_tile_add)(const sf_plan *s, const fea_index *base, const double *Y,
                                   double *y, int k, const int ST) {
   double *p = y + base[s->tile_cls[k]] + s->tile_off[k];
   const sf_vd *Yv = (const sf_vd *)Y;
@@ -372,10 +372,10 @@ SF_INLINE void SF_FN(sf_block_out)(double *p, const int S, const int j, sf_vd *v
   }
 }
 
-/* Block k (sf_state.block_*): group by group of W of its M columns, the
+/* Block k (sf_plan.block_*): group by group of W of its M columns, the
  * last shifted back to M - W (its columns that the group before loaded
  * are loaded again, the same values). */
-SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, const double *x,
+SF_INLINE void SF_FN(sf_block_load)(const sf_plan *s, const fea_index *base, const double *x,
                                     sf_vd *Xv, int k) {
   const int S = s->block_st[k], M = s->block_m[k];
   const double *p = x + base[s->block_cls[k]] + s->block_off[k];
@@ -395,7 +395,7 @@ SF_INLINE void SF_FN(sf_block_load)(const sf_state *s, const fea_index *base, co
 
 /* Block k's sums added back; in the shifted last group the columns that
  * the group before added are zero. */
-SF_INLINE void SF_FN(sf_block_add)(const sf_state *s, const fea_index *base, const double *Y,
+SF_INLINE void SF_FN(sf_block_add)(const sf_plan *s, const fea_index *base, const double *Y,
                                    double *y, int k) {
   const int S = s->block_st[k], M = s->block_m[k];
   double *p = y + base[s->block_cls[k]] + s->block_off[k];
@@ -421,7 +421,7 @@ SF_INLINE void SF_FN(sf_block_add)(const sf_state *s, const fea_index *base, con
 
 /* Unit-stride DoFs (the chains') by vector loads, the tiles, the blocks,
  * then the other DoFs run by run of equal strides. */
-static SF_TARGET void SF_FN(sf_line_gather)(const sf_state *s, const fea_index *base,
+static SF_TARGET void SF_FN(sf_line_gather)(const sf_plan *s, const fea_index *base,
                                            const double *x, double *X) {
   sf_vd *Xv = (sf_vd *)X;
   /* The lines of a batch are streams that the hardware prefetchers miss
@@ -470,7 +470,7 @@ SF_INLINE void SF_FN(sf_chain_add)(double *p, const int *d, const double *Y, con
 
 /* Chains first (sf_chain_add), then the full tiles, the blocks, and the DoFs of other
  * strides lane by lane, run by run of equal strides. */
-static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index *base,
+static SF_TARGET void SF_FN(sf_line_scatter)(const sf_plan *s, const fea_index *base,
                                             const double *Y, double *y) {
   for (int c = 0; c < s->nfclass && s->npf; c++) {
     double *b = y + base[c];
@@ -497,15 +497,14 @@ static SF_TARGET void SF_FN(sf_line_scatter)(const sf_state *s, const fea_index 
     SF_BY_STRIDE(SF_FN(sf_singles_add), &s->ss, k, s, base, Y, y);
 }
 
-static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index *rows,
-                                            const double *x, double *X) {
+static SF_TARGET void SF_FN(sf_bline_gather)(int nb, const fea_index *rows, const double *x,
+                                            double *X) {
   sf_vd *Xv = (sf_vd *)X;
-  const int nb = s->nb;
   for (int i = 0; i < nb; i++) {
     sf_vd v = {0};
     if (rows[i] >= 0) {
       const double *p = x + rows[i];
-      SF_FN(sf_lane_load)(s, p, rows[nb + i], &v);
+      SF_FN(sf_lane_load)(NULL, p, rows[nb + i], &v);
     }
     Xv[i] = v;
   }
@@ -514,10 +513,9 @@ static SF_TARGET void SF_FN(sf_bline_gather)(const sf_state *s, const fea_index 
 /* DoF by DoF, one read-modify-write of the lanes each, in order: DoFs
  * whose lanes overlap (shared with the neighbour along x) add one after
  * the other. */
-static SF_TARGET void SF_FN(sf_bline_scatter)(const sf_state *s, const fea_index *rows,
-                                             const double *Y, double *y) {
+static SF_TARGET void SF_FN(sf_bline_scatter)(int nb, const fea_index *rows, const double *Y,
+                                             double *y) {
   const sf_vd *Yv = (const sf_vd *)Y;
-  const int nb = s->nb;
   for (int i = 0; i < nb; i++) {
     if (rows[i] < 0) continue;
     double *p = y + rows[i];
@@ -573,9 +571,10 @@ SF_INLINE void SF_FN(sf_qline_body)(const sf_state *s, const int dim, fea_index 
   sf_vd X[N * N * N], Y[N * N * N], work[4 * N * N * N];
   const double *xb = x + base;
   double *yb = y + base;
-  for (int k = 0; k < s->npf; k++) { /* see sf_line_gather */
-    __builtin_prefetch(xb + s->pf_off[k], 0, 3);
-    __builtin_prefetch(yb + s->pf_off[k], 1, 3);
+  const sf_plan *P = s->plan;
+  for (int k = 0; k < P->npf; k++) { /* see sf_line_gather */
+    __builtin_prefetch(xb + P->pf_off[k], 0, 3);
+    __builtin_prefetch(yb + P->pf_off[k], 1, 3);
   }
   SF_UNROLL
   for (int c = 0; c < nc; c++) {
@@ -619,10 +618,11 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
     xc[c] = x + base[c];                                                                    \
     yc[c] = y + base[c];                                                                    \
   }                                                                                         \
+  const sf_plan *P_ = s->plan;                                                              \
   for (int c = 0; c < NFC; c++) /* see sf_line_gather */                                    \
-    for (int k = s->pf_start[c]; k < s->pf_start[c + 1]; k++) {                             \
-      __builtin_prefetch(x + base[c] + s->pf_off[k], 0, 3);                                 \
-      __builtin_prefetch(y + base[c] + s->pf_off[k], 1, 3);                                 \
+    for (int k = P_->pf_start[c]; k < P_->pf_start[c + 1]; k++) {                           \
+      __builtin_prefetch(x + base[c] + P_->pf_off[k], 0, 3);                                \
+      __builtin_prefetch(y + base[c] + P_->pf_off[k], 1, 3);                                \
     }                                                                                       \
   (void)S, (void)V; /* not every layout has tiles and blocks */                            \
   const double *Yd = (const double *)Y
