@@ -27,11 +27,11 @@
  * reduced vectors, Dirichlet DoFs read as zero and never written). The
  * rows it writes are told per element by write[e - write_first] (every
  * element of the call in write_first .. write_end - 1):
- *   1 .. FEA_MF_RUN_MAX  every DoF of e is a free row the call writes, and
+ *   1 .. FEA_MATFREE_RUN_MAX  every DoF of e is a free row the call writes, and
  *                        so for the value - 1 elements after e (a run: W
  *                        such elements in a row need no test per DoF and
  *                        one byte read, not W)
- *   FEA_MF_WRITE_ROWS    e has a Dirichlet DoF; every free row of e is the
+ *   FEA_MATFREE_WRITE_ROWS    e has a Dirichlet DoF; every free row of e is the
  *                        call's
  *   0                    each free row r is the call's where keep == NULL
  *                        or keep[r] == keep_key
@@ -39,8 +39,8 @@
  * DoF free must be a run (the kernel may take it so without reading
  * write). write == NULL: every element is tested row by row. updates is
  * incremented by the adds done. */
-#define FEA_MF_RUN_MAX 127
-#define FEA_MF_WRITE_ROWS 0x80
+#define FEA_MATFREE_RUN_MAX 127
+#define FEA_MATFREE_WRITE_ROWS 0x80
 typedef struct fea_matfree_target {
   double *y;
   const fea_index *row;          /* per DoF: its free row, or -1 */

@@ -365,8 +365,8 @@ static void fill_write_map(const int *flag, int key, fea_index lo, fea_index hi,
   int run = 0;
   for (fea_index e = hi - 1; e >= lo; e--) {
     const int f = flag[e];
-    run = f == key ? (run < FEA_MF_RUN_MAX ? run + 1 : FEA_MF_RUN_MAX) : 0;
-    map[e - lo] = (unsigned char)(f == key ? run : f == -(key + 2) ? FEA_MF_WRITE_ROWS : 0);
+    run = f == key ? (run < FEA_MATFREE_RUN_MAX ? run + 1 : FEA_MATFREE_RUN_MAX) : 0;
+    map[e - lo] = (unsigned char)(f == key ? run : f == -(key + 2) ? FEA_MATFREE_WRITE_ROWS : 0);
   }
 }
 

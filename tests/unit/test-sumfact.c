@@ -422,12 +422,12 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
           /* The operator's write map of this pass (fea_matfree_target):
            * runs of elements whose every DoF is a row of blk (each of
            * length 1 without flag 4: the lanes probed one by one),
-           * FEA_MF_WRITE_ROWS where its free rows are. */
-          const int cap = flags & 4 ? FEA_MF_RUN_MAX : 1;
+           * FEA_MATFREE_WRITE_ROWS where its free rows are. */
+          const int cap = flags & 4 ? FEA_MATFREE_RUN_MAX : 1;
           for (fea_index e = ne - 1; e >= 0; e--) {
             const int r = e + 1 < ne && eb[e + 1] == blk ? run[e + 1] : 0;
             run[e] = (unsigned char)(eb[e] == blk ? (r < cap ? r + 1 : cap)
-                                     : eb[e] == -(blk + 2) ? FEA_MF_WRITE_ROWS : 0);
+                                     : eb[e] == -(blk + 2) ? FEA_MATFREE_WRITE_ROWS : 0);
           }
           fea_matfree_target tg = {.y = y, .row = pb->free_index, .free_rows = fr,
                                    .write = flags & 1 ? run : NULL, .write_first = 0,

@@ -78,8 +78,8 @@ void sf_apply(const void *state, const fea_index *elems, int count, const double
 }
 
 /* The write class of element e in this call (fea_matfree_target.write):
- * 1 .. FEA_MF_RUN_MAX a run of elements with every DoF written,
- * FEA_MF_WRITE_ROWS every free row written, 0 test each row. */
+ * 1 .. FEA_MATFREE_RUN_MAX a run of elements with every DoF written,
+ * FEA_MATFREE_WRITE_ROWS every free row written, 0 test each row. */
 static inline unsigned wclass(const fea_matfree_target *tg, fea_index e) {
   return tg->write[e - tg->write_first];
 }
@@ -87,7 +87,7 @@ static inline unsigned wclass(const fea_matfree_target *tg, fea_index e) {
 /* Whether every DoF of e is a free row this call writes. */
 static inline int whole(const fea_matfree_target *tg, fea_index e) {
   const unsigned w = wclass(tg, e);
-  return w != 0 && w < FEA_MF_WRITE_ROWS;
+  return w != 0 && w < FEA_MATFREE_WRITE_ROWS;
 }
 
 /* apply_add's gather from the reduced vector x: lanes of elements with
@@ -150,7 +150,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
   for (int l = 0; l < m; l++) {
     const fea_index e = elems[l];
     const unsigned w = tg->write ? wclass(tg, e) : 0;
-    if (nfc && w != 0 && w < FEA_MF_WRITE_ROWS) { /* every DoF: no tests */
+    if (nfc && w != 0 && w < FEA_MATFREE_WRITE_ROWS) { /* every DoF: no tests */
       const fea_index *be = fbase + e * nfc;
       double *yc[SF_MAX_NB];
       for (int c = 0; c < nfc; c++) yc[c] = yt + be[c];
@@ -160,7 +160,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
     }
     if (fr && P->brow_at && P->brow_at[e] >= 0) { /* the rows kept for boundary lines */
       const fea_index *rows = P->brow + (fea_index)P->brow_at[e] * 2 * nb;
-      if (w == FEA_MF_WRITE_ROWS || !keep) { /* branch-free, as in gather_rows: a Dirichlet
+      if (w == FEA_MATFREE_WRITE_ROWS || !keep) { /* branch-free, as in gather_rows: a Dirichlet
                                                 DoF adds into a sink */
         for (int i = 0; i < nb; i++) {
           const fea_index r = rows[i];
@@ -195,7 +195,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
  * elements next to each line's ends would otherwise cost a cache miss
  * each). */
 static int lane_ok(const sf_plan *P, const fea_matfree_target *tg, fea_index e, int kind) {
-  return kind == 1 ? whole(tg, e) : wclass(tg, e) == FEA_MF_WRITE_ROWS && P->brow_at[e] >= 0;
+  return kind == 1 ? whole(tg, e) : wclass(tg, e) == FEA_MATFREE_WRITE_ROWS && P->brow_at[e] >= 0;
 }
 
 /* Whether the W elements from e may be the lanes of a line batch of this
@@ -206,7 +206,7 @@ static int lanes_writable(const sf_plan *P, const fea_matfree_target *tg, fea_in
   const int W = P->lanes;
   if (kind == 1) {
     const unsigned w = wclass(tg, e);
-    return !tg->keep || (w >= (unsigned)W && w < FEA_MF_WRITE_ROWS);
+    return !tg->keep || (w >= (unsigned)W && w < FEA_MATFREE_WRITE_ROWS);
   }
   for (int l = 0; l < W; l++)
     if (!lane_ok(P, tg, e + l, kind)) return 0;
