@@ -2,7 +2,7 @@
  * docs/prehandled.md) on the manufactured problem -Laplace u = f on the unit
  * square, u = sin(pi x) sin(pi y), homogeneous Dirichlet, Q1 (or P1) on
  * n x n cells; against geometric multigrid on the same problem in the same
- * run (the paper's baseline, spec §6, and a stronger configuration).
+ * run (the baseline of Ruda et al. 2022, §5, and a stronger configuration).
  *
  * Per size and precision: |C|, |E|, |I|, the setup (FP64 factorizations and
  * inverses), the solve split into the O(N) prehandling transforms and the
@@ -13,7 +13,7 @@
  * converts to FP32 and runs SGEMM), the dense bytes, the L2 error against the
  * exact solution and the relative difference from the FP64 M1 solution;
  * with --refine also the mixed-precision refinement. --kappa prints the
- * condition numbers of the spec's §5.2 / Table 1 for one (n, n0) instead. */
+ * condition numbers of the paper's Table 1 for one (n, n0) instead. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -120,7 +120,7 @@ static double rel_diff(size_t m, const double *x, const double *y) {
 /* ------------------------------------------------------------------------ */
 /* Condition numbers (--kappa)                                               */
 
-/* Table 1 of the spec (Q1): kappa(C_i), kappa(Pi) per (n, n0). */
+/* Table 1 of Ruda et al. 2022 (Q1): kappa(C_i), kappa(Pi) per (n, n0). */
 static int table1(long long n, long long n0, double *kc, double *kpi) {
   static const struct {
     long long n, n0;
@@ -522,7 +522,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
     }
   }
 
-  /* The spec's FLOP comparison (§7.2, §10.3 item 13). */
+  /* The FLOP comparison of docs/prehandled.md, "Choosing h0", and
+   * the multigrid rule of thumb of Ruda et al. 2022, §5. */
   const double N = (double)nf;
   bench_report_note(rep, "  h=1/%lld h0=1/%lld: M1 %.3g FLOP per right-hand side (exact) = %.0f N "
                     "= %.2f N^1.5; model %.3g = %.2f N^1.5", n, (long long)st.n0,

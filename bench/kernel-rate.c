@@ -1,4 +1,5 @@
-/* See kernel-rate.h. */
+/* Per-core rates of the sum-factorization batch kernel and of FMA
+ * throughput, beside the operator case (see kernel-rate.h). */
 #include "kernel-rate.h"
 
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* feaccel-bench records and their two writers: a readable table, and one JSON
- * object per line with the schema of ARCHITECTURE §6:
+ * object per line with the schema of docs/benchmarks.md, "Output schema":
  *   {"case", "backend", "threads", "params", "metrics", "peers", "machine"}. */
 #include <assert.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* What every feaccel-bench case shares: the global options it runs under, its
  * entry in the case table, the records it measures (with the machine facts a
  * figure depends on), and the writers that print them as a readable table or
- * as JSON lines (ARCHITECTURE §6). */
+ * as JSON lines (docs/benchmarks.md, "Output schema"). */
 #ifndef FEA_BENCH_REPORT_H
 #define FEA_BENCH_REPORT_H
 

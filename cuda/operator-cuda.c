@@ -1,4 +1,4 @@
-/* /gpu/cuda operators (issue 9, first part; docs/operators.md "On the GPU").
+/* /gpu/cuda operators (docs/operators.md "On the GPU").
  *
  * The interface builds the operator's data with the CPU code on a host
  * context (operator-device.h); create here uploads it:

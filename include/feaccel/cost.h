@@ -98,7 +98,7 @@ FEA_API fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *
  * max(q², q r) entries. Summed over the levels this is exactly the printed
  * eqs. (25)–(27), e.g. 2D flops = 2^(2s) p⁴ + Σ_{i=1}^{s−1} 2^(2(s−i)) 2^(3i) p⁶,
  * except the 3D leaf term of the critical path and memory, which the paper
- * misprints as p⁴ and this function gives as p³ (the spec's erratum 5; lower
+ * misprints as p⁴ and this function gives as p³ (docs/multifrontal.md; lower
  * order). The root is not counted, as in the paper.
  *
  * critical_path_flops is eq. (23) with these sizes for nproc processors:

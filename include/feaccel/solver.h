@@ -204,7 +204,7 @@ typedef struct fea_prehandled_desc {
   size_t size;               /**< sizeof(fea_prehandled_desc) as compiled by the caller */
   /** Coarse cells per direction n0 (h0 = h n / n0); n / n0 must be a power
    * of two >= 2. 0: the n0 with the fewest dense FLOPs per right-hand side
-   * (exact count; Q1 at n = 256, 512, 1024: n0 = 16, 16, 32, the spec's
+   * (exact count; Q1 at n = 256, 512, 1024: n0 = 16, 16, 32, the paper's
    * configurations). */
   fea_index coarse_cells;
   fea_precision precision;   /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
@@ -262,7 +262,7 @@ typedef struct fea_prehandled_stats {
   fea_index block;           /**< interior nodes per macro cell (size of C_i) */
   fea_precision precision;   /**< working precision of the dense products */
   uint64_t dense_bytes;      /**< B, C_i^-1 and Pi^-1 in the working precision */
-  /** Dense FLOPs of one M1 solve as the spec counts them: 2|E|^2 (Pi^-1) +
+  /** Dense FLOPs of one M1 solve, exactly counted (docs/prehandled.md): 2|E|^2 (Pi^-1) +
    * 4 block |I| (C^-1 twice); the B, B^T and sparse D products are not counted. */
   double flops_per_rhs;
   /** The paper's model, h0 = 2^l sqrt(h): Q1 (8 4^-l + 4 4^l) N^1.5 (12 N^1.5

@@ -1,8 +1,9 @@
 # Shared set-up of scripts/run-demo and scripts/run-tests: make sure the
-# Debian packages libfeaccel builds with are there, then configure and build.
+# Debian packages libfeaccel builds and checks with are there, then
+# configure and build.
 # Sourced, not run; expects $root (the project root).
 
-packages="meson ninja-build pkg-config gcc g++ python3 libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
+packages="meson ninja-build pkg-config gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
 # feaccel-bench (optional; the library and the tests never use it).
 demo_packages="libsuitesparse-dev"

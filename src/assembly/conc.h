@@ -1,5 +1,5 @@
 /* Concurrent-update strategies of the element-parallel assembly
- * (ARCHITECTURE §4): one translation unit per strategy behind one small ops
+ * (docs/assembly.md): one translation unit per strategy behind one small ops
  * table, indexed by fea_update_strategy.
  *
  * Every strategy runs the job's per-element work, which turns an element

@@ -1,4 +1,4 @@
-/* The backend vtable (ARCHITECTURE §4) and the registry that resolves
+/* The backend vtable (docs/backends.md) and the registry that resolves
  * resource strings to backends. */
 #ifndef FEA_INTERNAL_BACKEND_H
 #define FEA_INTERNAL_BACKEND_H

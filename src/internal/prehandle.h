@@ -1,5 +1,5 @@
 /* Prehandling of the Q1/P1 Poisson system on the unit square (Ruda et al.,
- * as in shared/specs/prehandling-schur.md §3-§4): the
+ * 2022, §3-§4; docs/prehandled.md): the
  * hierarchical-basis transform S from the coarse width h0 = 1/n0 to the fine
  * width h = 1/n, the partial Cholesky L of S^T A_h S, the C/E/I splitting of
  * the unknowns, and a Lanczos estimate of condition numbers.

@@ -1,4 +1,5 @@
-/* Method M1 of the prehandled solver on a device-memory backend (issue #10).
+/* Method M1 of the prehandled solver on a device-memory backend
+ * (docs/prehandled.md, "On the GPU").
  *
  * The setup stays on the host (src/prehandled/solver-kind.c: FP64 blocks,
  * inverses, conversion to the working precision by fea_m1_create on an

@@ -32,7 +32,7 @@ void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full);
 fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, int steps,
                                     double *kappa);
 
-/* Exact dense FLOPs per right-hand side as the spec counts them
+/* Exact dense FLOPs per right-hand side (docs/prehandled.md, "Choosing h0")
  * (2 |E|^2 + 4 block |I|) for a grid, and the paper's model
  * (Q1: (8 4^-l + 4 4^l) N^1.5, P1: (18 4^-l + 2 4^l) N^1.5, h0 = 2^l sqrt(h)). */
 double fea_prehandled_flops(const fea_ph_grid *g);

@@ -1,5 +1,5 @@
-/* Method M1 of the prehandled Schur-complement solver (spec
- * shared/specs/prehandling-schur.md §4.3, (13)-(17)) for the prehandled
+/* Method M1 of the prehandled Schur-complement solver (Ruda et al. 2022, §4.1,
+ * eqs. (13)-(17); docs/prehandled.md) for the prehandled
  * system A x = b, A = L^-1 S^T A_h S L^-T, on the unit square.
  *
  * With the unknowns split into C, E, I (prehandle.h), A_CC = I and A_CI = 0,
@@ -16,7 +16,7 @@
  * C_1^-1, Pi^-1 and D are converted to the working precision (FP64 or FP32)
  * that the solve computes in. The C^-1 applications are one GEMM each: the
  * I part of a column is, cell by cell, exactly the block x (cells * k) matrix
- * of the spec's reshaped V (§4.6), so k right-hand sides make one GEMM with
+ * of the reshaped V of Ruda et al. 2022, §4.1, so k right-hand sides make one GEMM with
  * cells * k columns.
  *
  * 16-bit working precisions (FEA_F16, FEA_BF16): B, C_1^-1 and Pi^-1 are
@@ -33,8 +33,8 @@
  * scaling is exact, nothing overflows, and only entries below 2^-25 (FP16)
  * of the column's maximum -- negligible against the format's own round-off
  * relative to the column -- can underflow; the product column is multiplied
- * back by 2^e in FP32. Without it, loads of ~1e-6 (Q1 at h = 1/1024, spec
- * §4.7) and the small residuals of iterative refinement underflow FP16.
+ * back by 2^e in FP32. Without it, loads of ~1e-6 (Q1 at h = 1/1024, Ruda et al. 2022,
+ * §4.1) and the small residuals of iterative refinement underflow FP16.
  * BF16 has FP32's exponent range and needs the scaling only for overflow
  * safety; it is applied the same way. */
 #ifndef FEA_INTERNAL_SCHUR_M1_H

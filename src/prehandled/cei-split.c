@@ -1,4 +1,4 @@
-/* The C/E/I splitting of the interior unknowns (spec §4.1): C the coarse
+/* The C/E/I splitting of the interior unknowns (Ruda et al. 2022, §4.1): C the coarse
  * nodes, E the other nodes on coarse edges (for P1 also the coarse squares'
  * diagonals), I the macro-cell interiors. I is numbered cell by cell in one
  * local geometric order, so that A_II is block diagonal with identical blocks

@@ -1,5 +1,5 @@
 /* The hierarchical-basis transform S = S_levels ... S_1 on the uniform unit
- * square grid (spec §3.3): S_k is the identity plus, in the row of each node
+ * square grid (Ruda et al. 2022, §3): S_k is the identity plus, in the row of each node
  * new on level k, the weights of the level-(k-1) nodal functions there (1/2 of
  * the two ends of the coarse edge it halves, 1/4 of the four corners of the
  * Q1 cell whose centre it is). The sweeps only read level-(k-1) nodes while

@@ -1,4 +1,4 @@
-/* Setup of method M1 (spec §4.3, §4.6-§4.7): the blocks of the prehandled
+/* Setup of method M1 (Ruda et al. 2022, §4.1): the blocks of the prehandled
  * matrix, the Schur complements Lambda and Pi in FP64, the explicit inverses
  * C_1^-1 and Pi^-1, and their conversion to the working precision (FP64,
  * FP32, or FP16/BF16 with D and the vectors in FP32). The solve and the
@@ -18,7 +18,7 @@
 
 /* Entries the method assumes to vanish (A_CI, couplings between macro cells)
  * or to repeat (the cell blocks) must do so up to this many times the largest
- * diagonal of S^T A_h S: round-off of the transform is ~1e-15 (spec §9). */
+ * diagonal of S^T A_h S: round-off of the transform is ~1e-15 (measured). */
 #define M1_STRUCTURE_TOL 1e-10
 
 void fea_m1_destroy(fea_m1 **m) {

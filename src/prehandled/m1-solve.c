@@ -1,4 +1,4 @@
-/* The M1 solve, steps (15)-(17) of the spec, in the working precision: the
+/* The M1 solve, eqs. (15)-(17) of Ruda et al. 2022, in the working precision: the
  * dense products (C_1^-1, Pi^-1, B, B^T) through the context's GEMM, the
  * sparse D and D^T by CSR loops. Right-hand sides are gathered from the
  * lexicographic order into separate C, E and I panels, so each panel is a

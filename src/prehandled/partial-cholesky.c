@@ -1,4 +1,4 @@
-/* The partial Cholesky L of the transformed matrix (spec §3.4, (5)): the
+/* The partial Cholesky L of the transformed matrix (Ruda et al. 2022, §3, eq. (5)): the
  * dense factor of the coarse (level-0) block, and sqrt(diag) on all nodes
  * added by refinement. The forward and backward maps of the prehandled system
  * A = L^-1 S^T A_h S L^-T chain it with the hierarchical transform. */

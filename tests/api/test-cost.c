@@ -1,7 +1,7 @@
 /* Cost-model API: the paper's closed forms against sums written out by hand,
  * the 3D memory example of the paper, the exact counts against the solver's
  * own tree and counted stats, and the fitted exponents of the exact counts
- * against the theory (spec §6.4). */
+ * against the theory (Wozniak et al. 2014, §5; docs/multifrontal.md, "Costs"). */
 #include <math.h>
 #include <stdio.h>
 

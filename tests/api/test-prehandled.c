@@ -1,7 +1,7 @@
 /* The prehandled Schur-complement solver through the public API, checked
  * against independent references:
  *
- * - |C|, |E|, |I| and the NNZ ratios of the spec's Table 1 (all 12 (h, h0)
+ * - |C|, |E|, |I| and the NNZ ratios of Table 1 of Ruda et al. 2022 (all 12 (h, h0)
  *   pairs), P1 counts from formulas (32)-(33), and the automatic h0;
  * - FP64 M1 equals a LAPACK Cholesky solve of the nodal system (1e-10), with
  *   Dirichlet data, for one and many right-hand sides;
@@ -9,8 +9,9 @@
  *   every precision reaches the FP64 L2 error;
  * - without prehandling FP16 fails: a Cholesky solve of the nodal system in
  *   FP16 arithmetic leaves the discretization error behind from h = 1/32 on
- *   (the spec's Fig. 8: "level 5"), while FP16 M1 stays near it;
- * - the condition numbers of the spec's §5.2/§9 at h = 1/256;
+ *   (the paper's Fig. 8: "level 5"), while FP16 M1 stays near it;
+ * - the condition numbers of the paper's §3 and Table 1 at h = 1/256
+ *   (docs/prehandled.md, "Diagnostics");
  * - bad input is refused and leaves the solver usable. */
 #include <math.h>
 #include <stdlib.h>
@@ -160,8 +161,8 @@ Test(prehandled, p1_counts_match_formulas) {
   fea_context_destroy(&ctx);
 }
 
-/* The automatic h0 is the spec's choice for its three configurations, and
- * its FLOP counts are the spec's §5.6 values. */
+/* The automatic h0 is the paper's choice for its three configurations, and
+ * its FLOP counts are the exact ones of docs/prehandled.md, "Choosing h0". */
 Test(prehandled, automatic_coarse_level_and_flops) {
   fea_context *ctx = ctx_open();
   const struct {
@@ -356,7 +357,7 @@ static void half_cholesky_solve(const fea_matrix *A, double *x) {
 /* Relative L2 deviation from the FP64 solution, against the relative
  * discretization error, h = 1/8 .. 1/64 (levels 3..6). Without prehandling
  * the FP16 error grows like u kappa(A_h) ~ h^-2 and overtakes the O(h^2)
- * discretization error by level 5 (the spec's Fig. 8); FP16 M1 grows like
+ * discretization error by level 5 (the paper's Fig. 8); FP16 M1 grows like
  * u kappa(prehandled) ~ log^2 and stays below 1 %. */
 Test(prehandled, fp16_needs_prehandling, .timeout = 120) {
   fea_context *ctx = ctx_open();

@@ -1,6 +1,6 @@
 /* Operators and CG on /gpu/cuda against the same operators on /cpu/threads
- * (issue 9). Every test skips without a device. Written and compiled without
- * a GPU: not yet run on one.
+ * (docs/operators.md, "On the GPU"). Every test skips without a device.
+ * Written and compiled without a GPU: not yet run on one.
  *
  * - each GPU kind (CSR through cuSPARSE, element matrices with atomics and
  *   with coloring, sum factorization's element-matrix fallback) applied to a

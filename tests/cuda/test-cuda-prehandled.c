@@ -1,11 +1,11 @@
 /* The prehandled solver (method M1) on /gpu/cuda against the same solver on
- * /cpu/threads (issue #10):
+ * /cpu/threads (docs/prehandled.md, "On the GPU"):
  *
  * - GPU M1 equals CPU M1 in the same precision: FP64 to 1e-12, FP32 to
  *   1e-6 (both round the same FP64 setup once; only summation orders
  *   differ), FP16/BF16 within twice the CPU's deviation from FP64 (the
  *   16-bit roundings of the GEMM operands may flip where the FP32 panels
- *   differ in the last bit), and each within the spec's 1 % of FP64; FP32
+ *   differ in the last bit), and each within the paper's 1 % of FP64; FP32
  *   on TF32 tensor cores within 1 % of FP64;
  * - k right-hand sides at once (with ldb, ldx > num) equal k single solves;
  * - with refinement every precision reaches the FP64 solution (1e-10) and

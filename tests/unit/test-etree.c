@@ -1,5 +1,5 @@
 /* The symbolic phase of the multifrontal solver (src/multifrontal/etree.c) against
- * the exact counts of the spec (iga-multifrontal.md §2.3, §2.4, §6.3) and
+ * the exact counts of Wozniak et al. 2014 (Figure 2, §5; docs/multifrontal.md) and
  * structural invariants; and the numeric phase's report of a front that is
  * not positive definite, forced through the backend ops. */
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Prehandling (src/prehandled/, src/linalg/lanczos.c) against definitions and the
- * spec's numbers (shared/specs/prehandling-schur.md):
+ * numbers of Ruda et al. 2022 (docs/prehandled.md):
  * - the in-place sweeps S, S^T equal the explicit sparse S and its transpose;
  * - S maps the hierarchical coefficients of a coarse-grid function (nonzero
  *   at coarse nodes only) to its nodal interpolant on the fine grid;
@@ -363,7 +363,7 @@ Test(prehandle, prehandled_condition_numbers_h256_h016) {
   OK(fea_lanczos_extremes(ctx, p.g.num, apply_prehandled, &p, 200, 0, 3, &lmin, &lmax));
   const double kp = lmax / lmin;
   cr_log_info("kappa(S^T A S) = %.5g (paper 100), kappa(prehandled) = %.5g (paper 22)", kh, kp);
-  /* The spec's check (§9): 99.86 and 22.38; the paper rounds to 100 and 22. */
+  /* 99.86 and 22.38 (docs/prehandled.md, "Diagnostics"); the paper rounds to 100 and 22. */
   cr_assert(fabs(kh - 99.86) <= 0.01 * 99.86, "kappa(S^T A_h S) = %.5g, spec 99.86", kh);
   cr_assert(fabs(kp - 22.38) <= 0.01 * 22.38, "kappa(prehandled) = %.5g, spec 22.38", kp);
   cr_assert(fabs(kh - 100) <= 0.03 * 100 && fabs(kp - 22) <= 0.03 * 22,

@@ -189,8 +189,8 @@ static fea_status apply_prehandled(void *user, const double *in, double *y) {
  * about c u kappa(A), c a modest constant from the inner dimensions of the
  * GEMMs and the chain of five steps; S L^-T maps it back to nodal values
  * without amplifying it much, since prehandling keeps that map moderate.
- * kappa(A) of the prehandled system is ~9-40 here (Lanczos below; spec §3.5
- * gives 22 at (1/256, 1/16)), so the bound 1e-6 kappa(A) (about 17 u kappa)
+ * kappa(A) of the prehandled system is ~9-40 here (Lanczos below; Ruda et al. 2022, §3,
+ * give 22 at (1/256, 1/16)), so the bound 1e-6 kappa(A) (about 17 u kappa)
  * leaves room for c. Measured: 1e-8 to 5e-8, i.e. under 0.3 u kappa, well
  * inside it. */
 Test(schur_m1, fp32_within_kappa_scaled_bound) {

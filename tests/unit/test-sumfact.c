@@ -270,7 +270,7 @@ Test(sumfact, lagrange_q1_to_q4_structured_1d_2d_3d) {
     }
 }
 
-/* Q5 and Q6 (issue 6 asks for Q1..Q6) in 2D and 3D on the small meshes of
+/* Q5 and Q6 (the kernel serves Q1..Q6) in 2D and 3D on the small meshes of
  * lagrange_case, both node sets, through the degree-instantiated kernel. */
 Test(sumfact, lagrange_q5_q6_structured_2d_3d) {
   for (int dim = 2; dim <= 3; dim++)
