@@ -11,6 +11,7 @@
 #include "error.h"
 #include "matrix.h"
 #include "pattern.h"
+#include "struct-copy.h"
 
 #define MAX_THREADS 1024
 
@@ -53,13 +54,7 @@ fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A)
 static fea_status read_desc(const fea_problem *pb, const fea_assembly_desc *user,
                             fea_update_strategy *strategy, fea_conc_config *cfg) {
   fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
-  if (user) {
-    const size_t min_size = offsetof(fea_assembly_desc, threads);
-    FEA_CHECK(user->size >= min_size, pb->ctx, FEA_ERR_INVALID_ARG,
-              "desc.size is %zu, smaller than any fea_assembly_desc (%zu); initialize it with "
-              "FEA_ASSEMBLY_DESC_INIT", user->size, min_size);
-    memcpy(&d, user, user->size < sizeof d ? user->size : sizeof d);
-  }
+  FEA_CALL(fea_struct_copy_in(pb->ctx, &d, user, "desc", &fea_struct_assembly_desc));
   FEA_CHECK(fea_update_strategy_name(d.strategy), pb->ctx, FEA_ERR_INVALID_ARG,
             "unknown update strategy %d (valid: 0..%d)", (int)d.strategy, (int)FEA_UPDATE_AUTO);
   FEA_CHECK(d.threads >= 0 && d.threads <= MAX_THREADS, pb->ctx, FEA_ERR_INVALID_ARG,
@@ -112,12 +107,10 @@ static fea_status pick_and_run(const fea_problem *pb, fea_conc_job *job, fea_upd
   return st;
 }
 
-/* Fill the caller's stats up to its .size. */
-static void give_stats(fea_assembly_stats *out, const fea_assembly_stats *s) {
-  if (!out || out->size == 0) return;
-  size_t n = out->size < sizeof *s ? out->size : sizeof *s;
-  memcpy(out, s, n);
-  out->size = n;
+/* Fill the caller's stats up to its .size (checked before the run). */
+static void give_stats(const fea_problem *pb, fea_assembly_stats *out,
+                       const fea_assembly_stats *s) {
+  if (out) (void)fea_struct_copy_out(pb->ctx, out, s, "stats", &fea_struct_assembly_stats);
 }
 
 /* Shared by the CSR and dense entry points: target_len values, the matrix
@@ -126,6 +119,7 @@ static fea_status assemble_into(const fea_problem *pb, fea_conc_job *job, fea_in
                                 fea_update_strategy s, fea_assembly_stats *stats,
                                 double **scratch) {
   double t0 = omp_get_wtime();
+  if (stats) FEA_CALL(fea_struct_check(pb->ctx, stats, "stats", &fea_struct_assembly_stats));
   fea_index *edofs = NULL;
   FEA_CALL(fea_element_dof_table(pb->space, &edofs));
   const fea_index len = matrix_len + pb->num_free;
@@ -158,7 +152,7 @@ static fea_status assemble_into(const fea_problem *pb, fea_conc_job *job, fea_in
   }
   st_local.time_s = omp_get_wtime() - t0;
   st_local.updates_per_s = st_local.time_s > 0 ? (double)st_local.updates / st_local.time_s : 0.0;
-  give_stats(stats, &st_local);
+  give_stats(pb, stats, &st_local);
   *scratch = t;
   return FEA_SUCCESS;
 }

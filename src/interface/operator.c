@@ -15,6 +15,7 @@
 #include "operator-device.h"
 #include "prehandle.h" /* fea_lanczos_extremes */
 #include "space.h"
+#include "struct-copy.h"
 #include "vector.h"
 
 static const char *kind_name(fea_operator_kind k) {
@@ -29,13 +30,7 @@ static const char *kind_name(fea_operator_kind k) {
 static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea_operator_desc *d) {
   fea_operator_desc def = FEA_OPERATOR_DESC_INIT;
   *d = def;
-  if (!user) return FEA_SUCCESS;
-  const size_t min_size = offsetof(fea_operator_desc, kind) + sizeof user->kind;
-  FEA_CHECK(user->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc.size is %zu, smaller than any fea_operator_desc (%zu); initialize it with "
-            "FEA_OPERATOR_DESC_INIT", user->size, min_size);
-  memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
-  d->size = sizeof *d;
+  FEA_CALL(fea_struct_copy_in(ctx, d, user, "desc", &fea_struct_operator_desc));
   FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG,
             "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
@@ -362,12 +357,5 @@ fea_status fea_operator_estimate_eigenvalues(const fea_operator *op, int steps, 
 fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CHECK_NULL(info, op->ctx);
-  FEA_CHECK(info->size >= offsetof(fea_operator_info, kind_run) + sizeof info->kind_run, op->ctx,
-            FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_operator_info; initialize it with "
-            "FEA_OPERATOR_INFO_INIT", info->size);
-  size_t n = info->size < sizeof op->info ? info->size : sizeof op->info;
-  memcpy(info, &op->info, n);
-  info->size = n;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(op->ctx, info, &op->info, "info", &fea_struct_operator_info);
 }

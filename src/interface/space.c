@@ -11,6 +11,7 @@
 #include "mesh.h"
 #include "pattern.h"
 #include "space.h"
+#include "struct-copy.h"
 
 fea_status fea_space_alloc(fea_context *ctx, fea_space **out) {
   fea_space *s = calloc(1, sizeof *s);
@@ -58,10 +59,7 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
 fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(info, space->ctx);
-  const size_t min_size = offsetof(fea_space_info, is_bspline);
-  FEA_CHECK(info->size >= min_size, space->ctx, FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_space_info (%zu); initialize it with "
-            "FEA_SPACE_INFO_INIT", info->size, min_size);
+  FEA_CALL(fea_struct_check(space->ctx, info, "info", &fea_struct_space_info));
   fea_space_info full = FEA_SPACE_INFO_INIT;
   full.dim = space->dim;
   full.is_bspline = space->kind == FEA_SPACE_BSPLINE;
@@ -73,10 +71,7 @@ fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
   full.num_elements = space->num_elements;
   full.dofs_per_element = space->dofs_per_element;
   full.num_boundary_dofs = space->num_boundary_dofs;
-  size_t caller = info->size;
-  memcpy(info, &full, caller < sizeof full ? caller : sizeof full);
-  info->size = caller;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(space->ctx, info, &full, "info", &fea_struct_space_info);
 }
 
 fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs) {

@@ -564,12 +564,18 @@ Test(space_bspline_errors, box_geometry_size_and_nulls) {
   d.geometry = NULL;
   d.size = 8;
   expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "desc.size is 8");
-  /* A struct that ends before the geometry field: geometry takes its default. */
+  /* A struct that ends before the first version's last field is refused. */
   d.size = offsetof(fea_bspline_desc, geometry);
+  char want[48];
+  snprintf(want, sizeof want, "desc.size is %zu", d.size);
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, want);
+  d.size = sizeof d + 8;
+  snprintf(want, sizeof want, "desc.size is %zu", d.size);
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, want);
+  d.size = sizeof d;
   fea_space *s = NULL;
   OK(fea_space_create_bspline(ctx, &d, &s));
   fea_space_destroy(&s);
-  d.size = sizeof d;
   fea_space *o = SENTINEL;
   EXPECT_FAIL(fea_space_create_bspline(ctx, NULL, &o), FEA_ERR_INVALID_ARG, ctx, "'desc' is NULL");
   cr_assert_null(o);
