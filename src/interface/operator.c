@@ -248,7 +248,7 @@ static fea_status check_vector(const fea_operator *op, const fea_vector *v, cons
   return FEA_SUCCESS;
 }
 
-static fea_status apply(const fea_operator *op, const fea_vector *x, fea_vector *y, int add) {
+static fea_status apply(fea_operator *op, const fea_vector *x, fea_vector *y, int add) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, x, "x"));
   FEA_CALL(check_vector(op, y, "y"));
@@ -257,11 +257,11 @@ static fea_status apply(const fea_operator *op, const fea_vector *x, fea_vector 
   return op->impl->apply(op, x->data, y->data, add);
 }
 
-fea_status fea_operator_apply(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y) {
   return apply(op, x, y, 0);
 }
 
-fea_status fea_operator_apply_add(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y) {
   return apply(op, x, y, 1);
 }
 
@@ -271,13 +271,12 @@ fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag) {
   return op->impl->diagonal(op, diag->data);
 }
 
-fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
+fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, b, "b"));
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
-    fea_operator *mut = (fea_operator *)op;
-    FEA_CALL(fea_operator_matfree_rhs(mut->problem, mut->rhs));
-    mut->rhs_ready = 1;
+    FEA_CALL(fea_operator_matfree_rhs(op->problem, op->rhs));
+    op->rhs_ready = 1;
   }
   if (op->ctx->backend->mem != FEA_MEM_HOST) /* upload */
     return op->ctx->backend->vec->write(op->ctx, b, FEA_F64, op->rhs);
@@ -287,7 +286,7 @@ fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
 
 /* The operator (or D^-1/2 A D^-1/2) as a Lanczos apply callback. */
 typedef struct spectrum_apply {
-  const fea_operator *op;
+  fea_operator *op;
   const double *dinv_sqrt; /* or NULL */
   double *tmp;
 } spectrum_apply;
@@ -302,7 +301,7 @@ static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
   return FEA_SUCCESS;
 }
 
-fea_status fea_operator_estimate_eigenvalues(const fea_operator *op, int steps, int jacobi,
+fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                              double *lambda_min, double *lambda_max) {
   FEA_CHECK_NULL(op, NULL);
   fea_context *ctx = op->ctx;

@@ -96,7 +96,7 @@ fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacit
 }
 
 /* Evaluate with a one-point rule at the point's reference coordinates. */
-static fea_status evaluate_points(const fea_space *s, const double *coeffs, fea_index npts,
+static fea_status evaluate_points(fea_space *s, const double *coeffs, fea_index npts,
                                   const double *points, double *values, double *gradients) {
   int dim = s->dim, nb = s->dofs_per_element;
   double ref[3] = {0, 0, 0}, one = 1.0;
@@ -127,7 +127,7 @@ static fea_status evaluate_points(const fea_space *s, const double *coeffs, fea_
   return st;
 }
 
-fea_status fea_space_evaluate(const fea_space *space, const double *coeffs, fea_index npts,
+fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                               const double *points, double *values, double *gradients) {
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK(npts >= 0, space->ctx, FEA_ERR_INVALID_ARG, "npts %lld is negative", (long long)npts);
@@ -150,7 +150,7 @@ fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *
 
 /* A coarse function as a callback, for interpolating it in a finer space. */
 typedef struct coarse_fn {
-  const fea_space *space;
+  fea_space *space;
   const double *coeffs;
   fea_status status;
 } coarse_fn;
@@ -164,7 +164,7 @@ static double eval_coarse(const double *x, void *user) {
 
 /* The fine interpolant equals the coarse function only if fine contains it:
  * compare them at interior quadrature points of every fine element. */
-static fea_status check_contains(const fea_space *coarse, const double *cc, const fea_space *fine,
+static fea_status check_contains(fea_space *coarse, const double *cc, const fea_space *fine,
                                  const double *fc) {
   fea_quadrature q;
   FEA_CALL(fea_quadrature_for_cell(fine->cell, 3, &q));
@@ -198,7 +198,7 @@ static fea_status check_contains(const fea_space *coarse, const double *cc, cons
   return st;
 }
 
-fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coeffs,
+fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                               const fea_space *fine, double *fine_coeffs) {
   FEA_CHECK_NULL(coarse, NULL);
   FEA_CHECK_NULL(fine, coarse->ctx);

@@ -12,8 +12,8 @@
 #include "problem.h"
 
 typedef struct fea_operator_impl {
-  /* y = A x (add 0) or y += A x (add 1). */
-  fea_status (*apply)(const fea_operator *op, const double *x, double *y, int add);
+  /* y = A x (add 0) or y += A x (add 1); may use the operator's buffers. */
+  fea_status (*apply)(fea_operator *op, const double *x, double *y, int add);
   fea_status (*diagonal)(const fea_operator *op, double *d);
   void (*destroy)(void *data);
 } fea_operator_impl;
@@ -49,7 +49,7 @@ typedef fea_status (*fea_cg_precond_fn)(void *user, const double *r, double *z);
  * valid (d->jacobi is not read: precond is the preconditioner, NULL for
  * none; a preconditioner must be symmetric positive definite). Fills s's
  * iterations, residuals, converged and apply_s (added to); not solve_s. */
-fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
                       const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
                       fea_cg_stats *s);
 

@@ -98,7 +98,7 @@ static fea_status precondition(const cg_work *w) {
   return w->precond(w->user, w->r->data, w->z->data);
 }
 
-static fea_status timed_apply(const fea_operator *A, const fea_vector *x, fea_vector *y,
+static fea_status timed_apply(fea_operator *A, const fea_vector *x, fea_vector *y,
                               double *apply_s) {
   double t = omp_get_wtime();
   fea_status st = A->impl->apply(A, x->data, y->data, 0);
@@ -139,7 +139,7 @@ static fea_status check_vector(const fea_operator *A, const fea_vector *v, const
 }
 
 /* The iteration proper; s collects what the caller's stats get. */
-static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector *x,
+static fea_status iterate(fea_operator *A, const fea_vector *b, fea_vector *x,
                           const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
   double bnorm, rnorm, rz, rz_new, pq;
   FEA_CALL(fea_vector_nrm2(b, &bnorm));
@@ -183,7 +183,7 @@ static fea_status iterate(const fea_operator *A, const fea_vector *b, fea_vector
   return FEA_WARN_NOT_CONVERGED;
 }
 
-fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
                       const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
                       fea_cg_stats *s) {
   cg_work w = {0};
@@ -195,7 +195,7 @@ fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
   return st;
 }
 
-fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                         const fea_cg_desc *desc, fea_cg_stats *stats) {
   FEA_CHECK_NULL(A, NULL);
   FEA_CALL(check_vector(A, b, "b"));

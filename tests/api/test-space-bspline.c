@@ -279,7 +279,7 @@ Test(space_bspline, gradients_match_finite_differences) {
 
 /* A function of the space as a callback: the space's own evaluation. */
 typedef struct space_fn {
-  const fea_space *s;
+  fea_space *s;
   const double *coef;
 } space_fn;
 
@@ -358,7 +358,7 @@ Test(space_bspline, interpolation_refuses_nan_values) {
 }
 
 /* Coarse and fine functions agree at random points and at the corners. */
-static void expect_same_function(const fea_space *coarse, const fea_space *fine, const double *lo,
+static void expect_same_function(fea_space *coarse, fea_space *fine, const double *lo,
                                  const double *hi, const char *what) {
   fea_space_info ic = info_of(coarse), ifn = info_of(fine);
   double *c = malloc((size_t)ic.num_dofs * sizeof *c), *f = malloc((size_t)ifn.num_dofs * sizeof *f);
