@@ -100,7 +100,7 @@ static void fixture_make(fixture *x, const family *f, fea_scalar_fn sigma) {
   cr_assert_eq(fea_problem_get_num_free_dofs(x->pb, &x->nf), FEA_SUCCESS);
   x->bref = calloc((size_t)x->nf + 1, sizeof *x->bref);
   if (sigma == bad_sigma) return; /* the reference fails as well */
-  cr_assert_eq(fea_problem_assemble_reference(x->pb, &x->ref, x->bref), FEA_SUCCESS, "%s",
+  cr_assert_eq(fea_problem_assemble_reference(x->pb, x->bref, &x->ref), FEA_SUCCESS, "%s",
                fea_context_last_error(x->ctx));
 }
 
@@ -244,7 +244,7 @@ Test(assembly, the_reference_matrix_is_a_valid_target) {
   fixture_make(&x, &families[12], NULL); /* B-splines p2 2D, constant sigma */
   fea_matrix *A = NULL;
   double *b = calloc((size_t)x.nf, sizeof *b);
-  cr_assert_eq(fea_problem_assemble_reference(x.pb, &A, b), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(x.pb, b, &A), FEA_SUCCESS);
   fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
   d.strategy = FEA_UPDATE_PRIVATE_BUFFERS;
   d.threads = 3;
