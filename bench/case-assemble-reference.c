@@ -85,7 +85,7 @@ static int run(const bench_options *opts, int argc, char **argv) {
     if (st == FEA_SUCCESS) {
       double *b = malloc((size_t)pb->num_free * sizeof *b + 1);
       double t0 = bench_now();
-      st = fea_problem_assemble_reference(pb, &A, b);
+      st = fea_problem_assemble_reference(pb, b, &A);
       assemble_s = bench_now() - t0;
       free(b);
     }

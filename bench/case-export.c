@@ -63,7 +63,7 @@ static int run(const bench_options *opts, int argc, char **argv) {
   double t0 = bench_now(), assemble_s = 0;
   if (st == FEA_SUCCESS) {
     b = malloc((size_t)nf * sizeof *b + 1);
-    st = fea_problem_assemble_reference(pb, &A, b);
+    st = fea_problem_assemble_reference(pb, b, &A);
     assemble_s = bench_now() - t0;
   }
   char path[4096];

@@ -262,7 +262,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
       rc = BENCH_FAILED;
       goto done;
     }
-    TRY(fea_problem_assemble_reference(pb, &A, b));
+    TRY(fea_problem_assemble_reference(pb, b, &A));
     bench_cholmod_result cr;
     if (bench_cholmod_solve(A, b, xc, &cr) != 0) {
       rc = BENCH_FAILED;

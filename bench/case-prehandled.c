@@ -465,7 +465,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
     rc = BENCH_FAILED;
     goto done;
   }
-  TRY(fea_problem_assemble_reference(sq.pb, &A, B));
+  TRY(fea_problem_assemble_reference(sq.pb, B, &A));
   fea_index nnz = 0;
   TRY(fea_matrix_get_size(A, NULL, NULL, &nnz));
   fea_matrix_destroy(&A);

@@ -86,7 +86,7 @@ static fea_status upload(fea_context *ctx, const void *host, size_t bytes, void 
   return FEA_SUCCESS;
 }
 
-static fea_status csr_apply(const fea_operator *op, const double *x, double *y, int add)
+static fea_status csr_apply(fea_operator *op, const double *x, double *y, int add)
 {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;
@@ -104,7 +104,7 @@ static fea_status csr_apply(const fea_operator *op, const double *x, double *y, 
   return FEA_SUCCESS;
 }
 
-static fea_status em_apply(const fea_operator *op, const double *x, double *y, int add)
+static fea_status em_apply(fea_operator *op, const double *x, double *y, int add)
 {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;

@@ -20,7 +20,8 @@
  * See docs/operators.md.
  *
  * Applying one operator from several threads at once is not supported (an
- * operator keeps its gather and scatter buffers); different operators may be
+ * operator keeps its gather and scatter buffers, which is why the functions
+ * that apply it take a non-const fea_operator); different operators may be
  * applied concurrently. On /gpu/cuda (compiled, not yet run on a GPU) the
  * operator's data is built on the host and uploaded: CSR, element matrices
  * (ATOMIC_CAS/AUTO or COLORING), sum factorization falling back to element
@@ -80,13 +81,13 @@ FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *prob
 /**
  * @brief y = A x. @p x and @p y: distinct F64 vectors of length num_free_dofs
  * on the operator's context (else FEA_ERR_DIMENSION or FEA_ERR_INVALID_ARG
- * naming the values).
+ * naming the values). @p op is not const: the matrix-free kinds gather and
+ * scatter through buffers the operator keeps.
  */
-FEA_API fea_status fea_operator_apply(const fea_operator *op, const fea_vector *x, fea_vector *y);
+FEA_API fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y);
 
 /** @brief y += A x; same rules as fea_operator_apply(). */
-FEA_API fea_status fea_operator_apply_add(const fea_operator *op, const fea_vector *x,
-                                          fea_vector *y);
+FEA_API fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y);
 
 /** @brief The diagonal of A (computed element by element for matrix-free kinds). */
 FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag);
@@ -94,9 +95,10 @@ FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector 
 /**
  * @brief The reduced right-hand side b (load minus lifting of g), as
  * fea_problem_assemble_reference() computes it; without a global matrix for
- * matrix-free kinds.
+ * matrix-free kinds. @p op is not const: matrix-free kinds compute it on the
+ * first call and keep it.
  */
-FEA_API fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b);
+FEA_API fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b);
 
 /** What an operator is and costs; set .size (FEA_OPERATOR_INFO_INIT) before the call. */
 typedef struct fea_operator_info {
@@ -125,11 +127,11 @@ FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_in
  * num_free doubles are kept). The estimates lie inside the spectrum, so
  * lambda_max / lambda_min approaches the condition number from below; the
  * extremes converge first (200 steps give 4 digits for 2D Poisson up to
- * h = 1/256). A diagnostic, not a solver ingredient.
+ * h = 1/256). A diagnostic, not a solver ingredient. Applies @p op (hence not const).
  * @param steps 2..1000 (fewer are run if the Krylov space is exhausted)
  * @return FEA_ERR_NOT_POSDEF when an estimate is not positive.
  */
-FEA_API fea_status fea_operator_estimate_eigenvalues(const fea_operator *op, int steps, int jacobi,
+FEA_API fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                                      double *lambda_min, double *lambda_max);
 
 /** @brief Destroy an operator. Accepts NULL and `*op == NULL`; sets `*op = NULL`. */
@@ -167,14 +169,14 @@ typedef struct fea_cg_stats {
  * @brief Solve A x = b by (preconditioned) conjugate gradients.
  *
  * @p x holds the initial guess and receives the solution. Vector operations
- * go through fea_vector_* (BLAS).
+ * go through fea_vector_* (BLAS). @p A is applied, hence not const.
  * @param desc options, or NULL for FEA_CG_DESC_INIT
  * @param stats or NULL
  * @return FEA_WARN_NOT_CONVERGED (x holds the last iterate) when
  *         max_iterations is reached; FEA_ERR_NOT_POSDEF when p.Ap <= 0 or the
  *         Jacobi diagonal has an entry <= 0.
  */
-FEA_API fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+FEA_API fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                 const fea_cg_desc *desc, fea_cg_stats *stats);
 
 FEA_END_DECLS

@@ -64,11 +64,13 @@ FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_inde
  * @brief Reference assembly of the reduced system A u = b over the free DoFs.
  *
  * Serial, simple and checked: the oracle every fast path is compared with.
- * @param[out] A the CSR matrix (sorted column indices), on the host
+ * Like every function that makes an object, it writes the new handle
+ * through its last parameter.
  * @param[out] b num_free_dofs right-hand side values (load minus lifting), caller-allocated
+ * @param[out] A the new CSR matrix (sorted column indices), on the host; NULL on failure
  */
-FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, fea_matrix **A,
-                                                  double *b);
+FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b,
+                                                  fea_matrix **A);
 
 /**
  * @brief Full coefficients from a reduced solution: free DoFs from @p u_free,

@@ -166,9 +166,9 @@ typedef struct fea_solver_stats {
 /** @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve. */
 FEA_API fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats);
 
-/** One level of the tree; initialize .size with sizeof(fea_solver_level). */
+/** One level of the tree; initialize with FEA_SOLVER_LEVEL_INIT. */
 typedef struct fea_solver_level {
-  size_t size;
+  size_t size;               /**< sizeof(fea_solver_level) as compiled by the caller */
   fea_index nodes;           /**< nodes at this level */
   fea_index q_min, q_max;    /**< eliminated DoFs per node */
   fea_index r_min, r_max;    /**< DoFs passed up per node */
@@ -176,13 +176,16 @@ typedef struct fea_solver_level {
   double factor_s;           /**< time to factor the level (last setup) */
 } fea_solver_level;
 
+/** Initializer for fea_solver_level. */
+#define FEA_SOLVER_LEVEL_INIT {sizeof(fea_solver_level), 0, 0, 0, 0, 0, 0.0, 0.0}
+
 /** @brief Facts about level @p level (0 = leaves, num_levels - 1 = the root). */
 FEA_API fea_status fea_solver_get_level(const fea_solver *solver, int level,
                                         fea_solver_level *info);
 
-/** One tree node; initialize .size with sizeof(fea_solver_node). */
+/** One tree node; initialize with FEA_SOLVER_NODE_INIT. */
 typedef struct fea_solver_node {
-  size_t size;
+  size_t size;               /**< sizeof(fea_solver_node) as compiled by the caller */
   int level;                 /**< height above the leaves */
   fea_index parent;          /**< parent node, -1 at the root */
   fea_index box_lo[3];       /**< element box [box_lo, box_hi) per direction */
@@ -190,6 +193,9 @@ typedef struct fea_solver_node {
   fea_index q;               /**< DoFs eliminated here */
   fea_index r;               /**< DoFs passed up */
 } fea_solver_node;
+
+/** Initializer for fea_solver_node. */
+#define FEA_SOLVER_NODE_INIT {sizeof(fea_solver_node), 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0}
 
 /** @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1. */
 FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,

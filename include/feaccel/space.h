@@ -88,9 +88,10 @@ FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int 
  *
  * Exact when fine contains coarse (after knot insertion or degree elevation,
  * or uniform mesh refinement for Lagrange): the function is unchanged.
+ * @p coarse is not const: it is evaluated (see fea_space_evaluate()).
  * @return FEA_ERR_INVALID_ARG when fine does not contain coarse.
  */
-FEA_API fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coeffs,
+FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                                       const fea_space *fine, double *fine_coeffs);
 
 /** @brief Destroy a space. Accepts NULL; sets `*space = NULL`. */
@@ -131,12 +132,16 @@ FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, 
 
 /**
  * @brief Evaluate u_h = sum_i coeffs[i] phi_i and its gradient at points.
+ *
+ * @p space is not const: a Lagrange space on an unstructured or simplex mesh
+ * builds its point-location grid on the first call and keeps it (calls on one
+ * space from several threads are safe).
  * @param points npts * dim coordinates inside the domain
  * @param values npts results, or NULL
  * @param gradients npts * dim results, or NULL
  * @return FEA_ERR_INVALID_ARG naming the first point outside the domain.
  */
-FEA_API fea_status fea_space_evaluate(const fea_space *space, const double *coeffs, fea_index npts,
+FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                                       const double *points, double *values, double *gradients);
 
 /**

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "matrix.h"
 #include "pattern.h"
+#include "struct-copy.h"
 
 void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx,
                           const fea_assembly_desc *d) {
@@ -51,12 +52,10 @@ static fea_status pick_and_run(const fea_problem *pb, fea_conc_job *job, fea_upd
   return st;
 }
 
-/* Fill the caller's stats up to its .size. */
-static void give_stats(fea_assembly_stats *out, const fea_assembly_stats *s) {
-  if (!out || out->size == 0) return;
-  size_t n = out->size < sizeof *s ? out->size : sizeof *s;
-  memcpy(out, s, n);
-  out->size = n;
+/* Fill the caller's stats up to its .size (checked before the run). */
+static void give_stats(const fea_problem *pb, fea_assembly_stats *out,
+                       const fea_assembly_stats *s) {
+  if (out) (void)fea_struct_copy_out(pb->ctx, out, s, "stats", &fea_struct_assembly_stats);
 }
 
 /* Shared by the CSR and dense entry points: target_len values, the matrix
@@ -65,6 +64,7 @@ static fea_status assemble_into(const fea_problem *pb, fea_conc_job *job, fea_in
                                 fea_update_strategy s, fea_assembly_stats *stats,
                                 double **scratch) {
   double t0 = omp_get_wtime();
+  if (stats) FEA_CALL(fea_struct_check(pb->ctx, stats, "stats", &fea_struct_assembly_stats));
   fea_index *edofs = NULL;
   FEA_CALL(fea_element_dof_table(pb->space, &edofs));
   const fea_index len = matrix_len + pb->num_free;
@@ -97,7 +97,7 @@ static fea_status assemble_into(const fea_problem *pb, fea_conc_job *job, fea_in
   }
   st_local.time_s = omp_get_wtime() - t0;
   st_local.updates_per_s = st_local.time_s > 0 ? (double)st_local.updates / st_local.time_s : 0.0;
-  give_stats(stats, &st_local);
+  give_stats(pb, stats, &st_local);
   *scratch = t;
   return FEA_SUCCESS;
 }

@@ -16,10 +16,13 @@
 #define FEA_CONC_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <feaccel/assembly.h>
+#include <feaccel/matrix.h>
+#include <feaccel/types.h>
 
 #include "problem.h"
 
@@ -264,18 +267,6 @@ static inline void fea_conc_apply_plain(double *t, const fea_conc_worker *w) {
 static inline void fea_conc_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
-/* The assembly entry points with a run configuration instead of a public
- * descriptor (src/interface/assembly.c): what fea_problem_assemble[_dense]
- * call after reading the descriptor, and what the benchmarks and tests call
- * to set the knobs the public API does not have (artificial work, forced
- * aborts). The problem and A are not checked for NULL. */
-fea_status fea_conc_assemble_csr(const fea_problem *problem, fea_matrix *A, double *b,
-                                 fea_update_strategy s, const fea_conc_config *cfg,
-                                 fea_assembly_stats *stats);
-fea_status fea_conc_assemble_dense(const fea_problem *problem, double *A_dense, fea_index ld,
-                                   double *b, fea_update_strategy s, const fea_conc_config *cfg,
-                                   fea_assembly_stats *stats);
-
 #endif
 }
 

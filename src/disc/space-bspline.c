@@ -116,7 +116,7 @@ static void describe_point(const fea_space *s, const double *x, char *pt, size_t
   if (u < npt) snprintf(pt + u, npt - u, ")");
 }
 
-static fea_status locate(const fea_space *s, const double *x, fea_index *e, double *ref) {
+static fea_status locate(fea_space *s, const double *x, fea_index *e, double *ref) {
   const fea_bspline_space *b = bsp(s);
   fea_index elem = 0, stride = 1;
   for (int k = 0; k < s->dim; k++) {

@@ -647,7 +647,7 @@ static fea_status build_grid(const fea_space *s, locate_grid *G) {
   return FEA_SUCCESS;
 }
 
-static fea_status ensure_grid(const fea_space *s, lagrange_impl *L) {
+static fea_status ensure_grid(fea_space *s, lagrange_impl *L) {
   if (atomic_load_explicit(&L->grid_ready, memory_order_acquire)) return FEA_SUCCESS;
   pthread_mutex_lock(&L->grid_lock);
   fea_status st = FEA_SUCCESS;
@@ -698,7 +698,7 @@ static int locate_structured(const fea_mesh *m, const double *x, fea_index *e, d
   return 1;
 }
 
-static fea_status lagrange_locate(const fea_space *s, const double *x, fea_index *e, double *ref) {
+static fea_status lagrange_locate(fea_space *s, const double *x, fea_index *e, double *ref) {
   const fea_mesh *m = s->mesh;
   lagrange_impl *L = s->impl;
   const int d = m->dim;

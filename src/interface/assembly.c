@@ -11,6 +11,7 @@
 #include "error.h"
 #include "matrix.h"
 #include "pattern.h"
+#include "struct-copy.h"
 
 #define MAX_THREADS 1024
 
@@ -36,13 +37,7 @@ fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A)
 static fea_status read_desc(const fea_problem *pb, const fea_assembly_desc *user,
                             fea_update_strategy *strategy, fea_conc_config *cfg) {
   fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
-  if (user) {
-    const size_t min_size = offsetof(fea_assembly_desc, threads);
-    FEA_CHECK(user->size >= min_size, pb->ctx, FEA_ERR_INVALID_ARG,
-              "desc.size is %zu, smaller than any fea_assembly_desc (%zu); initialize it with "
-              "FEA_ASSEMBLY_DESC_INIT", user->size, min_size);
-    memcpy(&d, user, user->size < sizeof d ? user->size : sizeof d);
-  }
+  FEA_CALL(fea_struct_copy_in(pb->ctx, &d, user, "desc", &fea_struct_assembly_desc));
   FEA_CHECK(fea_update_strategy_name(d.strategy), pb->ctx, FEA_ERR_INVALID_ARG,
             "unknown update strategy %d (valid: 0..%d)", (int)d.strategy, (int)FEA_UPDATE_AUTO);
   FEA_CHECK(d.threads >= 0 && d.threads <= MAX_THREADS, pb->ctx, FEA_ERR_INVALID_ARG,

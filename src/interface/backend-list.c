@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "struct-copy.h"
 
 fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count) {
   FEA_CHECK_NULL(count, NULL);
@@ -12,11 +13,7 @@ fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *co
   size_t n;
   const fea_backend_entry *e = fea_backend_entries(&n);
   size_t stride = capacity ? infos[0].size : 0;
-  const size_t min_size = offsetof(fea_backend_info, reason);
-  if (capacity)
-    FEA_CHECK(stride >= min_size, NULL, FEA_ERR_INVALID_ARG,
-              "infos[0].size is %zu, smaller than any fea_backend_info (%zu); initialize each "
-              "entry with FEA_BACKEND_INFO_INIT", stride, min_size);
+  if (capacity) FEA_CALL(fea_struct_check(NULL, infos, "infos[0]", &fea_struct_backend_info));
   for (size_t i = 1; i < capacity && i < n; i++) {
     const fea_backend_info *bi = (const fea_backend_info *)((const char *)infos + i * stride);
     FEA_CHECK(bi->size == stride, NULL, FEA_ERR_INVALID_ARG,
@@ -34,8 +31,7 @@ fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *co
       if (full.usable) full.reason[0] = '\0';
     }
     fea_backend_info *out = (fea_backend_info *)((char *)infos + i * stride);
-    memcpy(out, &full, stride < sizeof full ? stride : sizeof full);
-    out->size = stride;
+    (void)fea_struct_copy_out(NULL, out, &full, "infos[i]", &fea_struct_backend_info);
   }
   *count = n;
   return FEA_SUCCESS;

@@ -1,23 +1,17 @@
 /* CG API: argument checks (vectors, options, stats size), then the solve
  * of src/matfree/operator-cg.c. */
 #include <math.h>
-#include <string.h>
 
 #include "context.h"
 #include "error.h"
 #include "operator.h"
+#include "struct-copy.h"
 #include "vector.h"
 
 static fea_status read_desc(const fea_operator *A, const fea_cg_desc *user, fea_cg_desc *d) {
   fea_cg_desc def = FEA_CG_DESC_INIT;
   *d = def;
-  if (user) {
-    const size_t min_size = offsetof(fea_cg_desc, rtol) + sizeof user->rtol;
-    FEA_CHECK(user->size >= min_size, A->ctx, FEA_ERR_INVALID_ARG,
-              "desc.size is %zu, smaller than any fea_cg_desc (%zu); initialize it with "
-              "FEA_CG_DESC_INIT", user->size, min_size);
-    memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
-  }
+  FEA_CALL(fea_struct_copy_in(A->ctx, d, user, "desc", &fea_struct_cg_desc));
   FEA_CHECK(d->rtol >= 0.0 && isfinite(d->rtol), A->ctx, FEA_ERR_INVALID_ARG,
             "rtol is %g; it must be finite and >= 0", d->rtol);
   FEA_CHECK(d->atol >= 0.0 && isfinite(d->atol), A->ctx, FEA_ERR_INVALID_ARG,
@@ -45,23 +39,18 @@ static fea_status check_vector(const fea_operator *A, const fea_vector *v, const
   return FEA_SUCCESS;
 }
 
-fea_status fea_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                         const fea_cg_desc *desc, fea_cg_stats *stats) {
   FEA_CHECK_NULL(A, NULL);
   FEA_CALL(check_vector(A, b, "b"));
   FEA_CALL(check_vector(A, x, "x"));
   FEA_CHECK(b != x, A->ctx, FEA_ERR_INVALID_ARG, "b and x are the same vector");
-  FEA_CHECK(!stats || stats->size >= offsetof(fea_cg_stats, iterations) + sizeof(fea_index),
-            A->ctx, FEA_ERR_INVALID_ARG,
-            "stats.size is %zu; initialize it with FEA_CG_STATS_INIT", stats ? stats->size : 0);
+  if (stats) FEA_CALL(fea_struct_check(A->ctx, stats, "stats", &fea_struct_cg_stats));
   fea_cg_desc d;
   FEA_CALL(read_desc(A, desc, &d));
   fea_cg_stats s;
   fea_status st = fea_operator_cg_solve(A, b, x, &d, &s);
-  if (stats && st >= 0) {
-    size_t n = stats->size < sizeof s ? stats->size : sizeof s;
-    memcpy(stats, &s, n);
-    stats->size = n;
-  }
+  if (stats && st >= 0) /* cannot fail: checked above */
+    (void)fea_struct_copy_out(A->ctx, stats, &s, "stats", &fea_struct_cg_stats);
   return st;
 }

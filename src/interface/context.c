@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "resource.h"
+#include "struct-copy.h"
 #include "topology.h"
 
 #define FEA_MAX_THREADS 1024
@@ -90,10 +91,7 @@ fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_leve
 fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info) {
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(info, ctx);
-  const size_t min_size = offsetof(fea_context_info, resource);
-  FEA_CHECK(info->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_context_info (%zu); initialize it with "
-            "FEA_CONTEXT_INFO_INIT", info->size, min_size);
+  FEA_CALL(fea_struct_check(ctx, info, "info", &fea_struct_context_info));
   fea_context_info full = FEA_CONTEXT_INFO_INIT;
   fea_topology topo;
   FEA_CALL(fea_topology_get(&topo));
@@ -107,8 +105,5 @@ fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info) 
   snprintf(full.cpu_model, sizeof full.cpu_model, "%s", topo.cpu_model);
   fea_blas_describe(full.blas, sizeof full.blas);
   if (ctx->backend->fill_info) ctx->backend->fill_info(ctx, &full);
-  size_t caller_size = info->size;
-  memcpy(info, &full, caller_size < sizeof full ? caller_size : sizeof full);
-  info->size = caller_size;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(ctx, info, &full, "info", &fea_struct_context_info);
 }

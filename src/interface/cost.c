@@ -7,20 +7,12 @@
 #include "bspline.h"
 #include "cost-model.h"
 #include "error.h"
-
-/* The first versions of the structs end here; callers compiled against a
- * later header have a larger size, and the fields they add take defaults. */
-#define QUERY_V1_SIZE (offsetof(fea_cost_query, nproc) + sizeof(int))
-#define COST_V1_SIZE (offsetof(fea_cost, root_front) + sizeof(fea_index))
+#include "struct-copy.h"
 
 static fea_status check_query(const fea_context *ctx, const fea_cost_query *q, fea_cost_query *v) {
   FEA_CHECK_NULL(q, ctx);
-  FEA_CHECK(q->size >= QUERY_V1_SIZE, ctx, FEA_ERR_INVALID_ARG,
-            "query.size is %zu, smaller than any fea_cost_query (%zu); initialize it with "
-            "FEA_COST_QUERY_INIT", q->size, (size_t)QUERY_V1_SIZE);
   fea_cost_query d = FEA_COST_QUERY_INIT;
-  memcpy(&d, q, q->size < sizeof d ? q->size : sizeof d);
-  d.size = sizeof d;
+  FEA_CALL(fea_struct_copy_in(ctx, &d, q, "query", &fea_struct_cost_query));
   FEA_CHECK(d.dim >= 1 && d.dim <= 3, ctx, FEA_ERR_INVALID_ARG,
             "query.dim is %d; it must be 1, 2 or 3", d.dim);
   FEA_CHECK(d.p >= 1 && d.p <= FEA_BSPLINE_MAX_DEGREE, ctx, FEA_ERR_INVALID_ARG,
@@ -35,17 +27,7 @@ static fea_status check_query(const fea_context *ctx, const fea_cost_query *q, f
 
 static fea_status check_out(const fea_context *ctx, const fea_cost *out) {
   FEA_CHECK_NULL(out, ctx);
-  FEA_CHECK(out->size >= COST_V1_SIZE, ctx, FEA_ERR_INVALID_ARG,
-            "out.size is %zu, smaller than any fea_cost (%zu); initialize it with FEA_COST_INIT",
-            out->size, (size_t)COST_V1_SIZE);
-  return FEA_SUCCESS;
-}
-
-/* Write the fields the caller's struct has, and keep its size. */
-static void copy_out(fea_cost *out, const fea_cost *c) {
-  size_t size = out->size;
-  memcpy(out, c, size < sizeof *c ? size : sizeof *c);
-  out->size = size;
+  return fea_struct_check(ctx, out, "out", &fea_struct_cost);
 }
 
 fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out) {
@@ -54,8 +36,7 @@ fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out) {
   FEA_CALL(check_out(NULL, out));
   fea_cost c = FEA_COST_INIT;
   fea_cost_paper_eval(v.dim, v.p, v.n, v.nproc, &c);
-  copy_out(out, &c);
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(NULL, out, &c, "out", &fea_struct_cost);
 }
 
 fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_cost *out) {
@@ -65,8 +46,7 @@ fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_c
   FEA_CALL(check_out(ctx, out));
   fea_cost c = FEA_COST_INIT;
   FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, v.nproc, &c, NULL));
-  copy_out(out, &c);
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(ctx, out, &c, "out", &fea_struct_cost);
 }
 
 fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64_t bytes,

@@ -7,6 +7,7 @@
 #include "context.h"
 #include "error.h"
 #include "mesh.h"
+#include "struct-copy.h"
 
 #define TYPE_OK(t) ((t) >= FEA_CELL_INTERVAL && (t) <= FEA_CELL_HEXAHEDRON)
 
@@ -16,15 +17,9 @@
 
 /* The caller's descriptor up to its .size; later fields keep their defaults. */
 static fea_status read_desc(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh_desc *d) {
-  const size_t min_size = offsetof(fea_mesh_desc, dim) + sizeof desc->dim;
-  FEA_CHECK(desc->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc->size is %zu, smaller than any fea_mesh_desc (%zu); initialize it with "
-            "FEA_MESH_DESC_INIT",
-            desc->size, min_size);
   const fea_mesh_desc defaults = FEA_MESH_DESC_INIT;
   *d = defaults;
-  memcpy(d, desc, desc->size < sizeof *d ? desc->size : sizeof *d);
-  return FEA_SUCCESS;
+  return fea_struct_copy_in(ctx, d, desc, "desc", &fea_struct_mesh_desc);
 }
 
 fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc,

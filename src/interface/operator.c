@@ -14,6 +14,7 @@
 #include "operator-device.h"
 #include "lanczos.h"
 #include "space.h"
+#include "struct-copy.h"
 #include "vector.h"
 
 static const char *kind_name(fea_operator_kind k) {
@@ -28,13 +29,7 @@ static const char *kind_name(fea_operator_kind k) {
 static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea_operator_desc *d) {
   fea_operator_desc def = FEA_OPERATOR_DESC_INIT;
   *d = def;
-  if (!user) return FEA_SUCCESS;
-  const size_t min_size = offsetof(fea_operator_desc, kind) + sizeof user->kind;
-  FEA_CHECK(user->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc.size is %zu, smaller than any fea_operator_desc (%zu); initialize it with "
-            "FEA_OPERATOR_DESC_INIT", user->size, min_size);
-  memcpy(d, user, user->size < sizeof *d ? user->size : sizeof *d);
-  d->size = sizeof *d;
+  FEA_CALL(fea_struct_copy_in(ctx, d, user, "desc", &fea_struct_operator_desc));
   FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG,
             "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
@@ -75,7 +70,7 @@ static fea_status check_vector(const fea_operator *op, const fea_vector *v, cons
   return FEA_SUCCESS;
 }
 
-static fea_status apply(const fea_operator *op, const fea_vector *x, fea_vector *y, int add) {
+static fea_status apply(fea_operator *op, const fea_vector *x, fea_vector *y, int add) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, x, "x"));
   FEA_CALL(check_vector(op, y, "y"));
@@ -84,11 +79,11 @@ static fea_status apply(const fea_operator *op, const fea_vector *x, fea_vector 
   return op->impl->apply(op, x->data, y->data, add);
 }
 
-fea_status fea_operator_apply(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y) {
   return apply(op, x, y, 0);
 }
 
-fea_status fea_operator_apply_add(const fea_operator *op, const fea_vector *x, fea_vector *y) {
+fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y) {
   return apply(op, x, y, 1);
 }
 
@@ -98,7 +93,7 @@ fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag) {
   return op->impl->diagonal(op, diag->data);
 }
 
-fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
+fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, b, "b"));
   FEA_CALL(fea_operator_rhs(op, NULL));
@@ -110,7 +105,7 @@ fea_status fea_operator_get_rhs(const fea_operator *op, fea_vector *b) {
 
 /* The operator (or D^-1/2 A D^-1/2) as a Lanczos apply callback. */
 typedef struct spectrum_apply {
-  const fea_operator *op;
+  fea_operator *op;
   const double *dinv_sqrt; /* or NULL */
   double *tmp;
 } spectrum_apply;
@@ -125,7 +120,7 @@ static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
   return FEA_SUCCESS;
 }
 
-fea_status fea_operator_estimate_eigenvalues(const fea_operator *op, int steps, int jacobi,
+fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                              double *lambda_min, double *lambda_max) {
   FEA_CHECK_NULL(op, NULL);
   fea_context *ctx = op->ctx;
@@ -180,12 +175,5 @@ fea_status fea_operator_estimate_eigenvalues(const fea_operator *op, int steps, 
 fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CHECK_NULL(info, op->ctx);
-  FEA_CHECK(info->size >= offsetof(fea_operator_info, kind_run) + sizeof info->kind_run, op->ctx,
-            FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_operator_info; initialize it with "
-            "FEA_OPERATOR_INFO_INIT", info->size);
-  size_t n = info->size < sizeof op->info ? info->size : sizeof op->info;
-  memcpy(info, &op->info, n);
-  info->size = n;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(op->ctx, info, &op->info, "info", &fea_struct_operator_info);
 }

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "problem.h"
+#include "struct-copy.h"
 
 fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                       fea_problem **out) {
@@ -16,13 +17,8 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   fea_context *ctx = space->ctx;
   FEA_CHECK_NULL(desc, ctx);
   FEA_CHECK_NULL(out, ctx);
-  const size_t min_size = offsetof(fea_problem_desc, sigma_fn);
-  FEA_CHECK(desc->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc.size is %zu, smaller than any fea_problem_desc (%zu); initialize it with "
-            "FEA_PROBLEM_DESC_INIT", desc->size, min_size);
   fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
-  memcpy(&d, desc, desc->size < sizeof d ? desc->size : sizeof d);
-  d.size = sizeof d;
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
   FEA_CHECK(d.sigma_fn || (d.sigma > 0 && isfinite(d.sigma)), ctx, FEA_ERR_INVALID_ARG,
             "sigma = %g must be positive and finite", d.sigma);
   FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,

@@ -16,6 +16,7 @@
 #include "multifrontal.h"
 #include "problem.h"
 #include "solver.h"
+#include "struct-copy.h"
 
 typedef struct multifrontal_solver {
   fea_solver_desc desc;       /* complete */
@@ -85,8 +86,7 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
   FEA_CHECK_NULL(problem, ctx);
   FEA_CHECK_NULL(out, ctx);
   fea_solver_desc d = FEA_SOLVER_DESC_INIT;
-  FEA_CALL(fea_desc_copy(ctx, &d, sizeof d, desc, offsetof(fea_solver_desc, merge),
-                         "fea_solver_desc"));
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_solver_desc));
   FEA_CHECK(space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the space was created on another context");
   FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, ctx, FEA_ERR_UNSUPPORTED,
@@ -261,8 +261,7 @@ fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stat
   full.backward_s = m->backward_s;
   full.threads = solver->ctx->nthreads;
   full.device_bytes = m->device_bytes;
-  return fea_stats_copy_out(solver->ctx, stats, &full, sizeof full,
-                            offsetof(fea_solver_stats, num_levels), "fea_solver_stats");
+  return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_solver_stats);
 }
 
 fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_level *info) {
@@ -273,10 +272,8 @@ fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_
   const fea_etree *t = &m->tree;
   FEA_CHECK(level >= 0 && level < t->num_levels, solver->ctx, FEA_ERR_INVALID_ARG,
             "level %d is outside [0, %d)", level, t->num_levels);
-  const size_t min_size = offsetof(fea_solver_level, nodes);
-  FEA_CHECK(info->size >= min_size, solver->ctx, FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_solver_level (%zu)", info->size, min_size);
-  fea_solver_level full = {sizeof full, 0, 0, 0, 0, 0, 0, 0};
+  FEA_CALL(fea_struct_check(solver->ctx, info, "info", &fea_struct_solver_level));
+  fea_solver_level full = FEA_SOLVER_LEVEL_INIT;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
     const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
     if (full.nodes == 0 || nd->q < full.q_min) full.q_min = nd->q;
@@ -287,10 +284,7 @@ fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_
     full.nodes++;
   }
   full.factor_s = solver->ready ? m->level_s[level] : 0;
-  size_t caller_size = info->size;
-  memcpy(info, &full, caller_size < sizeof full ? caller_size : sizeof full);
-  info->size = caller_size;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(solver->ctx, info, &full, "info", &fea_struct_solver_level);
 }
 
 fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_solver_node *info) {
@@ -300,13 +294,9 @@ fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_sol
   const fea_etree *t = &multifrontal_of(solver)->tree;
   FEA_CHECK(node >= 0 && node < t->num_nodes, solver->ctx, FEA_ERR_INVALID_ARG,
             "node %lld is outside [0, %lld)", (long long)node, (long long)t->num_nodes);
-  const size_t min_size = offsetof(fea_solver_node, level);
-  FEA_CHECK(info->size >= min_size, solver->ctx, FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_solver_node (%zu)", info->size, min_size);
+  FEA_CALL(fea_struct_check(solver->ctx, info, "info", &fea_struct_solver_node));
   const fea_etree_node *nd = &t->nodes[node];
-  fea_solver_node full;
-  memset(&full, 0, sizeof full);
-  full.size = sizeof full;
+  fea_solver_node full = FEA_SOLVER_NODE_INIT;
   full.level = nd->level;
   full.parent = nd->parent;
   for (int k = 0; k < 3; k++) {
@@ -315,8 +305,5 @@ fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_sol
   }
   full.q = nd->q;
   full.r = nd->r;
-  size_t caller_size = info->size;
-  memcpy(info, &full, caller_size < sizeof full ? caller_size : sizeof full);
-  info->size = caller_size;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(solver->ctx, info, &full, "info", &fea_struct_solver_node);
 }

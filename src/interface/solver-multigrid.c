@@ -10,6 +10,7 @@
 #include "error.h"
 #include "multigrid.h"
 #include "solver.h"
+#include "struct-copy.h"
 
 typedef struct mg_solver {
   fea_multigrid_desc desc; /* complete */
@@ -110,8 +111,7 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
   FEA_CHECK_NULL(problem, ctx);
   FEA_CHECK_NULL(out, ctx);
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
-  FEA_CALL(fea_desc_copy(ctx, &d, sizeof d, desc, offsetof(fea_multigrid_desc, cycle),
-                         "fea_multigrid_desc"));
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_multigrid_desc));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
   /* Check the problem and every option now, not at setup: the hierarchy
@@ -147,6 +147,5 @@ fea_status fea_solver_get_multigrid_stats(const fea_solver *solver, fea_multigri
     full.iterations = m->iterations;
     full.converged = m->converged;
   }
-  return fea_stats_copy_out(solver->ctx, stats, &full, sizeof full,
-                            offsetof(fea_multigrid_stats, num_levels), "fea_multigrid_stats");
+  return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_multigrid_stats);
 }

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "mesh.h"
 #include "prehandled.h"
+#include "struct-copy.h"
 
 static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
   FEA_CHECK(d->coarse_cells >= 0, ctx, FEA_ERR_INVALID_ARG, "desc.coarse_cells = %lld is negative",
@@ -36,8 +37,7 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CHECK_NULL(problem, ctx);
   FEA_CHECK_NULL(out, ctx);
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
-  FEA_CALL(fea_desc_copy(ctx, &d, sizeof d, desc, offsetof(fea_prehandled_desc, precision),
-                         "fea_prehandled_desc"));
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_prehandled_desc));
   FEA_CALL(check_desc(ctx, &d));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
@@ -78,8 +78,7 @@ fea_status fea_solver_get_prehandled_stats(const fea_solver *solver, fea_prehand
                                  "fea_solver_get_prehandled_stats()"));
   fea_prehandled_stats full;
   fea_prehandled_get_stats(solver, &full);
-  return fea_stats_copy_out(solver->ctx, stats, &full, sizeof full,
-                            offsetof(fea_prehandled_stats, n), "fea_prehandled_stats");
+  return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_prehandled_stats);
 }
 
 fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_matrix which,

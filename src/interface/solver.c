@@ -1,5 +1,5 @@
 /* The solver handle: argument checks common to every kind, dispatch through
- * the kind's ops (src/internal/solver.h), and the descriptor copies.
+ * the kind's ops (src/internal/solver.h).
  *
  * Problems have no reference count, so a solver keeps its own copy (made
  * from the caller's complete descriptor): the caller may destroy theirs. */
@@ -9,29 +9,6 @@
 #include "context.h"
 #include "error.h"
 #include "solver.h"
-
-fea_status fea_desc_copy(fea_context *ctx, void *dst, size_t full_size, const void *src,
-                         size_t min_size, const char *type) {
-  if (!src) return FEA_SUCCESS;
-  size_t size = *(const size_t *)src;
-  FEA_CHECK(size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc.size is %zu, smaller than any %s (%zu); initialize it with its _INIT macro",
-            size, type, min_size);
-  memcpy(dst, src, size < full_size ? size : full_size);
-  *(size_t *)dst = full_size;
-  return FEA_SUCCESS;
-}
-
-fea_status fea_stats_copy_out(fea_context *ctx, void *dst, const void *full, size_t full_size,
-                              size_t min_size, const char *type) {
-  size_t size = *(const size_t *)dst;
-  FEA_CHECK(size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "%s.size is %zu, smaller than any %s (%zu); initialize it with its _INIT macro", type,
-            size, type, min_size);
-  memcpy(dst, full, size < full_size ? size : full_size);
-  *(size_t *)dst = size;
-  return FEA_SUCCESS;
-}
 
 static void solver_free(void *object) {
   fea_solver *s = object;

@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "space.h"
+#include "struct-copy.h"
 
 static fea_status check_bspline(const fea_space *space) {
   FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, space->ctx, FEA_ERR_INVALID_ARG,
@@ -56,14 +57,8 @@ fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *de
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(desc, ctx);
   FEA_CHECK_NULL(out, ctx);
-  /* Every field up to the geometry is needed; later fields (none yet) take
-   * their defaults when the caller's struct is older. */
-  const size_t min_size = offsetof(fea_bspline_desc, geometry);
-  FEA_CHECK(desc->size >= min_size, ctx, FEA_ERR_INVALID_ARG,
-            "desc.size is %zu, smaller than any fea_bspline_desc (%zu); initialize it with "
-            "FEA_BSPLINE_DESC_INIT", desc->size, min_size);
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
-  memcpy(&d, desc, desc->size < sizeof d ? desc->size : sizeof d);
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_bspline_desc));
   FEA_CALL(check_desc(ctx, &d));
   return fea_space_bspline_from_desc(ctx, &d, out);
 }

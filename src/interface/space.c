@@ -11,6 +11,7 @@
 #include "mesh.h"
 #include "pattern.h"
 #include "space.h"
+#include "struct-copy.h"
 
 fea_status fea_space_destroy(fea_space **space) {
   if (!space || !*space) return FEA_SUCCESS;
@@ -37,10 +38,7 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
 fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(info, space->ctx);
-  const size_t min_size = offsetof(fea_space_info, is_bspline);
-  FEA_CHECK(info->size >= min_size, space->ctx, FEA_ERR_INVALID_ARG,
-            "info.size is %zu, smaller than any fea_space_info (%zu); initialize it with "
-            "FEA_SPACE_INFO_INIT", info->size, min_size);
+  FEA_CALL(fea_struct_check(space->ctx, info, "info", &fea_struct_space_info));
   fea_space_info full = FEA_SPACE_INFO_INIT;
   full.dim = space->dim;
   full.is_bspline = space->kind == FEA_SPACE_BSPLINE;
@@ -52,10 +50,7 @@ fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
   full.num_elements = space->num_elements;
   full.dofs_per_element = space->dofs_per_element;
   full.num_boundary_dofs = space->num_boundary_dofs;
-  size_t caller = info->size;
-  memcpy(info, &full, caller < sizeof full ? caller : sizeof full);
-  info->size = caller;
-  return FEA_SUCCESS;
+  return fea_struct_copy_out(space->ctx, info, &full, "info", &fea_struct_space_info);
 }
 
 fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs) {
@@ -80,7 +75,7 @@ fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacit
 }
 
 /* Evaluate with a one-point rule at the point's reference coordinates. */
-static fea_status evaluate_points(const fea_space *s, const double *coeffs, fea_index npts,
+static fea_status evaluate_points(fea_space *s, const double *coeffs, fea_index npts,
                                   const double *points, double *values, double *gradients) {
   int dim = s->dim, nb = s->dofs_per_element;
   double ref[3] = {0, 0, 0}, one = 1.0;
@@ -111,7 +106,7 @@ static fea_status evaluate_points(const fea_space *s, const double *coeffs, fea_
   return st;
 }
 
-fea_status fea_space_evaluate(const fea_space *space, const double *coeffs, fea_index npts,
+fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                               const double *points, double *values, double *gradients) {
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK(npts >= 0, space->ctx, FEA_ERR_INVALID_ARG, "npts %lld is negative", (long long)npts);
@@ -134,7 +129,7 @@ fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *
 
 /* A coarse function as a callback, for interpolating it in a finer space. */
 typedef struct coarse_fn {
-  const fea_space *space;
+  fea_space *space;
   const double *coeffs;
   fea_status status;
 } coarse_fn;
@@ -148,7 +143,7 @@ static double eval_coarse(const double *x, void *user) {
 
 /* The fine interpolant equals the coarse function only if fine contains it:
  * compare them at interior quadrature points of every fine element. */
-static fea_status check_contains(const fea_space *coarse, const double *cc, const fea_space *fine,
+static fea_status check_contains(fea_space *coarse, const double *cc, const fea_space *fine,
                                  const double *fc) {
   fea_quadrature q;
   FEA_CALL(fea_quadrature_for_cell(fine->cell, 3, &q));
@@ -182,7 +177,7 @@ static fea_status check_contains(const fea_space *coarse, const double *cc, cons
   return st;
 }
 
-fea_status fea_space_transfer(const fea_space *coarse, const double *coarse_coeffs,
+fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                               const fea_space *fine, double *fine_coeffs) {
   FEA_CHECK_NULL(coarse, NULL);
   FEA_CHECK_NULL(fine, coarse->ctx);

@@ -9,9 +9,9 @@
 typedef struct fea_cg_operator {
   fea_context *ctx;
   fea_index n;
-  fea_status (*apply)(const void *op, const double *x, double *y);
+  fea_status (*apply)(void *op, const double *x, double *y); /* may use op's buffers */
   fea_status (*sync)(fea_context *ctx); /* waits for apply; NULL where apply is synchronous */
-  const void *op;
+  void *op;
 } fea_cg_operator;
 
 /* z = M^-1 r on arrays of the operator's n entries. */

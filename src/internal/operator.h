@@ -14,8 +14,8 @@
 #include "problem.h"
 
 typedef struct fea_operator_impl {
-  /* y = A x (add 0) or y += A x (add 1). */
-  fea_status (*apply)(const fea_operator *op, const double *x, double *y, int add);
+  /* y = A x (add 0) or y += A x (add 1); may use the operator's buffers. */
+  fea_status (*apply)(fea_operator *op, const double *x, double *y, int add);
   fea_status (*diagonal)(const fea_operator *op, double *d);
   void (*destroy)(void *data);
 } fea_operator_impl;
@@ -41,7 +41,7 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
 /* The reduced right-hand side, computed on the first call and kept (the
  * operator's cache: matrix-free operators pay its element pass only when
  * asked); copied into the host array b unless b is NULL. */
-fea_status fea_operator_rhs(const fea_operator *op, double *b);
+fea_status fea_operator_rhs(fea_operator *op, double *b);
 
 /* Build the implementations into op (op->problem, ctx, num_free set);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
@@ -55,12 +55,12 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b);
 
 /* CG over an operator (src/matfree/operator-cg.c): fea_cg_iterate on the
  * operator's apply, with precond (NULL: none); arguments as fea_cg_iterate. */
-fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
                       const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
                       fea_cg_stats *s);
 /* The solve behind fea_cg_solve on checked arguments: Jacobi from the
  * operator's diagonal when d->jacobi, s complete (solve_s included). */
-fea_status fea_operator_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                  const fea_cg_desc *d, fea_cg_stats *s);
 
 #endif

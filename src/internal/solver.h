@@ -54,12 +54,5 @@ void fea_solver_free(fea_solver *s);
 /* FEA_ERR_INVALID_ARG unless s is of the kind (for kind-specific getters). */
 fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what);
 
-/* Copy a size-versioned descriptor: defaults first, then the caller's
- * fields up to its .size (at least min_size, else FEA_ERR_INVALID_ARG). */
-fea_status fea_desc_copy(fea_context *ctx, void *dst, size_t full_size, const void *src,
-                         size_t min_size, const char *type);
-/* The same for stats: fill the caller's prefix of full. */
-fea_status fea_stats_copy_out(fea_context *ctx, void *dst, const void *full, size_t full_size,
-                              size_t min_size, const char *type);
 
 #endif

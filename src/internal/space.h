@@ -34,8 +34,9 @@ struct fea_space_ops {
   fea_status (*element_values)(const fea_space *s, fea_index e, const fea_quadrature *q,
                                fea_element_values *ev);
   /* The element containing physical point x and x's reference coordinates in it;
-   * FEA_ERR_INVALID_ARG when x is outside the domain. */
-  fea_status (*locate)(const fea_space *s, const double *x, fea_index *e, double *ref);
+   * FEA_ERR_INVALID_ARG when x is outside the domain. Not const: a Lagrange
+   * space builds its point-location grid on first use (thread-safe). */
+  fea_status (*locate)(fea_space *s, const double *x, fea_index *e, double *ref);
   /* Interpolant coefficients (num_dofs) of g. */
   fea_status (*interpolate)(const fea_space *s, fea_scalar_fn g, void *user, double *coeffs);
   /* Release impl. */

@@ -41,7 +41,7 @@ static fea_status jacobi_invert(const fea_operator *A, double *d) {
 }
 
 /* Device: the diagonal in a device vector, inverted on the host, uploaded. */
-static fea_status jacobi_alloc_device(const fea_operator *A, fea_vector **dvec, double **host) {
+static fea_status jacobi_alloc_device(fea_operator *A, fea_vector **dvec, double **host) {
   const fea_index n = A->num_free;
   FEA_CALL(fea_vec_create(A->ctx, n, FEA_F64, dvec));
   FEA_CALL(A->impl->diagonal(A, (*dvec)->data));
@@ -66,25 +66,25 @@ static fea_status jacobi_apply(void *user, const double *r, double *z) {
   return FEA_SUCCESS;
 }
 
-static fea_status apply_operator(const void *op, const double *x, double *y) {
-  const fea_operator *A = op;
+static fea_status apply_operator(void *op, const double *x, double *y) {
+  fea_operator *A = op;
   return A->impl->apply(A, x, y, 0);
 }
 
-static fea_cg_operator cg_operator(const fea_operator *A) {
+static fea_cg_operator cg_operator(fea_operator *A) {
   fea_cg_operator c = {A->ctx, A->num_free, apply_operator, NULL, A};
   if (on_device(A)) c.sync = A->ctx->backend->op->sync;
   return c;
 }
 
-fea_status fea_cg_run(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
                       const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
                       fea_cg_stats *s) {
   const fea_cg_operator c = cg_operator(A);
   return fea_cg_iterate(&c, b, x, d, precond, user, s);
 }
 
-fea_status fea_operator_cg_solve(const fea_operator *A, const fea_vector *b, fea_vector *x,
+fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                  const fea_cg_desc *dp, fea_cg_stats *sp) {
   const fea_cg_desc d = *dp;
   const double t0 = omp_get_wtime();

@@ -43,7 +43,7 @@ static fea_index row_at(const fea_index *row_ptr, fea_index rows, fea_index targ
   return lo;
 }
 
-static fea_status csr_apply(const fea_operator *op, const double *x, double *y, int add) {
+static fea_status csr_apply(fea_operator *op, const double *x, double *y, int add) {
   const csr_op *c = op->data;
   const fea_index *rp = c->A->row_ptr, *ci = c->A->col_idx;
   const double *v = c->A->values;

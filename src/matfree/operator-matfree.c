@@ -211,7 +211,7 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
 
 static const fea_conc_work matfree_work = {work_init, work_fini, work_element};
 
-static fea_status matfree_apply(const fea_operator *op, const double *x, double *y, int add) {
+static fea_status matfree_apply(fea_operator *op, const double *x, double *y, int add) {
   matfree_op *m = op->data;
   const fea_index nf = m->nf;
   const int T = m->job->cfg.threads;

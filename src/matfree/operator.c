@@ -198,11 +198,10 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
   return host_build(ctx, problem, d, out);
 }
 
-fea_status fea_operator_rhs(const fea_operator *op, double *b) {
+fea_status fea_operator_rhs(fea_operator *op, double *b) {
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
-    fea_operator *mut = (fea_operator *)op;
-    FEA_CALL(fea_operator_matfree_rhs(mut->problem, mut->rhs));
-    mut->rhs_ready = 1;
+    FEA_CALL(fea_operator_matfree_rhs(op->problem, op->rhs));
+    op->rhs_ready = 1;
   }
   if (b) memcpy(b, op->rhs, (size_t)op->num_free * sizeof *b);
   return FEA_SUCCESS;

@@ -103,7 +103,7 @@ static fea_status factor_coarsest(fea_mg *mg) {
                      (long long)n);
   }
   fea_matrix *A = NULL;
-  fea_status st = fea_problem_assemble_reference(lv->problem, &A, b);
+  fea_status st = fea_problem_assemble_reference(lv->problem, b, &A);
   free(b);
   FEA_CALL(st);
   /* Row i's upper entries (i, j) are column i's lower entries (j, i). */

@@ -148,7 +148,7 @@ static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *spli
   fea_status st = p->load ? FEA_SUCCESS
                           : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld loads",
                                       (long long)p->grid.num);
-  if (st >= 0) st = fea_problem_assemble_reference(s->problem, &p->A, p->load);
+  if (st >= 0) st = fea_problem_assemble_reference(s->problem, p->load, &p->A);
   if (st >= 0) st = transformed(s, p->A, &At, &split);
   if (st >= 0) st = relay(s, fea_ph_factor_create(host_ctx(s), &p->grid, At, &p->f));
   if (st >= 0 && At_out) { /* the caller's: S^T A S and the split are built once */

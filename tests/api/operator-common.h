@@ -84,7 +84,7 @@ static void op_fixture_make(op_fixture *x, const char *resource, int threads, co
                fea_context_last_error(x->ctx));
   cr_assert_eq(fea_problem_get_num_free_dofs(x->pb, &x->nf), FEA_SUCCESS);
   x->bref = calloc((size_t)x->nf + 1, sizeof *x->bref);
-  cr_assert_eq(fea_problem_assemble_reference(x->pb, &x->ref, x->bref), FEA_SUCCESS, "%s",
+  cr_assert_eq(fea_problem_assemble_reference(x->pb, x->bref, &x->ref), FEA_SUCCESS, "%s",
                fea_context_last_error(x->ctx));
 }
 

@@ -91,7 +91,7 @@ static inline void solve_and_measure(fea_problem *pb, fea_scalar_fn u, fea_gradi
   cr_assert_eq(fea_problem_get_num_free_dofs(pb, &nf), FEA_SUCCESS);
   double *b = malloc((size_t)(nf + 1) * sizeof *b);
   fea_matrix *A = NULL;
-  cr_assert_eq(fea_problem_assemble_reference(pb, &A, b), FEA_SUCCESS, "%s",
+  cr_assert_eq(fea_problem_assemble_reference(pb, b, &A), FEA_SUCCESS, "%s",
                fea_context_last_error(NULL));
   lapack_solve_csr(A, b);
   cr_assert_eq(fea_problem_expand_solution(pb, b, u_full_out), FEA_SUCCESS);

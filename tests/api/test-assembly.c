@@ -33,6 +33,16 @@ static const family families[] = {
 };
 #define NFAM (sizeof families / sizeof families[0])
 
+/* expr fails with want and the context's message contains needle. */
+#define EXPECT_FAIL(expr, want, ctx, needle)                                                 \
+  do {                                                                                       \
+    fea_status fail_status_ = (expr);                                                        \
+    cr_assert_eq(fail_status_, (want), "%s returned %s", #expr,                              \
+                 fea_status_string(fail_status_));                                           \
+    cr_assert(strstr(fea_context_last_error(ctx), (needle)) != NULL, "'%s' not in \"%s\"",   \
+              (needle), fea_context_last_error(ctx));                                        \
+  } while (0)
+
 static double g_fn(const double *x, void *u) {
   (void)u;
   return 1.0 + x[0] - 0.5 * x[1];
@@ -90,7 +100,7 @@ static void fixture_make(fixture *x, const family *f, fea_scalar_fn sigma) {
   cr_assert_eq(fea_problem_get_num_free_dofs(x->pb, &x->nf), FEA_SUCCESS);
   x->bref = calloc((size_t)x->nf + 1, sizeof *x->bref);
   if (sigma == bad_sigma) return; /* the reference fails as well */
-  cr_assert_eq(fea_problem_assemble_reference(x->pb, &x->ref, x->bref), FEA_SUCCESS, "%s",
+  cr_assert_eq(fea_problem_assemble_reference(x->pb, x->bref, &x->ref), FEA_SUCCESS, "%s",
                fea_context_last_error(x->ctx));
 }
 
@@ -234,7 +244,7 @@ Test(assembly, the_reference_matrix_is_a_valid_target) {
   fixture_make(&x, &families[12], NULL); /* B-splines p2 2D, constant sigma */
   fea_matrix *A = NULL;
   double *b = calloc((size_t)x.nf, sizeof *b);
-  cr_assert_eq(fea_problem_assemble_reference(x.pb, &A, b), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(x.pb, b, &A), FEA_SUCCESS);
   fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
   d.strategy = FEA_UPDATE_PRIVATE_BUFFERS;
   d.threads = 3;
@@ -431,7 +441,7 @@ Test(assembly, stats_are_read_up_to_the_callers_size) {
   fea_matrix *A = NULL;
   cr_assert_eq(fea_matrix_create_pattern(x.pb, &A), FEA_SUCCESS);
   double *b = malloc((size_t)x.nf * sizeof *b);
-  /* an older caller's struct: only up to `threads` */
+  /* a struct that stops inside the first version is refused before any work */
   struct {
     fea_assembly_stats s;
     int canary;
@@ -440,10 +450,23 @@ Test(assembly, stats_are_read_up_to_the_callers_size) {
   old.s.size = offsetof(fea_assembly_stats, time_s);
   old.s.updates = 12345;
   old.canary = 99;
-  cr_assert_eq(fea_problem_assemble(x.pb, A, b, NULL, &old.s), FEA_SUCCESS);
-  cr_expect_eq(old.s.updates, 12345, "written beyond the caller's size");
+  char want[48];
+  snprintf(want, sizeof want, "stats.size is %zu", old.s.size);
+  EXPECT_FAIL(fea_problem_assemble(x.pb, A, b, NULL, &old.s), FEA_ERR_INVALID_ARG, x.ctx, want);
+  cr_expect_eq(old.s.updates, 12345, "written by a failed call");
+  cr_expect_eq(old.s.threads, 0, "written by a failed call");
   cr_expect_eq(old.canary, 99);
+  old.s.size = 0;
+  EXPECT_FAIL(fea_problem_assemble(x.pb, A, b, NULL, &old.s), FEA_ERR_INVALID_ARG, x.ctx,
+              "stats.size is 0; a fea_assembly_stats has");
+  old.s.size = sizeof old;
+  snprintf(want, sizeof want, "stats.size is %zu", sizeof old);
+  EXPECT_FAIL(fea_problem_assemble(x.pb, A, b, NULL, &old.s), FEA_ERR_INVALID_ARG, x.ctx, want);
+  old.s.size = sizeof old.s;
+  cr_assert_eq(fea_problem_assemble(x.pb, A, b, NULL, &old.s), FEA_SUCCESS);
+  cr_expect_eq(old.s.size, sizeof old.s);
   cr_expect_eq(old.s.threads, 1);
+  cr_expect_eq(old.canary, 99, "written beyond the caller's size");
   free(b);
   fea_matrix_destroy(&A);
   fixture_free(&x);

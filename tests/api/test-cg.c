@@ -91,7 +91,7 @@ Test(cg, pcg_matrix_free_2d_q2_converges_at_order_3, .timeout = 120) {
     /* The same discrete solution as a direct solve of the reference system. */
     fea_matrix *A = NULL;
     double *b = calloc((size_t)s.nf, sizeof *b);
-    cr_assert_eq(fea_problem_assemble_reference(s.pb, &A, b), FEA_SUCCESS);
+    cr_assert_eq(fea_problem_assemble_reference(s.pb, b, &A), FEA_SUCCESS);
     lapack_solve_csr(A, b);
     double dmax = 0, umax = 0;
     for (fea_index r = 0; r < s.nf; r++) {

@@ -148,25 +148,28 @@ Test(context, info_size_too_small) {
   OK(fea_context_destroy(&ctx));
 }
 
-/* An older caller's smaller struct: fields up to its .size are filled, and
- * nothing past it is written. */
-BACKEND_TEST(context, info_smaller_size) {
+/* The first version of fea_context_info is the whole struct: a size that
+ * stops inside it, or one larger than the library knows, is refused with
+ * the value, and nothing is written. */
+BACKEND_TEST(context, info_size_outside_range) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
   struct {
     fea_context_info info;
     unsigned char canary[64];
   } buf;
-  memset(&buf, 0xa5, sizeof buf);
-  const size_t old_size = offsetof(fea_context_info, cpu_model);
-  buf.info.size = old_size;
-  OK(fea_context_get_info(ctx, &buf.info));
-  cr_assert_eq(buf.info.size, old_size);
-  cr_assert_str_eq(buf.info.backend, resource);
-  cr_assert_geq(buf.info.num_cores, 1);
-  cr_assert_geq(buf.info.num_pus, buf.info.num_cores);
-  const unsigned char *bytes = (const unsigned char *)&buf;
-  for (size_t i = old_size; i < sizeof buf; i++)
-    cr_assert_eq(bytes[i], 0xa5, "byte %zu past the caller's size %zu was written", i, old_size);
+  const size_t sizes[] = {0, offsetof(fea_context_info, cpu_model),
+                          offsetof(fea_context_info, device_memory_bytes), sizeof buf};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    memset(&buf, 0xa5, sizeof buf);
+    buf.info.size = sizes[k];
+    char want[48];
+    snprintf(want, sizeof want, "info.size is %zu", sizes[k]);
+    EXPECT_FAIL(fea_context_get_info(ctx, &buf.info), FEA_ERR_INVALID_ARG, ctx, want);
+    cr_assert_eq(buf.info.size, sizes[k]);
+    const unsigned char *bytes = (const unsigned char *)&buf;
+    for (size_t i = sizeof buf.info.size; i < sizeof buf; i++)
+      cr_assert_eq(bytes[i], 0xa5, "byte %zu written by a failed call (size %zu)", i, sizes[k]);
+  }
   OK(fea_context_destroy(&ctx));
 }

@@ -55,7 +55,7 @@ static void check_kind(fea_operator_kind kind, int p1, int order) {
   fea_index nf = 0;
   cr_assert_eq(fea_problem_get_num_free_dofs(pb, &nf), FEA_SUCCESS);
   double *b = malloc((size_t)nf * sizeof *b);
-  cr_assert_eq(fea_problem_assemble_reference(pb, &A, b), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(pb, b, &A), FEA_SUCCESS);
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = kind;
   cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS, "%s",

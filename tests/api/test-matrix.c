@@ -18,7 +18,7 @@ static fea_matrix *assemble(fea_context *ctx, fea_space **s, fea_problem **pb, d
   cr_assert_eq(nf, 4 * 3, "free DoFs of (4+2) x (3+2) B-splines without the boundary ring");
   *b = calloc((size_t)nf, sizeof **b);
   fea_matrix *A = NULL;
-  cr_assert_eq(fea_problem_assemble_reference(*pb, &A, *b), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(*pb, *b, &A), FEA_SUCCESS);
   return A;
 }
 

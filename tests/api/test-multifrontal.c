@@ -84,7 +84,7 @@ static double *reference_solution(fea_problem *pb, fea_index *nf) {
   OK(fea_problem_get_num_free_dofs(pb, nf));
   double *b = calloc((size_t)(*nf + 1), sizeof *b);
   fea_matrix *A = NULL;
-  OK(fea_problem_assemble_reference(pb, &A, b));
+  OK(fea_problem_assemble_reference(pb, b, &A));
   if (*nf > 0) lapack_solve_csr(A, b);
   OK(fea_matrix_destroy(&A));
   return b;
@@ -252,7 +252,7 @@ MULTIFRONTAL_TEST(many_rhs) {
   /* And the columns solve the reference system. */
   fea_matrix *A = NULL;
   double *load = malloc((size_t)nf * sizeof *load), *Ax = malloc((size_t)nf * sizeof *Ax);
-  OK(fea_problem_assemble_reference(pb, &A, load));
+  OK(fea_problem_assemble_reference(pb, load, &A));
   for (fea_index j = 0; j < nrhs; j++) {
     OK(fea_matrix_multiply(A, x + j * ld, Ax));
     double rn = 0, bn = 0;

@@ -65,7 +65,7 @@ Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
         double *b = malloc((size_t)nf * sizeof *b), *xr = malloc((size_t)nf * sizeof *xr);
         double *x = malloc((size_t)nf * sizeof *x);
         fea_matrix *A = NULL;
-        cr_assert_eq(fea_problem_assemble_reference(s.pb, &A, b), FEA_SUCCESS);
+        cr_assert_eq(fea_problem_assemble_reference(s.pb, b, &A), FEA_SUCCESS);
         memcpy(xr, b, (size_t)nf * sizeof *b);
         lapack_solve_csr(A, xr);
         fea_matrix_destroy(&A);

@@ -35,7 +35,7 @@ static fea_operator *make_op(const op_fixture *x, fea_operator_kind kind,
 
 /* y = A x through the operator into a host array. y starts as NaN: apply
  * must overwrite every row, whatever it held before. */
-static void apply_host(const op_fixture *x, const fea_operator *op, const double *xin,
+static void apply_host(const op_fixture *x, fea_operator *op, const double *xin,
                        double *y) {
   for (fea_index i = 0; i < x->nf; i++) y[i] = NAN;
   fea_vector *vx = op_vector(x, xin), *vy = op_vector(x, y);

@@ -201,7 +201,7 @@ static void reference(const square *s, fea_index *nf, double **b, double **x) {
   *b = malloc((size_t)*nf * sizeof **b);
   *x = malloc((size_t)*nf * sizeof **x);
   fea_matrix *A = NULL;
-  cr_assert_eq(fea_problem_assemble_reference(s->pb, &A, *b), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(s->pb, *b, &A), FEA_SUCCESS);
   memcpy(*x, *b, (size_t)*nf * sizeof **x);
   lapack_solve_csr(A, *x);
   fea_matrix_destroy(&A);
@@ -372,7 +372,7 @@ Test(prehandled, fp16_needs_prehandling, .timeout = 120) {
     fea_matrix *A = NULL;
     cr_assert(nf > 0);
     double *xh = malloc((size_t)nf * sizeof *xh);
-    cr_assert_eq(fea_problem_assemble_reference(s.pb, &A, xh), FEA_SUCCESS);
+    cr_assert_eq(fea_problem_assemble_reference(s.pb, xh, &A), FEA_SUCCESS);
     half_cholesky_solve(A, xh);
     const double dev_nodal = rel_diff(nf, xh, x64);
     /* With prehandling: FP16 M1 (h0 automatic, at least one coarse cell). */

@@ -142,7 +142,7 @@ Test(problem, bad_arguments) {
   cr_assert_eq(fea_problem_create_poisson(s, &d, &pb), FEA_SUCCESS);
   fea_matrix *A = (fea_matrix *)&bd;
   double b[16];
-  cr_expect_eq(fea_problem_assemble_reference(pb, &A, b), FEA_ERR_INVALID_ARG);
+  cr_expect_eq(fea_problem_assemble_reference(pb, b, &A), FEA_ERR_INVALID_ARG);
   cr_expect_null(A);
   cr_expect(strstr(fea_context_last_error(NULL), "sigma is -1 at x = (") != NULL, "%s",
             fea_context_last_error(NULL));

@@ -279,7 +279,7 @@ Test(space_bspline, gradients_match_finite_differences) {
 
 /* A function of the space as a callback: the space's own evaluation. */
 typedef struct space_fn {
-  const fea_space *s;
+  fea_space *s;
   const double *coef;
 } space_fn;
 
@@ -358,7 +358,7 @@ Test(space_bspline, interpolation_refuses_nan_values) {
 }
 
 /* Coarse and fine functions agree at random points and at the corners. */
-static void expect_same_function(const fea_space *coarse, const fea_space *fine, const double *lo,
+static void expect_same_function(fea_space *coarse, fea_space *fine, const double *lo,
                                  const double *hi, const char *what) {
   fea_space_info ic = info_of(coarse), ifn = info_of(fine);
   double *c = malloc((size_t)ic.num_dofs * sizeof *c), *f = malloc((size_t)ifn.num_dofs * sizeof *f);
@@ -564,12 +564,18 @@ Test(space_bspline_errors, box_geometry_size_and_nulls) {
   d.geometry = NULL;
   d.size = 8;
   expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "desc.size is 8");
-  /* A struct that ends before the geometry field: geometry takes its default. */
+  /* A struct that ends before the first version's last field is refused. */
   d.size = offsetof(fea_bspline_desc, geometry);
+  char want[48];
+  snprintf(want, sizeof want, "desc.size is %zu", d.size);
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, want);
+  d.size = sizeof d + 8;
+  snprintf(want, sizeof want, "desc.size is %zu", d.size);
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, want);
+  d.size = sizeof d;
   fea_space *s = NULL;
   OK(fea_space_create_bspline(ctx, &d, &s));
   fea_space_destroy(&s);
-  d.size = sizeof d;
   fea_space *o = SENTINEL;
   EXPECT_FAIL(fea_space_create_bspline(ctx, NULL, &o), FEA_ERR_INVALID_ARG, ctx, "'desc' is NULL");
   cr_assert_null(o);

@@ -46,7 +46,7 @@ static void run_space(fea_space *space, const char *name) {
   double *bref = calloc((size_t)nf, sizeof *bref), *b = calloc((size_t)nf, sizeof *b);
   double *vr = malloc((size_t)nnz * sizeof *vr), *va = malloc((size_t)nnz * sizeof *va);
   double *D = malloc((size_t)(nf * nf) * sizeof *D);
-  check(fea_problem_assemble_reference(pb, &R, bref) == FEA_SUCCESS, "reference");
+  check(fea_problem_assemble_reference(pb, bref, &R) == FEA_SUCCESS, "reference");
   check(fea_matrix_get_csr(R, NULL, NULL, vr) == FEA_SUCCESS, "csr");
   double scale = 0;
   for (fea_index k = 0; k < nnz; k++) scale = fmax(scale, fabs(vr[k]));

@@ -140,7 +140,7 @@ Test(concurrency, private_buffers_are_the_reference_bit_for_bit) {
   double *want = serial_in_order(&s, NULL);
   fea_matrix *R = NULL;
   double *bref = calloc((size_t)s.pb->num_free, sizeof *bref);
-  cr_assert_eq(fea_problem_assemble_reference(s.pb, &R, bref), FEA_SUCCESS);
+  cr_assert_eq(fea_problem_assemble_reference(s.pb, bref, &R), FEA_SUCCESS);
   cr_assert(memcmp(want, R->values, (size_t)R->nnz * sizeof(double)) == 0, "SERIAL != reference");
   for (int threads = 1; threads <= 7; threads++) {
     fea_conc_config cfg = config(threads);

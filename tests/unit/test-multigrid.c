@@ -179,8 +179,8 @@ static void check_galerkin(int dim, int simplices, fea_index n) {
   fea_matrix *Af, *Ac, *P, *PT, *AP, *G;
   double *b = malloc((size_t)f.nf * sizeof *b);
   cr_assert(b);
-  OK(fea_problem_assemble_reference(f.pb, &Af, b));
-  OK(fea_problem_assemble_reference(c.pb, &Ac, b));
+  OK(fea_problem_assemble_reference(f.pb, b, &Af));
+  OK(fea_problem_assemble_reference(c.pb, b, &Ac));
   OK(fea_mg_prolongation(ctx, f.pb, c.pb, &P));
   OK(fea_csr_transpose(ctx, P, &PT));
   OK(fea_csr_multiply(ctx, Af, P, &AP));

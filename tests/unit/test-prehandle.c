@@ -77,7 +77,7 @@ static fea_matrix *nodal_matrix(fea_ph_element el, fea_index n) {
   cr_assert_eq(nf, (n - 1) * (n - 1));
   double *b = malloc((size_t)nf * sizeof *b);
   fea_matrix *A;
-  OK(fea_problem_assemble_reference(pb, &A, b));
+  OK(fea_problem_assemble_reference(pb, b, &A));
   free(b);
   fea_problem_destroy(&pb);
   fea_space_destroy(&space);

@@ -82,7 +82,7 @@ static void fixture_make(fixture *x, fea_ph_element el, fea_index n, fea_index n
   cr_assert_eq(nf, x->g.num);
   x->b = malloc((size_t)nf * sizeof *x->b);
   cr_assert(x->b);
-  OK(fea_problem_assemble_reference(x->pb, &x->A, x->b));
+  OK(fea_problem_assemble_reference(x->pb, x->b, &x->A));
   OK(fea_ph_build_s(ctx, &x->g, &x->S));
   OK(fea_ph_transform_matrix(ctx, x->A, x->S, &x->At));
   OK(fea_ph_factor_create(ctx, &x->g, x->At, &x->f));
