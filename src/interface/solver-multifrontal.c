@@ -1,81 +1,12 @@
-/* Multifrontal solver: argument checks, the symbolic tree at creation,
- * the level walk of setup and solve through the context's multifrontal ops,
- * stats and the boundary Schur complement export.
- *
- * Numbering. The tree runs over "tree DoFs": the problem's free DoFs
- * (reduced numbering, identical to fea_problem_assemble_reference's), or,
- * with keep_boundary, every DoF of the space (space numbering) so that the
- * boundary DoFs can stay in the root. Right-hand sides and solutions of the
- * API are always in the problem's reduced numbering. */
-#include <stdlib.h>
-#include <string.h>
-
+/* Multifrontal solver API: argument checks, then the solver kind of
+ * src/multifrontal/solver-kind.c (the tree, setup, solve, stats and the
+ * boundary Schur complement). */
 #include "context.h"
 #include "error.h"
 #include "etree.h"
-#include "multifrontal.h"
+#include "multifrontal-solver.h"
 #include "problem.h"
-#include "solver.h"
 #include "struct-copy.h"
-
-typedef struct multifrontal_solver {
-  fea_solver_desc desc;       /* complete */
-  fea_index *tree_index;      /* per space DoF: its tree DoF, or -1 */
-  fea_index *tree_of_free;    /* per problem free DoF: its tree DoF */
-  fea_etree tree;
-  fea_multifrontal_factor factor;
-  double *level_s;            /* per level: factorization time of the last setup */
-  double integrate_s, factor_s, root_s, forward_s, backward_s;
-  uint64_t device_bytes;      /* what the backend reserved on a device (last setup) */
-} multifrontal_solver;
-
-static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
-
-static void multifrontal_reset(fea_solver *s) {
-  multifrontal_solver *m = multifrontal_of(s);
-  if (m->factor.tree && s->ctx->multifrontal.factor_release) s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
-  s->ready = 0;
-}
-
-static void multifrontal_destroy(fea_solver *s) {
-  multifrontal_solver *m = multifrontal_of(s);
-  multifrontal_reset(s);
-  fea_etree_free(&m->tree);
-  free(m->tree_index);
-  free(m->tree_of_free);
-  free(m->level_s);
-  free(m);
-  s->data = NULL;
-}
-
-/* The tree numbering and the map from the problem's free DoFs into it. */
-static fea_status number_dofs(fea_solver *s) {
-  multifrontal_solver *m = multifrontal_of(s);
-  const fea_index nd = s->space->num_dofs, nf = s->problem->num_free;
-  m->tree_index = malloc((size_t)(nd ? nd : 1) * sizeof *m->tree_index);
-  m->tree_of_free = malloc((size_t)(nf ? nf : 1) * sizeof *m->tree_of_free);
-  FEA_CHECK(m->tree_index && m->tree_of_free, s->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for the numbering of %lld DoFs", (long long)nd);
-  for (fea_index d = 0; d < nd; d++) {
-    fea_index f = s->problem->free_index[d];
-    m->tree_index[d] = m->desc.keep_boundary ? d : f;
-    if (f >= 0) m->tree_of_free[f] = m->tree_index[d];
-  }
-  return FEA_SUCCESS;
-}
-
-static fea_status multifrontal_setup(fea_solver *s);
-static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                           double *x, fea_index ldx);
-
-static const fea_solver_ops multifrontal_ops = {
-    .name = "multifrontal",
-    .check_problem = NULL,
-    .reset = multifrontal_reset,
-    .setup = multifrontal_setup,
-    .solve = multifrontal_solve,
-    .destroy = multifrontal_destroy,
-};
 
 fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
                                           fea_problem *problem, const fea_solver_desc *desc,
@@ -106,20 +37,8 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
             ctx, FEA_ERR_UNSUPPORTED, "backend %s has no multifrontal ops", ctx->backend->prefix);
 
   fea_solver *s = NULL;
-  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &multifrontal_ops, &s));
-  multifrontal_solver *m = calloc(1, sizeof *m);
-  fea_status st = m ? FEA_SUCCESS : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
-  s->data = m;
-  if (st == FEA_SUCCESS) {
-    m->desc = d;
-    st = number_dofs(s);
-  }
-  if (st == FEA_SUCCESS)
-    st = fea_etree_build(space, m->tree_index, d.merge, d.keep_boundary, &m->tree);
-  if (st == FEA_SUCCESS) {
-    m->level_s = calloc((size_t)m->tree.num_levels, sizeof *m->level_s);
-    if (!m->level_s) st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for level times");
-  }
+  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &fea_multifrontal_solver_ops, &s));
+  fea_status st = fea_multifrontal_attach(s, &d);
   if (st != FEA_SUCCESS) {
     fea_solver_free(s);
     return st;
@@ -128,114 +47,24 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
   return FEA_SUCCESS;
 }
 
-static fea_status multifrontal_setup(fea_solver *s) {
-  fea_context *ctx = s->ctx;
-  multifrontal_solver *m = multifrontal_of(s);
-  const fea_etree *t = &m->tree;
-  uint64_t need = (uint64_t)t->peak_entries * sizeof(double);
-  uint64_t limit = fea_memory_limit(m->desc.memory_limit_bytes);
-  FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
-            "the factorization needs %llu bytes (%llu of factors, front of up to %lld DoFs) but "
-            "the memory limit is %llu bytes", (unsigned long long)need,
-            (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
-            (long long)t->max_front, (unsigned long long)limit);
-  multifrontal_reset(s);
-  fea_multifrontal_factor *f = &m->factor;
-  memset(f, 0, sizeof *f);
-  f->tree = t;
-  f->problem = s->problem;
-  FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
-  double t0 = fea_now();
-  for (int L = 0; L < t->num_levels; L++) {
-    double tl = fea_now();
-    fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
-    m->level_s[L] = fea_now() - tl;
-    if (st < 0) {
-      multifrontal_reset(s);
-      return st;
-    }
-  }
-  m->factor_s = fea_now() - t0;
-  m->root_s = m->level_s[t->num_levels - 1];
-  m->integrate_s = f->integrate_s;
-  m->device_bytes = f->device_bytes;
-  return FEA_SUCCESS;
-}
-
-static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                           double *x, fea_index ldx) {
-  fea_context *ctx = s->ctx;
-  multifrontal_solver *m = multifrontal_of(s);
-  const fea_index nf = s->problem->num_free;
-  const fea_etree *t = &m->tree;
-  const fea_index N = t->num_dofs;
-  fea_multifrontal_solve sv = {.nrhs = nrhs};
-  sv.y = calloc((size_t)(N * nrhs), sizeof *sv.y);
-  sv.update = calloc((size_t)t->num_nodes, sizeof *sv.update);
-  fea_status st = FEA_SUCCESS;
-  if (!sv.y || !sv.update) {
-    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld DoFs",
-                   (long long)nrhs, (long long)N);
-    goto out;
-  }
-  /* Tree DoFs that are not free in the problem (the kept boundary) stay 0:
-   * their Dirichlet values are in the load's lifting already. */
-  for (fea_index j = 0; j < nrhs; j++)
-    for (fea_index i = 0; i < nf; i++)
-      sv.y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
-  double t0 = fea_now();
-  for (int L = 0; L < t->num_levels && st == FEA_SUCCESS; L++)
-    st = ctx->multifrontal.forward_level(ctx, &m->factor, &sv, L);
-  double t1 = fea_now();
-  /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
-  if (st == FEA_SUCCESS && t->keep_boundary) {
-    const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
-    for (fea_index j = 0; j < nrhs; j++)
-      for (fea_index i = 0; i < root->r; i++)
-        sv.y[t->front_dofs[root->front_off + root->q + i] + j * N] = 0;
-  }
-  for (int L = t->num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
-    st = ctx->multifrontal.backward_level(ctx, &m->factor, &sv, L);
-  double t2 = fea_now();
-  if (st == FEA_SUCCESS) {
-    m->forward_s = t1 - t0;
-    m->backward_s = t2 - t1;
-    for (fea_index j = 0; j < nrhs; j++)
-      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = sv.y[m->tree_of_free[i] + j * N];
-  }
-out:
-  if (sv.update)
-    for (fea_index n = 0; n < t->num_nodes; n++) free(sv.update[n]);
-  free(sv.update);
-  free(sv.y);
-  return st;
-}
-
 fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index capacity,
                                          fea_index *dofs, double *S, fea_index *n) {
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(n, ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_boundary_schur()"));
-  const multifrontal_solver *m = multifrontal_of(solver);
-  FEA_CHECK(m->desc.keep_boundary, ctx, FEA_ERR_STATE,
+  FEA_CHECK(fea_multifrontal_keeps_boundary(solver), ctx, FEA_ERR_STATE,
             "the boundary Schur complement needs a solver created with keep_boundary = 1");
   FEA_CHECK(solver->ready, ctx, FEA_ERR_STATE,
             "the boundary Schur complement exists after fea_solver_setup() only");
-  const fea_etree *t = &m->tree;
-  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
-  const fea_index r = root->r;
+  const fea_etree *t = fea_multifrontal_tree(solver);
+  const fea_index r = t->nodes[t->num_nodes - 1].r;
   *n = r;
   if (!dofs && !S) return FEA_SUCCESS;
   FEA_CHECK(capacity >= r, ctx, FEA_ERR_DIMENSION,
             "capacity %lld is smaller than the %lld boundary DoFs", (long long)capacity,
             (long long)r);
-  /* With keep_boundary the tree numbering is the space's. */
-  if (dofs) memcpy(dofs, t->front_dofs + root->front_off + root->q, (size_t)r * sizeof *dofs);
-  const double *R = m->factor.schur[t->num_nodes - 1];
-  if (S)
-    for (fea_index j = 0; j < r; j++)
-      for (fea_index i = j; i < r; i++) S[i + j * r] = S[j + i * r] = R[i + j * r];
+  fea_multifrontal_boundary_schur(solver, dofs, S);
   return FEA_SUCCESS;
 }
 
@@ -243,24 +72,8 @@ fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stat
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_stats()"));
-  const multifrontal_solver *m = multifrontal_of(solver);
-  const fea_etree *t = &m->tree;
-  fea_solver_stats full = FEA_SOLVER_STATS_INIT;
-  full.num_levels = t->num_levels;
-  full.num_nodes = t->num_nodes;
-  full.max_front = t->max_front;
-  /* After a setup, the FLOPs its BLAS calls were counted at; before, the tree's. */
-  full.flops = solver->ready ? m->factor.flops : t->flops;
-  full.critical_path_flops = t->critical_path_flops;
-  full.factor_bytes = (uint64_t)t->factor_entries * sizeof(double);
-  full.peak_bytes = (uint64_t)t->peak_entries * sizeof(double);
-  full.integrate_s = m->integrate_s;
-  full.factor_s = m->factor_s;
-  full.root_s = m->root_s;
-  full.forward_s = m->forward_s;
-  full.backward_s = m->backward_s;
-  full.threads = solver->ctx->nthreads;
-  full.device_bytes = m->device_bytes;
+  fea_solver_stats full;
+  fea_multifrontal_get_stats(solver, &full);
   return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_solver_stats);
 }
 
@@ -268,22 +81,12 @@ fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_level()"));
-  const multifrontal_solver *m = multifrontal_of(solver);
-  const fea_etree *t = &m->tree;
+  const fea_etree *t = fea_multifrontal_tree(solver);
   FEA_CHECK(level >= 0 && level < t->num_levels, solver->ctx, FEA_ERR_INVALID_ARG,
             "level %d is outside [0, %d)", level, t->num_levels);
   FEA_CALL(fea_struct_check(solver->ctx, info, "info", &fea_struct_solver_level));
-  fea_solver_level full = FEA_SOLVER_LEVEL_INIT;
-  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
-    const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
-    if (full.nodes == 0 || nd->q < full.q_min) full.q_min = nd->q;
-    if (full.nodes == 0 || nd->r < full.r_min) full.r_min = nd->r;
-    if (nd->q > full.q_max) full.q_max = nd->q;
-    if (nd->r > full.r_max) full.r_max = nd->r;
-    full.flops += nd->flops;
-    full.nodes++;
-  }
-  full.factor_s = solver->ready ? m->level_s[level] : 0;
+  fea_solver_level full;
+  fea_multifrontal_get_level(solver, level, &full);
   return fea_struct_copy_out(solver->ctx, info, &full, "info", &fea_struct_solver_level);
 }
 
@@ -291,19 +94,11 @@ fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_sol
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_node()"));
-  const fea_etree *t = &multifrontal_of(solver)->tree;
+  const fea_etree *t = fea_multifrontal_tree(solver);
   FEA_CHECK(node >= 0 && node < t->num_nodes, solver->ctx, FEA_ERR_INVALID_ARG,
             "node %lld is outside [0, %lld)", (long long)node, (long long)t->num_nodes);
   FEA_CALL(fea_struct_check(solver->ctx, info, "info", &fea_struct_solver_node));
-  const fea_etree_node *nd = &t->nodes[node];
-  fea_solver_node full = FEA_SOLVER_NODE_INIT;
-  full.level = nd->level;
-  full.parent = nd->parent;
-  for (int k = 0; k < 3; k++) {
-    full.box_lo[k] = k < t->dim ? nd->lo[k] : 0;
-    full.box_hi[k] = k < t->dim ? nd->hi[k] : 1;
-  }
-  full.q = nd->q;
-  full.r = nd->r;
+  fea_solver_node full;
+  fea_multifrontal_get_node(solver, node, &full);
   return fea_struct_copy_out(solver->ctx, info, &full, "info", &fea_struct_solver_node);
 }

@@ -1,0 +1,245 @@
+/* The multifrontal solver kind: the symbolic tree at creation, the level
+ * walk of setup and solve through the context's multifrontal ops, its
+ * stats and the boundary Schur complement.
+ *
+ * Numbering. The tree runs over "tree DoFs": the problem's free DoFs
+ * (reduced numbering, identical to fea_problem_assemble_reference's), or,
+ * with keep_boundary, every DoF of the space (space numbering) so that the
+ * boundary DoFs can stay in the root. Right-hand sides and solutions of the
+ * API are always in the problem's reduced numbering. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "context.h"
+#include "error.h"
+#include "etree.h"
+#include "memory-limit.h"
+#include "multifrontal.h"
+#include "multifrontal-solver.h"
+#include "problem.h"
+
+typedef struct multifrontal_solver {
+  fea_solver_desc desc;       /* complete */
+  fea_index *tree_index;      /* per space DoF: its tree DoF, or -1 */
+  fea_index *tree_of_free;    /* per problem free DoF: its tree DoF */
+  fea_etree tree;
+  fea_multifrontal_factor factor;
+  double *level_s;            /* per level: factorization time of the last setup */
+  double integrate_s, factor_s, root_s, forward_s, backward_s;
+  uint64_t device_bytes;      /* what the backend reserved on a device (last setup) */
+} multifrontal_solver;
+
+static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
+
+static void multifrontal_reset(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  if (m->factor.tree && s->ctx->multifrontal.factor_release) s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
+  s->ready = 0;
+}
+
+static void multifrontal_destroy(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  multifrontal_reset(s);
+  fea_etree_free(&m->tree);
+  free(m->tree_index);
+  free(m->tree_of_free);
+  free(m->level_s);
+  free(m);
+  s->data = NULL;
+}
+
+/* The tree numbering and the map from the problem's free DoFs into it. */
+static fea_status number_dofs(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nd = s->space->num_dofs, nf = s->problem->num_free;
+  m->tree_index = malloc((size_t)(nd ? nd : 1) * sizeof *m->tree_index);
+  m->tree_of_free = malloc((size_t)(nf ? nf : 1) * sizeof *m->tree_of_free);
+  FEA_CHECK(m->tree_index && m->tree_of_free, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the numbering of %lld DoFs", (long long)nd);
+  for (fea_index d = 0; d < nd; d++) {
+    fea_index f = s->problem->free_index[d];
+    m->tree_index[d] = m->desc.keep_boundary ? d : f;
+    if (f >= 0) m->tree_of_free[f] = m->tree_index[d];
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status multifrontal_setup(fea_solver *s);
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                           double *x, fea_index ldx);
+
+const fea_solver_ops fea_multifrontal_solver_ops = {
+    .name = "multifrontal",
+    .check_problem = NULL,
+    .reset = multifrontal_reset,
+    .setup = multifrontal_setup,
+    .solve = multifrontal_solve,
+    .destroy = multifrontal_destroy,
+};
+
+static fea_status multifrontal_setup(fea_solver *s) {
+  fea_context *ctx = s->ctx;
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  uint64_t need = (uint64_t)t->peak_entries * sizeof(double);
+  uint64_t limit = fea_memory_limit(m->desc.memory_limit_bytes);
+  FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "the factorization needs %llu bytes (%llu of factors, front of up to %lld DoFs) but "
+            "the memory limit is %llu bytes", (unsigned long long)need,
+            (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
+            (long long)t->max_front, (unsigned long long)limit);
+  multifrontal_reset(s);
+  fea_multifrontal_factor *f = &m->factor;
+  memset(f, 0, sizeof *f);
+  f->tree = t;
+  f->problem = s->problem;
+  FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
+  double t0 = fea_now();
+  for (int L = 0; L < t->num_levels; L++) {
+    double tl = fea_now();
+    fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
+    m->level_s[L] = fea_now() - tl;
+    if (st < 0) {
+      multifrontal_reset(s);
+      return st;
+    }
+  }
+  m->factor_s = fea_now() - t0;
+  m->root_s = m->level_s[t->num_levels - 1];
+  m->integrate_s = f->integrate_s;
+  m->device_bytes = f->device_bytes;
+  return FEA_SUCCESS;
+}
+
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                           double *x, fea_index ldx) {
+  fea_context *ctx = s->ctx;
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nf = s->problem->num_free;
+  const fea_etree *t = &m->tree;
+  const fea_index N = t->num_dofs;
+  fea_multifrontal_solve sv = {.nrhs = nrhs};
+  sv.y = calloc((size_t)(N * nrhs), sizeof *sv.y);
+  sv.update = calloc((size_t)t->num_nodes, sizeof *sv.update);
+  fea_status st = FEA_SUCCESS;
+  if (!sv.y || !sv.update) {
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld DoFs",
+                   (long long)nrhs, (long long)N);
+    goto out;
+  }
+  /* Tree DoFs that are not free in the problem (the kept boundary) stay 0:
+   * their Dirichlet values are in the load's lifting already. */
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < nf; i++)
+      sv.y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
+  double t0 = fea_now();
+  for (int L = 0; L < t->num_levels && st == FEA_SUCCESS; L++)
+    st = ctx->multifrontal.forward_level(ctx, &m->factor, &sv, L);
+  double t1 = fea_now();
+  /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
+  if (st == FEA_SUCCESS && t->keep_boundary) {
+    const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < root->r; i++)
+        sv.y[t->front_dofs[root->front_off + root->q + i] + j * N] = 0;
+  }
+  for (int L = t->num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
+    st = ctx->multifrontal.backward_level(ctx, &m->factor, &sv, L);
+  double t2 = fea_now();
+  if (st == FEA_SUCCESS) {
+    m->forward_s = t1 - t0;
+    m->backward_s = t2 - t1;
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = sv.y[m->tree_of_free[i] + j * N];
+  }
+out:
+  if (sv.update)
+    for (fea_index n = 0; n < t->num_nodes; n++) free(sv.update[n]);
+  free(sv.update);
+  free(sv.y);
+  return st;
+}
+
+fea_status fea_multifrontal_attach(fea_solver *s, const fea_solver_desc *d) {
+  fea_context *ctx = s->ctx;
+  multifrontal_solver *m = calloc(1, sizeof *m);
+  FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
+  s->data = m;
+  m->desc = *d;
+  FEA_CALL(number_dofs(s));
+  FEA_CALL(fea_etree_build(s->space, m->tree_index, d->merge, d->keep_boundary, &m->tree));
+  m->level_s = calloc((size_t)m->tree.num_levels, sizeof *m->level_s);
+  FEA_CHECK(m->level_s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for level times");
+  return FEA_SUCCESS;
+}
+
+const fea_etree *fea_multifrontal_tree(const fea_solver *s) { return &multifrontal_of(s)->tree; }
+
+int fea_multifrontal_keeps_boundary(const fea_solver *s) {
+  return multifrontal_of(s)->desc.keep_boundary;
+}
+
+void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, double *S) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index r = root->r;
+  /* With keep_boundary the tree numbering is the space's. */
+  if (dofs) memcpy(dofs, t->front_dofs + root->front_off + root->q, (size_t)r * sizeof *dofs);
+  const double *R = m->factor.schur[t->num_nodes - 1];
+  if (S)
+    for (fea_index j = 0; j < r; j++)
+      for (fea_index i = j; i < r; i++) S[i + j * r] = S[j + i * r] = R[i + j * r];
+}
+
+void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  *full = (fea_solver_stats)FEA_SOLVER_STATS_INIT;
+  full->num_levels = t->num_levels;
+  full->num_nodes = t->num_nodes;
+  full->max_front = t->max_front;
+  /* After a setup, the FLOPs its BLAS calls were counted at; before, the tree's. */
+  full->flops = s->ready ? m->factor.flops : t->flops;
+  full->critical_path_flops = t->critical_path_flops;
+  full->factor_bytes = (uint64_t)t->factor_entries * sizeof(double);
+  full->peak_bytes = (uint64_t)t->peak_entries * sizeof(double);
+  full->integrate_s = m->integrate_s;
+  full->factor_s = m->factor_s;
+  full->root_s = m->root_s;
+  full->forward_s = m->forward_s;
+  full->backward_s = m->backward_s;
+  full->threads = s->ctx->nthreads;
+  full->device_bytes = m->device_bytes;
+}
+
+void fea_multifrontal_get_level(const fea_solver *s, int level, fea_solver_level *full) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  *full = (fea_solver_level)FEA_SOLVER_LEVEL_INIT;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
+    const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
+    if (full->nodes == 0 || nd->q < full->q_min) full->q_min = nd->q;
+    if (full->nodes == 0 || nd->r < full->r_min) full->r_min = nd->r;
+    if (nd->q > full->q_max) full->q_max = nd->q;
+    if (nd->r > full->r_max) full->r_max = nd->r;
+    full->flops += nd->flops;
+    full->nodes++;
+  }
+  full->factor_s = s->ready ? m->level_s[level] : 0;
+}
+
+void fea_multifrontal_get_node(const fea_solver *s, fea_index node, fea_solver_node *full) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  const fea_etree_node *nd = &t->nodes[node];
+  *full = (fea_solver_node)FEA_SOLVER_NODE_INIT;
+  full->level = nd->level;
+  full->parent = nd->parent;
+  for (int k = 0; k < 3; k++) {
+    full->box_lo[k] = k < t->dim ? nd->lo[k] : 0;
+    full->box_hi[k] = k < t->dim ? nd->hi[k] : 1;
+  }
+  full->q = nd->q;
+  full->r = nd->r;
+}
