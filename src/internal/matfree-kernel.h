@@ -1,5 +1,5 @@
 /* Matrix-free element kernels: the contract between the operator layer
- * (src/interface/operator.c, src/matfree/operator-*.c), which owns
+ * (src/matfree/operator*.c), which owns
  * vectors, Dirichlet handling, the element loop and the conflict strategy
  * for the scatter (which rows a call may write), and the kernels, which
  * compute element results and, with apply_add, add them where the caller

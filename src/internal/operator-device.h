@@ -1,7 +1,7 @@
 /* Operators on device-memory backends (the backend's `op` slot).
  *
- * The interface (src/interface/operator.c) builds the operator's data with
- * the CPU code on an internal host context (assembled matrix, element
+ * The operator object (src/matfree/operator.c) builds the operator's data
+ * with the CPU code on the context's host delegate (fea_context_host) (assembled matrix, element
  * matrices, Dirichlet numbering, coloring, diagonal, right-hand side) and
  * hands it to the backend's create, which uploads what its kernels need and
  * installs an fea_operator_impl whose apply and diagonal take pointers in the

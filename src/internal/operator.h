@@ -1,6 +1,7 @@
 /* The operator object as the library sees it: the public checks live in
- * src/interface/operator.c, the two implementations (assembled CSR,
- * matrix-free gather/kernel/scatter) in src/matfree/operator-*.c behind
+ * src/interface/operator.c, the object in src/matfree/operator.c, the two
+ * implementations (assembled CSR, matrix-free gather/kernel/scatter) in
+ * src/matfree/operator-csr.c and operator-matfree.c behind
  * this small table. Vectors reach the implementations as host arrays of
  * num_free doubles, already checked. */
 #ifndef FEA_INTERNAL_OPERATOR_H
