@@ -389,9 +389,11 @@ static fea_status read_nodes(struct reader *r) {
     for (long long i = done; i < done + count; i++) {
       FEA_CALL(need_line(r, sec, "node coordinates"));
       p = r->buf;
+      /* clang-format off */
       static const char *const names[6] = {"coordinate x", "coordinate y", "coordinate z",
                                            "parametric coordinate u", "parametric coordinate v",
                                            "parametric coordinate w"};
+      /* clang-format on */
       double x[6];
       for (int k = 0; k < 3 + extra; k++) FEA_CALL(get_real(r, &p, names[k], &x[k]));
       FEA_CALL(line_end(r, p, param ? "the parametric coordinates" : "coordinate z"));

@@ -59,9 +59,11 @@ static void splice(struct buffer *b, size_t from, size_t to, const char *with, s
   b->len = b->len - (to - from) + n;
 }
 
+/* clang-format off */
 static const char *const tokens[] = {"-1", "0", "nan", "inf", "1e308", "99999999999999999999",
                                      "$Nodes", "$EndElements", "4.1", " ", "\t", "x", "-",
                                      "2147483648", "9223372036854775807", "\r", "\n"};
+/* clang-format on */
 
 /* One mutation of b (which has room for 64 KiB more); returns its name. */
 static const char *mutate(struct rng *r, struct buffer *b, int kind) {

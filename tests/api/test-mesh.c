@@ -368,6 +368,7 @@ struct bad_cell {
   const char *needle;
 };
 
+/* clang-format off */
 static const struct bad_cell bad_cells[] = {
     {"interval backwards", 1, FEA_CELL_INTERVAL, 3, {0, 1, 3}, 2, {0, 1, 2, 1},
      "cell 1 (interval 2 1) is inverted: length -2"},
@@ -410,6 +411,7 @@ static const struct bad_cell bad_cells[] = {
      {0, 1, 2, 3, 4, 5, 6, 7}, "cell 0 (hexahedron 0 1 2 3 4 5 6 7) is degenerate: Jacobian "
                                "determinant 0 at corner 0"},
 };
+/* clang-format on */
 
 Test(mesh, inverted_and_degenerate_cells) {
   fea_context *ctx = open_ref();

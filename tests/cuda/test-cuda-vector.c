@@ -22,6 +22,7 @@ static double *representable_array(size_t n)
  * overflow to infinity, signed zeros, plus random values across exponents. */
 static double *awkward_array(size_t n)
 {
+  /* clang-format off */
   static const double special[] = {
     0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY,
     1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11, 1.0 + 0x1p-11 + 0x1p-40,  /* f16 ties and near ties */
@@ -32,6 +33,7 @@ static double *awkward_array(size_t n)
     3.3895313892515355e38, 3.4e38, 1.0e39, 0x1p-133, 0x1.8p-134, /* bf16 / f32 edges */
     1.0e-300, -1.0e300, 0.1, -0.3, 2.0 / 3.0,
   };
+  /* clang-format on */
   const size_t ns = sizeof special / sizeof special[0];
   double *x = malloc(n * sizeof *x);
   cr_assert_not_null(x);
