@@ -17,10 +17,10 @@
 #define CASE_NAME "assemble-reference"
 
 static const bench_family families[] = {
-  {"Q", 2, 1}, {"Q", 2, 2}, {"Q", 2, 3}, {"Q", 2, 4}, {"P", 2, 1}, {"P", 2, 2},
-  {"Q", 3, 1}, {"Q", 3, 2}, {"Q", 3, 3}, {"P", 3, 1}, {"P", 3, 2},
-  {"bspline", 2, 1}, {"bspline", 2, 2}, {"bspline", 2, 3}, {"bspline", 2, 4}, {"bspline", 2, 5},
-  {"bspline", 3, 1}, {"bspline", 3, 2}, {"bspline", 3, 3},
+    {"Q", 2, 1},       {"Q", 2, 2},       {"Q", 2, 3},       {"Q", 2, 4},       {"P", 2, 1},
+    {"P", 2, 2},       {"Q", 3, 1},       {"Q", 3, 2},       {"Q", 3, 3},       {"P", 3, 1},
+    {"P", 3, 2},       {"bspline", 2, 1}, {"bspline", 2, 2}, {"bspline", 2, 3}, {"bspline", 2, 4},
+    {"bspline", 2, 5}, {"bspline", 3, 1}, {"bspline", 3, 2}, {"bspline", 3, 3},
 };
 
 /* Integrate every element once; returns the seconds taken. */
@@ -120,16 +120,20 @@ static int run(const bench_options *opts, int argc, char **argv) {
     fea_space_destroy(&space);
     fea_mesh_destroy(&mesh);
   }
-  bench_report_note(&rep, "\nintegrate_s: median of %d passes over all elements (basis at the quadrature "
-                    "points, stiffness and load); assemble_s: one serial reference assembly into CSR "
-                    "(pattern included).", opts->reps);
+  bench_report_note(
+      &rep,
+      "\nintegrate_s: median of %d passes over all elements (basis at the quadrature "
+      "points, stiffness and load); assemble_s: one serial reference assembly into CSR "
+      "(pattern included).",
+      opts->reps);
   fea_context_destroy(&ctx);
   return rc;
 }
 
 const bench_case bench_case_assemble_reference = {
-  .name = CASE_NAME,
-  .description = "element integration throughput and reference CSR assembly, per element family and order",
-  .usage = "options:\n  --elements N   about N elements per family (default 20000)\n",
-  .run = run,
+    .name = CASE_NAME,
+    .description =
+        "element integration throughput and reference CSR assembly, per element family and order",
+    .usage = "options:\n  --elements N   about N elements per family (default 20000)\n",
+    .run = run,
 };

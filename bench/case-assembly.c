@@ -54,8 +54,8 @@ static int measure(bench_report *rep, fea_context *ctx, const mesh_case *mc, int
         bench_machine m;
         (void)bench_machine_get(ctx, &m);
         char what[96];
-        snprintf(what, sizeof what, "%s (%dD Q%d, %d threads)", fea_update_strategy_name(d.strategy),
-                 mc->dim, mc->p, t);
+        snprintf(what, sizeof what, "%s (%dD Q%d, %d threads)",
+                 fea_update_strategy_name(d.strategy), mc->dim, mc->p, t);
         bench_report_skip(rep, CASE_NAME, what, fea_context_last_error(ctx), &m);
         st = FEA_SUCCESS;
         break;
@@ -137,21 +137,25 @@ static int run(const bench_options *opts, int argc, char **argv) {
   for (int k = 0; k < ncases && rc == BENCH_OK; k++)
     rc = measure(&rep, ctx, &cases[k], max_threads, opts->reps, stream);
   for (int t = 1; t <= max_threads; t++)
-    bench_report_note(&rep, "STREAM triad on %d thread%s: %.1f GB/s", t, t > 1 ? "s" : "", stream[t]);
-  bench_report_note(&rep, "time_s: median of %d fea_problem_assemble calls into a reused pattern "
+    bench_report_note(&rep, "STREAM triad on %d thread%s: %.1f GB/s", t, t > 1 ? "s" : "",
+                      stream[t]);
+  bench_report_note(&rep,
+                    "time_s: median of %d fea_problem_assemble calls into a reused pattern "
                     "(scratch, strategy setup, integration, updates); speedup over SERIAL; "
-                    "write_gbytes_per_s counts 8 bytes per update.", opts->reps);
+                    "write_gbytes_per_s counts 8 bytes per update.",
+                    opts->reps);
   fea_context_destroy(&ctx);
   free(stream);
   return rc;
 }
 
 const bench_case bench_case_assembly = {
-  .name = CASE_NAME,
-  .description = "concurrent CSR assembly per update strategy and thread count (2D Q1, 3D Q2)",
-  .usage = "options:\n"
-           "  --dim D   2 or 3: one mesh only (default: 2D Q1 n=700 and 3D Q2 n=24)\n"
-           "  --p P     Lagrange order 1..4\n"
-           "  --n N     elements per direction\n",
-  .run = run,
+    .name = CASE_NAME,
+    .description = "concurrent CSR assembly per update strategy and thread count (2D Q1, 3D Q2)",
+    .usage =
+        "options:\n"
+        "  --dim D   2 or 3: one mesh only (default: 2D Q1 n=700 and 3D Q2 n=24)\n"
+        "  --p P     Lagrange order 1..4\n"
+        "  --n N     elements per direction\n",
+    .run = run,
 };

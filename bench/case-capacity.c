@@ -72,7 +72,7 @@ static void child_measure(const bench_options *opts, const cap_params *prm, int 
   const bench_family fam = {strcmp(prm->space, "bspline") == 0 ? "bspline" : "Q", (int)prm->dim,
                             (int)prm->p};
   fea_status s = bench_open_context(opts, "/cpu/threads", &ctx) == BENCH_OK ? FEA_SUCCESS
-                                                                          : FEA_ERR_BACKEND;
+                                                                            : FEA_ERR_BACKEND;
   if (s == FEA_SUCCESS) s = bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space);
   if (s == FEA_SUCCESS) s = bench_make_sine_problem(space, fam.dim, &pb);
   fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
@@ -145,8 +145,8 @@ static int run_child(const bench_options *opts, const cap_params *prm, int kind,
 /* The n at which the line through two runs' (DoFs, peak bytes) reaches the
  * budget; `fallback` where the line does not rise. DoFs ~ (p n)^dim for
  * Q_p, (n + p)^dim for B-splines. */
-static long long predict_n(const cap_params *prm, double budget, const cap_run *u,
-                           const cap_run *v, long long fallback) {
+static long long predict_n(const cap_params *prm, double budget, const cap_run *u, const cap_run *v,
+                           long long fallback) {
   if (v->dofs == u->dofs) return fallback;
   const double per_dof = (v->peak_bytes - u->peak_bytes) / (double)(v->dofs - u->dofs);
   const double fixed = v->peak_bytes - per_dof * (double)v->dofs;
@@ -208,11 +208,12 @@ static int find_capacity(const bench_options *opts, const cap_params *prm, int k
 }
 
 static void usage_options(FILE *f) {
-  fputs("  --dim D         2 or 3 (default 3)\n"
-        "  --p P           degree 1..8 (default 2)\n"
-        "  --space S       lagrange (Q_p, default) or bspline\n"
-        "  --budget-mb M   the memory both kinds get, in MiB (default 2048)\n",
-        f);
+  fputs(
+      "  --dim D         2 or 3 (default 3)\n"
+      "  --p P           degree 1..8 (default 2)\n"
+      "  --space S       lagrange (Q_p, default) or bspline\n"
+      "  --budget-mb M   the memory both kinds get, in MiB (default 2048)\n",
+      f);
 }
 
 static int run(const bench_options *opts, int argc, char **argv) {
@@ -282,13 +283,15 @@ static int run(const bench_options *opts, int argc, char **argv) {
     bench_peer_metric(&rec, k, "peak_bytes", csr.peak_bytes);
     bench_peer_metric(&rec, k, "bytes_per_dof", csr.peak_bytes / (double)csr.dofs);
     bench_peer_metric(&rec, k, "apply_s", csr.apply_s);
-    if (matfree.ok) bench_peer_metric(&rec, k, "ratio_dofs", (double)matfree.dofs / (double)csr.dofs);
+    if (matfree.ok)
+      bench_peer_metric(&rec, k, "ratio_dofs", (double)matfree.dofs / (double)csr.dofs);
   }
   bench_report_emit(&rep, &rec);
   if (!csr.ok) bench_report_note(&rep, "csr: %s", csr.why);
   if (!matfree.ok) bench_report_note(&rep, "matfree-sumfact: %s", matfree.why);
-  bench_report_note(&rep, "peak_bytes: VmHWM of a fresh process above its start, with mesh, "
-                          "space, problem, operator, x and y built and one apply done");
+  bench_report_note(&rep,
+                    "peak_bytes: VmHWM of a fresh process above its start, with mesh, "
+                    "space, problem, operator, x and y built and one apply done");
   fea_context_destroy(&ctx);
   return BENCH_OK;
 }

@@ -44,7 +44,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
   }
   if (!outdir) return usage_error("--out DIR is required", NULL);
   if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "feaccel-bench: %s: cannot create %s: %s\n", CASE_NAME, outdir, strerror(errno));
+    fprintf(stderr, "feaccel-bench: %s: cannot create %s: %s\n", CASE_NAME, outdir,
+            strerror(errno));
     return BENCH_FAILED;
   }
   bench_family f = {strcmp(space_kind, "bspline") == 0 ? "bspline" : "Q", (int)dim, (int)p};
@@ -92,8 +93,10 @@ static int run(const bench_options *opts, int argc, char **argv) {
     bench_metric(&r, "nnz", (double)nnz);
     bench_metric(&r, "assemble_s", assemble_s);
     bench_report_emit(&rep, &r);
-    bench_report_note(&rep, "\nwrote %s/A.mtx and %s/b.mtx: -Laplace u = f for u = prod sin(pi x_i) "
-                      "on the unit box, boundary DoFs eliminated (u = 0 there)", outdir, outdir);
+    bench_report_note(&rep,
+                      "\nwrote %s/A.mtx and %s/b.mtx: -Laplace u = f for u = prod sin(pi x_i) "
+                      "on the unit box, boundary DoFs eliminated (u = 0 there)",
+                      outdir, outdir);
   }
   free(b);
   fea_matrix_destroy(&A);
@@ -105,12 +108,13 @@ static int run(const bench_options *opts, int argc, char **argv) {
 }
 
 const bench_case bench_case_export = {
-  .name = CASE_NAME,
-  .description = "write the reference system A.mtx, b.mtx of the manufactured Poisson problem",
-  .usage = "options:\n  --dim D                 1, 2 or 3 (default 2)\n"
-           "  --space bspline|lagrange  B-splines or Q_p Lagrange (default bspline)\n"
-           "  --p P                   degree (default 2)\n"
-           "  --n N                   elements per direction (default 8)\n"
-           "  --out DIR               where A.mtx and b.mtx go (created if missing)\n",
-  .run = run,
+    .name = CASE_NAME,
+    .description = "write the reference system A.mtx, b.mtx of the manufactured Poisson problem",
+    .usage =
+        "options:\n  --dim D                 1, 2 or 3 (default 2)\n"
+        "  --space bspline|lagrange  B-splines or Q_p Lagrange (default bspline)\n"
+        "  --p P                   degree (default 2)\n"
+        "  --n N                   elements per direction (default 8)\n"
+        "  --out DIR               where A.mtx and b.mtx go (created if missing)\n",
+    .run = run,
 };

@@ -29,9 +29,9 @@
 typedef struct direct_params {
   long long dim, p, n, n_min, gemm_n;
   int sweep, cholmod, reps;
-  int cpu;      /* on a GPU context: also time the CPU backend on the same problem */
-  int gpu;      /* the context is a GPU's */
-  int threads;  /* --threads, for the CPU comparison context */
+  int cpu;     /* on a GPU context: also time the CPU backend on the same problem */
+  int gpu;     /* the context is a GPU's */
+  int threads; /* --threads, for the CPU comparison context */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -289,8 +289,10 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
     bench_peer_metric(&rec, k, "max_rel_diff", norm > 0 ? diff / norm : diff);
     pt->cholmod_s = theirs;
     bench_report_emit(rep, &rec);
-    bench_report_note(rep, "  n = %lld: CHOLMOD chose the %s ordering; its flops %.4g (ours "
-                      "%.4g), nnz(L) %.4g", n, cr.ordering, cr.flops, st.flops, cr.lnz);
+    bench_report_note(rep,
+                      "  n = %lld: CHOLMOD chose the %s ordering; its flops %.4g (ours "
+                      "%.4g), nnz(L) %.4g",
+                      n, cr.ordering, cr.flops, st.flops, cr.lnz);
   } else {
     bench_report_emit(rep, &rec);
   }
@@ -391,8 +393,16 @@ static int parse(int argc, char **argv, direct_params *p) {
 }
 
 static int run(const bench_options *o, int argc, char **argv) {
-  direct_params prm = {.dim = 2, .p = 3, .n = 256, .n_min = 32, .gemm_n = 0, .sweep = 0,
-                       .cholmod = 1, .reps = o->reps, .cpu = 1, .threads = o->threads};
+  direct_params prm = {.dim = 2,
+                       .p = 3,
+                       .n = 256,
+                       .n_min = 32,
+                       .gemm_n = 0,
+                       .sweep = 0,
+                       .cholmod = 1,
+                       .reps = o->reps,
+                       .cpu = 1,
+                       .threads = o->threads};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
@@ -424,21 +434,29 @@ static int run(const bench_options *o, int argc, char **argv) {
     rc = run_size(&rep, ctx, &prm, prm.n, dgemm, &pts[0]);
   }
   if (rc == BENCH_OK) {
-    bench_report_note(&rep, "\nsetup = element integration + factorization (median of %d); "
-                      "gflops = counted flops / factor_s (integration included);", prm.reps);
-    bench_report_note(&rep, "peak_fraction = gflops / dgemm_gflops, DGEMM of order %lld on the "
-                      "same context in the same run;", prm.gemm_n);
+    bench_report_note(&rep,
+                      "\nsetup = element integration + factorization (median of %d); "
+                      "gflops = counted flops / factor_s (integration included);",
+                      prm.reps);
+    bench_report_note(&rep,
+                      "peak_fraction = gflops / dgemm_gflops, DGEMM of order %lld on the "
+                      "same context in the same run;",
+                      prm.gemm_n);
     if (prm.gpu)
-      bench_report_note(&rep, "GPU: setup_s and solve_s include the host-device transfers (each "
+      bench_report_note(&rep,
+                        "GPU: setup_s and solve_s include the host-device transfers (each "
                         "level waits for the device); integrate_s is the leaves' host "
                         "integration; device_bytes is what setup reserved on the device;%s",
                         prm.cpu ? " cpu_threads: /cpu/threads on the same problem in the same "
-                                  "run, ratio = GPU / CPU (setup + solve)." : "");
+                                  "run, ratio = GPU / CPU (setup + solve)."
+                                : "");
     if (prm.cholmod && !bench_cholmod_available())
-      bench_report_note(&rep, "CHOLMOD: not found when feaccel-bench was configured "
+      bench_report_note(&rep,
+                        "CHOLMOD: not found when feaccel-bench was configured "
                         "(install libsuitesparse-dev and reconfigure).");
     else if (prm.cholmod)
-      bench_report_note(&rep, "cholmod: supernodal, default ordering, on the reference-assembled "
+      bench_report_note(&rep,
+                        "cholmod: supernodal, default ordering, on the reference-assembled "
                         "reduced matrix (assembly not timed); ratio = (setup + solve) / "
                         "(analyze + factor + solve).");
   }
@@ -448,23 +466,25 @@ static int run(const bench_options *o, int argc, char **argv) {
 
 const bench_case bench_case_iga_direct = {
     .name = CASE_NAME,
-    .description = "IGA multifrontal direct solver: phases, GFLOP/s vs DGEMM, memory, L2 error; "
-                   "CHOLMOD side by side",
-    .usage = "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
-             "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu]\n"
-             "\n"
-             "  --dim D      1, 2 or 3 (default 2)\n"
-             "  --p P        B-spline degree 1..8 (default 3)\n"
-             "  --n N        elements per direction, open uniform knots (default 256)\n"
-             "  --sweep      n = M, 2M, 4M, ... up to N; fits the time exponent over N\n"
-             "  --n-min M    the sweep's first n (default 32)\n"
-             "  --gemm-n G   order of the DGEMM yardstick (default 2048, 8192 on a GPU)\n"
-             "  --no-cholmod leave the CHOLMOD peer out\n"
-             "  --no-cpu     on a GPU backend, leave out the /cpu/threads run of the same problem\n"
-             "\n"
-             "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
-             "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"
-             "record adds device_bytes and a cpu_threads peer (the same problem on /cpu/threads\n"
-             "in the same run, --threads applies to it).\n",
+    .description =
+        "IGA multifrontal direct solver: phases, GFLOP/s vs DGEMM, memory, L2 error; "
+        "CHOLMOD side by side",
+    .usage =
+        "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
+        "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu]\n"
+        "\n"
+        "  --dim D      1, 2 or 3 (default 2)\n"
+        "  --p P        B-spline degree 1..8 (default 3)\n"
+        "  --n N        elements per direction, open uniform knots (default 256)\n"
+        "  --sweep      n = M, 2M, 4M, ... up to N; fits the time exponent over N\n"
+        "  --n-min M    the sweep's first n (default 32)\n"
+        "  --gemm-n G   order of the DGEMM yardstick (default 2048, 8192 on a GPU)\n"
+        "  --no-cholmod leave the CHOLMOD peer out\n"
+        "  --no-cpu     on a GPU backend, leave out the /cpu/threads run of the same problem\n"
+        "\n"
+        "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
+        "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"
+        "record adds device_bytes and a cpu_threads peer (the same problem on /cpu/threads\n"
+        "in the same run, --threads applies to it).\n",
     .run = run,
 };

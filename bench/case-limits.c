@@ -46,13 +46,13 @@ enum { AXPY_CALLS_PER_REP = 10, BYTES_PER_ENTRY = 3 * (int)sizeof(double) };
 
 /* Return BENCH_FAILED with the library's message unless expr succeeded
  * (warnings, status > 0, pass). Needs `int rc` and a `done:` label. */
-#define TRY(expr)                                  \
-  do {                                             \
-    fea_status try_status_ = (expr);               \
-    if (try_status_ < 0) {                         \
-      rc = bench_fail(#expr, try_status_);         \
-      goto done;                                   \
-    }                                              \
+#define TRY(expr)                          \
+  do {                                     \
+    fea_status try_status_ = (expr);       \
+    if (try_status_ < 0) {                 \
+      rc = bench_fail(#expr, try_status_); \
+      goto done;                           \
+    }                                      \
   } while (0)
 
 static void destroy_vector(fea_vector **v, int *rc) {
@@ -119,8 +119,7 @@ static int measure_gemm(bench_report *rep, fea_context *ctx, fea_precision prec,
   for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
     TRY(wait_idle(probe));
     double t0 = bench_now();
-    TRY(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &A, &B, 0.0, &C,
-                       FEA_COMPUTE_DEFAULT));
+    TRY(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &A, &B, 0.0, &C, FEA_COMPUTE_DEFAULT));
     TRY(wait_idle(probe));
     if (r >= 0) t[r] = bench_now() - t0;
   }
@@ -189,8 +188,8 @@ static int measure_triad(bench_report *rep, fea_context *ctx, long long n, int r
 #pragma omp parallel for schedule(static) num_threads(nt) reduction(+ : wrong)
   for (long long i = 0; i < n; i++) wrong += a[i] != 7.0;
   if (wrong) {
-    fprintf(stderr, "feaccel-bench: %s: triad gave %lld wrong entries of %lld\n", CASE_NAME,
-            wrong, n);
+    fprintf(stderr, "feaccel-bench: %s: triad gave %lld wrong entries of %lld\n", CASE_NAME, wrong,
+            n);
     rc = BENCH_FAILED;
     goto done;
   }
@@ -340,8 +339,8 @@ static int parse_options(int argc, char **argv, limits_params *p) {
 }
 
 static int run_limits(const bench_options *o, int argc, char **argv) {
-  limits_params p = {.n = 2048, .gpu_n = 8192, .stream_n = 1ll << 24, .axpy_n = 1ll << 27,
-                     .reps = o->reps};
+  limits_params p = {
+      .n = 2048, .gpu_n = 8192, .stream_n = 1ll << 24, .axpy_n = 1ll << 27, .reps = o->reps};
   int rc = parse_options(argc, argv, &p);
   if (rc != BENCH_OK) return rc;
   bench_report rep;
@@ -368,8 +367,9 @@ static int run_limits(const bench_options *o, int argc, char **argv) {
   if (rc != BENCH_OK) return rc;
   bench_report_note(&rep, "\nmedian of %d timed repetitions after one warm-up; gemm: 2 n^3 flops;",
                     p.reps);
-  bench_report_note(&rep, "stream_triad a = b + s c: 3 x 8 bytes per entry (STREAM convention, "
-                          "write-allocate not counted);");
+  bench_report_note(&rep,
+                    "stream_triad a = b + s c: 3 x 8 bytes per entry (STREAM convention, "
+                    "write-allocate not counted);");
   bench_report_note(&rep, "axpy y = y + s x (GPU, fea_vector_axpy): 3 x 8 bytes per entry.");
   return BENCH_OK;
 }
@@ -379,15 +379,16 @@ extern const bench_case bench_case_limits;
 const bench_case bench_case_limits = {
     .name = CASE_NAME,
     .description = "peak DGEMM/SGEMM GFLOP/s and memory bandwidth (STREAM triad, GPU axpy)",
-    .usage = "usage: feaccel-bench [global options] limits [--n N] [--gpu-n N] [--stream-n N] "
-             "[--axpy-n N]\n"
-             "\n"
-             "  --n N          order of the square CPU DGEMM (default 2048)\n"
-             "  --gpu-n N      order of the square GPU DGEMM and SGEMM (default 8192)\n"
-             "  --stream-n N   entries per array of the CPU STREAM triad (default 2^24)\n"
-             "  --axpy-n N     entries per vector of the GPU axpy (default 2^27)\n"
-             "\n"
-             "Without --backend: /cpu/ref (1 thread), /cpu/threads (all threads, or\n"
-             "--threads N), and /gpu/cuda where a context can be created.\n",
+    .usage =
+        "usage: feaccel-bench [global options] limits [--n N] [--gpu-n N] [--stream-n N] "
+        "[--axpy-n N]\n"
+        "\n"
+        "  --n N          order of the square CPU DGEMM (default 2048)\n"
+        "  --gpu-n N      order of the square GPU DGEMM and SGEMM (default 8192)\n"
+        "  --stream-n N   entries per array of the CPU STREAM triad (default 2^24)\n"
+        "  --axpy-n N     entries per vector of the GPU axpy (default 2^27)\n"
+        "\n"
+        "Without --backend: /cpu/ref (1 thread), /cpu/threads (all threads, or\n"
+        "--threads N), and /gpu/cuda where a context can be created.\n",
     .run = run_limits,
 };

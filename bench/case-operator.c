@@ -37,11 +37,11 @@ static const char *const kind_names[NUM_KINDS] = {
 
 typedef struct op_params {
   long long dim, p, n;
-  int kind;                     /* -1: not given */
-  int strategy;                 /* fea_update_strategy */
-  const char *space;            /* "lagrange" or "bspline" */
-  int sweep, cg, csr;           /* csr: measure the CSR peer */
-  long long dofs;               /* sweep / default size target; 0: 1M in 2D, 0.5M in 3D */
+  int kind;           /* -1: not given */
+  int strategy;       /* fea_update_strategy */
+  const char *space;  /* "lagrange" or "bspline" */
+  int sweep, cg, csr; /* csr: measure the CSR peer */
+  long long dofs;     /* sweep / default size target; 0: 1M in 2D, 0.5M in 3D */
   long long gemm_n, stream_n;
   double rtol;
   int reps;
@@ -51,18 +51,18 @@ typedef struct op_params {
 typedef struct yardstick {
   double dgemm_gflops, stream_gbs;
   int threads;
-  double fma_gflops;  /* one core, the widest FMA (kernel-rate.h) */
+  double fma_gflops; /* one core, the widest FMA (kernel-rate.h) */
   const char *fma_isa;
 } yardstick;
 
 /* One measured operator. */
 typedef struct op_result {
-  int measured;       /* 0: not run or unsupported (why holds the reason) */
+  int measured; /* 0: not run or unsupported (why holds the reason) */
   char why[256];
   fea_operator_info info;
-  double setup_s;     /* wall time of fea_operator_create */
-  double apply_s;     /* median time of one apply */
-  int per_sample;     /* applies per timed sample */
+  double setup_s;       /* wall time of fea_operator_create */
+  double apply_s;       /* median time of one apply */
+  int per_sample;       /* applies per timed sample */
   double kernel_gflops; /* sum factorization: the batch kernel alone, one core (0: not measured) */
   double dgemm_gflops;  /* the DGEMM yardstick measured right before this operator (0: none) */
 } op_result;
@@ -175,7 +175,8 @@ static double dofs_per_s(const op_result *r) {
 /* The roofline bound of a measured operator in DoF/s, and which side binds. */
 static double roofline(const op_result *r, const yardstick *y, const char **bound) {
   double rows = (double)r->info.rows;
-  double fpd = rows > 0 ? r->info.flops_per_apply / rows : 0, bpd = rows > 0 ? r->info.bytes_per_apply / rows : 0;
+  double fpd = rows > 0 ? r->info.flops_per_apply / rows : 0,
+         bpd = rows > 0 ? r->info.bytes_per_apply / rows : 0;
   double by_flops = fpd > 0 ? record_dgemm(r, y) * 1e9 / fpd : INFINITY;
   double by_bytes = bpd > 0 ? y->stream_gbs * 1e9 / bpd : INFINITY;
   if (bound) *bound = by_flops < by_bytes ? "dgemm" : "stream";
@@ -201,7 +202,8 @@ static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id
   double gbs = r->info.bytes_per_apply / r->apply_s * 1e-9;
   const char *ran = fea_update_strategy_name(r->info.strategy_run);
   bench_param_str(&rec, "kind", kind_names[kind]);
-  if ((int)r->info.kind_run != kind && (int)r->info.kind_run >= 0 && (int)r->info.kind_run < NUM_KINDS)
+  if ((int)r->info.kind_run != kind && (int)r->info.kind_run >= 0 &&
+      (int)r->info.kind_run < NUM_KINDS)
     bench_param_str(&rec, "kind_run", kind_names[r->info.kind_run]);
   bench_param_str(&rec, "strategy", fea_update_strategy_name((fea_update_strategy)strategy));
   bench_param_str(&rec, "ran", ran ? ran : "?");
@@ -328,7 +330,8 @@ static int run_cg(bench_report *rep, fea_context *ctx, const fea_problem *pb, fe
   bench_metric(&rec, "dofs_per_s",
                st.solve_s > 0 ? (double)info.rows * (double)st.iterations / st.solve_s : 0.0);
   bench_metric(&rec, "rel_residual",
-               st.initial_residual > 0 ? st.final_residual / st.initial_residual : st.final_residual);
+               st.initial_residual > 0 ? st.final_residual / st.initial_residual
+                                       : st.final_residual);
   bench_metric(&rec, "l2_error", l2);
   bench_report_emit(rep, &rec);
 done:
@@ -390,15 +393,15 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
     if (kind != FEA_OPERATOR_CSR) {
       s = measure_operator(ctx, pb, kind, prm->strategy, prm->reps, &res[kind],
                            prm->cg ? &keep : NULL);
-      if (s == FEA_SUCCESS)
-        (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res[kind].dgemm_gflops);
+      if (s == FEA_SUCCESS) (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res[kind].dgemm_gflops);
       if (s == FEA_ERR_UNSUPPORTED) {
         emit_skip(rep, ctx, id, kind, res[kind].why);
         continue;
       }
       if (s < 0) {
         rc = bench_fail(kind == FEA_OPERATOR_MATFREE_SUMFACT ? "the sum-factorization operator"
-                                                        : "the element-matrix operator", s);
+                                                             : "the element-matrix operator",
+                        s);
         break;
       }
     } else if (!res[kind].measured) {
@@ -435,7 +438,8 @@ done:
 
 static void print_crossover(bench_report *rep, const sweep_row *rows, int nrows, const int *kinds,
                             int nkinds, const yardstick *y) {
-  bench_report_note(&rep[0], "\ncrossover: DoF/s of one apply in millions (speed-up over CSR); "
+  bench_report_note(&rep[0],
+                    "\ncrossover: DoF/s of one apply in millions (speed-up over CSR); "
                     "roof = fraction of the kernel's roofline bound");
   char line[512];
   int len = snprintf(line, sizeof line, "%-3s %-3s %-9s", "d", "p", "dofs");
@@ -469,7 +473,8 @@ static void print_crossover(bench_report *rep, const sweep_row *rows, int nrows,
   /* Setup: the matrix-free operator against CSR assembly, per kind. */
   for (int j = 0; j < nkinds; j++) {
     if (kinds[j] == FEA_OPERATOR_CSR) continue;
-    len = snprintf(line, sizeof line, "setup speed-up over CSR assembly, %s:", kind_names[kinds[j]]);
+    len = snprintf(line, sizeof line,
+                   "setup speed-up over CSR assembly, %s:", kind_names[kinds[j]]);
     for (int i = 0; i < nrows; i++) {
       const op_result *r = &rows[i].r[kinds[j]], *c = &rows[i].r[FEA_OPERATOR_CSR];
       if (r->measured && c->measured && len < (int)sizeof line - 32)
@@ -492,7 +497,8 @@ static int parse(int argc, char **argv, op_params *prm) {
     } else if ((got = bench_option_value(argc, argv, &i, "--p", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--p", v, 1, 8, &prm->p) < 0) return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--n", &v)) != 0) {
-      if (got < 0 || bench_parse_ll(CASE_NAME, "--n", v, 1, 100000, &prm->n) < 0) return BENCH_USAGE;
+      if (got < 0 || bench_parse_ll(CASE_NAME, "--n", v, 1, 100000, &prm->n) < 0)
+        return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--dofs", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--dofs", v, 16, 1LL << 40, &prm->dofs) < 0)
         return BENCH_USAGE;
@@ -505,8 +511,10 @@ static int parse(int argc, char **argv, op_params *prm) {
       for (int k = 0; k < NUM_KINDS; k++)
         if (strcmp(v, kind_names[k]) == 0) prm->kind = k;
       if (prm->kind < 0) {
-        fprintf(stderr, "feaccel-bench: %s: --kind must be csr, matfree-elemmat or matfree-sumfact, not '%s'\n",
-                CASE_NAME, v);
+        fprintf(
+            stderr,
+            "feaccel-bench: %s: --kind must be csr, matfree-elemmat or matfree-sumfact, not '%s'\n",
+            CASE_NAME, v);
         return BENCH_USAGE;
       }
     } else if ((got = bench_option_value(argc, argv, &i, "--strategy", &v)) != 0) {
@@ -515,8 +523,10 @@ static int parse(int argc, char **argv, op_params *prm) {
       for (int k = 0; fea_update_strategy_name((fea_update_strategy)k); k++)
         if (strcmp(v, fea_update_strategy_name((fea_update_strategy)k)) == 0) prm->strategy = k;
       if (prm->strategy < 0) {
-        fprintf(stderr, "feaccel-bench: %s: unknown --strategy '%s' (serial, coloring, atomic-cas, "
-                "mutex, private-buffers, tsx, auto)\n", CASE_NAME, v);
+        fprintf(stderr,
+                "feaccel-bench: %s: unknown --strategy '%s' (serial, coloring, atomic-cas, "
+                "mutex, private-buffers, tsx, auto)\n",
+                CASE_NAME, v);
         return BENCH_USAGE;
       }
     } else if ((got = bench_option_value(argc, argv, &i, "--space", &v)) != 0) {
@@ -548,17 +558,30 @@ static int parse(int argc, char **argv, op_params *prm) {
     }
   }
   if (prm->sweep && (prm->dim || prm->p || prm->n || prm->cg)) {
-    fprintf(stderr, "feaccel-bench: %s: --sweep sets d, p and n itself (size: --dofs); it takes "
-            "no --dim, --p, --n or --cg\n", CASE_NAME);
+    fprintf(stderr,
+            "feaccel-bench: %s: --sweep sets d, p and n itself (size: --dofs); it takes "
+            "no --dim, --p, --n or --cg\n",
+            CASE_NAME);
     return BENCH_USAGE;
   }
   return BENCH_OK;
 }
 
 static int run(const bench_options *o, int argc, char **argv) {
-  op_params prm = {.dim = 0, .p = 0, .n = 0, .kind = -1, .strategy = FEA_UPDATE_AUTO,
-                   .space = "lagrange", .sweep = 0, .cg = 0, .csr = 1, .dofs = 0,
-                   .gemm_n = 2048, .stream_n = 20000000, .rtol = 1e-10, .reps = o->reps};
+  op_params prm = {.dim = 0,
+                   .p = 0,
+                   .n = 0,
+                   .kind = -1,
+                   .strategy = FEA_UPDATE_AUTO,
+                   .space = "lagrange",
+                   .sweep = 0,
+                   .cg = 0,
+                   .csr = 1,
+                   .dofs = 0,
+                   .gemm_n = 2048,
+                   .stream_n = 20000000,
+                   .rtol = 1e-10,
+                   .reps = o->reps};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
 
@@ -608,23 +631,27 @@ static int run(const bench_options *o, int argc, char **argv) {
     sweep_row row;
     rc = run_problem(&rep, ctx, &prm, &id, kinds, nkinds, &y, &row);
   }
-  bench_report_note(&rep, "\nsame run, %d thread%s: DGEMM (order %lld, fea_dense_gemm) %.1f GFLOP/s "
+  bench_report_note(&rep,
+                    "\nsame run, %d thread%s: DGEMM (order %lld, fea_dense_gemm) %.1f GFLOP/s "
                     "at the start, and again right after each operator's timing (its record's "
                     "dgemm_gflops, the one its roofline uses); STREAM triad %.1f GB/s",
-                    y.threads, y.threads > 1 ? "s" : "", prm.gemm_n, y.dgemm_gflops,
-                    y.stream_gbs);
+                    y.threads, y.threads > 1 ? "s" : "", prm.gemm_n, y.dgemm_gflops, y.stream_gbs);
   if (y.fma_gflops > 0)
-    bench_report_note(&rep, "one core: %s FMA throughput %.1f GFLOP/s (DGEMM per thread above: "
+    bench_report_note(&rep,
+                      "one core: %s FMA throughput %.1f GFLOP/s (DGEMM per thread above: "
                       "%.1f); kernel_gflops: the sum-factorization batch kernel alone on one core, "
-                      "one batch in cache", y.fma_isa, y.fma_gflops,
-                      y.dgemm_gflops / y.threads);
-  bench_report_note(&rep, "time_s: median over %d samples of one apply (a sample repeats the apply "
+                      "one batch in cache",
+                      y.fma_isa, y.fma_gflops, y.dgemm_gflops / y.threads);
+  bench_report_note(&rep,
+                    "time_s: median over %d samples of one apply (a sample repeats the apply "
                     "to last >= %.2f s, after one warm-up); dofs_per_s = rows / time_s;",
                     prm.reps, SAMPLE_MIN_S);
-  bench_report_note(&rep, "gflops and gbytes_per_s from the operator's own flops and bytes per "
+  bench_report_note(&rep,
+                    "gflops and gbytes_per_s from the operator's own flops and bytes per "
                     "apply (CSR: 12 B per nonzero plus the vectors); roofline_dofs_per_s = "
                     "min(dgemm / flops_per_dof, stream / bytes_per_dof);");
-  bench_report_note(&rep, "setup_s: wall time of fea_operator_create (CSR: pattern and assembly); "
+  bench_report_note(&rep,
+                    "setup_s: wall time of fea_operator_create (CSR: pattern and assembly); "
                     "peer csr: the CSR operator on the same problem, ratio = our time / its time, "
                     "speedup = its time / ours.");
   fea_context_destroy(&ctx);
@@ -632,25 +659,27 @@ static int run(const bench_options *o, int argc, char **argv) {
 }
 
 const bench_case bench_case_operator = {
-  .name = CASE_NAME,
-  .description = "operator apply: CSR SpMV vs matrix-free (element matrix, sum factorization), "
-                 "roofline, PCG",
-  .usage = "options:\n"
-           "  --dim D          2 or 3 (default 3)\n"
-           "  --p P            polynomial degree 1..8 (default 2)\n"
-           "  --n N            elements per direction (default: about 1M DoFs in 2D, 0.5M in 3D)\n"
-           "  --kind K         csr, matfree-elemmat or matfree-sumfact (default matfree-sumfact; --sweep: all)\n"
-           "  --strategy S     update strategy of the scatter: serial, coloring, atomic-cas, mutex,\n"
-           "                   private-buffers, tsx, auto (default auto)\n"
-           "  --space S        lagrange (Q_p on a structured mesh, default) or bspline\n"
-           "  --sweep          p = 1..4 in 2D and 3D at a fixed DoF count: the crossover table\n"
-           "  --dofs M         DoFs of the default size and of the sweep's problems\n"
-           "                   (default 1048576 in 2D, 524288 in 3D)\n"
-           "  --cg             also solve with Jacobi PCG: iterations, time, DoF/s, L2 error\n"
-           "  --rtol R         relative tolerance of --cg (default 1e-10)\n"
-           "  --no-csr         skip the CSR peer (problems whose matrix does not fit)\n"
-           "  --gemm-n G       order of the same-run DGEMM yardstick (default 2048)\n"
-           "Default backend /cpu/threads. Every run also measures the CSR operator on the same\n"
-           "problem, a DGEMM and a STREAM triad on the same threads.\n",
-  .run = run,
+    .name = CASE_NAME,
+    .description =
+        "operator apply: CSR SpMV vs matrix-free (element matrix, sum factorization), "
+        "roofline, PCG",
+    .usage =
+        "options:\n"
+        "  --dim D          2 or 3 (default 3)\n"
+        "  --p P            polynomial degree 1..8 (default 2)\n"
+        "  --n N            elements per direction (default: about 1M DoFs in 2D, 0.5M in 3D)\n"
+        "  --kind K         csr, matfree-elemmat or matfree-sumfact (default matfree-sumfact; --sweep: all)\n"
+        "  --strategy S     update strategy of the scatter: serial, coloring, atomic-cas, mutex,\n"
+        "                   private-buffers, tsx, auto (default auto)\n"
+        "  --space S        lagrange (Q_p on a structured mesh, default) or bspline\n"
+        "  --sweep          p = 1..4 in 2D and 3D at a fixed DoF count: the crossover table\n"
+        "  --dofs M         DoFs of the default size and of the sweep's problems\n"
+        "                   (default 1048576 in 2D, 524288 in 3D)\n"
+        "  --cg             also solve with Jacobi PCG: iterations, time, DoF/s, L2 error\n"
+        "  --rtol R         relative tolerance of --cg (default 1e-10)\n"
+        "  --no-csr         skip the CSR peer (problems whose matrix does not fit)\n"
+        "  --gemm-n G       order of the same-run DGEMM yardstick (default 2048)\n"
+        "Default backend /cpu/threads. Every run also measures the CSR operator on the same\n"
+        "problem, a DGEMM and a STREAM triad on the same threads.\n",
+    .run = run,
 };

@@ -39,8 +39,8 @@ typedef struct ph_params {
   int p1, sweep, refine, kappa, mg, reps, n_given;
   unsigned precs; /* bit k: all_precs[k] */
   double mg_rtol;
-  int gpu;               /* the context is a GPU one (/gpu/cuda) */
-  fea_context *mg_ctx;   /* where multigrid runs: ctx, or /cpu/threads beside a GPU */
+  int gpu;             /* the context is a GPU one (/gpu/cuda) */
+  fea_context *mg_ctx; /* where multigrid runs: ctx, or /cpu/threads beside a GPU */
 } ph_params;
 
 /* The GEMM rates of this run: [0] DGEMM, [1] SGEMM, [2] the library's
@@ -125,9 +125,9 @@ static int table1(long long n, long long n0, double *kc, double *kpi) {
   static const struct {
     long long n, n0;
     double kc, kpi;
-  } rows[] = {{256, 4, 23.9, 24.1},  {256, 8, 16.9, 19.5},  {256, 16, 11.1, 14.5},
-              {256, 32, 6.6, 10.1},  {512, 4, 32.2, 30.7},  {512, 8, 23.9, 25.5},
-              {512, 16, 16.9, 19.8}, {512, 32, 11.1, 14.6}, {1024, 4, 41.8, 37.9},
+  } rows[] = {{256, 4, 23.9, 24.1},  {256, 8, 16.9, 19.5},   {256, 16, 11.1, 14.5},
+              {256, 32, 6.6, 10.1},  {512, 4, 32.2, 30.7},   {512, 8, 23.9, 25.5},
+              {512, 16, 16.9, 19.8}, {512, 32, 11.1, 14.6},  {1024, 4, 41.8, 37.9},
               {1024, 8, 32.2, 32.3}, {1024, 16, 23.9, 25.9}, {1024, 32, 16.9, 19.9}};
   for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
     if (rows[k].n == n && rows[k].n0 == n0) {
@@ -175,14 +175,19 @@ static int run_kappa(bench_report *rep, fea_context *ctx, const ph_params *prm, 
   bench_metric(&rec, "time_s", total);
   bench_metric(&rec, "schur_time_s", secs[4]);
   bench_report_emit(rep, &rec);
-  bench_report_note(rep, "  h=1/%lld h0=1/%lld: kappa(A_h) %.6g, kappa(S^T A_h S) %.5g, "
-                    "kappa(prehandled) %.5g, kappa(C_i) %.4g, kappa(Pi) %.4g", (long long)st->n,
-                    (long long)st->n0, kappa[0], kappa[1], kappa[2], kappa[3], kappa[4]);
+  bench_report_note(rep,
+                    "  h=1/%lld h0=1/%lld: kappa(A_h) %.6g, kappa(S^T A_h S) %.5g, "
+                    "kappa(prehandled) %.5g, kappa(C_i) %.4g, kappa(Pi) %.4g",
+                    (long long)st->n, (long long)st->n0, kappa[0], kappa[1], kappa[2], kappa[3],
+                    kappa[4]);
   if (!isnan(kc))
-    bench_report_note(rep, "  Table 1 (h=1/%lld h0=1/%lld): kappa(C_i) %.1f, kappa(Pi) %.1f "
-                      "(the spec accepts +-0.1)", (long long)st->n, (long long)st->n0, kc, kpi);
+    bench_report_note(rep,
+                      "  Table 1 (h=1/%lld h0=1/%lld): kappa(C_i) %.1f, kappa(Pi) %.1f "
+                      "(the spec accepts +-0.1)",
+                      (long long)st->n, (long long)st->n0, kc, kpi);
   if (!prm->p1 && st->n == 256)
-    bench_report_note(rep, "  spec §10.3 item 5 (h=1/256): kappa(A_h) = 13,280; at h0=1/16 "
+    bench_report_note(rep,
+                      "  spec §10.3 item 5 (h=1/256): kappa(A_h) = 13,280; at h0=1/16 "
                       "kappa(S^T A_h S) ~ 100 (99.86), kappa(prehandled) ~ 22 (22.38)");
 done:
   return rc;
@@ -237,7 +242,8 @@ static int run_mg(bench_report *rep, fea_context *ctx, const ph_params *prm, con
    * hierarchy (x 4/3 in 2D); per iteration also the stopping residual (and
    * CG's product and vector updates). */
   const double N = (double)nf, a = 2.0 * (double)nnz;
-  const double cycle = 4.0 / 3.0 * ((desc->pre_smooth + desc->post_smooth + 1) * (a + 4 * N) + 16 * N);
+  const double cycle = 4.0 / 3.0 *
+                       ((desc->pre_smooth + desc->post_smooth + 1) * (a + 4 * N) + 16 * N);
   res->flops_est_per_rhs = res->iterations * (cycle + a + (desc->krylov ? 10 * N : 2 * N));
   if (!ms.converged)
     bench_report_note(rep, "  %s: did not reach rtol %.1e in %lld iterations", name, desc->rtol,
@@ -336,8 +342,8 @@ done:
 }
 
 static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
-                   int pk, int refine, const m1_run *m, const yardsticks *y, double l2,
-                   double diff, const mg_result *mg, const mg_result *cheb) {
+                   int pk, int refine, const m1_run *m, const yardsticks *y, double l2, double diff,
+                   const mg_result *mg, const mg_result *cheb) {
   int rc = BENCH_OK;
   const fea_prehandled_stats *st = &m->st;
   const double N = (double)sq->nfree, k = (double)prm->nrhs;
@@ -361,8 +367,8 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
   bench_param_int(&rec, "flops_per_rhs", (long long)llround(st->flops_per_rhs));
   bench_param_int(&rec, "model_flops_per_rhs", (long long)llround(st->model_flops_per_rhs));
   bench_param_str(&rec, "yardstick",
-                  pk == 0  ? "dgemm"
-                  : !half  ? "sgemm"
+                  pk == 0    ? "dgemm"
+                  : !half    ? "sgemm"
                   : prm->gpu ? "fp16 tensor-core gemm (cublasGemmEx, fp32 accumulation)"
                              : "sgemm (16-bit runs as SGEMM)");
   bench_param_int(&rec, "reps", prm->reps);
@@ -437,11 +443,13 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
   const double ne = (double)st.num_e, mem = phys_memory_bytes();
   const double need = ne * ne * 24.0 + 6.0 * 8.0 * (double)nf * (double)prm->nrhs;
   if (mem > 0 && need > mem) {
-    fprintf(stderr, "feaccel-bench: %s: h=1/%lld h0=1/%lld nrhs=%lld needs about %.3g GB "
+    fprintf(stderr,
+            "feaccel-bench: %s: h=1/%lld h0=1/%lld nrhs=%lld needs about %.3g GB "
             "(|E| = %lld: the FP64 setup holds |E|^2 x 24 bytes, plus 6 x 8 x N x nrhs for the "
             "right-hand sides and solutions), more than this machine's %.3g GB; take a smaller "
-            "n / n0 or fewer right-hand sides\n", CASE_NAME, n, (long long)st.n0,
-            prm->nrhs, need * 1e-9, (long long)st.num_e, mem * 1e-9);
+            "n / n0 or fewer right-hand sides\n",
+            CASE_NAME, n, (long long)st.n0, prm->nrhs, need * 1e-9, (long long)st.num_e,
+            mem * 1e-9);
     rc = BENCH_USAGE;
     goto done;
   }
@@ -460,8 +468,10 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
   X64 = malloc(nk * sizeof *X64 + 1);
   full = malloc((size_t)sq.ndofs * sizeof *full + 1);
   if (!B || !X || !X64 || !full) {
-    fprintf(stderr, "feaccel-bench: %s: out of memory for %lld right-hand sides of %lld "
-            "unknowns\n", CASE_NAME, prm->nrhs, (long long)nf);
+    fprintf(stderr,
+            "feaccel-bench: %s: out of memory for %lld right-hand sides of %lld "
+            "unknowns\n",
+            CASE_NAME, prm->nrhs, (long long)nf);
     rc = BENCH_FAILED;
     goto done;
   }
@@ -525,20 +535,24 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
   /* The FLOP comparison of docs/prehandled.md, "Choosing h0", and
    * the multigrid rule of thumb of Ruda et al. 2022, §5. */
   const double N = (double)nf;
-  bench_report_note(rep, "  h=1/%lld h0=1/%lld: M1 %.3g FLOP per right-hand side (exact) = %.0f N "
-                    "= %.2f N^1.5; model %.3g = %.2f N^1.5", n, (long long)st.n0,
-                    st.flops_per_rhs, st.flops_per_rhs / N, st.flops_per_rhs / pow(N, 1.5),
-                    st.model_flops_per_rhs, st.model_flops_per_rhs / pow(N, 1.5));
+  bench_report_note(rep,
+                    "  h=1/%lld h0=1/%lld: M1 %.3g FLOP per right-hand side (exact) = %.0f N "
+                    "= %.2f N^1.5; model %.3g = %.2f N^1.5",
+                    n, (long long)st.n0, st.flops_per_rhs, st.flops_per_rhs / N,
+                    st.flops_per_rhs / pow(N, 1.5), st.model_flops_per_rhs,
+                    st.model_flops_per_rhs / pow(N, 1.5));
   if (mg.ok)
-    bench_report_note(rep, "  multigrid: the paper's rule of thumb ~1000 N = %.3g (M1 / that = "
+    bench_report_note(rep,
+                      "  multigrid: the paper's rule of thumb ~1000 N = %.3g (M1 / that = "
                       "%.1fx); estimated from the counts here: V(4,4) %.0f N (%.0f iterations), "
                       "Chebyshev PCG %.0f N (%.0f iterations); M1 / MG time per rhs: %.3g (%s), "
-                      "%.3g (Chebyshev PCG)", 1000 * N, st.flops_per_rhs / (1000 * N),
-                      mg.flops_est_per_rhs / N, mg.iterations,
-                      cheb.ok ? cheb.flops_est_per_rhs / N : NAN, cheb.iterations,
+                      "%.3g (Chebyshev PCG)",
+                      1000 * N, st.flops_per_rhs / (1000 * N), mg.flops_est_per_rhs / N,
+                      mg.iterations, cheb.ok ? cheb.flops_est_per_rhs / N : NAN, cheb.iterations,
                       have64 ? run64.solve_s / (double)prm->nrhs / mg.solve_s_per_rhs : NAN,
-                      "FP64 M1 vs V(4,4)", cheb.ok && have64 ? run64.solve_s / (double)prm->nrhs /
-                                                                  cheb.solve_s_per_rhs : NAN);
+                      "FP64 M1 vs V(4,4)",
+                      cheb.ok && have64 ? run64.solve_s / (double)prm->nrhs / cheb.solve_s_per_rhs
+                                        : NAN);
 done:
   fea_solver_destroy(&probe);
   fea_matrix_destroy(&A);
@@ -568,8 +582,10 @@ static int parse_precisions(const char *v, unsigned *mask) {
       if (strlen(prec_names[k]) == len && strncmp(p, prec_names[k], len) == 0)
         *mask |= 1u << k, found = 1;
     if (!found) {
-      fprintf(stderr, "feaccel-bench: %s: --precision '%s': expected f64, f32, f16, bf16, a "
-              "comma-separated list of them, or all\n", CASE_NAME, v);
+      fprintf(stderr,
+              "feaccel-bench: %s: --precision '%s': expected f64, f32, f16, bf16, a "
+              "comma-separated list of them, or all\n",
+              CASE_NAME, v);
       return -1;
     }
     p += len;
@@ -594,15 +610,32 @@ static int parse(int argc, char **argv, ph_params *p) {
   for (int i = 0; i < argc; i++) {
     const char *v = NULL;
     int got;
-    if (strcmp(argv[i], "--sweep") == 0) { p->sweep = 1; continue; }
-    if (strcmp(argv[i], "--refine") == 0) { p->refine = 1; continue; }
-    if (strcmp(argv[i], "--kappa") == 0) { p->kappa = 1; continue; }
-    if (strcmp(argv[i], "--mg") == 0) { p->mg = 1; continue; }
-    if (strcmp(argv[i], "--no-mg") == 0) { p->mg = 0; continue; }
+    if (strcmp(argv[i], "--sweep") == 0) {
+      p->sweep = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--refine") == 0) {
+      p->refine = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--kappa") == 0) {
+      p->kappa = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--mg") == 0) {
+      p->mg = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--no-mg") == 0) {
+      p->mg = 0;
+      continue;
+    }
     if ((got = bench_option_value(argc, argv, &i, "--element", &v)) != 0) {
       if (got < 0) return BENCH_USAGE;
-      if (strcmp(v, "q1") == 0 || strcmp(v, "Q1") == 0) p->p1 = 0;
-      else if (strcmp(v, "p1") == 0 || strcmp(v, "P1") == 0) p->p1 = 1;
+      if (strcmp(v, "q1") == 0 || strcmp(v, "Q1") == 0)
+        p->p1 = 0;
+      else if (strcmp(v, "p1") == 0 || strcmp(v, "P1") == 0)
+        p->p1 = 1;
       else {
         fprintf(stderr, "feaccel-bench: %s: --element '%s': expected q1 or p1\n", CASE_NAME, v);
         return BENCH_USAGE;
@@ -618,8 +651,8 @@ static int parse(int argc, char **argv, ph_params *p) {
       if (got < 0) return BENCH_USAGE;
       p->mg_rtol = strtod(v, &end);
       if (end == v || *end || !(p->mg_rtol > 0 && p->mg_rtol < 1)) {
-        fprintf(stderr, "feaccel-bench: %s: --mg-rtol '%s' is not a number in (0, 1)\n",
-                CASE_NAME, v);
+        fprintf(stderr, "feaccel-bench: %s: --mg-rtol '%s' is not a number in (0, 1)\n", CASE_NAME,
+                v);
         return BENCH_USAGE;
       }
       continue;
@@ -642,8 +675,10 @@ static int parse(int argc, char **argv, ph_params *p) {
     }
   }
   if (p->sweep && p->n_given) {
-    fprintf(stderr, "feaccel-bench: %s: --sweep runs n = 64, 128, ... up to --n-max; leave "
-            "--n out\n", CASE_NAME);
+    fprintf(stderr,
+            "feaccel-bench: %s: --sweep runs n = 64, 128, ... up to --n-max; leave "
+            "--n out\n",
+            CASE_NAME);
     return BENCH_USAGE;
   }
   if (p->sweep && p->kappa) {
@@ -655,9 +690,21 @@ static int parse(int argc, char **argv, ph_params *p) {
 }
 
 static int run(const bench_options *o, int argc, char **argv) {
-  ph_params prm = {.n = 256, .n0 = 0, .n_max = 512, .nrhs = 1, .mg_nrhs = 4, .gemm_n = 2048,
-                   .p1 = 0, .sweep = 0, .refine = 0, .kappa = 0, .mg = 1, .reps = o->reps,
-                   .n_given = 0, .precs = 15, .mg_rtol = 1e-8};
+  ph_params prm = {.n = 256,
+                   .n0 = 0,
+                   .n_max = 512,
+                   .nrhs = 1,
+                   .mg_nrhs = 4,
+                   .gemm_n = 2048,
+                   .p1 = 0,
+                   .sweep = 0,
+                   .refine = 0,
+                   .kappa = 0,
+                   .mg = 1,
+                   .reps = o->reps,
+                   .n_given = 0,
+                   .precs = 15,
+                   .mg_rtol = 1e-8};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
@@ -673,7 +720,8 @@ static int run(const bench_options *o, int argc, char **argv) {
   /* Multigrid has no GPU path yet: beside a GPU it runs on the CPU as the baseline. */
   if (rc == BENCH_OK && prm.gpu && prm.mg) {
     fea_status s = fea_context_create("/cpu/threads", &prm.mg_ctx);
-    if (s < 0) rc = bench_fail("fea_context_create(\"/cpu/threads\") for the multigrid baseline", s);
+    if (s < 0)
+      rc = bench_fail("fea_context_create(\"/cpu/threads\") for the multigrid baseline", s);
   }
   if (rc != BENCH_OK) {
     if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
@@ -704,34 +752,42 @@ static int run(const bench_options *o, int argc, char **argv) {
   if (rc == BENCH_OK && !prm.kappa) {
     bench_machine m;
     if (bench_machine_get(ctx, &m) >= 0) bench_report_note(&rep, "\nBLAS: %s", m.blas);
-    bench_report_note(&rep, "yardsticks (order %lld, same context, this run): DGEMM %.4g, SGEMM "
-                      "%.4g, FP16 x FP16 -> FP32 GEMM %.4g GFLOP/s (%s)", prm.gemm_n, y.gflops[0],
-                      y.gflops[1], y.gflops[2],
+    bench_report_note(&rep,
+                      "yardsticks (order %lld, same context, this run): DGEMM %.4g, SGEMM "
+                      "%.4g, FP16 x FP16 -> FP32 GEMM %.4g GFLOP/s (%s)",
+                      prm.gemm_n, y.gflops[0], y.gflops[1], y.gflops[2],
                       prm.gpu ? "cuBLAS: cublasDgemm (FP64 tensor cores), cublasSgemm, "
                                 "cublasGemmEx FP16 tensor cores with FP32 accumulation"
                               : "converts to FP32 + SGEMM on the CPU");
-    bench_report_note(&rep, "setup_s: one setup (FP64 factorizations, Pi^-1, conversion); "
+    bench_report_note(&rep,
+                      "setup_s: one setup (FP64 factorizations, Pi^-1, conversion); "
                       "solve_s, transform_s, dense_s: median of %d solves of nrhs = %lld after "
-                      "one warm-up; dofs_per_s = N nrhs / solve_s;", prm.reps, prm.nrhs);
-    bench_report_note(&rep, "gflops = flops_per_rhs (2|E|^2 + 4 blk |I|) nrhs / dense_s, "
+                      "one warm-up; dofs_per_s = N nrhs / solve_s;",
+                      prm.reps, prm.nrhs);
+    bench_report_note(&rep,
+                      "gflops = flops_per_rhs (2|E|^2 + 4 blk |I|) nrhs / dense_s, "
                       "solve_gflops the same over solve_s, model_gflops = model_flops_per_rhs "
                       "(paper: (8 4^-l + 4 4^l) N^1.5) nrhs / dense_s;");
-    bench_report_note(&rep, "peak_fraction = gflops / gemm_gflops (DGEMM for f64, SGEMM for f32, "
+    bench_report_note(&rep,
+                      "peak_fraction = gflops / gemm_gflops (DGEMM for f64, SGEMM for f32, "
                       "%s); refined rows count refine_iterations M1 solves over solve_s;",
                       prm.gpu ? "the FP16 tensor-core GemmEx for f16 and bf16"
                               : "SGEMM for the 16-bit precisions, which the CPU runs as SGEMM");
-    bench_report_note(&rep, "l2_error: column 0 vs sin(pi x) sin(pi y); rel_diff_f64: "
+    bench_report_note(&rep,
+                      "l2_error: column 0 vs sin(pi x) sin(pi y); rel_diff_f64: "
                       "||X - X_f64|| / ||X_f64|| over all columns.");
     if (prm.mg)
-      bench_report_note(&rep, "peers: mg = V(4,4) Richardson omega %.1g, CSR, coarsest = one "
+      bench_report_note(&rep,
+                        "peers: mg = V(4,4) Richardson omega %.1g, CSR, coarsest = one "
                         "element (the paper's); mg_cheb_pcg = CG preconditioned by a V-cycle "
                         "with degree-4 Chebyshev; both to rtol %.0e (relative residual), zero "
                         "initial guess, min(nrhs, %lld) right-hand sides; solve_s is per right-"
                         "hand side, ratio = M1 / MG time per right-hand side, flops_per_rhs_est "
-                        "an estimate from nnz (no counter).", prm.p1 ? 0.2 : 0.3, prm.mg_rtol,
-                        prm.mg_nrhs);
+                        "an estimate from nnz (no counter).",
+                        prm.p1 ? 0.2 : 0.3, prm.mg_rtol, prm.mg_nrhs);
     if (prm.mg && prm.gpu)
-      bench_report_note(&rep, "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu) "
+      bench_report_note(&rep,
+                        "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu) "
                         "ran on /cpu/threads: the CPU baseline (GPU multigrid is later work). "
                         "M1 solve_s includes the host<->device copies of B and X.");
   }
@@ -742,8 +798,9 @@ static int run(const bench_options *o, int argc, char **argv) {
 
 const bench_case bench_case_prehandled = {
     .name = CASE_NAME,
-    .description = "prehandled Schur-complement solver (M1) per precision: MDoF/s, GFLOP/s "
-                   "(exact and model) vs GEMM, L2 error; multigrid side by side",
+    .description =
+        "prehandled Schur-complement solver (M1) per precision: MDoF/s, GFLOP/s "
+        "(exact and model) vs GEMM, L2 error; multigrid side by side",
     .usage =
         "usage: feaccel-bench [global options] prehandled [--n N | --sweep [--n-max M]] [--n0 N0]\n"
         "       [--element q1|p1] [--precision f64|f32|f16|bf16|all|LIST] [--nrhs K] [--refine]\n"

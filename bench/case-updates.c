@@ -48,16 +48,17 @@ typedef struct lane {
   fea_conc_counters *ctr;
 } lane;
 
-
 /* One protected update of k doubles of item i. */
-static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng, fea_conc_counters *c) {
+static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng,
+                          fea_conc_counters *c) {
   double *v = L->items[i].v;
   switch (m) {
   case M_NOTHING:
     for (int j = 0; j < k; j++) ((volatile double *)v)[j] += 1.0;
     break;
   case M_CAS:
-    for (int j = 0; j < k; j++) fea_conc_cas_add((_Atomic uint64_t *)(void *)(v + j), 1.0, 1, rng, c);
+    for (int j = 0; j < k; j++)
+      fea_conc_cas_add((_Atomic uint64_t *)(void *)(v + j), 1.0, 1, rng, c);
     break;
   case M_MUTEX:
     if (pthread_mutex_trylock(&L->mutexes[i])) {
@@ -70,7 +71,8 @@ static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng, f
   case M_SPIN:
     if (atomic_flag_test_and_set_explicit(&L->flags[i], memory_order_acquire)) {
       c->lock_contended++;
-      while (atomic_flag_test_and_set_explicit(&L->flags[i], memory_order_acquire)) fea_conc_pause();
+      while (atomic_flag_test_and_set_explicit(&L->flags[i], memory_order_acquire))
+        fea_conc_pause();
     }
     for (int j = 0; j < k; j++) v[j] += 1.0;
     atomic_flag_clear_explicit(&L->flags[i], memory_order_release);
@@ -82,8 +84,7 @@ static inline void update(enum method m, lane *L, int i, int k, uint64_t *rng, f
     fea_conc_tsx_apply(L->tsx, k, idx, ones, rng, c);
     break;
   }
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -116,7 +117,8 @@ static void lane_free(lane *L, int nitems) {
 static void sum_into(fea_conc_counters *s, const fea_conc_counters *c) {
   s->retries += c->retries;
   s->lock_contended += c->lock_contended;
-  s->aborts_conflict += c->aborts_conflict + c->aborts_capacity + c->aborts_other + c->aborts_explicit;
+  s->aborts_conflict += c->aborts_conflict + c->aborts_capacity + c->aborts_other +
+                        c->aborts_explicit;
   s->tx_fallback += c->tx_fallback;
 }
 
@@ -186,7 +188,8 @@ static int contention(bench_report *rep, fea_context *ctx, int threads, int reps
 #pragma omp parallel num_threads(threads)
         {
           const int tid = omp_get_thread_num();
-          uint64_t rng = 0x9e3779b97f4a7c15u * (uint64_t)(tid + 1), pick = rng ^ 0x5851f42d4c957f2du;
+          uint64_t rng = 0x9e3779b97f4a7c15u * (uint64_t)(tid + 1),
+                   pick = rng ^ 0x5851f42d4c957f2du;
           for (long long u = 0; u < N; u++) {
             pick ^= pick << 13, pick ^= pick >> 7, pick ^= pick << 17;
             int target = tid > 0 && (pick & 0xffffffffu) < hit ? 0 : tid;
@@ -199,12 +202,18 @@ static int contention(bench_report *rep, fea_context *ctx, int threads, int reps
       }
       double med = bench_median(times, reps);
       double potential = qs[qi] * (double)N * (threads - 1);
-      uint64_t seen = m == M_CAS ? total.retries
+      uint64_t seen = m == M_CAS   ? total.retries
                       : m == M_TSX ? total.aborts_conflict
                                    : total.lock_contended;
       bench_record rec;
       start_record(&rec, ctx, "contention", method_names[m], threads, forced);
-      bench_param_str(&rec, "q", qi == 0 ? "0" : qi == 1 ? "0.001" : qi == 2 ? "0.01" : qi == 3 ? "0.1" : qi == 4 ? "0.25" : "1");
+      bench_param_str(&rec, "q",
+                      qi == 0   ? "0"
+                      : qi == 1 ? "0.001"
+                      : qi == 2 ? "0.01"
+                      : qi == 3 ? "0.1"
+                      : qi == 4 ? "0.25"
+                                : "1");
       bench_param_int(&rec, "updates_per_thread", N);
       bench_metric(&rec, "ns_per_update", med / (double)N * 1e9);
       bench_metric(&rec, "conflicts", (double)seen);
@@ -236,9 +245,15 @@ static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, i
     double serial_s = 0;
     for (int s = FEA_UPDATE_SERIAL; s < FEA_UPDATE_AUTO && rc == BENCH_OK; s++)
       for (int t = 1; t <= (s == FEA_UPDATE_SERIAL ? 1 : max_threads) && rc == BENCH_OK; t++) {
-        fea_conc_config cfg = {.threads = t, .lock_stripe = 1, .tsx_batch = 1, .tsx_retries = forced ? 1 : 8,
-                               .backoff = 1, .tsx_force_abort = forced, .work_flops = work[w],
-                               .const_Ke = Ke, .const_fe = fe};
+        fea_conc_config cfg = {.threads = t,
+                               .lock_stripe = 1,
+                               .tsx_batch = 1,
+                               .tsx_retries = forced ? 1 : 8,
+                               .backoff = 1,
+                               .tsx_force_abort = forced,
+                               .work_flops = work[w],
+                               .const_Ke = Ke,
+                               .const_fe = fe};
         fea_assembly_stats stats = FEA_ASSEMBLY_STATS_INIT;
         for (int r = -1; r < reps && st == FEA_SUCCESS; r++) {
           double t0 = bench_now();
@@ -284,7 +299,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
     int got = bench_option_value(argc, argv, &i, "--kind", &v);
     if (got < 0) return BENCH_USAGE;
     if (got > 0) {
-      if (strcmp(v, "all") && strcmp(v, "overhead") && strcmp(v, "contention") && strcmp(v, "fem")) {
+      if (strcmp(v, "all") && strcmp(v, "overhead") && strcmp(v, "contention") &&
+          strcmp(v, "fem")) {
         fprintf(stderr, "feaccel-bench: %s: --kind is all, overhead, contention or fem, not '%s'\n",
                 CASE_NAME, v);
         return BENCH_USAGE;
@@ -311,17 +327,21 @@ static int run(const bench_options *opts, int argc, char **argv) {
     rc = contention(&rep, ctx, max_threads, opts->reps, forced);
   if (rc == BENCH_OK && (all || strcmp(kind, "fem") == 0))
     rc = fem(&rep, ctx, max_threads, opts->reps, forced);
-  bench_report_note(&rep, "\nmedians of %d runs; tsx_mode forced-abort: no RTM here, TSX figures "
-                    "are its retry/backoff/fallback-lock path.", opts->reps);
+  bench_report_note(&rep,
+                    "\nmedians of %d runs; tsx_mode forced-abort: no RTM here, TSX figures "
+                    "are its retry/backoff/fallback-lock path.",
+                    opts->reps);
   fea_context_destroy(&ctx);
   return rc;
 }
 
 const bench_case bench_case_updates = {
-  .name = CASE_NAME,
-  .description = "protected-update microbenchmarks: overhead, contention, FE assembly with artificial work",
-  .usage = "options:\n"
-           "  --kind K       all (default), overhead, contention or fem\n"
-           "  --tsx-forced   TSX through its forced-abort fallback even where RTM works\n",
-  .run = run,
+    .name = CASE_NAME,
+    .description =
+        "protected-update microbenchmarks: overhead, contention, FE assembly with artificial work",
+    .usage =
+        "options:\n"
+        "  --kind K       all (default), overhead, contention or fem\n"
+        "  --tsx-forced   TSX through its forced-abort fallback even where RTM works\n",
+    .run = run,
 };

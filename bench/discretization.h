@@ -10,7 +10,7 @@
 /* An element family of the benchmarks: B-splines of degree p, or Lagrange of
  * order p on boxes (Q_p) or simplices (P_p). */
 typedef struct bench_family {
-  const char *name;   /* "bspline", "Q", "P" */
+  const char *name; /* "bspline", "Q", "P" */
   int dim, p;
 } bench_family;
 

@@ -56,19 +56,19 @@ double bench_sumfact_kernel_gflops(const fea_problem *pb) {
 
 /* 12 independent accumulators: more than an FMA's latency times the FMA
  * units, so the loop runs at the throughput. */
-#define FMA_LOOP(type, set1, fmadd, lanes)                                                    \
-  type acc[12];                                                                               \
-  const type m = set1(0.999999), c = set1(1e-9);                                              \
-  for (int i = 0; i < 12; i++) acc[i] = set1((double)i);                                      \
-  for (long k = 0; k < it; k++) {                                                             \
-    _Pragma("GCC unroll 12") for (int i = 0; i < 12; i++) acc[i] = fmadd(acc[i], m, c);       \
-  }                                                                                           \
-  double sink = 0;                                                                            \
-  for (int i = 0; i < 12; i++) {                                                              \
-    double v[lanes];                                                                          \
-    memcpy(v, &acc[i], sizeof v);                                                             \
-    sink += v[0];                                                                             \
-  }                                                                                           \
+#define FMA_LOOP(type, set1, fmadd, lanes)                                              \
+  type acc[12];                                                                         \
+  const type m = set1(0.999999), c = set1(1e-9);                                        \
+  for (int i = 0; i < 12; i++) acc[i] = set1((double)i);                                \
+  for (long k = 0; k < it; k++) {                                                       \
+    _Pragma("GCC unroll 12") for (int i = 0; i < 12; i++) acc[i] = fmadd(acc[i], m, c); \
+  }                                                                                     \
+  double sink = 0;                                                                      \
+  for (int i = 0; i < 12; i++) {                                                        \
+    double v[lanes];                                                                    \
+    memcpy(v, &acc[i], sizeof v);                                                       \
+    sink += v[0];                                                                       \
+  }                                                                                     \
   return sink;
 
 __attribute__((target("avx512f"))) static double fma512(long it) {

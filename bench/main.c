@@ -12,7 +12,7 @@
 /* The case table. Adding a case: write bench/case-<name>.c defining
  * `const bench_case bench_case_<name>`, add X(<name>) here, and add the file
  * to bench/meson.build. */
-#define BENCH_CASES(X) \
+#define BENCH_CASES(X)  \
   X(limits)             \
   X(assemble_reference) \
   X(export)             \
@@ -34,23 +34,24 @@ static const bench_case *const cases[] = {BENCH_CASES(LIST_CASE)};
 #define NUM_CASES (sizeof cases / sizeof cases[0])
 
 static void usage(FILE *f) {
-  fputs("usage: feaccel-bench [--json] [--backend RESOURCE] [--threads N] [--reps R] CASE "
-        "[case options]\n"
-        "       feaccel-bench --list\n"
-        "       feaccel-bench CASE --help\n"
-        "\n"
-        "  --json              one JSON object per line and measurement, instead of a table\n"
-        "  --backend RESOURCE  measure only on this libfeaccel resource (/cpu/ref,\n"
-        "                      /cpu/threads:threads=4, /gpu/cuda:device=1, ...);\n"
-        "                      default: the case's own set of backends\n"
-        "  --threads N         thread count of the CPU contexts that take one\n"
-        "  --reps R            timed repetitions after one warm-up; figures are their\n"
-        "                      median (default 5)\n"
-        "  --list              name every case with a one-line description\n"
-        "  --help              this text\n"
-        "\n"
-        "Exit status: 0 success, 1 a libfeaccel call failed, 2 usage error.\n",
-        f);
+  fputs(
+      "usage: feaccel-bench [--json] [--backend RESOURCE] [--threads N] [--reps R] CASE "
+      "[case options]\n"
+      "       feaccel-bench --list\n"
+      "       feaccel-bench CASE --help\n"
+      "\n"
+      "  --json              one JSON object per line and measurement, instead of a table\n"
+      "  --backend RESOURCE  measure only on this libfeaccel resource (/cpu/ref,\n"
+      "                      /cpu/threads:threads=4, /gpu/cuda:device=1, ...);\n"
+      "                      default: the case's own set of backends\n"
+      "  --threads N         thread count of the CPU contexts that take one\n"
+      "  --reps R            timed repetitions after one warm-up; figures are their\n"
+      "                      median (default 5)\n"
+      "  --list              name every case with a one-line description\n"
+      "  --help              this text\n"
+      "\n"
+      "Exit status: 0 success, 1 a libfeaccel call failed, 2 usage error.\n",
+      f);
 }
 
 static void list_cases(FILE *f) {
@@ -94,12 +95,10 @@ int main(int argc, char **argv) {
       }
       opts.backend = value;
     } else if ((got = bench_option_value(argc, argv, &i, "--threads", &value)) != 0) {
-      if (got < 0 || bench_parse_ll(NULL, "--threads", value, 1, 1024, &v) < 0)
-        return BENCH_USAGE;
+      if (got < 0 || bench_parse_ll(NULL, "--threads", value, 1, 1024, &v) < 0) return BENCH_USAGE;
       opts.threads = (int)v;
     } else if ((got = bench_option_value(argc, argv, &i, "--reps", &value)) != 0) {
-      if (got < 0 || bench_parse_ll(NULL, "--reps", value, 1, 100000, &v) < 0)
-        return BENCH_USAGE;
+      if (got < 0 || bench_parse_ll(NULL, "--reps", value, 1, 100000, &v) < 0) return BENCH_USAGE;
       opts.reps = (int)v;
     } else {
       fprintf(stderr, "feaccel-bench: unknown option '%s' (see feaccel-bench --help)\n", arg);

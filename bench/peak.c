@@ -35,7 +35,8 @@ fea_status bench_gemm_peak(fea_context *ctx, long long n, fea_precision prec, in
     if (s == FEA_SUCCESS) s = fea_vector_dot(probe, probe, &dummy);
     if (r >= 0) t[r] = bench_now() - t0;
   }
-  if (s == FEA_SUCCESS) *gflops = 2.0 * (double)n * (double)n * (double)n / bench_median(t, reps) * 1e-9;
+  if (s == FEA_SUCCESS)
+    *gflops = 2.0 * (double)n * (double)n * (double)n / bench_median(t, reps) * 1e-9;
   for (int k = 0; k < 3; k++) (void)fea_vector_destroy(&v[k]);
   (void)fea_vector_destroy(&probe);
   free(t);

@@ -53,13 +53,14 @@ int bench_cholmod_solve(const fea_matrix *A, const double *b, double *x, bench_c
   S = cholmod_l_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &c);
   B = cholmod_l_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, &c);
   if (!S || !B) {
-    fprintf(stderr, "feaccel-bench: cholmod: cannot allocate a %lld x %lld matrix with %lld "
-            "entries (status %d)\n", (long long)n, (long long)n, (long long)nnz, c.status);
+    fprintf(stderr,
+            "feaccel-bench: cholmod: cannot allocate a %lld x %lld matrix with %lld "
+            "entries (status %d)\n",
+            (long long)n, (long long)n, (long long)nnz, c.status);
     goto done;
   }
   /* fea_index and SuiteSparse_long are both 64-bit: the CSR arrays go straight in. */
-  if (fea_matrix_get_csr(A, (fea_index *)S->p, (fea_index *)S->i, (double *)S->x) !=
-      FEA_SUCCESS) {
+  if (fea_matrix_get_csr(A, (fea_index *)S->p, (fea_index *)S->i, (double *)S->x) != FEA_SUCCESS) {
     fprintf(stderr, "feaccel-bench: cholmod: %s\n", fea_context_last_error(NULL));
     goto done;
   }

@@ -31,8 +31,8 @@ int bench_option_value(int argc, char **argv, int *i, const char *name, const ch
   return 1;
 }
 
-int bench_parse_ll(const char *who, const char *opt, const char *text, long long min,
-                   long long max, long long *out) {
+int bench_parse_ll(const char *who, const char *opt, const char *text, long long min, long long max,
+                   long long *out) {
   char *end = NULL;
   errno = 0;
   long long v = strtoll(text, &end, 10);
@@ -142,10 +142,14 @@ static size_t utf8_length(const unsigned char *p) {
   unsigned c = p[0];
   size_t n;
   uint32_t cp, min;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1fu, min = 0x80;
-  else if ((c & 0xf0u) == 0xe0) n = 3, cp = c & 0x0fu, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07u, min = 0x10000;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2, cp = c & 0x1fu, min = 0x80;
+  else if ((c & 0xf0u) == 0xe0)
+    n = 3, cp = c & 0x0fu, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4, cp = c & 0x07u, min = 0x10000;
+  else
+    return 0;
   for (size_t k = 1; k < n; k++) {
     if ((p[k] & 0xc0u) != 0x80) return 0; /* also stops at the terminating NUL */
     cp = cp << 6 | (p[k] & 0x3fu);
@@ -195,8 +199,10 @@ static void json_string(FILE *f, const char *s) {
 
 /* JSON has no NaN or infinity: those become null. */
 static void json_number(FILE *f, double v) {
-  if (isfinite(v)) fprintf(f, "%.6g", v);
-  else fputs("null", f);
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
 }
 
 static void json_fields(FILE *f, const bench_fields *fs) {
@@ -275,8 +281,8 @@ static void table_header(bench_report *rep, const bench_record *r) {
   fprintf(rep->out, "case: %s\n", r->case_name);
   fprintf(rep->out, "cpu:  %s, %d cores, %d PUs\n", r->machine.cpu_model, r->machine.cores,
           r->machine.pus);
-  fprintf(rep->out, "blas: %s; OPENBLAS_CORETYPE%s%s\n", r->machine.blas,
-          coretype ? "=" : " unset", coretype ? coretype : "");
+  fprintf(rep->out, "blas: %s; OPENBLAS_CORETYPE%s%s\n", r->machine.blas, coretype ? "=" : " unset",
+          coretype ? coretype : "");
   fprintf(rep->out, "\n%-14s %7s  %-*s  %s\n", "backend", "threads", TABLE_PARAMS_WIDTH, "params",
           "metrics");
   rep->header_done = 1;
@@ -314,8 +320,10 @@ void bench_report_init(bench_report *rep, const bench_options *opts) {
 }
 
 void bench_report_emit(bench_report *rep, const bench_record *r) {
-  if (rep->json) json_record(rep->out, r);
-  else table_row(rep, r);
+  if (rep->json)
+    json_record(rep->out, r);
+  else
+    table_row(rep, r);
   fflush(rep->out);
 }
 
@@ -342,8 +350,7 @@ void bench_report_note(bench_report *rep, const char *fmt, ...) {
   fputc('\n', rep->out);
 }
 
-int bench_open_context(const bench_options *opts, const char *default_resource,
-                       fea_context **ctx) {
+int bench_open_context(const bench_options *opts, const char *default_resource, fea_context **ctx) {
   *ctx = NULL;
   fea_status s = fea_context_create(opts->backend ? opts->backend : default_resource, ctx);
   if (s == FEA_SUCCESS && opts->threads > 0) s = fea_context_set_num_threads(*ctx, opts->threads);

@@ -45,15 +45,14 @@ int bench_option_value(int argc, char **argv, int *i, const char *name, const ch
 
 /* Parse a whole decimal integer in [min, max] into *out; otherwise print
  * "feaccel-bench: <who>: <opt> ..." (who may be NULL) on stderr and return -1. */
-int bench_parse_ll(const char *who, const char *opt, const char *text, long long min,
-                   long long max, long long *out);
+int bench_parse_ll(const char *who, const char *opt, const char *text, long long min, long long max,
+                   long long *out);
 
 /* Open the context a case runs on: --backend, else default_resource, with
  * --threads applied. Returns BENCH_OK, or BENCH_USAGE for a resource or
  * thread count the library rejects as invalid, else BENCH_FAILED (message
  * printed either way, *ctx NULL). */
-int bench_open_context(const bench_options *opts, const char *default_resource,
-                       fea_context **ctx);
+int bench_open_context(const bench_options *opts, const char *default_resource, fea_context **ctx);
 
 /* Print "feaccel-bench: WHAT failed (STATUS): <fea_context_last_error(NULL)>"
  * on stderr and return BENCH_FAILED. */
@@ -83,7 +82,7 @@ typedef struct bench_field {
   bench_kind kind;
   long long i;
   double d;
-  const char *s;   /* points into the record's own string storage */
+  const char *s; /* points into the record's own string storage */
 } bench_field;
 
 typedef struct bench_fields {
@@ -125,8 +124,8 @@ void bench_peer_metric(bench_record *r, int peer, const char *key, double value)
 typedef struct bench_report {
   FILE *out;
   int json;
-  int header_done;       /* table: machine facts and column names printed */
-  char shown_gpu[128];   /* table: last GPU name printed */
+  int header_done;     /* table: machine facts and column names printed */
+  char shown_gpu[128]; /* table: last GPU name printed */
 } bench_report;
 
 void bench_report_init(bench_report *rep, const bench_options *opts);

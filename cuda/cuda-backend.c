@@ -14,15 +14,13 @@
 
 /* Bounded copy that always terminates dst (device names are far shorter than
  * either buffer; this only keeps a long one from overrunning). */
-static void copy_text(char *dst, size_t cap, const char *src)
-{
+static void copy_text(char *dst, size_t cap, const char *src) {
   size_t i = 0;
   for (; i + 1 < cap && src[i]; i++) dst[i] = src[i];
   dst[i] = '\0';
 }
 
-static fea_status cuda_probe(char *reason, size_t len)
-{
+static fea_status cuda_probe(char *reason, size_t len) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -40,8 +38,7 @@ static fea_status cuda_probe(char *reason, size_t len)
 }
 
 /* Ordinal from the "device" option; CUDA_VISIBLE_DEVICES already applies. */
-static fea_status parse_device(fea_context *ctx, const char *text, int count, int *device)
-{
+static fea_status parse_device(fea_context *ctx, const char *text, int count, int *device) {
   char *end = NULL;
   errno = 0;
   long v = strtol(text, &end, 10);
@@ -55,8 +52,7 @@ static fea_status parse_device(fea_context *ctx, const char *text, int count, in
 }
 
 /* Frees whatever cuda_setup created; safe on a partly set up state. */
-static void cuda_teardown(struct fea_cuda *b)
-{
+static void cuda_teardown(struct fea_cuda *b) {
   if (b->stream) (void)cudaStreamSynchronize(b->stream);
   if (b->work) {
     if (b->mem_pools && b->stream) {
@@ -76,8 +72,7 @@ static void cuda_teardown(struct fea_cuda *b)
 }
 
 /* Every failure here means the device is not usable: FEA_ERR_DEVICE. */
-static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b)
-{
+static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
   struct cudaDeviceProp prop;
   void *dinfo = NULL;
 
@@ -92,7 +87,8 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b)
                    cudaDeviceGetAttribute(&b->mem_pools, cudaDevAttrMemoryPoolsSupported,
                                           b->device));
 
-  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+  FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE,
+                   cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
 
   FEA_CALL_CUBLAS_AS(ctx, FEA_ERR_DEVICE, cublasCreate(&b->blas));
   FEA_CALL_CUBLAS_AS(ctx, FEA_ERR_DEVICE, cublasSetStream(b->blas, b->stream));
@@ -112,8 +108,7 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b)
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts)
-{
+static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   int count = 0;
   int device = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
@@ -146,8 +141,7 @@ static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts)
   return FEA_SUCCESS;
 }
 
-static void cuda_finalize(fea_context *ctx)
-{
+static void cuda_finalize(fea_context *ctx) {
   struct fea_cuda *b = ctx->backend_data;
   if (!b) return;
   (void)cudaSetDevice(b->device);
@@ -156,14 +150,12 @@ static void cuda_finalize(fea_context *ctx)
   ctx->backend_data = NULL;
 }
 
-static fea_status cuda_set_num_threads(fea_context *ctx, int nthreads)
-{
+static fea_status cuda_set_num_threads(fea_context *ctx, int nthreads) {
   ctx->nthreads = nthreads;
   return FEA_SUCCESS;
 }
 
-static void cuda_fill_info(const fea_context *ctx, fea_context_info *info)
-{
+static void cuda_fill_info(const fea_context *ctx, fea_context_info *info) {
   const struct fea_cuda *b = ctx->backend_data;
   copy_text(info->device_name, sizeof info->device_name, b->name);
   info->device_id = b->device;
@@ -171,8 +163,7 @@ static void cuda_fill_info(const fea_context *ctx, fea_context_info *info)
   info->device_memory_bytes = (uint64_t)b->total_memory;
 }
 
-fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out)
-{
+fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out) {
   struct fea_cuda *b = ctx->backend_data;
   int current = -1;
   FEA_CALL_CUDA(ctx, cudaGetDevice(&current));
@@ -181,30 +172,26 @@ fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out)
   return FEA_SUCCESS;
 }
 
-static cudaError_t device_alloc(const struct fea_cuda *b, size_t bytes, void **out)
-{
+static cudaError_t device_alloc(const struct fea_cuda *b, size_t bytes, void **out) {
   *out = NULL;
   return b->mem_pools ? cudaMallocAsync(out, bytes, b->stream) : cudaMalloc(out, bytes);
 }
 
 static fea_status alloc_error(fea_context *ctx, const struct fea_cuda *b, cudaError_t e,
-                              size_t bytes)
-{
+                              size_t bytes) {
   (void)cudaGetLastError();
   return FEA_ERROR(ctx, fea_cuda_status_of(e), "%s() of %zu bytes on GPU %d failed: %s (%s)",
                    b->mem_pools ? "cudaMallocAsync" : "cudaMalloc", bytes, b->device,
                    cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-fea_status fea_cuda_malloc(fea_context *ctx, size_t bytes, void **out)
-{
+fea_status fea_cuda_malloc(fea_context *ctx, size_t bytes, void **out) {
   struct fea_cuda *b = ctx->backend_data;
   cudaError_t e = device_alloc(b, bytes, out);
   return e == cudaSuccess ? FEA_SUCCESS : alloc_error(ctx, b, e, bytes);
 }
 
-void fea_cuda_free(fea_context *ctx, void *p)
-{
+void fea_cuda_free(fea_context *ctx, void *p) {
   struct fea_cuda *b = ctx->backend_data;
   if (!p) return;
   /* Stream-ordered: kernels already queued on the stream may still read p. */
@@ -212,8 +199,7 @@ void fea_cuda_free(fea_context *ctx, void *p)
   if (e != cudaSuccess) (void)cudaGetLastError();
 }
 
-fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out)
-{
+fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out) {
   struct fea_cuda *b = ctx->backend_data;
   if (bytes > b->work_bytes) {
     /* Grow by half again at least, so that slowly rising requests do not
@@ -238,39 +224,37 @@ fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out)
   return FEA_SUCCESS;
 }
 
-fea_status fea_cuda_sync(fea_context *ctx)
-{
+fea_status fea_cuda_sync(fea_context *ctx) {
   struct fea_cuda *b = ctx->backend_data;
   FEA_CALL_CUDA(ctx, cudaStreamSynchronize(b->stream));
   return FEA_SUCCESS;
 }
 
-fea_status fea_cuda_read_info(fea_context *ctx, int *info)
-{
+fea_status fea_cuda_read_info(fea_context *ctx, int *info) {
   struct fea_cuda *b = ctx->backend_data;
-  FEA_CALL_CUDA(ctx, cudaMemcpyAsync(info, b->dinfo, sizeof *info, cudaMemcpyDeviceToHost,
-                                     b->stream));
+  FEA_CALL_CUDA(ctx,
+                cudaMemcpyAsync(info, b->dinfo, sizeof *info, cudaMemcpyDeviceToHost, b->stream));
   return fea_cuda_sync(ctx);
 }
 
 static const char *const cuda_options[] = {"device", NULL};
 
 const struct fea_backend fea_backend_gpu_cuda = {
-  .abi = FEA_BACKEND_ABI,
-  .prefix = "/gpu/cuda",
-  .priority = 30,
-  .delegate = "/cpu/ref",
-  .host = "/cpu/threads",
-  .mem = FEA_MEM_DEVICE,
-  .options = cuda_options,
-  .probe = cuda_probe,
-  .init = cuda_init,
-  .finalize = cuda_finalize,
-  .set_num_threads = cuda_set_num_threads,
-  .fill_info = cuda_fill_info,
-  .vec = &fea_cuda_vector_ops,
-  .op = &fea_cuda_operator_ops,
-  .multifrontal = &fea_cuda_multifrontal_ops,
-  .dense = &fea_cuda_dense_ops,
-  .m1 = &fea_cuda_m1_ops,
+    .abi = FEA_BACKEND_ABI,
+    .prefix = "/gpu/cuda",
+    .priority = 30,
+    .delegate = "/cpu/ref",
+    .host = "/cpu/threads",
+    .mem = FEA_MEM_DEVICE,
+    .options = cuda_options,
+    .probe = cuda_probe,
+    .init = cuda_init,
+    .finalize = cuda_finalize,
+    .set_num_threads = cuda_set_num_threads,
+    .fill_info = cuda_fill_info,
+    .vec = &fea_cuda_vector_ops,
+    .op = &fea_cuda_operator_ops,
+    .multifrontal = &fea_cuda_multifrontal_ops,
+    .dense = &fea_cuda_dense_ops,
+    .m1 = &fea_cuda_m1_ops,
 };

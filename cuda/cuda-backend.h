@@ -20,14 +20,14 @@ struct fea_cuda {
   size_t total_memory;
   int cc_major, cc_minor;
   int sm_count;
-  int mem_pools;               /* stream-ordered allocation (cudaMallocAsync) available */
+  int mem_pools; /* stream-ordered allocation (cudaMallocAsync) available */
   cudaStream_t stream;
   cublasHandle_t blas;
   cusparseHandle_t sparse;
   cusolverDnHandle_t solver;
   cusolverDnParams_t solver_params;
-  int *dinfo;                  /* device int that cuSOLVER writes its info to */
-  void *work;                  /* device scratch, grown on demand, never shrunk */
+  int *dinfo; /* device int that cuSOLVER writes its info to */
+  void *work; /* device scratch, grown on demand, never shrunk */
   size_t work_bytes;
 };
 
@@ -55,13 +55,11 @@ fea_status fea_cuda_sync(fea_context *ctx);
 /* Bring cuSOLVER's info back to the host (synchronizes). */
 fea_status fea_cuda_read_info(fea_context *ctx, int *info);
 
-static inline size_t fea_cuda_elem_size(fea_precision prec)
-{
+static inline size_t fea_cuda_elem_size(fea_precision prec) {
   return prec == FEA_F64 ? 8 : prec == FEA_F32 ? 4 : 2;
 }
 
-static inline cudaDataType fea_cuda_data_type(fea_precision prec)
-{
+static inline cudaDataType fea_cuda_data_type(fea_precision prec) {
   switch (prec) {
   case FEA_F64: return CUDA_R_64F;
   case FEA_F32: return CUDA_R_32F;
@@ -74,8 +72,7 @@ static inline cudaDataType fea_cuda_data_type(fea_precision prec)
 /* Sub-buffers carved from one workspace start on this boundary. */
 #define FEA_CUDA_ALIGN ((size_t)256)
 
-static inline size_t fea_cuda_align_up(size_t bytes)
-{
+static inline size_t fea_cuda_align_up(size_t bytes) {
   return (bytes + FEA_CUDA_ALIGN - 1) / FEA_CUDA_ALIGN * FEA_CUDA_ALIGN;
 }
 

@@ -14,29 +14,24 @@
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "cuSOLVER pivots are int64_t");
 
-static cublasOperation_t op_of(fea_transpose t)
-{
+static cublasOperation_t op_of(fea_transpose t) {
   return t == FEA_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-static cublasFillMode_t fill_of(fea_uplo u)
-{
+static cublasFillMode_t fill_of(fea_uplo u) {
   return u == FEA_UPPER ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
 }
 
-static cublasSideMode_t side_of(fea_side s)
-{
+static cublasSideMode_t side_of(fea_side s) {
   return s == FEA_RIGHT ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT;
 }
 
-static cublasDiagType_t diag_of(fea_diag d)
-{
+static cublasDiagType_t diag_of(fea_diag d) {
   return d == FEA_UNIT ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
 }
 
 /* Only FP64 and FP32 have cuBLAS syrk/trsm and cuSOLVER factorizations. */
-static fea_status need_f64_or_f32(fea_context *ctx, fea_precision prec, const char *what)
-{
+static fea_status need_f64_or_f32(fea_context *ctx, fea_precision prec, const char *what) {
   FEA_CHECK(prec == FEA_F64 || prec == FEA_F32, ctx, FEA_ERR_UNSUPPORTED,
             "%s on /gpu/cuda needs f64 or f32 data, got %s", what,
             fea_precision_name(prec) ? fea_precision_name(prec) : "an unknown precision");
@@ -45,8 +40,7 @@ static fea_status need_f64_or_f32(fea_context *ctx, fea_precision prec, const ch
 
 static fea_status cuda_gemm(fea_context *ctx, fea_transpose ta, fea_transpose tb, double alpha,
                             const fea_dmat *A, const fea_dmat *B, double beta, fea_dmat *C,
-                            fea_compute compute)
-{
+                            fea_compute compute) {
   struct fea_cuda *b;
   int64_t m = C->rows, n = C->cols, k = ta == FEA_NO_TRANS ? A->cols : A->rows;
   if (m == 0 || n == 0) return FEA_SUCCESS;
@@ -65,18 +59,17 @@ static fea_status cuda_gemm(fea_context *ctx, fea_transpose ta, fea_transpose tb
      * with C in FP32 or in the inputs' format. */
     float a = (float)alpha, c = (float)beta;
     cublasComputeType_t ct = A->prec == FEA_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    FEA_CALL_CUBLAS(ctx, cublasGemmEx_64(b->blas, op_of(ta), op_of(tb), m, n, k, &a, A->data,
-                                         fea_cuda_data_type(A->prec), A->ld, B->data,
-                                         fea_cuda_data_type(B->prec), B->ld, &c, C->data,
-                                         fea_cuda_data_type(C->prec), C->ld, ct,
-                                         CUBLAS_GEMM_DEFAULT));
+    FEA_CALL_CUBLAS(ctx,
+                    cublasGemmEx_64(b->blas, op_of(ta), op_of(tb), m, n, k, &a, A->data,
+                                    fea_cuda_data_type(A->prec), A->ld, B->data,
+                                    fea_cuda_data_type(B->prec), B->ld, &c, C->data,
+                                    fea_cuda_data_type(C->prec), C->ld, ct, CUBLAS_GEMM_DEFAULT));
   }
   return FEA_SUCCESS;
 }
 
 static fea_status cuda_syrk(fea_context *ctx, fea_uplo uplo, fea_transpose trans, double alpha,
-                            const fea_dmat *A, double beta, fea_dmat *C)
-{
+                            const fea_dmat *A, double beta, fea_dmat *C) {
   struct fea_cuda *b;
   int64_t n = C->rows, k = trans == FEA_NO_TRANS ? A->cols : A->rows;
   FEA_CALL(need_f64_or_f32(ctx, C->prec, "syrk"));
@@ -94,17 +87,16 @@ static fea_status cuda_syrk(fea_context *ctx, fea_uplo uplo, fea_transpose trans
 }
 
 static fea_status cuda_trsm(fea_context *ctx, fea_side side, fea_uplo uplo, fea_transpose trans,
-                            fea_diag diag, double alpha, const fea_dmat *A, fea_dmat *B)
-{
+                            fea_diag diag, double alpha, const fea_dmat *A, fea_dmat *B) {
   struct fea_cuda *b;
   int64_t m = B->rows, n = B->cols;
   FEA_CALL(need_f64_or_f32(ctx, B->prec, "trsm"));
   if (m == 0 || n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   if (B->prec == FEA_F64) {
-    FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, side_of(side), fill_of(uplo), op_of(trans),
-                                        diag_of(diag), m, n, &alpha, A->data, A->ld, B->data,
-                                        B->ld));
+    FEA_CALL_CUBLAS(ctx,
+                    cublasDtrsm_64(b->blas, side_of(side), fill_of(uplo), op_of(trans),
+                                   diag_of(diag), m, n, &alpha, A->data, A->ld, B->data, B->ld));
   } else {
     float a = (float)alpha;
     FEA_CALL_CUBLAS(ctx, cublasStrsm_64(b->blas, side_of(side), fill_of(uplo), op_of(trans),
@@ -115,15 +107,13 @@ static fea_status cuda_trsm(fea_context *ctx, fea_side side, fea_uplo uplo, fea_
 
 /* cuSOLVER reports a bad argument through a negative info; our arguments were
  * validated, so that is a bug in this file or in the library underneath. */
-static fea_status check_negative_info(fea_context *ctx, int info, const char *routine)
-{
+static fea_status check_negative_info(fea_context *ctx, int info, const char *routine) {
   FEA_CHECK(info >= 0, ctx, FEA_ERR_BACKEND, "%s() rejected its argument %d", routine, -info);
   return FEA_SUCCESS;
 }
 
 /* Host scratch that cuSOLVER asks for lives only for one call. */
-static fea_status host_scratch(fea_context *ctx, size_t bytes, void **out)
-{
+static fea_status host_scratch(fea_context *ctx, size_t bytes, void **out) {
   *out = NULL;
   if (bytes == 0) return FEA_SUCCESS;
   *out = malloc(bytes);
@@ -134,17 +124,15 @@ static fea_status host_scratch(fea_context *ctx, size_t bytes, void **out)
 
 /* Runs the factorization and waits for it, so the host scratch can go. */
 static fea_status potrf_run(fea_context *ctx, struct fea_cuda *b, fea_uplo uplo, fea_dmat *A,
-                            void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *info)
-{
+                            void *dwork, size_t dbytes, void *hwork, size_t hbytes, int *info) {
   cudaDataType t = fea_cuda_data_type(A->prec);
-  FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf(b->solver, b->solver_params, fill_of(uplo), A->rows, t,
-                                          A->data, A->ld, t, dwork, dbytes, hwork, hbytes,
-                                          b->dinfo));
+  FEA_CALL_CUSOLVER(ctx,
+                    cusolverDnXpotrf(b->solver, b->solver_params, fill_of(uplo), A->rows, t,
+                                     A->data, A->ld, t, dwork, dbytes, hwork, hbytes, b->dinfo));
   return fea_cuda_read_info(ctx, info);
 }
 
-static fea_status cuda_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A)
-{
+static fea_status cuda_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A) {
   struct fea_cuda *b;
   int64_t n = A->rows;
   cudaDataType t = fea_cuda_data_type(A->prec);
@@ -164,13 +152,12 @@ static fea_status cuda_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A)
   free(hwork);
   FEA_CALL(st);
   FEA_CALL(check_negative_info(ctx, info, "cusolverDnXpotrf"));
-  FEA_CHECK(info == 0, ctx, FEA_ERR_NOT_POSDEF, "leading minor of order %d is not positive definite",
-            info);
+  FEA_CHECK(info == 0, ctx, FEA_ERR_NOT_POSDEF,
+            "leading minor of order %d is not positive definite", info);
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, fea_dmat *B)
-{
+static fea_status cuda_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, fea_dmat *B) {
   struct fea_cuda *b;
   int64_t n = A->rows, nrhs = B->cols;
   cudaDataType t = fea_cuda_data_type(A->prec);
@@ -187,21 +174,18 @@ static fea_status cuda_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A,
 
 /* Factorizes, brings the pivots to the host and waits. */
 static fea_status getrf_run(fea_context *ctx, struct fea_cuda *b, fea_dmat *A, int64_t *dpiv,
-                            fea_index *ipiv, void *dwork, size_t dbytes, void *hwork,
-                            size_t hbytes, int *info)
-{
+                            fea_index *ipiv, void *dwork, size_t dbytes, void *hwork, size_t hbytes,
+                            int *info) {
   cudaDataType t = fea_cuda_data_type(A->prec);
   int64_t npiv = A->rows < A->cols ? A->rows : A->cols;
-  FEA_CALL_CUSOLVER(ctx, cusolverDnXgetrf(b->solver, b->solver_params, A->rows, A->cols, t,
-                                          A->data, A->ld, dpiv, t, dwork, dbytes, hwork, hbytes,
-                                          b->dinfo));
+  FEA_CALL_CUSOLVER(ctx, cusolverDnXgetrf(b->solver, b->solver_params, A->rows, A->cols, t, A->data,
+                                          A->ld, dpiv, t, dwork, dbytes, hwork, hbytes, b->dinfo));
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(ipiv, dpiv, (size_t)npiv * sizeof *ipiv,
                                      cudaMemcpyDeviceToHost, b->stream));
   return fea_cuda_read_info(ctx, info);
 }
 
-static fea_status cuda_getrf(fea_context *ctx, fea_dmat *A, fea_index *ipiv)
-{
+static fea_status cuda_getrf(fea_context *ctx, fea_dmat *A, fea_index *ipiv) {
   struct fea_cuda *b;
   int64_t m = A->rows, n = A->cols, npiv = m < n ? m : n;
   cudaDataType t = fea_cuda_data_type(A->prec);
@@ -231,8 +215,7 @@ static fea_status cuda_getrf(fea_context *ctx, fea_dmat *A, fea_index *ipiv)
 }
 
 static fea_status cuda_getrs(fea_context *ctx, fea_transpose trans, const fea_dmat *A,
-                             const fea_index *ipiv, fea_dmat *B)
-{
+                             const fea_index *ipiv, fea_dmat *B) {
   struct fea_cuda *b;
   int64_t n = A->rows, nrhs = B->cols;
   cudaDataType t = fea_cuda_data_type(A->prec);
@@ -253,11 +236,11 @@ static fea_status cuda_getrs(fea_context *ctx, fea_transpose trans, const fea_dm
 }
 
 const struct fea_dense_ops fea_cuda_dense_ops = {
-  .gemm = cuda_gemm,
-  .syrk = cuda_syrk,
-  .trsm = cuda_trsm,
-  .potrf = cuda_potrf,
-  .potrs = cuda_potrs,
-  .getrf = cuda_getrf,
-  .getrs = cuda_getrs,
+    .gemm = cuda_gemm,
+    .syrk = cuda_syrk,
+    .trsm = cuda_trsm,
+    .potrf = cuda_potrf,
+    .potrs = cuda_potrs,
+    .getrf = cuda_getrf,
+    .getrs = cuda_getrs,
 };

@@ -66,13 +66,13 @@ typedef struct multifrontal_cuda {
   int64_t *d_front_dofs;
   /* Groups: the nodes of one level whose parents share a level. */
   int ngroups;
-  int *birth, *death;            /* per group: its level, and its parents' (the root: its own) */
-  size_t *schur_entries;         /* per group: sum of r^2 */
-  size_t *work_entries;          /* per group: sum of q + r (times nrhs in a solve) */
-  double **schur_d, **work_d;    /* per group while alive */
-  int *group_of;                 /* per node */
-  size_t *schur_off, *work_off;  /* per node, within its group */
-  double **d_schur;              /* per node: its Schur block while alive */
+  int *birth, *death;           /* per group: its level, and its parents' (the root: its own) */
+  size_t *schur_entries;        /* per group: sum of r^2 */
+  size_t *work_entries;         /* per group: sum of q + r (times nrhs in a solve) */
+  double **schur_d, **work_d;   /* per group while alive */
+  int *group_of;                /* per node */
+  size_t *schur_off, *work_off; /* per node, within its group */
+  double **d_schur;             /* per node: its Schur block while alive */
   /* Batches: descriptors (and leaf values) built in pinned memory, one copy up. */
   size_t batch_bytes, chunk_values;
   void *h_batch[2];
@@ -80,30 +80,28 @@ typedef struct multifrontal_cuda {
   int ev_made[2];
   int cur;
   void *d_batch;
-  int *d_info, *h_info;          /* per node of a level */
+  int *d_info, *h_info; /* per node of a level */
   fea_index max_level_nodes;
-  double *h_load;                /* one leaf's load (max_front) */
-  gemm_item *items;              /* max_level_nodes */
-  void *h_work;                  /* cuSOLVER host workspace */
+  double *h_load;   /* one leaf's load (max_front) */
+  gemm_item *items; /* max_level_nodes */
+  void *h_work;     /* cuSOLVER host workspace */
   size_t h_work_bytes;
   /* Solve. */
   double *d_y;
   size_t y_entries;
-  double *d_z;                   /* the backward level's work blocks */
+  double *d_z; /* the backward level's work blocks */
 } multifrontal_cuda;
 
 /* ------------------------------------------------------------------ helpers */
 
-static double now_s(void)
-{
+static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The flops of one node, summed exactly as fea_multifrontal_cpu_factor_node does. */
-static double node_flops(fea_index q, fea_index r)
-{
+static double node_flops(fea_index q, fea_index r) {
   if (q == 0) return 0.0;
   double dq = (double)q, fl = 0.0;
   fl += dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0;
@@ -114,16 +112,15 @@ static double node_flops(fea_index q, fea_index r)
 }
 
 /* Re-raise the message on ctx with the node named (index, level, box). */
-static fea_status node_fail(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status s)
-{
+static fea_status node_fail(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n,
+                            fea_status s) {
   char why[FEA_ERROR_LEN];
   snprintf(why, sizeof why, "%s", ctx->last_error);
   return fea_multifrontal_node_error(ctx, f, n, s, why);
 }
 
 static fea_status level_fail(fea_context *ctx, const char *phase, int level, fea_index nodes,
-                             fea_status s)
-{
+                             fea_status s) {
   char why[FEA_ERROR_LEN];
   snprintf(why, sizeof why, "%s", ctx->last_error);
   return FEA_ERROR(ctx, s, "%s of tree level %d (%lld nodes) on /gpu/cuda: %s", phase, level,
@@ -134,8 +131,7 @@ typedef struct batch_layout {
   size_t fronts, children, list, ga, gc, values, total;
 } batch_layout;
 
-static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues)
-{
+static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues) {
   const size_t fsz = sizeof(fea_cuda_multifrontal_front) > sizeof(fea_cuda_multifrontal_sfront)
                          ? sizeof(fea_cuda_multifrontal_front)
                          : sizeof(fea_cuda_multifrontal_sfront);
@@ -158,8 +154,7 @@ static batch_layout layout_of(size_t nfronts, size_t nchildren, size_t nvalues)
 }
 
 /* The next pinned buffer, once the copy that last read it has finished. */
-static fea_status batch_host(fea_context *ctx, multifrontal_cuda *st, char **out)
-{
+static fea_status batch_host(fea_context *ctx, multifrontal_cuda *st, char **out) {
   st->cur ^= 1;
   FEA_CALL_CUDA(ctx, cudaEventSynchronize(st->ev[st->cur]));
   *out = st->h_batch[st->cur];
@@ -170,20 +165,20 @@ static fea_status batch_host(fea_context *ctx, multifrontal_cuda *st, char **out
  * The device buffer is reused by the next batch only through the stream, so
  * kernels of this batch have read it by then. */
 static fea_status batch_upload(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
-                               size_t bytes)
-{
+                               size_t bytes) {
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_batch, st->h_batch[st->cur], bytes,
                                      cudaMemcpyHostToDevice, b->stream));
   FEA_CALL_CUDA(ctx, cudaEventRecord(st->ev[st->cur], b->stream));
   return FEA_SUCCESS;
 }
 
-static void *dev_at(const multifrontal_cuda *st, size_t offset) { return (char *)st->d_batch + offset; }
+static void *dev_at(const multifrontal_cuda *st, size_t offset) {
+  return (char *)st->d_batch + offset;
+}
 
 /* Allocate (and zero) the groups born at level; entries scaled by scale. */
-static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st, int level,
-                               const size_t *entries, double **ptr, size_t scale)
-{
+static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
+                               int level, const size_t *entries, double **ptr, size_t scale) {
   for (int g = 0; g < st->ngroups; g++) {
     if (st->birth[g] != level || entries[g] == 0) continue;
     size_t bytes = entries[g] * scale * sizeof(double);
@@ -196,8 +191,7 @@ static fea_status groups_birth(fea_context *ctx, const struct fea_cuda *b, multi
 }
 
 /* Free (stream-ordered) the groups whose parents' level is level. */
-static void groups_death(fea_context *ctx, multifrontal_cuda *st, int level, double **ptr)
-{
+static void groups_death(fea_context *ctx, multifrontal_cuda *st, int level, double **ptr) {
   for (int g = 0; g < st->ngroups; g++)
     if (st->death[g] == level && ptr[g]) {
       fea_cuda_free(ctx, ptr[g]);
@@ -205,8 +199,7 @@ static void groups_death(fea_context *ctx, multifrontal_cuda *st, int level, dou
     }
 }
 
-static void groups_free_all(fea_context *ctx, multifrontal_cuda *st, double **ptr)
-{
+static void groups_free_all(fea_context *ctx, multifrontal_cuda *st, double **ptr) {
   if (!ptr) return;
   for (int g = 0; g < st->ngroups; g++) {
     fea_cuda_free(ctx, ptr[g]);
@@ -216,8 +209,7 @@ static void groups_free_all(fea_context *ctx, multifrontal_cuda *st, double **pt
 
 /* --------------------------------------------------------- alloc / release */
 
-static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st)
-{
+static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
   struct fea_cuda *b = NULL;
   if (fea_cuda_enter(ctx, &b) == FEA_SUCCESS) {
     /* Nothing queued may still read what goes now. */
@@ -255,8 +247,7 @@ static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st)
   free(st);
 }
 
-static void cuda_factor_release(fea_context *ctx, fea_multifrontal_factor *f)
-{
+static void cuda_factor_release(fea_context *ctx, fea_multifrontal_factor *f) {
   if (f->backend) multifrontal_cuda_free(ctx, f->backend);
   f->backend = NULL;
   if (f->schur && f->tree)
@@ -270,8 +261,7 @@ static void cuda_factor_release(fea_context *ctx, fea_multifrontal_factor *f)
 }
 
 /* Host-side plan: groups, offsets, sizes. No device call. */
-static fea_status plan(fea_context *ctx, const fea_etree *t, multifrontal_cuda *st)
-{
+static fea_status plan(fea_context *ctx, const fea_etree *t, multifrontal_cuda *st) {
   const fea_index nn = t->num_nodes;
   const int nl = t->num_levels;
   int *gid = malloc((size_t)nl * (size_t)nl * sizeof *gid);
@@ -286,9 +276,8 @@ static fea_status plan(fea_context *ctx, const fea_etree *t, multifrontal_cuda *
   st->schur_off = malloc((size_t)nn * sizeof *st->schur_off);
   st->work_off = malloc((size_t)nn * sizeof *st->work_off);
   st->d_schur = calloc((size_t)nn, sizeof *st->d_schur);
-  if (!gid || !st->birth || !st->death || !st->schur_entries || !st->work_entries ||
-      !st->schur_d || !st->work_d || !st->group_of || !st->schur_off || !st->work_off ||
-      !st->d_schur) {
+  if (!gid || !st->birth || !st->death || !st->schur_entries || !st->work_entries || !st->schur_d ||
+      !st->work_d || !st->group_of || !st->schur_off || !st->work_off || !st->d_schur) {
     free(gid);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the device plan of %lld nodes",
                      (long long)nn);
@@ -315,8 +304,7 @@ static fea_status plan(fea_context *ctx, const fea_etree *t, multifrontal_cuda *
 }
 
 /* Peak over the levels of the entries of alive groups. */
-static size_t group_peak(const multifrontal_cuda *st, int levels, const size_t *entries)
-{
+static size_t group_peak(const multifrontal_cuda *st, int levels, const size_t *entries) {
   size_t alive = 0, peak = 0;
   for (int L = 0; L < levels; L++) {
     for (int g = 0; g < st->ngroups; g++)
@@ -328,8 +316,8 @@ static size_t group_peak(const multifrontal_cuda *st, int levels, const size_t *
   return peak;
 }
 
-static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_factor *f, multifrontal_cuda *st)
-{
+static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_factor *f,
+                                           multifrontal_cuda *st) {
   const fea_etree *t = f->tree;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -361,16 +349,18 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
     if (z > z_max) z_max = z;
   }
   st->chunk_values = leaf_max > MULTIFRONTAL_CHUNK_VALUES ? leaf_max : MULTIFRONTAL_CHUNK_VALUES;
-  st->batch_bytes = layout_of((size_t)st->max_level_nodes, (size_t)max_children,
-                              st->chunk_values).total;
+  st->batch_bytes = layout_of((size_t)st->max_level_nodes, (size_t)max_children, st->chunk_values)
+                        .total;
   const uint64_t panels = (uint64_t)(t->factor_entries ? t->factor_entries : 1) * 8u;
   const uint64_t schur = (uint64_t)group_peak(st, t->num_levels, st->schur_entries) * 8u;
   const uint64_t solve = ((uint64_t)t->num_dofs +
                           (uint64_t)group_peak(st, t->num_levels, st->work_entries) +
-                          (uint64_t)z_max) * 8u;
+                          (uint64_t)z_max) *
+                         8u;
   const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u;
   const uint64_t need = panels + schur + maps + (uint64_t)st->batch_bytes +
-                        (uint64_t)st->max_level_nodes * sizeof(int) + solve + MULTIFRONTAL_LIBRARY_RESERVE;
+                        (uint64_t)st->max_level_nodes * sizeof(int) + solve +
+                        MULTIFRONTAL_LIBRARY_RESERVE;
   size_t free_b = 0, total_b = 0;
   FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
   FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -412,20 +402,20 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
     FEA_CALL(fea_cuda_malloc(ctx, (size_t)front_len * sizeof(int64_t), &p));
     st->d_front_dofs = p;
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_front_dofs, t->front_dofs,
-                                       (size_t)front_len * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice, b->stream));
+                                       (size_t)front_len * sizeof(int64_t), cudaMemcpyHostToDevice,
+                                       b->stream));
   }
   FEA_CALL(fea_cuda_malloc(ctx, st->batch_bytes, &p));
   st->d_batch = p;
-  FEA_CALL(fea_cuda_malloc(ctx, (size_t)(st->max_level_nodes ? st->max_level_nodes : 1) *
-                                    sizeof(int), &p));
+  FEA_CALL(fea_cuda_malloc(ctx,
+                           (size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof(int),
+                           &p));
   st->d_info = p;
   /* The host arrays of the tree are pageable: wait before anything may free them. */
   return fea_cuda_sync(ctx);
 }
 
-static fea_status cuda_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f)
-{
+static fea_status cuda_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f) {
   const fea_etree *t = f->tree;
   f->panels = NULL;
   f->leaf_load = NULL;
@@ -451,8 +441,7 @@ static fea_status cuda_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f
 
 /* ------------------------------------------------------------ factorization */
 
-static int cmp_gemm_item(const void *pa, const void *pb)
-{
+static int cmp_gemm_item(const void *pa, const void *pb) {
   const gemm_item *a = pa, *b = pb;
   if (a->q != b->q) return a->q < b->q ? -1 : 1;
   if (a->r != b->r) return a->r < b->r ? -1 : 1;
@@ -462,17 +451,16 @@ static int cmp_gemm_item(const void *pa, const void *pb)
 /* potrf, trsm and syrk of one large front through cuSOLVER and cuBLAS. */
 static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
                                const fea_cuda_multifrontal_front *fr, void *dwork, size_t dbytes,
-                               int *dinfo)
-{
+                               int *dinfo) {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
   FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf(b->solver, b->solver_params, CUBLAS_FILL_MODE_LOWER, q,
                                           CUDA_R_64F, fr->P, m, CUDA_R_64F, dwork, dbytes,
                                           st->h_work, st->h_work_bytes, dinfo));
   if (r == 0) return FEA_SUCCESS;
-  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
-                                      CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, r, q, &one, fr->P, m,
-                                      fr->P + q, m));
+  FEA_CALL_CUBLAS(ctx,
+                  cublasDtrsm_64(b->blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                 CUBLAS_DIAG_NON_UNIT, r, q, &one, fr->P, m, fr->P + q, m));
   FEA_CALL_CUBLAS(ctx, cublasDsyrk_64(b->blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, r, q,
                                       &minus_one, fr->P + q, m, &one, fr->S, r));
   return FEA_SUCCESS;
@@ -481,10 +469,9 @@ static fea_status factor_large(fea_context *ctx, const struct fea_cuda *b, multi
 /* The largest cuSOLVER workspaces of the batch's large fronts, made available
  * before any of them is queued (the host one is grown only when the stream
  * is idle, so no queued call can still be using it). */
-static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
-                                   const fea_cuda_multifrontal_front *fronts, fea_index count,
-                                   void **dwork, size_t *dbytes)
-{
+static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b,
+                                   multifrontal_cuda *st, const fea_cuda_multifrontal_front *fronts,
+                                   fea_index count, void **dwork, size_t *dbytes) {
   size_t dmax = 0, hmax = 0;
   for (fea_index k = 0; k < count; k++) {
     const fea_cuda_multifrontal_front *fr = &fronts[k];
@@ -512,10 +499,10 @@ static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b, m
 
 /* One batch of fronts of a level: nodes[0 .. count), the first at position
  * info0 of the level. Leaves are integrated on the host into the batch. */
-static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_multifrontal_factor *f,
-                               multifrontal_cuda *st, int level, const fea_index *nodes, fea_index count,
-                               fea_index info0, int leaves)
-{
+static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
+                               fea_multifrontal_factor *f, multifrontal_cuda *st, int level,
+                               const fea_index *nodes, fea_index count, fea_index info0,
+                               int leaves) {
   const fea_etree *t = f->tree;
   fea_index nchildren = 0;
   size_t nvalues = 0;
@@ -598,13 +585,14 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
   const fea_cuda_multifrontal_front *d_fronts = dev_at(st, l.fronts);
   if (leaves) {
     FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_leaves(d_fronts, count, dev_at(st, l.values),
-                                                  b->stream));
+                                                            b->stream));
   } else {
-    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_extend_add(d_fronts, count, dev_at(st, l.children),
-                                              max_children, max_child_entries, b->stream));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_multifrontal_extend_add(d_fronts, count, dev_at(st, l.children),
+                                                   max_children, max_child_entries, b->stream));
   }
   FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_panel(d_fronts, dev_at(st, l.list), nsmall, st->d_info,
-                                       b->stream));
+                                                 b->stream));
   /* S -= L21 L21^T for the small fronts, one batched GEMM per (q, r) class
    * (the full square: the upper triangle is never read). */
   const double one = 1.0, minus_one = -1.0;
@@ -631,9 +619,8 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b, fea_m
   return FEA_SUCCESS;
 }
 
-static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f, multifrontal_cuda *st,
-                                   const struct fea_cuda *b, int level)
-{
+static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
+                                   multifrontal_cuda *st, const struct fea_cuda *b, int level) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -686,7 +673,7 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
     if (info == 0) continue;
     if (info < 0)
       return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_BACKEND,
-                               "cusolverDnXpotrf() rejected one of its arguments");
+                                         "cusolverDnXpotrf() rejected one of its arguments");
     char why[128];
     snprintf(why, sizeof why, "leading minor of order %d is not positive definite", info);
     return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_NOT_POSDEF, why);
@@ -702,8 +689,7 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level)
-{
+static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
   multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -718,16 +704,15 @@ static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f
 
 /* --------------------------------------------------------------------- solve */
 
-static double *work_of(const multifrontal_cuda *st, fea_index n, int64_t nrhs)
-{
+static double *work_of(const multifrontal_cuda *st, fea_index n, int64_t nrhs) {
   double *g = st->work_d[st->group_of[n]];
   return g ? g + st->work_off[n] * (size_t)nrhs : NULL;
 }
 
 /* y on the device, nrhs columns of num_dofs (ld num_dofs), from sv->y. */
-static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
-                           multifrontal_cuda *st, const fea_multifrontal_solve *sv)
-{
+static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b,
+                           const fea_multifrontal_factor *f, multifrontal_cuda *st,
+                           const fea_multifrontal_solve *sv) {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > st->y_entries || !st->d_y) {
     fea_cuda_free(ctx, st->d_y);
@@ -744,9 +729,9 @@ static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b, const fea
   return FEA_SUCCESS;
 }
 
-static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
-                             const multifrontal_cuda *st, fea_multifrontal_solve *sv)
-{
+static fea_status download_y(fea_context *ctx, const struct fea_cuda *b,
+                             const fea_multifrontal_factor *f, const multifrontal_cuda *st,
+                             fea_multifrontal_solve *sv) {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > 0)
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(sv->y, st->d_y, entries * sizeof(double),
@@ -755,13 +740,12 @@ static fea_status download_y(fea_context *ctx, const struct fea_cuda *b, const f
 }
 
 static fea_status forward_large(fea_context *ctx, const struct fea_cuda *b,
-                                const fea_cuda_multifrontal_sfront *fr, int64_t nrhs)
-{
+                                const fea_cuda_multifrontal_sfront *fr, int64_t nrhs) {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
-  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                      CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m,
-                                      fr->W, m));
+  FEA_CALL_CUBLAS(ctx,
+                  cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                 CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m, fr->W, m));
   if (r == 0) return FEA_SUCCESS;
   FEA_CALL_CUBLAS(ctx, cublasDgemm_64(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, r, nrhs, q, &minus_one,
                                       fr->P + q, m, fr->W, m, &one, fr->W + q, m));
@@ -769,22 +753,21 @@ static fea_status forward_large(fea_context *ctx, const struct fea_cuda *b,
 }
 
 static fea_status backward_large(fea_context *ctx, const struct fea_cuda *b,
-                                 const fea_cuda_multifrontal_sfront *fr, int64_t nrhs)
-{
+                                 const fea_cuda_multifrontal_sfront *fr, int64_t nrhs) {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
   if (r > 0)
     FEA_CALL_CUBLAS(ctx, cublasDgemm_64(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, q, nrhs, r, &minus_one,
                                         fr->P + q, m, fr->W + q, m, &one, fr->W, m));
-  FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                      CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m,
-                                      fr->W, m));
+  FEA_CALL_CUBLAS(ctx,
+                  cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                 CUBLAS_DIAG_NON_UNIT, q, nrhs, &one, fr->P, m, fr->W, m));
   return FEA_SUCCESS;
 }
 
-static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
-                              multifrontal_cuda *st, fea_multifrontal_solve *sv, int level)
-{
+static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
+                              const fea_multifrontal_factor *f, multifrontal_cuda *st,
+                              fea_multifrontal_solve *sv, int level) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -830,24 +813,25 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b, const 
   }
   FEA_CALL(batch_upload(ctx, b, st, l.total));
   const fea_cuda_multifrontal_sfront *d_fronts = dev_at(st, l.fronts);
-  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_gather(d_fronts, count, dev_at(st, l.children), st->d_y,
-                                                N, nrhs, b->stream));
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_gather(d_fronts, count, dev_at(st, l.children),
+                                                          st->d_y, N, nrhs, b->stream));
   FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
-                                               b->stream));
+                                                         b->stream));
   for (fea_index k = 0; k < count; k++) {
     if (fronts[k].q <= MULTIFRONTAL_SMALL_Q) continue;
     fea_status s = forward_large(ctx, b, &fronts[k], nrhs);
     if (s < 0) return node_fail(ctx, f, nodes[k], s);
   }
-  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, count, st->d_y, N, nrhs, b->stream));
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, count, st->d_y, N, nrhs,
+                                                            b->stream));
   groups_death(ctx, st, level, st->work_d);
   if (level == t->num_levels - 1) FEA_CALL(download_y(ctx, b, f, st, sv));
   return fea_cuda_sync(ctx);
 }
 
-static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const fea_multifrontal_factor *f,
-                               multifrontal_cuda *st, fea_multifrontal_solve *sv, int level)
-{
+static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b,
+                               const fea_multifrontal_factor *f, multifrontal_cuda *st,
+                               fea_multifrontal_solve *sv, int level) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -895,9 +879,10 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
     }
     FEA_CALL(batch_upload(ctx, b, st, l.total));
     const fea_cuda_multifrontal_sfront *d_fronts = dev_at(st, l.fronts);
-    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_gather(d_fronts, active, st->d_y, N, nrhs, b->stream));
-    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
-                                                  b->stream));
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_gather(d_fronts, active, st->d_y, N, nrhs,
+                                                             b->stream));
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_backward_small(d_fronts, dev_at(st, l.list), nsmall,
+                                                            nrhs, b->stream));
     a = 0;
     for (fea_index k = 0; k < count; k++) {
       const fea_etree_node *nd = &t->nodes[nodes[k]];
@@ -909,7 +894,7 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
       a++;
     }
     FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, active, st->d_y, N, nrhs,
-                                                    b->stream));
+                                                              b->stream));
     fea_cuda_free(ctx, st->d_z);
     st->d_z = NULL;
   }
@@ -917,9 +902,8 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b, const
   return fea_cuda_sync(ctx);
 }
 
-static fea_status cuda_forward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                     int level)
-{
+static fea_status cuda_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                     fea_multifrontal_solve *sv, int level) {
   multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -932,9 +916,8 @@ static fea_status cuda_forward_level(fea_context *ctx, const fea_multifrontal_fa
   return s;
 }
 
-static fea_status cuda_backward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                      int level)
-{
+static fea_status cuda_backward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                      fea_multifrontal_solve *sv, int level) {
   multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -948,9 +931,9 @@ static fea_status cuda_backward_level(fea_context *ctx, const fea_multifrontal_f
 }
 
 const struct fea_multifrontal_ops fea_cuda_multifrontal_ops = {
-  .factor_alloc = cuda_factor_alloc,
-  .factor_release = cuda_factor_release,
-  .factor_level = cuda_factor_level,
-  .forward_level = cuda_forward_level,
-  .backward_level = cuda_backward_level,
+    .factor_alloc = cuda_factor_alloc,
+    .factor_release = cuda_factor_release,
+    .factor_level = cuda_factor_level,
+    .forward_level = cuda_forward_level,
+    .backward_level = cuda_backward_level,
 };

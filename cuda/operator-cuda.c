@@ -31,10 +31,10 @@
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "CSR indices go up as int64_t");
 
 typedef struct cuda_op {
-  fea_context *ctx;     /* the operator's (it holds the reference) */
+  fea_context *ctx; /* the operator's (it holds the reference) */
   fea_operator_kind kind;
   fea_index n;
-  double *diag;         /* n */
+  double *diag; /* n */
   /* CSR */
   fea_index *rp, *ci;
   double *val;
@@ -52,8 +52,7 @@ typedef struct cuda_op {
   int ncolors;
 } cuda_op;
 
-static void op_destroy(void *data)
-{
+static void op_destroy(void *data) {
   cuda_op *c = data;
   if (!c) return;
   struct fea_cuda *b = NULL;
@@ -78,16 +77,15 @@ static void op_destroy(void *data)
 
 /* Device copy of bytes of host data (pageable: the copy has read the source
  * when cudaMemcpyAsync returns). */
-static fea_status upload(fea_context *ctx, const void *host, size_t bytes, void **dev)
-{
+static fea_status upload(fea_context *ctx, const void *host, size_t bytes, void **dev) {
   struct fea_cuda *b = ctx->backend_data;
   FEA_CALL(fea_cuda_malloc(ctx, bytes ? bytes : 1, dev));
-  if (bytes) FEA_CALL_CUDA(ctx, cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice, b->stream));
+  if (bytes)
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice, b->stream));
   return FEA_SUCCESS;
 }
 
-static fea_status csr_apply(fea_operator *op, const double *x, double *y, int add)
-{
+static fea_status csr_apply(fea_operator *op, const double *x, double *y, int add) {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(c->ctx, &b));
@@ -98,14 +96,13 @@ static fea_status csr_apply(fea_operator *op, const double *x, double *y, int ad
   FEA_CALL_CUSPARSE(c->ctx, cusparseSetPointerMode(b->sparse, CUSPARSE_POINTER_MODE_HOST));
   FEA_CALL_CUSPARSE(c->ctx, cusparseDnVecSetValues(c->vx, (void *)x));
   FEA_CALL_CUSPARSE(c->ctx, cusparseDnVecSetValues(c->vy, y));
-  FEA_CALL_CUSPARSE(c->ctx, cusparseSpMV(b->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                         c->mat, c->vx, &beta, c->vy, CUDA_R_64F,
-                                         CUSPARSE_SPMV_ALG_DEFAULT, c->buffer));
+  FEA_CALL_CUSPARSE(c->ctx,
+                    cusparseSpMV(b->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, c->mat, c->vx,
+                                 &beta, c->vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, c->buffer));
   return FEA_SUCCESS;
 }
 
-static fea_status em_apply(fea_operator *op, const double *x, double *y, int add)
-{
+static fea_status em_apply(fea_operator *op, const double *x, double *y, int add) {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(c->ctx, &b));
@@ -113,8 +110,8 @@ static fea_status em_apply(fea_operator *op, const double *x, double *y, int add
   if (!add) FEA_CALL_CUDA(c->ctx, cudaMemsetAsync(y, 0, (size_t)c->n * sizeof *y, b->stream));
   const int *grp = c->ngroups > 1 ? c->group : NULL;
   if (c->atomic) {
-    FEA_CALL_CUDA(c->ctx, fea_cuda_em_apply(c->nb, c->ne, NULL, c->erow, grp, c->K, c->shared_K,
-                                            1, x, y, b->stream));
+    FEA_CALL_CUDA(c->ctx, fea_cuda_em_apply(c->nb, c->ne, NULL, c->erow, grp, c->K, c->shared_K, 1,
+                                            x, y, b->stream));
     return FEA_SUCCESS;
   }
   for (int k = 0; k < c->ncolors; k++) /* stream order separates the colors */
@@ -124,8 +121,7 @@ static fea_status em_apply(fea_operator *op, const double *x, double *y, int add
   return FEA_SUCCESS;
 }
 
-static fea_status op_diagonal(const fea_operator *op, double *d)
-{
+static fea_status op_diagonal(const fea_operator *op, double *d) {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(c->ctx, &b));
@@ -138,15 +134,14 @@ static fea_status op_diagonal(const fea_operator *op, double *d)
 static const fea_operator_impl csr_impl = {csr_apply, op_diagonal, op_destroy};
 static const fea_operator_impl em_impl = {em_apply, op_diagonal, op_destroy};
 
-static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A)
-{
+static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A) {
   fea_context *ctx = op->ctx;
   struct fea_cuda *b = ctx->backend_data;
   FEA_CALL(upload(ctx, A->row_ptr, ((size_t)A->rows + 1) * sizeof(fea_index), (void **)&c->rp));
   FEA_CALL(upload(ctx, A->col_idx, (size_t)A->nnz * sizeof(fea_index), (void **)&c->ci));
   FEA_CALL(upload(ctx, A->values, (size_t)A->nnz * sizeof(double), (void **)&c->val));
-  FEA_CALL_CUSPARSE(ctx, cusparseCreateCsr(&c->mat, A->rows, A->cols, A->nnz, c->rp, c->ci,
-                                           c->val, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+  FEA_CALL_CUSPARSE(ctx, cusparseCreateCsr(&c->mat, A->rows, A->cols, A->nnz, c->rp, c->ci, c->val,
+                                           CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
                                            CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
   /* Placeholders until the first apply: the diagonal for both (sizing only). */
   FEA_CALL_CUSPARSE(ctx, cusparseCreateDnVec(&c->vx, A->cols, c->diag, CUDA_R_64F));
@@ -154,8 +149,8 @@ static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A)
   FEA_CALL_CUSPARSE(ctx, cusparseSetStream(b->sparse, b->stream));
   const double one = 1.0, zero = 0.0;
   size_t bytes = 0;
-  FEA_CALL_CUSPARSE(ctx, cusparseSpMV_bufferSize(b->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                 &one, c->mat, c->vx, &zero, c->vy, CUDA_R_64F,
+  FEA_CALL_CUSPARSE(ctx, cusparseSpMV_bufferSize(b->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                                 c->mat, c->vx, &zero, c->vy, CUDA_R_64F,
                                                  CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
   FEA_CALL(fea_cuda_malloc(ctx, bytes ? bytes : 1, &c->buffer));
   snprintf(op->info.kernel, sizeof op->info.kernel,
@@ -166,8 +161,7 @@ static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A)
   return FEA_SUCCESS;
 }
 
-static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src)
-{
+static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
   fea_context *ctx = op->ctx;
   struct fea_cuda *b = ctx->backend_data;
   const fea_em_view *v = &src->em;
@@ -198,8 +192,8 @@ static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   FEA_CALL(upload(ctx, v->K, (size_t)v->ngroups * nb * nb * sizeof(double), (void **)&c->K));
   /* One shape: the matrix in shared memory if it fits a block. */
   int optin = 0;
-  FEA_CALL_CUDA(ctx, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                            b->device));
+  FEA_CALL_CUDA(ctx,
+                cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, b->device));
   c->shared_K = v->ngroups == 1 && nb * nb * sizeof(double) <= (size_t)optin;
   if (!c->atomic) { /* elements sorted by color, counting sort */
     c->ncolors = src->ncolors;
@@ -224,8 +218,10 @@ static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
     FEA_CALL(st);
   }
   char how[40];
-  if (c->atomic) snprintf(how, sizeof how, "fp64 atomicAdd");
-  else snprintf(how, sizeof how, "%d colors", c->ncolors);
+  if (c->atomic)
+    snprintf(how, sizeof how, "fp64 atomicAdd");
+  else
+    snprintf(how, sizeof how, "%d colors", c->ncolors);
   if (v->ngroups == 1)
     snprintf(op->info.kernel, sizeof op->info.kernel,
              "gpu element-matrix: thread/element, one %dx%d matrix (%s), %.16s", v->nb, v->nb,
@@ -240,8 +236,7 @@ static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src)
-{
+static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src) {
   fea_context *ctx = op->ctx;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -267,8 +262,7 @@ static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src)
 }
 
 static fea_status cuda_pointwise_mul(fea_context *ctx, fea_index n, const double *a,
-                                     const double *x, double *y)
-{
+                                     const double *x, double *y) {
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   FEA_CALL_CUDA(ctx, fea_cuda_pointwise_mul(a, x, y, n, b->stream));

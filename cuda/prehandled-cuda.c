@@ -64,23 +64,22 @@ struct fea_m1_device {
   size_t esize, vsize;
   fea_compute compute;
   int scale_rhs;
-  int64_t *perm;          /* num */
-  double *l0;             /* nc x nc */
-  double *sd;             /* num */
-  void *b, *cinv, *pinv;  /* prec */
-  int64_t *d_rp, *d_ci;   /* D: ne + 1, nnz */
-  void *d_v;              /* vprec */
-  int64_t *t_rp, *t_ci;   /* D^T: ni + 1, nnz */
+  int64_t *perm;         /* num */
+  double *l0;            /* nc x nc */
+  double *sd;            /* num */
+  void *b, *cinv, *pinv; /* prec */
+  int64_t *d_rp, *d_ci;  /* D: ne + 1, nnz */
+  void *d_v;             /* vprec */
+  int64_t *t_rp, *t_ci;  /* D^T: ni + 1, nnz */
   void *t_v;
   fea_index d_nnz;
-  int64_t *a_rp, *a_ci;   /* A_h: num + 1, nnz */
+  int64_t *a_rp, *a_ci; /* A_h: num + 1, nnz */
   double *a_v;
   fea_index a_nnz;
   uint64_t bytes;
 };
 
-static double now_s(void)
-{
+static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -88,13 +87,12 @@ static double now_s(void)
 
 /* ------------------------------------------------------------- create/destroy */
 
-static void m1_destroy(fea_m1_device **pm)
-{
+static void m1_destroy(fea_m1_device **pm) {
   if (!pm || !*pm) return;
   fea_m1_device *m = *pm;
   struct fea_cuda *b = NULL;
   if (fea_cuda_enter(m->ctx, &b) >= 0) {
-    void *ptrs[] = {m->perm, m->l0,  m->sd,   m->b,    m->cinv, m->pinv, m->d_rp, m->d_ci,
+    void *ptrs[] = {m->perm, m->l0,   m->sd,   m->b,   m->cinv, m->pinv, m->d_rp, m->d_ci,
                     m->d_v,  m->t_rp, m->t_ci, m->t_v, m->a_rp, m->a_ci, m->a_v};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) fea_cuda_free(m->ctx, ptrs[i]);
     (void)cudaStreamSynchronize(b->stream);
@@ -107,9 +105,8 @@ static void m1_destroy(fea_m1_device **pm)
 
 /* *dst := a device copy of bytes from host (queued; the caller syncs before
  * the host array may change). */
-static fea_status upload(fea_m1_device *m, const struct fea_cuda *b, const void *host,
-                         size_t bytes, void **dst)
-{
+static fea_status upload(fea_m1_device *m, const struct fea_cuda *b, const void *host, size_t bytes,
+                         void **dst) {
   if (bytes == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_malloc(m->ctx, bytes, dst));
   m->bytes += bytes;
@@ -125,8 +122,7 @@ typedef struct host_csr {
 } host_csr;
 
 static fea_status transpose_d(fea_m1_device *m, const fea_matrix *d, const void *dval,
-                              host_csr *t)
-{
+                              host_csr *t) {
   const size_t vs = m->vsize, nnz = (size_t)d->nnz;
   t->rp = calloc((size_t)m->ni + 1, sizeof *t->rp);
   t->ci = malloc((nnz ? nnz : 1) * sizeof *t->ci);
@@ -135,8 +131,8 @@ static fea_status transpose_d(fea_m1_device *m, const fea_matrix *d, const void 
   if (!t->rp || !t->ci || !t->v || !next) {
     free(next);
     return FEA_ERROR(m->ctx, FEA_ERR_OUT_OF_MEMORY,
-                     "no host memory to transpose D (%lld x %lld, %lld entries)",
-                     (long long)m->ne, (long long)m->ni, (long long)d->nnz);
+                     "no host memory to transpose D (%lld x %lld, %lld entries)", (long long)m->ne,
+                     (long long)m->ni, (long long)d->nnz);
   }
   for (size_t p = 0; p < nnz; p++) t->rp[d->col_idx[p] + 1]++;
   for (fea_index i = 0; i < m->ni; i++) t->rp[i + 1] += t->rp[i];
@@ -152,8 +148,7 @@ static fea_status transpose_d(fea_m1_device *m, const fea_matrix *d, const void 
 }
 
 static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
-                             const fea_m1_device_data *d, host_csr *t)
-{
+                             const fea_m1_device_data *d, host_csr *t) {
   fea_context *ctx = m->ctx;
   const uint64_t es = m->esize, vs = m->vsize;
   const uint64_t pinv = es * (uint64_t)m->ne * (uint64_t)m->ne;
@@ -174,8 +169,8 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
             (unsigned long long)need, (unsigned long long)pinv, (long long)m->ne,
             fea_precision_name(m->prec), (unsigned long long)(dense - pinv),
             (unsigned long long)sparse, (unsigned long long)nodal,
-            (unsigned long long)M1_LIBRARY_RESERVE, b->device, b->name,
-            (unsigned long long)free_b, (unsigned long long)total_b);
+            (unsigned long long)M1_LIBRARY_RESERVE, b->device, b->name, (unsigned long long)free_b,
+            (unsigned long long)total_b);
 
   void *p = NULL;
   FEA_CALL(upload(m, b, d->perm, (size_t)m->num * sizeof(int64_t), &p));
@@ -214,25 +209,24 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   return fea_cuda_sync(ctx);
 }
 
-static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m1_device **out)
-{
+static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m1_device **out) {
   FEA_CHECK_NULL(d, ctx);
   FEA_CHECK_NULL(out, ctx);
   *out = NULL;
   const fea_index num = d->grid.num;
-  FEA_CHECK(d->prec == FEA_F64 || d->prec == FEA_F32 || d->prec == FEA_F16 ||
-                d->prec == FEA_BF16,
+  FEA_CHECK(d->prec == FEA_F64 || d->prec == FEA_F32 || d->prec == FEA_F16 || d->prec == FEA_BF16,
             ctx, FEA_ERR_UNSUPPORTED, "device M1 works in FP64, FP32, FP16 or BF16, not %d",
             (int)d->prec);
   FEA_CHECK(d->vprec == (d->prec == FEA_F64 ? FEA_F64 : FEA_F32), ctx, FEA_ERR_INVALID_ARG,
-            "panel precision %s does not go with matrix precision %s",
-            fea_precision_name(d->vprec), fea_precision_name(d->prec));
+            "panel precision %s does not go with matrix precision %s", fea_precision_name(d->vprec),
+            fea_precision_name(d->prec));
   FEA_CHECK(d->nc + d->ne + d->ni == num && d->cells * d->blk == d->ni && d->d &&
                 d->d->rows == d->ne && d->d->cols == d->ni && d->perm && d->sqrt_diag &&
                 (d->nc == 0 || d->l0) && (!d->A || (d->A->rows == num && d->A->cols == num)),
             ctx, FEA_ERR_INVALID_ARG,
             "device M1 data does not fit together: %lld + %lld + %lld nodes of %lld, %lld cells "
-            "of %lld", (long long)d->nc, (long long)d->ne, (long long)d->ni, (long long)num,
+            "of %lld",
+            (long long)d->nc, (long long)d->ne, (long long)d->ni, (long long)num,
             (long long)d->cells, (long long)d->blk);
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -262,37 +256,51 @@ static uint64_t m1_bytes(const fea_m1_device *m) { return m ? m->bytes : 0; }
 /* ------------------------------------------------------------ workspace */
 
 typedef struct ws {
-  double *w;               /* num x k: the nodal columns being solved (in place) */
-  double *cw;              /* nc x k: coarse rows for the TRSM */
+  double *w;                    /* num x k: the nodal columns being solved (in place) */
+  double *cw;                   /* nc x k: coarse rows for the TRSM */
   void *wc, *we, *wi, *yi, *re; /* panels in vprec */
-  void *h;                 /* 16-bit GEMM operand */
-  float *t;                /* 16-bit GEMM product before scaling back */
-  int *ex;                 /* its column exponents */
-  double *bd, *xd, *norms; /* refinement: b, x, column sums of squares */
+  void *h;                      /* 16-bit GEMM operand */
+  float *t;                     /* 16-bit GEMM product before scaling back */
+  int *ex;                      /* its column exponents */
+  double *bd, *xd, *norms;      /* refinement: b, x, column sums of squares */
 } ws;
 
-static fea_index imax3(fea_index a, fea_index b, fea_index c)
-{
+static fea_index imax3(fea_index a, fea_index b, fea_index c) {
   fea_index m = a > b ? a : b;
   return m > c ? m : c;
 }
 
 /* Byte offsets of every part for k columns; with base, the pointers. */
-static size_t ws_layout(const fea_m1_device *m, fea_index k, int refine, ws *w, char *base)
-{
+static size_t ws_layout(const fea_m1_device *m, fea_index k, int refine, ws *w, char *base) {
   const size_t K = (size_t)k, vs = m->vsize;
   const int half = m->prec == FEA_F16 || m->prec == FEA_BF16;
   const size_t big = (size_t)imax3(m->ni, m->ne, m->nc) * K;
   const size_t cols = (size_t)(m->cells > 1 ? m->cells : 1) * K;
-  const size_t sizes[13] = {
-      (size_t)m->num * K * 8, (size_t)m->nc * K * 8,
-      (size_t)m->nc * K * vs,  (size_t)m->ne * K * vs, (size_t)m->ni * K * vs,
-      (size_t)m->ni * K * vs,  (size_t)m->ne * K * vs,
-      half ? big * 2 : 0,      half ? big * 4 : 0,     half ? cols * sizeof(int) : 0,
-      refine ? (size_t)m->num * K * 8 : 0, refine ? (size_t)m->num * K * 8 : 0,
-      refine ? K * 8 : 0};
-  void **slots[13] = {(void **)&w->w, (void **)&w->cw, &w->wc, &w->we, &w->wi, &w->yi, &w->re,
-                      &w->h, (void **)&w->t, (void **)&w->ex, (void **)&w->bd, (void **)&w->xd,
+  const size_t sizes[13] = {(size_t)m->num * K * 8,
+                            (size_t)m->nc * K * 8,
+                            (size_t)m->nc * K * vs,
+                            (size_t)m->ne * K * vs,
+                            (size_t)m->ni * K * vs,
+                            (size_t)m->ni * K * vs,
+                            (size_t)m->ne * K * vs,
+                            half ? big * 2 : 0,
+                            half ? big * 4 : 0,
+                            half ? cols * sizeof(int) : 0,
+                            refine ? (size_t)m->num * K * 8 : 0,
+                            refine ? (size_t)m->num * K * 8 : 0,
+                            refine ? K * 8 : 0};
+  void **slots[13] = {(void **)&w->w,
+                      (void **)&w->cw,
+                      &w->wc,
+                      &w->we,
+                      &w->wi,
+                      &w->yi,
+                      &w->re,
+                      &w->h,
+                      (void **)&w->t,
+                      (void **)&w->ex,
+                      (void **)&w->bd,
+                      (void **)&w->xd,
                       (void **)&w->norms};
   size_t off = 0;
   for (int i = 0; i < 13; i++) {
@@ -303,8 +311,7 @@ static size_t ws_layout(const fea_m1_device *m, fea_index k, int refine, ws *w, 
 }
 
 static fea_status ws_alloc(fea_m1_device *m, const struct fea_cuda *b, fea_index k, int refine,
-                           ws *w, void **base)
-{
+                           ws *w, void **base) {
   memset(w, 0, sizeof *w);
   const size_t bytes = ws_layout(m, k, refine, w, NULL);
   size_t free_b = 0, total_b = 0;
@@ -326,27 +333,25 @@ static fea_status ws_alloc(fea_m1_device *m, const struct fea_cuda *b, fea_index
 
 /* L^-1 (t = N) or L^-T (t = T) on the k columns of w->w. */
 static fea_status apply_l_inv(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
-                              cublasOperation_t t)
-{
+                              cublasOperation_t t) {
   fea_context *ctx = m->ctx;
   const fea_ph_grid *g = &m->g;
   if (m->nc > 0) {
     const double one = 1.0;
-    FEA_CALL_CUDA(ctx, fea_cuda_ph_coarse_gather(w->w, m->num, k, g->n, g->n0, g->r, w->cw,
-                                                 b->stream));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_ph_coarse_gather(w->w, m->num, k, g->n, g->n0, g->r, w->cw, b->stream));
     FEA_CALL_CUBLAS(ctx, cublasDtrsm_64(b->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, t,
-                                        CUBLAS_DIAG_NON_UNIT, m->nc, k, &one, m->l0, m->nc,
-                                        w->cw, m->nc));
-    FEA_CALL_CUDA(ctx, fea_cuda_ph_coarse_scatter(w->cw, k, g->n, g->n0, g->r, w->w, m->num,
-                                                  b->stream));
+                                        CUBLAS_DIAG_NON_UNIT, m->nc, k, &one, m->l0, m->nc, w->cw,
+                                        m->nc));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_ph_coarse_scatter(w->cw, k, g->n, g->n0, g->r, w->w, m->num, b->stream));
   }
   FEA_CALL_CUDA(ctx, fea_cuda_ph_scale_fine(w->w, m->num, m->num, k, m->sd, b->stream));
   return FEA_SUCCESS;
 }
 
 /* w := L^-1 S^T w */
-static fea_status forward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k)
-{
+static fea_status forward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   const fea_ph_grid *g = &m->g;
   const int p1 = g->element == FEA_PH_P1;
   for (int lv = g->levels; lv >= 1; lv--)
@@ -355,8 +360,7 @@ static fea_status forward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea
 }
 
 /* w := S L^-T w */
-static fea_status backward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k)
-{
+static fea_status backward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   const fea_ph_grid *g = &m->g;
   const int p1 = g->element == FEA_PH_P1;
   FEA_CALL(apply_l_inv(m, b, w, k, CUBLAS_OP_T));
@@ -372,8 +376,7 @@ static fea_status backward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fe
  * leave C as it is (as the CPU's gemm; every such call has beta = 1). */
 static fea_status m1_gemm(fea_m1_device *m, const struct fea_cuda *b, ws *w, cublasOperation_t ta,
                           double alpha, const void *A, fea_index ar, fea_index ac, const void *B,
-                          fea_index bc, double beta, void *C)
-{
+                          fea_index bc, double beta, void *C) {
   fea_context *ctx = m->ctx;
   const int64_t rows = ta == CUBLAS_OP_T ? ac : ar, inner = ta == CUBLAS_OP_T ? ar : ac;
   if (rows == 0 || bc == 0 || inner == 0) return FEA_SUCCESS;
@@ -384,10 +387,10 @@ static fea_status m1_gemm(fea_m1_device *m, const struct fea_cuda *b, ws *w, cub
   } else if (m->prec == FEA_F32) {
     const float a = (float)alpha, c = (float)beta;
     if (m->compute == FEA_COMPUTE_TF32)
-      FEA_CALL_CUBLAS(ctx, cublasGemmEx_64(b->blas, ta, CUBLAS_OP_N, rows, bc, inner, &a, A,
-                                           CUDA_R_32F, ar, B, CUDA_R_32F, inner, &c, C,
-                                           CUDA_R_32F, rows, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                           CUBLAS_GEMM_DEFAULT));
+      FEA_CALL_CUBLAS(ctx,
+                      cublasGemmEx_64(b->blas, ta, CUBLAS_OP_N, rows, bc, inner, &a, A, CUDA_R_32F,
+                                      ar, B, CUDA_R_32F, inner, &c, C, CUDA_R_32F, rows,
+                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
     else
       FEA_CALL_CUBLAS(ctx, cublasSgemm_64(b->blas, ta, CUBLAS_OP_N, rows, bc, inner, &a,
                                           (const float *)A, ar, (const float *)B, inner, &c,
@@ -407,8 +410,7 @@ static fea_status m1_gemm(fea_m1_device *m, const struct fea_cuda *b, ws *w, cub
 }
 
 /* x := A^-1 x on the k prehandled columns in w->w (the steps of fea_m1_solve). */
-static fea_status m1_steps(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k)
-{
+static fea_status m1_steps(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   fea_context *ctx = m->ctx;
   const fea_index nc = m->nc, ne = m->ne, ni = m->ni, blk = m->blk, cols = m->cells * k;
   const int vp = (int)m->vprec;
@@ -437,8 +439,7 @@ static fea_status m1_steps(fea_m1_device *m, const struct fea_cuda *b, ws *w, fe
 }
 
 /* w := S L^-T M1^-1 L^-1 S^T w (queued). */
-static fea_status solve_nodal(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k)
-{
+static fea_status solve_nodal(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   FEA_CALL(forward(m, b, w, k));
   FEA_CALL(m1_steps(m, b, w, k));
   return backward(m, b, w, k);
@@ -448,12 +449,11 @@ static fea_status solve_nodal(fea_m1_device *m, const struct fea_cuda *b, ws *w,
 
 static fea_status solve_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                             const double *bh, fea_index ldb, double *xh, fea_index ldx,
-                            double *transform_s, double *dense_s)
-{
+                            double *transform_s, double *dense_s) {
   fea_context *ctx = m->ctx;
   const size_t row = (size_t)m->num * sizeof(double);
-  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(w->w, row, bh, (size_t)ldb * sizeof(double), row,
-                                       (size_t)k, cudaMemcpyHostToDevice, b->stream));
+  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(w->w, row, bh, (size_t)ldb * sizeof(double), row, (size_t)k,
+                                       cudaMemcpyHostToDevice, b->stream));
   FEA_CALL(fea_cuda_sync(ctx));
   const double t0 = now_s();
   FEA_CALL(forward(m, b, w, k));
@@ -474,8 +474,7 @@ static fea_status solve_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, f
 }
 
 static fea_status m1_solve(fea_m1_device *m, fea_index k, const double *bh, fea_index ldb,
-                           double *xh, fea_index ldx, double *transform_s, double *dense_s)
-{
+                           double *xh, fea_index ldx, double *transform_s, double *dense_s) {
   FEA_CHECK_NULL(m, NULL);
   fea_context *ctx = m->ctx;
   FEA_CHECK(k >= 1 && bh && xh && ldb >= m->num && ldx >= m->num, ctx, FEA_ERR_INVALID_ARG,
@@ -498,8 +497,7 @@ static fea_status m1_solve(fea_m1_device *m, fea_index k, const double *bh, fea_
 
 /* ss[j] := ||col j of x||^2 on the host (synchronizes). */
 static fea_status column_sumsq(fea_m1_device *m, const struct fea_cuda *b, const double *x,
-                               fea_index k, double *dnorms, double *ss)
-{
+                               fea_index k, double *dnorms, double *ss) {
   FEA_CALL_CUDA(m->ctx, fea_cuda_ph_col_sumsq(x, m->num, k, dnorms, b->stream));
   FEA_CALL_CUDA(m->ctx, cudaMemcpyAsync(ss, dnorms, (size_t)k * sizeof(double),
                                         cudaMemcpyDeviceToHost, b->stream));
@@ -509,12 +507,11 @@ static fea_status column_sumsq(fea_m1_device *m, const struct fea_cuda *b, const
 static fea_status refine_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                              const double *bh, fea_index ldb, double *xh, fea_index ldx,
                              double rtol, int max_iter, double *bn, double *ss, int *iters,
-                             double *relres)
-{
+                             double *relres) {
   fea_context *ctx = m->ctx;
   const size_t row = (size_t)m->num * sizeof(double), all = row * (size_t)k;
-  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(w->bd, row, bh, (size_t)ldb * sizeof(double), row,
-                                       (size_t)k, cudaMemcpyHostToDevice, b->stream));
+  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(w->bd, row, bh, (size_t)ldb * sizeof(double), row, (size_t)k,
+                                       cudaMemcpyHostToDevice, b->stream));
   FEA_CALL(column_sumsq(m, b, w->bd, k, w->norms, ss)); /* also waits for the upload */
   double rel = 0;
   for (fea_index c = 0; c < k; c++) {
@@ -530,19 +527,21 @@ static fea_status refine_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, 
     FEA_CALL(solve_nodal(m, b, w, k)); /* r := correction */
     FEA_CALL_CUBLAS(ctx, cublasDaxpy_64(b->blas, m->num * k, &one, w->w, 1, w->xd, 1));
     it++;
-    FEA_CALL_CUDA(ctx, fea_cuda_ph_residual(m->num, m->a_rp, m->a_ci, m->a_v, k, w->bd, w->xd,
-                                            w->w, b->stream));
+    FEA_CALL_CUDA(ctx, fea_cuda_ph_residual(m->num, m->a_rp, m->a_ci, m->a_v, k, w->bd, w->xd, w->w,
+                                            b->stream));
     FEA_CALL(column_sumsq(m, b, w->w, k, w->norms, ss));
     rel = 0;
     for (fea_index c = 0; c < k; c++) {
       if (!(bn[c] > 0)) continue;
       const double q = sqrt(ss[c]) / bn[c];
-      if (!isfinite(q)) finite = 0, rel = INFINITY;
-      else if (finite) rel = fmax(rel, q);
+      if (!isfinite(q))
+        finite = 0, rel = INFINITY;
+      else if (finite)
+        rel = fmax(rel, q);
     }
   }
-  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(xh, (size_t)ldx * sizeof(double), w->xd, row, row,
-                                       (size_t)k, cudaMemcpyDeviceToHost, b->stream));
+  FEA_CALL_CUDA(ctx, cudaMemcpy2DAsync(xh, (size_t)ldx * sizeof(double), w->xd, row, row, (size_t)k,
+                                       cudaMemcpyDeviceToHost, b->stream));
   FEA_CALL(fea_cuda_sync(ctx));
   if (iters) *iters = it;
   if (relres) *relres = rel;
@@ -559,8 +558,7 @@ static fea_status refine_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, 
 
 static fea_status m1_refine(fea_m1_device *m, fea_index k, const double *bh, fea_index ldb,
                             double *xh, fea_index ldx, double rtol, int max_iter, int *iters,
-                            double *relres)
-{
+                            double *relres) {
   FEA_CHECK_NULL(m, NULL);
   fea_context *ctx = m->ctx;
   FEA_CHECK(k >= 1 && bh && xh && ldb >= m->num && ldx >= m->num, ctx, FEA_ERR_INVALID_ARG,
@@ -594,9 +592,9 @@ static fea_status m1_refine(fea_m1_device *m, fea_index k, const double *bh, fea
 }
 
 const struct fea_m1_device_ops fea_cuda_m1_ops = {
-  .create = m1_create,
-  .solve = m1_solve,
-  .refine = m1_refine,
-  .bytes = m1_bytes,
-  .destroy = m1_destroy,
+    .create = m1_create,
+    .solve = m1_solve,
+    .refine = m1_refine,
+    .bytes = m1_bytes,
+    .destroy = m1_destroy,
 };

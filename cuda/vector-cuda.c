@@ -12,14 +12,12 @@
 #include "kernels/launch.h"
 #include "vector.h"
 
-static fea_status zero_fill(fea_context *ctx, struct fea_cuda *b, void *data, size_t bytes)
-{
+static fea_status zero_fill(fea_context *ctx, struct fea_cuda *b, void *data, size_t bytes) {
   FEA_CALL_CUDA(ctx, cudaMemsetAsync(data, 0, bytes, b->stream));
   return FEA_SUCCESS;
 }
 
-static fea_status vec_alloc(fea_context *ctx, fea_vector *v)
-{
+static fea_status vec_alloc(fea_context *ctx, fea_vector *v) {
   struct fea_cuda *b;
   size_t esize = fea_cuda_elem_size(v->prec);
   v->data = NULL;
@@ -39,8 +37,7 @@ static fea_status vec_alloc(fea_context *ctx, fea_vector *v)
   return FEA_SUCCESS;
 }
 
-static void vec_release(fea_context *ctx, fea_vector *v)
-{
+static void vec_release(fea_context *ctx, fea_vector *v) {
   struct fea_cuda *b;
   if (!v->data) return;
   if (fea_cuda_enter(ctx, &b) == FEA_SUCCESS) fea_cuda_free(ctx, v->data);
@@ -50,8 +47,7 @@ static void vec_release(fea_context *ctx, fea_vector *v)
 /* Host data in another precision goes up as it is and is converted on the
  * device: one transfer of the host bytes, no host-side conversion pass. */
 static fea_status vec_write(fea_context *ctx, fea_vector *v, fea_precision host_prec,
-                            const void *host)
-{
+                            const void *host) {
   struct fea_cuda *b;
   if (v->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -62,16 +58,15 @@ static fea_status vec_write(fea_context *ctx, fea_vector *v, fea_precision host_
     void *staged;
     FEA_CALL(fea_cuda_workspace(ctx, bytes, &staged));
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(staged, host, bytes, cudaMemcpyHostToDevice, b->stream));
-    FEA_CALL_CUDA(ctx, fea_cuda_convert((int)host_prec, staged, (int)v->prec, v->data, v->n,
-                                        b->stream));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_convert((int)host_prec, staged, (int)v->prec, v->data, v->n, b->stream));
   }
   /* The caller may reuse its buffer as soon as we return. */
   return fea_cuda_sync(ctx);
 }
 
 static fea_status vec_read(fea_context *ctx, const fea_vector *v, fea_precision host_prec,
-                           void *host)
-{
+                           void *host) {
   struct fea_cuda *b;
   if (v->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -81,15 +76,14 @@ static fea_status vec_read(fea_context *ctx, const fea_vector *v, fea_precision 
   } else {
     void *staged;
     FEA_CALL(fea_cuda_workspace(ctx, bytes, &staged));
-    FEA_CALL_CUDA(ctx, fea_cuda_convert((int)v->prec, v->data, (int)host_prec, staged, v->n,
-                                        b->stream));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_convert((int)v->prec, v->data, (int)host_prec, staged, v->n, b->stream));
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(host, staged, bytes, cudaMemcpyDeviceToHost, b->stream));
   }
   return fea_cuda_sync(ctx);
 }
 
-static fea_status vec_set_all(fea_context *ctx, fea_vector *v, double alpha)
-{
+static fea_status vec_set_all(fea_context *ctx, fea_vector *v, double alpha) {
   struct fea_cuda *b;
   if (v->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -97,8 +91,7 @@ static fea_status vec_set_all(fea_context *ctx, fea_vector *v, double alpha)
   return FEA_SUCCESS;
 }
 
-static fea_status vec_copy(fea_context *ctx, const fea_vector *x, fea_vector *y)
-{
+static fea_status vec_copy(fea_context *ctx, const fea_vector *x, fea_vector *y) {
   struct fea_cuda *b;
   if (x->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -106,14 +99,13 @@ static fea_status vec_copy(fea_context *ctx, const fea_vector *x, fea_vector *y)
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(y->data, x->data, (size_t)x->n * fea_cuda_elem_size(x->prec),
                                        cudaMemcpyDeviceToDevice, b->stream));
   } else {
-    FEA_CALL_CUDA(ctx, fea_cuda_convert((int)x->prec, x->data, (int)y->prec, y->data, x->n,
-                                        b->stream));
+    FEA_CALL_CUDA(ctx,
+                  fea_cuda_convert((int)x->prec, x->data, (int)y->prec, y->data, x->n, b->stream));
   }
   return FEA_SUCCESS;
 }
 
-static fea_status vec_axpy(fea_context *ctx, fea_vector *y, double alpha, const fea_vector *x)
-{
+static fea_status vec_axpy(fea_context *ctx, fea_vector *y, double alpha, const fea_vector *x) {
   struct fea_cuda *b;
   if (y->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -132,8 +124,7 @@ static fea_status vec_axpy(fea_context *ctx, fea_vector *y, double alpha, const 
   return FEA_SUCCESS;
 }
 
-static fea_status vec_scale(fea_context *ctx, fea_vector *x, double alpha)
-{
+static fea_status vec_scale(fea_context *ctx, fea_vector *x, double alpha) {
   struct fea_cuda *b;
   if (x->n == 0) return FEA_SUCCESS;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -154,14 +145,12 @@ static fea_status vec_scale(fea_context *ctx, fea_vector *x, double alpha)
  * sum would be rounded to 11 (FP16) or 8 (BF16) bits and overflow at 65504 in
  * FP16. The vector API promises FP32 arithmetic with the result as double, so
  * 16-bit inputs are widened to FP32 scratch and reduced there. */
-static fea_status widen(fea_context *ctx, struct fea_cuda *b, const fea_vector *v, float *dst)
-{
+static fea_status widen(fea_context *ctx, struct fea_cuda *b, const fea_vector *v, float *dst) {
   FEA_CALL_CUDA(ctx, fea_cuda_convert((int)v->prec, v->data, (int)FEA_F32, dst, v->n, b->stream));
   return FEA_SUCCESS;
 }
 
-static fea_status vec_dot(fea_context *ctx, const fea_vector *x, const fea_vector *y, double *r)
-{
+static fea_status vec_dot(fea_context *ctx, const fea_vector *x, const fea_vector *y, double *r) {
   struct fea_cuda *b;
   *r = 0.0;
   if (x->n == 0) return FEA_SUCCESS;
@@ -187,8 +176,7 @@ static fea_status vec_dot(fea_context *ctx, const fea_vector *x, const fea_vecto
   return FEA_SUCCESS;
 }
 
-static fea_status vec_nrm2(fea_context *ctx, const fea_vector *x, double *r)
-{
+static fea_status vec_nrm2(fea_context *ctx, const fea_vector *x, double *r) {
   struct fea_cuda *b;
   *r = 0.0;
   if (x->n == 0) return FEA_SUCCESS;
@@ -211,14 +199,14 @@ static fea_status vec_nrm2(fea_context *ctx, const fea_vector *x, double *r)
 }
 
 const struct fea_vector_ops fea_cuda_vector_ops = {
-  .alloc = vec_alloc,
-  .release = vec_release,
-  .write = vec_write,
-  .read = vec_read,
-  .set_all = vec_set_all,
-  .copy = vec_copy,
-  .axpy = vec_axpy,
-  .scale = vec_scale,
-  .dot = vec_dot,
-  .nrm2 = vec_nrm2,
+    .alloc = vec_alloc,
+    .release = vec_release,
+    .write = vec_write,
+    .read = vec_read,
+    .set_all = vec_set_all,
+    .copy = vec_copy,
+    .axpy = vec_axpy,
+    .scale = vec_scale,
+    .dot = vec_dot,
+    .nrm2 = vec_nrm2,
 };

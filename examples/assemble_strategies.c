@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
   double *b = malloc((size_t)n * sizeof *b), *vals = malloc((size_t)nnz * sizeof *vals),
          *ref = malloc((size_t)nnz * sizeof *ref);
   if (!b || !vals || !ref) return 1;
-  printf("3D Q2, %lld free DoFs, %lld nonzeros, %d threads\n\n", (long long)n, (long long)nnz, threads);
+  printf("3D Q2, %lld free DoFs, %lld nonzeros, %d threads\n\n", (long long)n, (long long)nnz,
+         threads);
   printf("%-16s %-16s %7s %9s %12s %9s %9s %9s  %s\n", "asked", "ran", "threads", "time [s]",
          "updates/s", "retries", "contended", "aborts", "max |A - A_serial|");
   for (int s = FEA_UPDATE_SERIAL; s <= FEA_UPDATE_AUTO; s++) {
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
     fea_assembly_stats st = FEA_ASSEMBLY_STATS_INIT;
     fea_status rc = fea_problem_assemble(pb, A, b, &d, &st);
     if (rc == FEA_ERR_UNSUPPORTED) { /* TSX without RTM: the reason */
-      printf("%-16s not run: %s\n", fea_update_strategy_name(d.strategy), fea_context_last_error(ctx));
+      printf("%-16s not run: %s\n", fea_update_strategy_name(d.strategy),
+             fea_context_last_error(ctx));
       continue;
     }
     if (rc != FEA_SUCCESS) return fail("fea_problem_assemble", ctx);

@@ -6,14 +6,14 @@
 
 #include <feaccel.h>
 
-#define TRY(call)                                                                   \
-  do {                                                                              \
-    fea_status s_ = (call);                                                         \
-    if (s_ != FEA_SUCCESS) {                                                        \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_),          \
-              fea_context_last_error(ctx));                                         \
-      return 1;                                                                     \
-    }                                                                               \
+#define TRY(call)                                                          \
+  do {                                                                     \
+    fea_status s_ = (call);                                                \
+    if (s_ != FEA_SUCCESS) {                                               \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_), \
+              fea_context_last_error(ctx));                                \
+      return 1;                                                            \
+    }                                                                      \
   } while (0)
 
 int main(int argc, char **argv) {
@@ -25,8 +25,8 @@ int main(int argc, char **argv) {
   size_t count = 0;
   TRY(fea_backend_list(list, 8, &count));
   for (size_t i = 0; i < count && i < 8; i++)
-    printf("  %-13s %s%s\n", list[i].prefix, list[i].usable ? "usable" : "not usable: ",
-           list[i].usable ? "" : list[i].reason);
+    printf("  %-13s %s%s\n", list[i].prefix,
+           list[i].usable ? "usable" : "not usable: ", list[i].usable ? "" : list[i].reason);
 
   TRY(fea_context_create(argc > 1 ? argv[1] : NULL, &ctx));
   fea_context_info info = FEA_CONTEXT_INFO_INIT;

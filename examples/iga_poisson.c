@@ -25,14 +25,14 @@ static double exact(const double *x, void *user) {
   return sin(pi * x[0]) * sin(pi * x[1]);
 }
 
-#define TRY(call)                                                                  \
-  do {                                                                             \
-    fea_status s_ = (call);                                                        \
-    if (s_ != FEA_SUCCESS) {                                                       \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_),         \
-              fea_context_last_error(NULL));                                       \
-      return 1;                                                                    \
-    }                                                                              \
+#define TRY(call)                                                          \
+  do {                                                                     \
+    fea_status s_ = (call);                                                \
+    if (s_ != FEA_SUCCESS) {                                               \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_), \
+              fea_context_last_error(NULL));                               \
+      return 1;                                                            \
+    }                                                                      \
   } while (0)
 
 int main(int argc, char **argv) {

@@ -106,8 +106,8 @@ int main(int argc, char **argv) {
     const double applies = static_cast<double>(cs.iterations + 1);
     int nthreads = 0;
     check(fea_context_get_num_threads(ctx.get(), &nthreads), ctx.get(), "threads");
-    std::printf("3D Q2, %ld^3 cells, %lld free DoFs, %d threads\n", n,
-                static_cast<long long>(nf), nthreads);
+    std::printf("3D Q2, %ld^3 cells, %lld free DoFs, %d threads\n", n, static_cast<long long>(nf),
+                nthreads);
     std::printf("operator:   %s (strategy %s), setup %.3f s, %.1f MB\n", info.kernel,
                 fea_update_strategy_name(info.strategy_run), info.setup_s,
                 static_cast<double>(info.memory_bytes) / 1e6);

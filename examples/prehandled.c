@@ -26,14 +26,14 @@ static double exact(const double *x, void *user) {
   return sin(pi * x[0]) * sin(pi * x[1]);
 }
 
-#define TRY(call)                                                                  \
-  do {                                                                             \
-    fea_status s_ = (call);                                                        \
-    if (s_ != FEA_SUCCESS) {                                                       \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_),         \
-              fea_context_last_error(NULL));                                       \
-      return 1;                                                                    \
-    }                                                                              \
+#define TRY(call)                                                          \
+  do {                                                                     \
+    fea_status s_ = (call);                                                \
+    if (s_ != FEA_SUCCESS) {                                               \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, fea_status_string(s_), \
+              fea_context_last_error(NULL));                               \
+      return 1;                                                            \
+    }                                                                      \
   } while (0)
 
 /* Solve the problem with the prehandled solver in one precision; u_free
@@ -41,9 +41,9 @@ static double exact(const double *x, void *user) {
 static int solve(fea_context *ctx, fea_problem *problem, fea_precision prec, int refine,
                  fea_index nfree, double *u_free, double *u, double *l2) {
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
-  d.precision = prec;    /* of the dense products; the setup always runs in FP64 */
-  d.refine = refine;     /* FP64 residuals, corrections in prec, to refine_rtol (1e-12) */
-  d.coarse_cells = 0;    /* h0 with the fewest FLOPs per right-hand side */
+  d.precision = prec; /* of the dense products; the setup always runs in FP64 */
+  d.refine = refine;  /* FP64 residuals, corrections in prec, to refine_rtol (1e-12) */
+  d.coarse_cells = 0; /* h0 with the fewest FLOPs per right-hand side */
   fea_solver *solver = NULL;
   TRY(fea_solver_create_prehandled(ctx, problem, &d, &solver));
   /* Setup: hierarchical basis, partial Cholesky, the C/E/I split, and the
@@ -54,13 +54,14 @@ static int solve(fea_context *ctx, fea_problem *problem, fea_precision prec, int
   TRY(fea_solver_get_prehandled_stats(solver, &st));
   TRY(fea_problem_expand_solution(problem, u_free, u));
   TRY(fea_problem_error_norms(problem, u, exact, NULL, NULL, l2, NULL));
-  printf("%s%s: h0 = 1/%lld, |C| = %lld, |E| = %lld, |I| = %lld, dense %.1f MB, setup %.2f s, "
-         "solve %.4f s", fea_precision_name(prec), refine ? " with refinement" : "",
-         (long long)st.n0, (long long)st.num_c, (long long)st.num_e, (long long)st.num_i,
-         st.dense_bytes / 1e6, st.setup_s, st.solve_s);
+  printf(
+      "%s%s: h0 = 1/%lld, |C| = %lld, |E| = %lld, |I| = %lld, dense %.1f MB, setup %.2f s, "
+      "solve %.4f s",
+      fea_precision_name(prec), refine ? " with refinement" : "", (long long)st.n0,
+      (long long)st.num_c, (long long)st.num_e, (long long)st.num_i, st.dense_bytes / 1e6,
+      st.setup_s, st.solve_s);
   if (refine)
-    printf(", %d corrections, relative residual %.2e", st.refine_iterations,
-           st.relative_residual);
+    printf(", %d corrections, relative residual %.2e", st.refine_iterations, st.relative_residual);
   printf("\n  L2 error %.6e\n", *l2);
   TRY(fea_solver_destroy(&solver));
   return 0;
@@ -111,8 +112,8 @@ int main(int argc, char **argv) {
     norm += x64[i] * x64[i];
   }
   const double rel = sqrt(diff / norm);
-  printf("FP16 + refinement vs FP64: relative difference %.3e, L2 errors differ by %.2e %%\n",
-         rel, 100 * fabs(l2_16 - l2_64) / l2_64);
+  printf("FP16 + refinement vs FP64: relative difference %.3e, L2 errors differ by %.2e %%\n", rel,
+         100 * fabs(l2_16 - l2_64) / l2_64);
 
   free(x64);
   free(x16);

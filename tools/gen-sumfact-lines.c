@@ -75,8 +75,7 @@ static void shorts(buf *b, const short *v, int n) {
 }
 
 /* Rows k < count of a [][width] short array, row k of length len[k]. */
-static void short_rows(buf *b, const short *rows, int width, const int *len, int count,
-                       int mul) {
+static void short_rows(buf *b, const short *rows, int width, const int *len, int count, int mul) {
   if (count == 0) { /* C11 has no empty initializer */
     out(b, "{{0}}");
     return;
@@ -151,8 +150,9 @@ static void emit_signature(buf *b, const sf_plan *s, int dim, int N) {
  * (chains, tiles: full ones added whole, the others with masked stores of
  * the lanes' own entries, blocks, singles). */
 static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
-  out(b, "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
-         "                                      int skip, const double *x, double *y) {\n",
+  out(b,
+      "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
+      "                                      int skip, const double *x, double *y) {\n",
       dim, N);
   const int W = s->lanes;
   out(b, "  SF_GLINE_BEGIN(%d, %d, %d);\n", dim, N, s->nfclass);
@@ -272,9 +272,13 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
     fprintf(stderr, "gen-sumfact-lines: %s\n", fea_context_last_error(ctx));
     goto done;
   }
-  const sf_plan_input in = {.edofs = edofs, .free_index = pb->free_index,
-                            .ne = sp->num_elements, .nb = sp->dofs_per_element,
-                            .lanes = 8, .tiles = 1, .threads = 1};
+  const sf_plan_input in = {.edofs = edofs,
+                            .free_index = pb->free_index,
+                            .ne = sp->num_elements,
+                            .nb = sp->dofs_per_element,
+                            .lanes = 8,
+                            .tiles = 1,
+                            .threads = 1};
   if (sf_plan_build(&in, &plan) != FEA_SUCCESS) {
     fprintf(stderr, "gen-sumfact-lines: no memory for the plan of %dD Q%d\n", dim, p);
     goto done;
@@ -350,8 +354,10 @@ int main(int argc, char **argv) {
   const int differs = !old || got != all.n || memcmp(old, all.p, all.n);
   free(old), free(all.p);
   if (differs) {
-    fprintf(stderr, "gen-sumfact-lines: %s is not what the generator writes now; regenerate it "
-                    "(gen-sumfact-lines > %s)\n", check, check);
+    fprintf(stderr,
+            "gen-sumfact-lines: %s is not what the generator writes now; regenerate it "
+            "(gen-sumfact-lines > %s)\n",
+            check, check);
     return 1;
   }
   if (stamp) { /* the build's record that FILE was checked */

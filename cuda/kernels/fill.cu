@@ -7,24 +7,23 @@
 
 namespace fea_cuda {
 
-template <typename T> __global__ void fill_kernel(T *__restrict__ dst, int64_t n, double alpha)
-{
+template <typename T>
+__global__ void fill_kernel(T *__restrict__ dst, int64_t n, double alpha) {
   /* Rounded on the device so that the value matches what a conversion kernel
    * would produce for the same double, bit for bit. */
   const T value = round_to<T>::from(alpha);
   for (int64_t i = grid_first(); i < n; i += grid_stride()) dst[i] = value;
 }
 
-template <typename T> static int launch(void *dst, int64_t n, double alpha, cudaStream_t stream)
-{
+template <typename T>
+static int launch(void *dst, int64_t n, double alpha, cudaStream_t stream) {
   fill_kernel<T><<<grid_blocks(n), block_threads, 0, stream>>>(static_cast<T *>(dst), n, alpha);
   return (int)cudaGetLastError();
 }
 
-} // namespace fea_cuda
+}  // namespace fea_cuda
 
-extern "C" int fea_cuda_set_all(int prec, void *dst, int64_t n, double alpha, cudaStream_t stream)
-{
+extern "C" int fea_cuda_set_all(int prec, void *dst, int64_t n, double alpha, cudaStream_t stream) {
   using namespace fea_cuda;
   if (n <= 0) return (int)cudaSuccess;
   switch (prec) {

@@ -12,8 +12,7 @@ constexpr int block_threads = 256;
  * covered by the grid-stride loops rather than by more blocks. */
 constexpr int64_t max_blocks = 8192;
 
-inline unsigned grid_blocks(int64_t n)
-{
+inline unsigned grid_blocks(int64_t n) {
   int64_t blocks = (n + block_threads - 1) / block_threads;
   return (unsigned)(blocks < max_blocks ? blocks : max_blocks);
 }
@@ -21,6 +20,6 @@ inline unsigned grid_blocks(int64_t n)
 __device__ inline int64_t grid_first() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ inline int64_t grid_stride() { return (int64_t)gridDim.x * blockDim.x; }
 
-} // namespace fea_cuda
+}  // namespace fea_cuda
 
 #endif

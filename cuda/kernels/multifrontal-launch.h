@@ -23,21 +23,21 @@ extern "C" {
 
 /* A front of a factorization batch. */
 typedef struct fea_cuda_multifrontal_front {
-  double *P;            /* panel [A11; A21], (q + r) x q, ld q + r */
-  double *S;            /* Schur block, r x r, ld r; NULL when r == 0 */
+  double *P; /* panel [A11; A21], (q + r) x q, ld q + r */
+  double *S; /* Schur block, r x r, ld r; NULL when r == 0 */
   int64_t q, r;
-  int64_t child_begin;  /* into the batch's children */
+  int64_t child_begin; /* into the batch's children */
   int64_t num_children;
-  int64_t src;          /* leaves: offset (doubles) of the host-assembled panel, then the
+  int64_t src;  /* leaves: offset (doubles) of the host-assembled panel, then the
                            Schur block, in the batch's values; -1 otherwise */
-  int64_t info;         /* index into the level's info array */
+  int64_t info; /* index into the level's info array */
 } fea_cuda_multifrontal_front;
 
 /* A front of a solve level. */
 typedef struct fea_cuda_multifrontal_sfront {
-  const double *P;      /* the factored panel [L11; L21], ld q + r */
-  double *W;            /* (q + r) x nrhs work block, ld q + r */
-  const int64_t *dofs;  /* the front's q + r tree DoFs */
+  const double *P;     /* the factored panel [L11; L21], ld q + r */
+  double *W;           /* (q + r) x nrhs work block, ld q + r */
+  const int64_t *dofs; /* the front's q + r tree DoFs */
   int64_t q, r;
   int64_t child_begin;
   int64_t num_children;
@@ -46,14 +46,14 @@ typedef struct fea_cuda_multifrontal_sfront {
 /* A child of a front: its Schur block (factorization) or its work block
  * (forward substitution, rows q .. q + r passed up), and its extend-add map. */
 typedef struct fea_cuda_multifrontal_child {
-  const double *data;   /* factor: r x r, ld r; solve: (q + r) x nrhs, ld q + r */
-  const int32_t *map;   /* r entries: the rows in the parent's front */
+  const double *data; /* factor: r x r, ld r; solve: (q + r) x nrhs, ld q + r */
+  const int32_t *map; /* r entries: the rows in the parent's front */
   int64_t q, r;
 } fea_cuda_multifrontal_child;
 
 /* Leaves: copy each front's panel and Schur block from values + src. */
 int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
-                               const double *values, cudaStream_t stream);
+                                         const double *values, cudaStream_t stream);
 
 /* Add the children's Schur blocks (lower triangles) into each front, children
  * in order (the same additions, in the same order, as /cpu/ref): one launch
@@ -61,38 +61,44 @@ int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fron
  * child (max_child_entries: the largest r^2 among them). The front's storage
  * must be zero before. */
 int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts, int64_t count,
-                           const fea_cuda_multifrontal_child *children, int64_t max_children,
-                           int64_t max_child_entries, cudaStream_t stream);
+                                     const fea_cuda_multifrontal_child *children,
+                                     int64_t max_children, int64_t max_child_entries,
+                                     cudaStream_t stream);
 
 /* Partial Cholesky of the panels of fronts[list[0 .. count)]: L11 L11^T = A11,
  * L21 = A21 L11^-T, in place (right-looking, unblocked: meant for small q).
  * A non-positive (or NaN) pivot k stops that front and sets
  * info[front.info] = k + 1. The Schur update is left to the caller. */
-int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list, int64_t count,
-                      int *info, cudaStream_t stream);
+int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list,
+                                int64_t count, int *info, cudaStream_t stream);
 
 /* Forward substitution, gather: W (zeroed) := the y rows of the front's q
  * DoFs, then += each child's passed-up rows (children in order). y is
  * n x nrhs with leading dimension n. */
 int fea_cuda_multifrontal_forward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
-                               const fea_cuda_multifrontal_child *children, const double *y, int64_t n,
-                               int64_t nrhs, cudaStream_t stream);
+                                         const fea_cuda_multifrontal_child *children,
+                                         const double *y, int64_t n, int64_t nrhs,
+                                         cudaStream_t stream);
 
 /* Forward substitution of fronts[list[..]]: W_q := L11^-1 W_q, W_r -= L21 W_q. */
-int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
-                              int64_t count, int64_t nrhs, cudaStream_t stream);
+int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts,
+                                        const int64_t *list, int64_t count, int64_t nrhs,
+                                        cudaStream_t stream);
 
 /* Backward substitution, gather: W := the y rows of all q + r DoFs. */
-int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count, const double *y,
-                                int64_t n, int64_t nrhs, cudaStream_t stream);
+int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
+                                          const double *y, int64_t n, int64_t nrhs,
+                                          cudaStream_t stream);
 
 /* Backward substitution of fronts[list[..]]: W_q := L11^-T (W_q - L21^T W_r). */
-int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
-                               int64_t count, int64_t nrhs, cudaStream_t stream);
+int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts,
+                                         const int64_t *list, int64_t count, int64_t nrhs,
+                                         cudaStream_t stream);
 
 /* y rows of each front's q DoFs := W_q. */
-int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts, int64_t count, double *y,
-                                 int64_t n, int64_t nrhs, cudaStream_t stream);
+int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts,
+                                           int64_t count, double *y, int64_t n, int64_t nrhs,
+                                           cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -15,14 +15,12 @@ namespace fea_cuda_multifrontal {
 constexpr int threads = 256;
 constexpr int64_t max_blocks = 1 << 20;
 
-inline unsigned blocks_for(int64_t count)
-{
+inline unsigned blocks_for(int64_t count) {
   return (unsigned)(count < max_blocks ? count : max_blocks);
 }
 
-__global__ void scatter_leaves_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts, int64_t count,
-                                      const double *__restrict__ values)
-{
+__global__ void scatter_leaves_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts,
+                                      int64_t count, const double *__restrict__ values) {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_multifrontal_front fr = fronts[k];
     const int64_t m = fr.q + fr.r, np = m * fr.q, ns = fr.r * fr.r;
@@ -38,9 +36,10 @@ __global__ void scatter_leaves_kernel(const fea_cuda_multifrontal_front *__restr
  * every front; within one child the map is injective, so all threads (of all
  * blocks along y) write distinct entries, and successive slots are ordered by
  * the stream. */
-__global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts, int64_t count,
-                                  const fea_cuda_multifrontal_child *__restrict__ children, int64_t slot)
-{
+__global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts,
+                                  int64_t count,
+                                  const fea_cuda_multifrontal_child *__restrict__ children,
+                                  int64_t slot) {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_multifrontal_front fr = fronts[k];
     if (slot >= fr.num_children) continue;
@@ -54,8 +53,10 @@ __global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict_
       const double v = ch.data[i + j * rc];
       const int64_t a = ch.map[i], b = ch.map[j];
       const int64_t row = a > b ? a : b, col = a > b ? b : a;
-      if (col < q) fr.P[row + col * m] += v;
-      else fr.S[(row - q) + (col - q) * r] += v;
+      if (col < q)
+        fr.P[row + col * m] += v;
+      else
+        fr.S[(row - q) + (col - q) * r] += v;
     }
   }
 }
@@ -65,8 +66,7 @@ __global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict_
  * rank-1 update from column k (rows j .. m-1 of column j). Rows >= q of the
  * panel become L21 on the way: this is potrf and trsm in one sweep. */
 __global__ void panel_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts,
-                             const int64_t *__restrict__ list, int64_t count, int *info)
-{
+                             const int64_t *__restrict__ list, int64_t count, int *info) {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
     const fea_cuda_multifrontal_front fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
@@ -92,10 +92,10 @@ __global__ void panel_kernel(const fea_cuda_multifrontal_front *__restrict__ fro
   }
 }
 
-__global__ void forward_gather_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts, int64_t count,
+__global__ void forward_gather_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
+                                      int64_t count,
                                       const fea_cuda_multifrontal_child *__restrict__ children,
-                                      const double *__restrict__ y, int64_t n, int64_t nrhs)
-{
+                                      const double *__restrict__ y, int64_t n, int64_t nrhs) {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t q = fr.q, m = q + fr.r;
@@ -120,8 +120,8 @@ __global__ void forward_gather_kernel(const fea_cuda_multifrontal_sfront *__rest
  * divided by L(k, k), then rows k+1 .. m-1 (the rest of L11 and all of L21)
  * lose L(i, k) times it. */
 __global__ void forward_small_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
-                                     const int64_t *__restrict__ list, int64_t count, int64_t nrhs)
-{
+                                     const int64_t *__restrict__ list, int64_t count,
+                                     int64_t nrhs) {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
     const fea_cuda_multifrontal_sfront fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
@@ -144,8 +144,7 @@ __global__ void forward_small_kernel(const fea_cuda_multifrontal_sfront *__restr
 
 __global__ void backward_gather_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                        int64_t count, const double *__restrict__ y, int64_t n,
-                                       int64_t nrhs)
-{
+                                       int64_t nrhs) {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t m = fr.q + fr.r;
@@ -161,8 +160,7 @@ __global__ void backward_gather_kernel(const fea_cuda_multifrontal_sfront *__res
  * 0 .. k-1 lose L(k, i) times it. */
 __global__ void backward_small_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                       const int64_t *__restrict__ list, int64_t count,
-                                      int64_t nrhs)
-{
+                                      int64_t nrhs) {
   for (int64_t t = blockIdx.x; t < count; t += gridDim.x) {
     const fea_cuda_multifrontal_sfront fr = fronts[list[t]];
     const int64_t q = fr.q, m = q + fr.r;
@@ -191,8 +189,7 @@ __global__ void backward_small_kernel(const fea_cuda_multifrontal_sfront *__rest
 
 __global__ void scatter_solution_kernel(const fea_cuda_multifrontal_sfront *__restrict__ fronts,
                                         int64_t count, double *__restrict__ y, int64_t n,
-                                        int64_t nrhs)
-{
+                                        int64_t nrhs) {
   for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
     const fea_cuda_multifrontal_sfront fr = fronts[k];
     const int64_t q = fr.q, m = q + fr.r;
@@ -203,22 +200,23 @@ __global__ void scatter_solution_kernel(const fea_cuda_multifrontal_sfront *__re
   }
 }
 
-} // namespace fea_cuda_multifrontal
+}  // namespace fea_cuda_multifrontal
 
 using namespace fea_cuda_multifrontal;
 
-extern "C" int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
-                                          const double *values, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts,
+                                                    int64_t count, const double *values,
+                                                    cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   scatter_leaves_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, values);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts, int64_t count,
-                                      const fea_cuda_multifrontal_child *children, int64_t max_children,
-                                      int64_t max_child_entries, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts,
+                                                int64_t count,
+                                                const fea_cuda_multifrontal_child *children,
+                                                int64_t max_children, int64_t max_child_entries,
+                                                cudaStream_t stream) {
   if (count <= 0 || max_children <= 0) return (int)cudaSuccess;
   /* Blocks along y share a child's entries: enough for one large child to
    * fill the GPU, few when there are many fronts. */
@@ -236,53 +234,52 @@ extern "C" int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_fron
   return (int)cudaSuccess;
 }
 
-extern "C" int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list,
-                                 int64_t count, int *info, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts,
+                                           const int64_t *list, int64_t count, int *info,
+                                           cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   panel_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, info);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_forward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
-                                          const fea_cuda_multifrontal_child *children, const double *y,
-                                          int64_t n, int64_t nrhs, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_forward_gather(const fea_cuda_multifrontal_sfront *fronts,
+                                                    int64_t count,
+                                                    const fea_cuda_multifrontal_child *children,
+                                                    const double *y, int64_t n, int64_t nrhs,
+                                                    cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   forward_gather_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, children, y, n,
                                                                    nrhs);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
-                                         int64_t count, int64_t nrhs, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_forward_small(const fea_cuda_multifrontal_sfront *fronts,
+                                                   const int64_t *list, int64_t count, int64_t nrhs,
+                                                   cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   forward_small_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, nrhs);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
-                                           const double *y, int64_t n, int64_t nrhs,
-                                           cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_backward_gather(const fea_cuda_multifrontal_sfront *fronts,
+                                                     int64_t count, const double *y, int64_t n,
+                                                     int64_t nrhs, cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   backward_gather_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, y, n, nrhs);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts, const int64_t *list,
-                                          int64_t count, int64_t nrhs, cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_backward_small(const fea_cuda_multifrontal_sfront *fronts,
+                                                    const int64_t *list, int64_t count,
+                                                    int64_t nrhs, cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   backward_small_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, nrhs);
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts, int64_t count,
-                                            double *y, int64_t n, int64_t nrhs,
-                                            cudaStream_t stream)
-{
+extern "C" int fea_cuda_multifrontal_scatter_solution(const fea_cuda_multifrontal_sfront *fronts,
+                                                      int64_t count, double *y, int64_t n,
+                                                      int64_t nrhs, cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   scatter_solution_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, y, n, nrhs);
   return (int)cudaGetLastError();

@@ -20,8 +20,8 @@ extern "C" {
  * opt-in limit). atomic: native FP64 atomicAdd; else plain adds (the caller
  * launches one color at a time). */
 int fea_cuda_em_apply(int nb, int64_t count, const int64_t *elems, const int *erow,
-                      const int *group, const double *K, int shared_K, int atomic,
-                      const double *x, double *y, cudaStream_t stream);
+                      const int *group, const double *K, int shared_K, int atomic, const double *x,
+                      double *y, cudaStream_t stream);
 
 /* y[i] = a[i] x[i]. */
 int fea_cuda_pointwise_mul(const double *a, const double *x, double *y, int64_t n,

@@ -16,8 +16,7 @@ template <bool ATOMIC, bool SHARED, bool LOCAL>
 __global__ void __launch_bounds__(em_threads)
     em_kernel(int nb, int64_t count, const int64_t *__restrict__ elems,
               const int *__restrict__ erow, const int *__restrict__ group,
-              const double *__restrict__ K, const double *__restrict__ x, double *__restrict__ y)
-{
+              const double *__restrict__ K, const double *__restrict__ x, double *__restrict__ y) {
   extern __shared__ double sK[];
   const int64_t nb2 = (int64_t)nb * nb;
   if (SHARED) {
@@ -57,10 +56,8 @@ __global__ void __launch_bounds__(em_threads)
 }
 
 template <bool ATOMIC, bool SHARED, bool LOCAL>
-static int em_launch(int nb, int64_t count, const int64_t *elems, const int *erow,
-                     const int *group, const double *K, const double *x, double *y,
-                     cudaStream_t stream)
-{
+static int em_launch(int nb, int64_t count, const int64_t *elems, const int *erow, const int *group,
+                     const double *K, const double *x, double *y, cudaStream_t stream) {
   const size_t smem = SHARED ? (size_t)nb * nb * sizeof(double) : 0;
   if (smem > 48 * 1024) {
     cudaError_t e = cudaFuncSetAttribute(em_kernel<ATOMIC, SHARED, LOCAL>,
@@ -69,53 +66,47 @@ static int em_launch(int nb, int64_t count, const int64_t *elems, const int *ero
   }
   int64_t blocks = (count + em_threads - 1) / em_threads;
   if (blocks > max_blocks) blocks = max_blocks;
-  em_kernel<ATOMIC, SHARED, LOCAL><<<(unsigned)blocks, em_threads, smem, stream>>>(
-      nb, count, elems, erow, group, K, x, y);
+  em_kernel<ATOMIC, SHARED, LOCAL>
+      <<<(unsigned)blocks, em_threads, smem, stream>>>(nb, count, elems, erow, group, K, x, y);
   return (int)cudaGetLastError();
 }
 
 template <bool ATOMIC, bool SHARED>
 static int em_launch_local(int nb, int64_t count, const int64_t *elems, const int *erow,
                            const int *group, const double *K, const double *x, double *y,
-                           cudaStream_t stream)
-{
+                           cudaStream_t stream) {
   if (nb <= em_max_nb)
     return em_launch<ATOMIC, SHARED, true>(nb, count, elems, erow, group, K, x, y, stream);
   return em_launch<ATOMIC, SHARED, false>(nb, count, elems, erow, group, K, x, y, stream);
 }
 
 __global__ void pointwise_mul_kernel(const double *__restrict__ a, const double *__restrict__ x,
-                                     double *__restrict__ y, int64_t n)
-{
+                                     double *__restrict__ y, int64_t n) {
   for (int64_t i = grid_first(); i < n; i += grid_stride()) y[i] = a[i] * x[i];
 }
 
 __global__ void triad_kernel(double *__restrict__ a, const double *__restrict__ b,
-                             const double *__restrict__ c, double s, int64_t n)
-{
+                             const double *__restrict__ c, double s, int64_t n) {
   for (int64_t i = grid_first(); i < n; i += grid_stride()) a[i] = b[i] + s * c[i];
 }
 
-} // namespace fea_cuda
+}  // namespace fea_cuda
 
 extern "C" int fea_cuda_em_apply(int nb, int64_t count, const int64_t *elems, const int *erow,
                                  const int *group, const double *K, int shared_K, int atomic,
-                                 const double *x, double *y, cudaStream_t stream)
-{
+                                 const double *x, double *y, cudaStream_t stream) {
   using namespace fea_cuda;
   if (count <= 0) return (int)cudaSuccess;
   if (atomic && shared_K)
     return em_launch_local<true, true>(nb, count, elems, erow, nullptr, K, x, y, stream);
-  if (atomic)
-    return em_launch_local<true, false>(nb, count, elems, erow, group, K, x, y, stream);
+  if (atomic) return em_launch_local<true, false>(nb, count, elems, erow, group, K, x, y, stream);
   if (shared_K)
     return em_launch_local<false, true>(nb, count, elems, erow, nullptr, K, x, y, stream);
   return em_launch_local<false, false>(nb, count, elems, erow, group, K, x, y, stream);
 }
 
 extern "C" int fea_cuda_pointwise_mul(const double *a, const double *x, double *y, int64_t n,
-                                      cudaStream_t stream)
-{
+                                      cudaStream_t stream) {
   using namespace fea_cuda;
   if (n <= 0) return (int)cudaSuccess;
   pointwise_mul_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(a, x, y, n);
@@ -123,8 +114,7 @@ extern "C" int fea_cuda_pointwise_mul(const double *a, const double *x, double *
 }
 
 extern "C" int fea_cuda_triad(double *a, const double *b, const double *c, double s, int64_t n,
-                              cudaStream_t stream)
-{
+                              cudaStream_t stream) {
   using namespace fea_cuda;
   if (n <= 0) return (int)cudaSuccess;
   triad_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(a, b, c, s, n);

@@ -58,9 +58,9 @@ int fea_cuda_ph_scatter(const void *wc, const void *we, const void *wi, int64_t 
 /* r(i, j) -= sum_p val[p] y(col[p], j) over row i of a CSR matrix of `rows`
  * rows; y has leading dimension ldy, r ldr; val, y, r in vprec (FP64 or
  * FP32), the sum in vprec (as the CPU's D products). One thread per (i, j). */
-int fea_cuda_ph_csr_sub(int64_t rows, const int64_t *row_ptr, const int64_t *col,
-                        const void *val, int vprec, int64_t k, const void *y, int64_t ldy,
-                        void *r, int64_t ldr, cudaStream_t stream);
+int fea_cuda_ph_csr_sub(int64_t rows, const int64_t *row_ptr, const int64_t *col, const void *val,
+                        int vprec, int64_t k, const void *y, int64_t ldy, void *r, int64_t ldr,
+                        cudaStream_t stream);
 
 /* The operand of a 16-bit GEMM (schur-m1.h): column j of the FP32 panel b
  * (inner x cols, ld inner) is multiplied by 2^-e_j, e_j the exponent with

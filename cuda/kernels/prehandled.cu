@@ -16,17 +16,17 @@
 namespace fea_cuda {
 
 /* Lexicographic index of interior node (i, j), 1 <= i, j <= n - 1. */
-__device__ inline int64_t ph_lex(int64_t n, int64_t i, int64_t j) { return (i - 1) + (j - 1) * (n - 1); }
+__device__ inline int64_t ph_lex(int64_t n, int64_t i, int64_t j) {
+  return (i - 1) + (j - 1) * (n - 1);
+}
 
-__device__ inline bool ph_interior(int64_t n, int64_t i, int64_t j)
-{
+__device__ inline bool ph_interior(int64_t n, int64_t i, int64_t j) {
   return i > 0 && i < n && j > 0 && j < n;
 }
 
 /* S^T, one level: t runs over (parent, column); parent (i, j) = 2s (a + 1, b + 1). */
-__global__ void st_level_kernel(double *__restrict__ x, int64_t ld, int64_t k, int64_t n,
-                                int64_t s, int p1, int64_t m)
-{
+__global__ void st_level_kernel(double *__restrict__ x, int64_t ld, int64_t k, int64_t n, int64_t s,
+                                int p1, int64_t m) {
   const int64_t total = m * m * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t a = t % m, b = (t / m) % m, col = t / (m * m);
@@ -54,8 +54,7 @@ __global__ void st_level_kernel(double *__restrict__ x, int64_t ld, int64_t k, i
 /* S, one level: t runs over (node with both indices multiples of s, column);
  * nodes with both indices multiples of 2s are not new and are skipped. */
 __global__ void s_level_kernel(double *__restrict__ x, int64_t ld, int64_t k, int64_t n, int64_t s,
-                               int p1, int64_t m)
-{
+                               int p1, int64_t m) {
   const int64_t total = m * m * k, s2 = 2 * s;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t a = t % m, b = (t / m) % m, col = t / (m * m);
@@ -85,15 +84,13 @@ __global__ void s_level_kernel(double *__restrict__ x, int64_t ld, int64_t k, in
   }
 }
 
-__device__ inline int64_t coarse_node(int64_t n, int64_t n0, int64_t r, int64_t c)
-{
+__device__ inline int64_t coarse_node(int64_t n, int64_t n0, int64_t r, int64_t c) {
   const int64_t ci = c % (n0 - 1) + 1, cj = c / (n0 - 1) + 1;
   return (ci * r - 1) + (cj * r - 1) * (n - 1);
 }
 
-__global__ void coarse_gather_kernel(const double *__restrict__ x, int64_t ld, int64_t k,
-                                     int64_t n, int64_t n0, int64_t r, double *__restrict__ w)
-{
+__global__ void coarse_gather_kernel(const double *__restrict__ x, int64_t ld, int64_t k, int64_t n,
+                                     int64_t n0, int64_t r, double *__restrict__ w) {
   const int64_t nc = (n0 - 1) * (n0 - 1), total = nc * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t c = t % nc, col = t / nc;
@@ -102,8 +99,7 @@ __global__ void coarse_gather_kernel(const double *__restrict__ x, int64_t ld, i
 }
 
 __global__ void coarse_scatter_kernel(const double *__restrict__ w, int64_t k, int64_t n,
-                                      int64_t n0, int64_t r, double *__restrict__ x, int64_t ld)
-{
+                                      int64_t n0, int64_t r, double *__restrict__ x, int64_t ld) {
   const int64_t nc = (n0 - 1) * (n0 - 1), total = nc * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t c = t % nc, col = t / nc;
@@ -112,8 +108,7 @@ __global__ void coarse_scatter_kernel(const double *__restrict__ w, int64_t k, i
 }
 
 __global__ void scale_fine_kernel(double *__restrict__ x, int64_t ld, int64_t num, int64_t k,
-                                  const double *__restrict__ sd)
-{
+                                  const double *__restrict__ sd) {
   const int64_t total = num * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t i = t % num, col = t / num;
@@ -125,15 +120,17 @@ __global__ void scale_fine_kernel(double *__restrict__ x, int64_t ld, int64_t nu
 template <typename V>
 __global__ void gather_kernel(const double *__restrict__ x, int64_t num, int64_t k,
                               const int64_t *__restrict__ perm, int64_t nc, int64_t ne,
-                              V *__restrict__ wc, V *__restrict__ we, V *__restrict__ wi)
-{
+                              V *__restrict__ wc, V *__restrict__ we, V *__restrict__ wi) {
   const int64_t total = num * k, ni = num - nc - ne;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t p = t % num, col = t / num;
     const V v = round_to<V>::from(x[perm[p] + col * num]);
-    if (p < nc) wc[p + col * nc] = v;
-    else if (p < nc + ne) we[(p - nc) + col * ne] = v;
-    else wi[(p - nc - ne) + col * ni] = v;
+    if (p < nc)
+      wc[p + col * nc] = v;
+    else if (p < nc + ne)
+      we[(p - nc) + col * ne] = v;
+    else
+      wi[(p - nc - ne) + col * ni] = v;
   }
 }
 
@@ -141,15 +138,17 @@ template <typename V>
 __global__ void scatter_kernel(const V *__restrict__ wc, const V *__restrict__ we,
                                const V *__restrict__ wi, int64_t num, int64_t k,
                                const int64_t *__restrict__ perm, int64_t nc, int64_t ne,
-                               double *__restrict__ x)
-{
+                               double *__restrict__ x) {
   const int64_t total = num * k, ni = num - nc - ne;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t p = t % num, col = t / num;
     V v;
-    if (p < nc) v = wc[p + col * nc];
-    else if (p < nc + ne) v = we[(p - nc) + col * ne];
-    else v = wi[(p - nc - ne) + col * ni];
+    if (p < nc)
+      v = wc[p + col * nc];
+    else if (p < nc + ne)
+      v = we[(p - nc) + col * ne];
+    else
+      v = wi[(p - nc - ne) + col * ni];
     x[perm[p] + col * num] = (double)v;
   }
 }
@@ -158,8 +157,7 @@ template <typename V>
 __global__ void csr_sub_kernel(int64_t rows, const int64_t *__restrict__ row_ptr,
                                const int64_t *__restrict__ col, const V *__restrict__ val,
                                int64_t k, const V *__restrict__ y, int64_t ldy, V *__restrict__ r,
-                               int64_t ldr)
-{
+                               int64_t ldr) {
   const int64_t total = rows * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t i = t % rows, c = t / rows;
@@ -173,8 +171,7 @@ __global__ void csr_sub_kernel(int64_t rows, const int64_t *__restrict__ row_ptr
 /* One block per column (grid-stride over columns); block_threads threads. */
 template <typename H>
 __global__ void scale_to_half_kernel(const float *__restrict__ b, int64_t inner, int64_t cols,
-                                     int scale, int *__restrict__ ex, H *__restrict__ h)
-{
+                                     int scale, int *__restrict__ ex, H *__restrict__ h) {
   __shared__ float part[block_threads];
   __shared__ int e_shared;
   for (int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
@@ -208,8 +205,7 @@ __global__ void scale_to_half_kernel(const float *__restrict__ b, int64_t inner,
 
 __global__ void scale_back_kernel(const float *__restrict__ t, int64_t rows, int64_t cols,
                                   const int *__restrict__ ex, float alpha, float beta,
-                                  float *__restrict__ c)
-{
+                                  float *__restrict__ c) {
   const int64_t total = rows * cols;
   for (int64_t q = grid_first(); q < total; q += grid_stride()) {
     const float s = ldexpf(alpha, ex[q / rows]);
@@ -220,8 +216,7 @@ __global__ void scale_back_kernel(const float *__restrict__ t, int64_t rows, int
 __global__ void residual_kernel(int64_t n, const int64_t *__restrict__ row_ptr,
                                 const int64_t *__restrict__ col, const double *__restrict__ val,
                                 int64_t k, const double *__restrict__ b,
-                                const double *__restrict__ x, double *__restrict__ r)
-{
+                                const double *__restrict__ x, double *__restrict__ r) {
   const int64_t total = n * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t i = t % n, c = t / n;
@@ -233,8 +228,7 @@ __global__ void residual_kernel(int64_t n, const int64_t *__restrict__ row_ptr,
 }
 
 __global__ void col_sumsq_kernel(const double *__restrict__ x, int64_t n, int64_t k,
-                                 double *__restrict__ out)
-{
+                                 double *__restrict__ out) {
   __shared__ double part[block_threads];
   for (int64_t j = blockIdx.x; j < k; j += gridDim.x) {
     const double *xj = x + j * n;
@@ -251,18 +245,16 @@ __global__ void col_sumsq_kernel(const double *__restrict__ x, int64_t n, int64_
   }
 }
 
-static unsigned column_blocks(int64_t cols)
-{
+static unsigned column_blocks(int64_t cols) {
   return (unsigned)(cols < max_blocks ? cols : max_blocks);
 }
 
-} // namespace fea_cuda
+}  // namespace fea_cuda
 
 using namespace fea_cuda;
 
 extern "C" int fea_cuda_ph_st_level(double *x, int64_t ld, int64_t k, int64_t n, int64_t s, int p1,
-                                    cudaStream_t stream)
-{
+                                    cudaStream_t stream) {
   if (s <= 0 || n % (2 * s) != 0) return (int)cudaErrorInvalidValue;
   const int64_t m = n / (2 * s) - 1, total = m * m * k;
   if (total <= 0) return (int)cudaSuccess;
@@ -271,8 +263,7 @@ extern "C" int fea_cuda_ph_st_level(double *x, int64_t ld, int64_t k, int64_t n,
 }
 
 extern "C" int fea_cuda_ph_s_level(double *x, int64_t ld, int64_t k, int64_t n, int64_t s, int p1,
-                                   cudaStream_t stream)
-{
+                                   cudaStream_t stream) {
   if (s <= 0 || n % (2 * s) != 0) return (int)cudaErrorInvalidValue;
   const int64_t m = n / s - 1, total = m * m * k;
   if (total <= 0) return (int)cudaSuccess;
@@ -281,8 +272,7 @@ extern "C" int fea_cuda_ph_s_level(double *x, int64_t ld, int64_t k, int64_t n, 
 }
 
 extern "C" int fea_cuda_ph_coarse_gather(const double *x, int64_t ld, int64_t k, int64_t n,
-                                         int64_t n0, int64_t r, double *w, cudaStream_t stream)
-{
+                                         int64_t n0, int64_t r, double *w, cudaStream_t stream) {
   const int64_t total = (n0 - 1) * (n0 - 1) * k;
   if (total <= 0) return (int)cudaSuccess;
   coarse_gather_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(x, ld, k, n, n0, r, w);
@@ -290,8 +280,7 @@ extern "C" int fea_cuda_ph_coarse_gather(const double *x, int64_t ld, int64_t k,
 }
 
 extern "C" int fea_cuda_ph_coarse_scatter(const double *w, int64_t k, int64_t n, int64_t n0,
-                                          int64_t r, double *x, int64_t ld, cudaStream_t stream)
-{
+                                          int64_t r, double *x, int64_t ld, cudaStream_t stream) {
   const int64_t total = (n0 - 1) * (n0 - 1) * k;
   if (total <= 0) return (int)cudaSuccess;
   coarse_scatter_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(w, k, n, n0, r, x, ld);
@@ -299,8 +288,7 @@ extern "C" int fea_cuda_ph_coarse_scatter(const double *w, int64_t k, int64_t n,
 }
 
 extern "C" int fea_cuda_ph_scale_fine(double *x, int64_t ld, int64_t num, int64_t k,
-                                      const double *sd, cudaStream_t stream)
-{
+                                      const double *sd, cudaStream_t stream) {
   const int64_t total = num * k;
   if (total <= 0) return (int)cudaSuccess;
   scale_fine_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(x, ld, num, k, sd);
@@ -309,16 +297,17 @@ extern "C" int fea_cuda_ph_scale_fine(double *x, int64_t ld, int64_t num, int64_
 
 extern "C" int fea_cuda_ph_gather(const double *x, int64_t num, int64_t k, const int64_t *perm,
                                   int64_t nc, int64_t ne, int vprec, void *wc, void *we, void *wi,
-                                  cudaStream_t stream)
-{
+                                  cudaStream_t stream) {
   const int64_t total = num * k;
   if (total <= 0) return (int)cudaSuccess;
   if (vprec == FEA_F64)
-    gather_kernel<double><<<grid_blocks(total), block_threads, 0, stream>>>(
-        x, num, k, perm, nc, ne, (double *)wc, (double *)we, (double *)wi);
+    gather_kernel<double>
+        <<<grid_blocks(total), block_threads, 0, stream>>>(x, num, k, perm, nc, ne, (double *)wc,
+                                                           (double *)we, (double *)wi);
   else if (vprec == FEA_F32)
-    gather_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(
-        x, num, k, perm, nc, ne, (float *)wc, (float *)we, (float *)wi);
+    gather_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(x, num, k, perm, nc, ne,
+                                                                           (float *)wc, (float *)we,
+                                                                           (float *)wi);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
@@ -326,16 +315,19 @@ extern "C" int fea_cuda_ph_gather(const double *x, int64_t num, int64_t k, const
 
 extern "C" int fea_cuda_ph_scatter(const void *wc, const void *we, const void *wi, int64_t num,
                                    int64_t k, const int64_t *perm, int64_t nc, int64_t ne,
-                                   int vprec, double *x, cudaStream_t stream)
-{
+                                   int vprec, double *x, cudaStream_t stream) {
   const int64_t total = num * k;
   if (total <= 0) return (int)cudaSuccess;
   if (vprec == FEA_F64)
-    scatter_kernel<double><<<grid_blocks(total), block_threads, 0, stream>>>(
-        (const double *)wc, (const double *)we, (const double *)wi, num, k, perm, nc, ne, x);
+    scatter_kernel<double>
+        <<<grid_blocks(total), block_threads, 0, stream>>>((const double *)wc, (const double *)we,
+                                                           (const double *)wi, num, k, perm, nc, ne,
+                                                           x);
   else if (vprec == FEA_F32)
-    scatter_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(
-        (const float *)wc, (const float *)we, (const float *)wi, num, k, perm, nc, ne, x);
+    scatter_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>((const float *)wc,
+                                                                            (const float *)we,
+                                                                            (const float *)wi, num,
+                                                                            k, perm, nc, ne, x);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
@@ -343,60 +335,60 @@ extern "C" int fea_cuda_ph_scatter(const void *wc, const void *we, const void *w
 
 extern "C" int fea_cuda_ph_csr_sub(int64_t rows, const int64_t *row_ptr, const int64_t *col,
                                    const void *val, int vprec, int64_t k, const void *y,
-                                   int64_t ldy, void *r, int64_t ldr, cudaStream_t stream)
-{
+                                   int64_t ldy, void *r, int64_t ldr, cudaStream_t stream) {
   const int64_t total = rows * k;
   if (total <= 0) return (int)cudaSuccess;
   if (vprec == FEA_F64)
-    csr_sub_kernel<double><<<grid_blocks(total), block_threads, 0, stream>>>(
-        rows, row_ptr, col, (const double *)val, k, (const double *)y, ldy, (double *)r, ldr);
+    csr_sub_kernel<double><<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col,
+                                                                             (const double *)val, k,
+                                                                             (const double *)y, ldy,
+                                                                             (double *)r, ldr);
   else if (vprec == FEA_F32)
-    csr_sub_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(
-        rows, row_ptr, col, (const float *)val, k, (const float *)y, ldy, (float *)r, ldr);
+    csr_sub_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col,
+                                                                            (const float *)val, k,
+                                                                            (const float *)y, ldy,
+                                                                            (float *)r, ldr);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
 }
 
 extern "C" int fea_cuda_ph_scale_to_half(const float *b, int64_t inner, int64_t cols, int prec16,
-                                         int scale, int *ex, void *h, cudaStream_t stream)
-{
+                                         int scale, int *ex, void *h, cudaStream_t stream) {
   if (cols <= 0) return (int)cudaSuccess;
   if (prec16 == FEA_F16)
-    scale_to_half_kernel<__half><<<column_blocks(cols), block_threads, 0, stream>>>(
-        b, inner, cols, scale, ex, (__half *)h);
+    scale_to_half_kernel<__half>
+        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, scale, ex, (__half *)h);
   else if (prec16 == FEA_BF16)
-    scale_to_half_kernel<__nv_bfloat16><<<column_blocks(cols), block_threads, 0, stream>>>(
-        b, inner, cols, scale, ex, (__nv_bfloat16 *)h);
+    scale_to_half_kernel<__nv_bfloat16>
+        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, scale, ex,
+                                                            (__nv_bfloat16 *)h);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
 }
 
 extern "C" int fea_cuda_ph_scale_back(const float *t, int64_t rows, int64_t cols, const int *ex,
-                                      float alpha, float beta, float *c, cudaStream_t stream)
-{
+                                      float alpha, float beta, float *c, cudaStream_t stream) {
   const int64_t total = rows * cols;
   if (total <= 0) return (int)cudaSuccess;
   scale_back_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(t, rows, cols, ex, alpha,
-                                                                       beta, c);
+                                                                      beta, c);
   return (int)cudaGetLastError();
 }
 
 extern "C" int fea_cuda_ph_residual(int64_t n, const int64_t *row_ptr, const int64_t *col,
-                                    const double *val, int64_t k, const double *b,
-                                    const double *x, double *r, cudaStream_t stream)
-{
+                                    const double *val, int64_t k, const double *b, const double *x,
+                                    double *r, cudaStream_t stream) {
   const int64_t total = n * k;
   if (total <= 0) return (int)cudaSuccess;
   residual_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(n, row_ptr, col, val, k, b, x,
-                                                                     r);
+                                                                    r);
   return (int)cudaGetLastError();
 }
 
 extern "C" int fea_cuda_ph_col_sumsq(const double *x, int64_t n, int64_t k, double *out,
-                                     cudaStream_t stream)
-{
+                                     cudaStream_t stream) {
   if (k <= 0) return (int)cudaSuccess;
   col_sumsq_kernel<<<column_blocks(k), block_threads, 0, stream>>>(x, n, k, out);
   return (int)cudaGetLastError();

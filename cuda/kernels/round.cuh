@@ -10,23 +10,27 @@
 
 namespace fea_cuda {
 
-template <typename To> struct round_to;
+template <typename To>
+struct round_to;
 
-template <> struct round_to<double> {
+template <>
+struct round_to<double> {
   __device__ static double from(double x) { return x; }
   __device__ static double from(float x) { return (double)x; }
   __device__ static double from(__half x) { return (double)__half2float(x); }
   __device__ static double from(__nv_bfloat16 x) { return (double)__bfloat162float(x); }
 };
 
-template <> struct round_to<float> {
+template <>
+struct round_to<float> {
   __device__ static float from(double x) { return __double2float_rn(x); }
   __device__ static float from(float x) { return x; }
   __device__ static float from(__half x) { return __half2float(x); }
   __device__ static float from(__nv_bfloat16 x) { return __bfloat162float(x); }
 };
 
-template <> struct round_to<__half> {
+template <>
+struct round_to<__half> {
   __device__ static __half from(double x) { return __double2half(x); }
   __device__ static __half from(float x) { return __float2half_rn(x); }
   __device__ static __half from(__half x) { return x; }
@@ -34,7 +38,8 @@ template <> struct round_to<__half> {
   __device__ static __half from(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float(x)); }
 };
 
-template <> struct round_to<__nv_bfloat16> {
+template <>
+struct round_to<__nv_bfloat16> {
   __device__ static __nv_bfloat16 from(double x) { return __double2bfloat16(x); }
   __device__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
   /* f16 -> float is exact, so this rounds once. */
@@ -42,6 +47,6 @@ template <> struct round_to<__nv_bfloat16> {
   __device__ static __nv_bfloat16 from(__nv_bfloat16 x) { return x; }
 };
 
-} // namespace fea_cuda
+}  // namespace fea_cuda
 
 #endif

@@ -27,54 +27,56 @@ FEA_BEGIN_DECLS
 
 /** How concurrent updates of shared matrix entries are handled. */
 typedef enum fea_update_strategy {
-  FEA_UPDATE_SERIAL = 0,           /**< one thread, element order: the reference's result bit for bit */
-  FEA_UPDATE_COLORING = 1,         /**< colors one after another, elements of a color in parallel */
-  FEA_UPDATE_ATOMIC_CAS = 2,       /**< compare-and-swap loop on the bits of each double */
-  FEA_UPDATE_MUTEX = 3,            /**< striped locks (spin or pthread mutex) */
-  FEA_UPDATE_PRIVATE_BUFFERS = 4,  /**< each thread owns rows and adds only into them */
-  FEA_UPDATE_TSX = 5,              /**< Intel RTM transactions with a fallback lock */
-  FEA_UPDATE_AUTO = 6              /**< the library picks (never TSX) and reports its pick */
+  FEA_UPDATE_SERIAL = 0,     /**< one thread, element order: the reference's result bit for bit */
+  FEA_UPDATE_COLORING = 1,   /**< colors one after another, elements of a color in parallel */
+  FEA_UPDATE_ATOMIC_CAS = 2, /**< compare-and-swap loop on the bits of each double */
+  FEA_UPDATE_MUTEX = 3,      /**< striped locks (spin or pthread mutex) */
+  FEA_UPDATE_PRIVATE_BUFFERS = 4, /**< each thread owns rows and adds only into them */
+  FEA_UPDATE_TSX = 5,             /**< Intel RTM transactions with a fallback lock */
+  FEA_UPDATE_AUTO = 6             /**< the library picks (never TSX) and reports its pick */
 } fea_update_strategy;
 
 /** Options of an assembly; initialize with FEA_ASSEMBLY_DESC_INIT. */
 typedef struct fea_assembly_desc {
-  size_t size;                   /**< sizeof(fea_assembly_desc) as compiled by the caller */
-  fea_update_strategy strategy;  /**< default FEA_UPDATE_AUTO */
-  int threads;                   /**< >= 1, or 0 for the context's thread count */
-  int lock_stripe;               /**< MUTEX: consecutive target entries per lock, >= 1 (default 8) */
-  int spin;                      /**< MUTEX: 1 spin locks (atomic_flag), 0 pthread mutexes (default 0) */
-  int tsx_batch;                 /**< TSX: updates per transaction, 1..64 (default 8) */
-  int backoff;                   /**< CAS and TSX: 1 randomized exponential backoff after a failure (default 1) */
-  int tsx_retries;               /**< TSX: transaction attempts before the fallback lock, 1..64 (default 8) */
+  size_t size;                  /**< sizeof(fea_assembly_desc) as compiled by the caller */
+  fea_update_strategy strategy; /**< default FEA_UPDATE_AUTO */
+  int threads;                  /**< >= 1, or 0 for the context's thread count */
+  int lock_stripe;              /**< MUTEX: consecutive target entries per lock, >= 1 (default 8) */
+  int spin;        /**< MUTEX: 1 spin locks (atomic_flag), 0 pthread mutexes (default 0) */
+  int tsx_batch;   /**< TSX: updates per transaction, 1..64 (default 8) */
+  int backoff;     /**< CAS and TSX: 1 randomized exponential backoff after a failure (default 1) */
+  int tsx_retries; /**< TSX: transaction attempts before the fallback lock, 1..64 (default 8) */
 } fea_assembly_desc;
 
 /** Initializer: AUTO, the context's threads, 8 entries per lock, pthread
  * mutexes, 8 updates per transaction, backoff on, 8 attempts. */
-#define FEA_ASSEMBLY_DESC_INIT {sizeof(fea_assembly_desc), FEA_UPDATE_AUTO, 0, 8, 0, 8, 1, 8}
+#define FEA_ASSEMBLY_DESC_INIT \
+  { sizeof(fea_assembly_desc), FEA_UPDATE_AUTO, 0, 8, 0, 8, 1, 8 }
 
 /** What an assembly did; set .size (FEA_ASSEMBLY_STATS_INIT) before the call. */
 typedef struct fea_assembly_stats {
-  size_t size;                       /**< sizeof(fea_assembly_stats) as compiled by the caller */
-  fea_update_strategy strategy_run;  /**< the strategy that ran (AUTO's pick) */
-  int threads;                       /**< threads that ran */
-  double time_s;                     /**< wall time of the call after the argument checks */
-  double updates_per_s;              /**< updates / time_s */
-  uint64_t updates;                  /**< matrix and right-hand-side additions made */
-  uint64_t retries;                  /**< CAS: failed compare-and-swaps; TSX: repeated attempts */
-  uint64_t aborts_conflict;          /**< TSX aborts: another thread touched the data */
-  uint64_t aborts_capacity;          /**< TSX aborts: the transaction did not fit the cache */
-  uint64_t aborts_explicit;          /**< TSX aborts: _xabort, i.e. the fallback lock was held */
-  uint64_t aborts_other;             /**< TSX aborts with no cause bit (interrupts, faults, forced) */
-  uint64_t tx_started;               /**< TSX transactions attempted */
-  uint64_t tx_committed;             /**< TSX transactions committed */
-  uint64_t tx_fallback;              /**< TSX batches applied under the fallback lock */
-  uint64_t lock_contended;           /**< MUTEX: acquisitions that found the lock held */
-  int colors;                        /**< COLORING: colors processed; else 0 */
-  uint64_t elements_recomputed;      /**< PRIVATE_BUFFERS: element integrations beyond one per element */
+  size_t size;                      /**< sizeof(fea_assembly_stats) as compiled by the caller */
+  fea_update_strategy strategy_run; /**< the strategy that ran (AUTO's pick) */
+  int threads;                      /**< threads that ran */
+  double time_s;                    /**< wall time of the call after the argument checks */
+  double updates_per_s;             /**< updates / time_s */
+  uint64_t updates;                 /**< matrix and right-hand-side additions made */
+  uint64_t retries;                 /**< CAS: failed compare-and-swaps; TSX: repeated attempts */
+  uint64_t aborts_conflict;         /**< TSX aborts: another thread touched the data */
+  uint64_t aborts_capacity;         /**< TSX aborts: the transaction did not fit the cache */
+  uint64_t aborts_explicit;         /**< TSX aborts: _xabort, i.e. the fallback lock was held */
+  uint64_t aborts_other;        /**< TSX aborts with no cause bit (interrupts, faults, forced) */
+  uint64_t tx_started;          /**< TSX transactions attempted */
+  uint64_t tx_committed;        /**< TSX transactions committed */
+  uint64_t tx_fallback;         /**< TSX batches applied under the fallback lock */
+  uint64_t lock_contended;      /**< MUTEX: acquisitions that found the lock held */
+  int colors;                   /**< COLORING: colors processed; else 0 */
+  uint64_t elements_recomputed; /**< PRIVATE_BUFFERS: element integrations beyond one per element */
 } fea_assembly_stats;
 
 /** Initializer for fea_assembly_stats. */
-#define FEA_ASSEMBLY_STATS_INIT {sizeof(fea_assembly_stats), FEA_UPDATE_SERIAL, 0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define FEA_ASSEMBLY_STATS_INIT \
+  { sizeof(fea_assembly_stats), FEA_UPDATE_SERIAL, 0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * @brief The CSR pattern of the reduced system of @p problem, values zero.

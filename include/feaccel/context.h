@@ -87,24 +87,25 @@ FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level 
 
 /** Facts about a context; initialize with FEA_CONTEXT_INFO_INIT so that `.size` is set. */
 typedef struct fea_context_info {
-  size_t size;               /**< sizeof(fea_context_info) as compiled by the caller */
-  char backend[32];          /**< prefix of the backend that runs, e.g. "/cpu/threads" */
-  char resource[128];        /**< the resource string as resolved, with its options */
-  int num_threads;           /**< CPU threads used by this context */
-  int bound;                 /**< 1 when threads are bound to cores */
-  int num_cores;             /**< physical cores (hwloc) */
-  int num_pus;               /**< hardware threads (hwloc) */
-  int num_numa_nodes;        /**< NUMA nodes (hwloc) */
-  char cpu_model[128];       /**< CPU model name */
-  char blas[128];            /**< BLAS library, version and kernel type in use */
-  char device_name[128];     /**< GPU name, "" on CPU backends */
-  int device_id;             /**< CUDA device ordinal, -1 on CPU backends */
-  int device_cc;             /**< compute capability as 10*major+minor, 0 on CPU */
+  size_t size;                  /**< sizeof(fea_context_info) as compiled by the caller */
+  char backend[32];             /**< prefix of the backend that runs, e.g. "/cpu/threads" */
+  char resource[128];           /**< the resource string as resolved, with its options */
+  int num_threads;              /**< CPU threads used by this context */
+  int bound;                    /**< 1 when threads are bound to cores */
+  int num_cores;                /**< physical cores (hwloc) */
+  int num_pus;                  /**< hardware threads (hwloc) */
+  int num_numa_nodes;           /**< NUMA nodes (hwloc) */
+  char cpu_model[128];          /**< CPU model name */
+  char blas[128];               /**< BLAS library, version and kernel type in use */
+  char device_name[128];        /**< GPU name, "" on CPU backends */
+  int device_id;                /**< CUDA device ordinal, -1 on CPU backends */
+  int device_cc;                /**< compute capability as 10*major+minor, 0 on CPU */
   uint64_t device_memory_bytes; /**< total device memory, 0 on CPU backends */
 } fea_context_info;
 
 /** Initializer for fea_context_info. */
-#define FEA_CONTEXT_INFO_INIT {sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0}
+#define FEA_CONTEXT_INFO_INIT \
+  { sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0 }
 
 /**
  * @brief Fill @p info (whose `.size` the caller set) with facts about @p ctx.
@@ -114,16 +115,17 @@ FEA_API fea_status fea_context_get_info(const fea_context *ctx, fea_context_info
 
 /** One backend as known to this build; initialize with FEA_BACKEND_INFO_INIT. */
 typedef struct fea_backend_info {
-  size_t size;         /**< sizeof(fea_backend_info) as compiled by the caller */
-  char prefix[32];     /**< "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
-  unsigned priority;   /**< higher wins when the resource is NULL or a family */
-  int built;           /**< 1 when compiled into this library */
-  int usable;          /**< 1 when its probe succeeds on this machine now */
-  char reason[256];    /**< why not built or not usable; "" when usable */
+  size_t size;       /**< sizeof(fea_backend_info) as compiled by the caller */
+  char prefix[32];   /**< "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
+  unsigned priority; /**< higher wins when the resource is NULL or a family */
+  int built;         /**< 1 when compiled into this library */
+  int usable;        /**< 1 when its probe succeeds on this machine now */
+  char reason[256];  /**< why not built or not usable; "" when usable */
 } fea_backend_info;
 
 /** Initializer for fea_backend_info. */
-#define FEA_BACKEND_INFO_INIT {sizeof(fea_backend_info), "", 0, 0, 0, ""}
+#define FEA_BACKEND_INFO_INIT \
+  { sizeof(fea_backend_info), "", 0, 0, 0, "" }
 
 /**
  * @brief List every backend libfeaccel knows, built or not, with whether it is usable.

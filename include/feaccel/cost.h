@@ -33,29 +33,32 @@ FEA_BEGIN_DECLS
 
 /** What to estimate; initialize with FEA_COST_QUERY_INIT. */
 typedef struct fea_cost_query {
-  size_t size;   /**< sizeof(fea_cost_query) as compiled by the caller */
-  int dim;       /**< 1, 2 or 3 */
-  int p;         /**< B-spline degree, the same in every direction, 1..8 */
-  fea_index n;   /**< elements per direction, >= 1 */
-  int nproc;     /**< processors for the critical path, >= 1; 0: unlimited (eq. 24) */
+  size_t size; /**< sizeof(fea_cost_query) as compiled by the caller */
+  int dim;     /**< 1, 2 or 3 */
+  int p;       /**< B-spline degree, the same in every direction, 1..8 */
+  fea_index n; /**< elements per direction, >= 1 */
+  int nproc;   /**< processors for the critical path, >= 1; 0: unlimited (eq. 24) */
 } fea_cost_query;
 
 /** Initializer: 2D, p = 1, one element, unlimited processors. */
-#define FEA_COST_QUERY_INIT {sizeof(fea_cost_query), 2, 1, 1, 0}
+#define FEA_COST_QUERY_INIT \
+  { sizeof(fea_cost_query), 2, 1, 1, 0 }
 
 /** The estimate; initialize with FEA_COST_INIT (the callee fills the fields
  * the caller's .size covers). */
 typedef struct fea_cost {
-  size_t size;                 /**< sizeof(fea_cost) as compiled by the caller */
-  double flops;                /**< sequential FLOPs of the factorization (eq. 22) */
-  double critical_path_flops;  /**< FLOPs per processor on the critical path (eq. 23, or 24 when nproc = 0) */
-  double memory_bytes;         /**< bytes of the stored factors */
-  int num_levels;              /**< levels of the elimination tree, the root included */
-  fea_index root_front;        /**< order of the root's front (all of it is eliminated there) */
+  size_t size;  /**< sizeof(fea_cost) as compiled by the caller */
+  double flops; /**< sequential FLOPs of the factorization (eq. 22) */
+  double
+      critical_path_flops; /**< FLOPs per processor on the critical path (eq. 23, or 24 when nproc = 0) */
+  double memory_bytes;  /**< bytes of the stored factors */
+  int num_levels;       /**< levels of the elimination tree, the root included */
+  fea_index root_front; /**< order of the root's front (all of it is eliminated there) */
 } fea_cost;
 
 /** Initializer for fea_cost. */
-#define FEA_COST_INIT {sizeof(fea_cost), 0.0, 0.0, 0.0, 0, 0}
+#define FEA_COST_INIT \
+  { sizeof(fea_cost), 0.0, 0.0, 0.0, 0, 0 }
 
 /**
  * @brief Exact counts from the solver's symbolic tree.

@@ -9,22 +9,22 @@
 #define FEACCEL_EXPORT_H
 
 #if defined(_WIN32)
-#  if defined(FEA_BUILDING_LIBRARY)
-#    define FEA_EXPORT __declspec(dllexport)
-#  else
-#    define FEA_EXPORT __declspec(dllimport)
-#  endif
-#elif defined(__GNUC__) || defined(__clang__)
-#  define FEA_EXPORT __attribute__((visibility("default")))
+#if defined(FEA_BUILDING_LIBRARY)
+#define FEA_EXPORT __declspec(dllexport)
 #else
-#  define FEA_EXPORT
+#define FEA_EXPORT __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define FEA_EXPORT __attribute__((visibility("default")))
+#else
+#define FEA_EXPORT
 #endif
 
 /** Marks functions whose status must not be ignored. */
 #if defined(__GNUC__) || defined(__clang__)
-#  define FEA_NODISCARD __attribute__((warn_unused_result))
+#define FEA_NODISCARD __attribute__((warn_unused_result))
 #else
-#  define FEA_NODISCARD
+#define FEA_NODISCARD
 #endif
 
 /** Public functions that return a status: exported and warn-unused-result.
@@ -32,11 +32,11 @@
 #define FEA_API FEA_EXPORT FEA_NODISCARD
 
 #ifdef __cplusplus
-#  define FEA_BEGIN_DECLS extern "C" {
-#  define FEA_END_DECLS }
+#define FEA_BEGIN_DECLS extern "C" {
+#define FEA_END_DECLS }
 #else
-#  define FEA_BEGIN_DECLS
-#  define FEA_END_DECLS
+#define FEA_BEGIN_DECLS
+#define FEA_END_DECLS
 #endif
 
 #endif /* FEACCEL_EXPORT_H */

@@ -36,16 +36,17 @@ typedef enum fea_cell_type {
 
 /** Options of a structured mesh; initialize with FEA_MESH_DESC_INIT. */
 typedef struct fea_mesh_desc {
-  size_t size;       /**< sizeof(fea_mesh_desc) as compiled by the caller */
-  int dim;           /**< 1, 2 or 3 */
-  fea_index n[3];    /**< cells per direction (>= 1); entries beyond dim are ignored */
-  double lower[3];   /**< box corner, default 0 */
-  double upper[3];   /**< opposite corner, default 1; upper > lower in each used direction */
-  int simplices;     /**< 0: intervals/quads/hexes; 1: each quad as 2 triangles, each hex as 6 tetrahedra */
+  size_t size;     /**< sizeof(fea_mesh_desc) as compiled by the caller */
+  int dim;         /**< 1, 2 or 3 */
+  fea_index n[3];  /**< cells per direction (>= 1); entries beyond dim are ignored */
+  double lower[3]; /**< box corner, default 0 */
+  double upper[3]; /**< opposite corner, default 1; upper > lower in each used direction */
+  int simplices; /**< 0: intervals/quads/hexes; 1: each quad as 2 triangles, each hex as 6 tetrahedra */
 } fea_mesh_desc;
 
 /** Initializer: the unit square with one cell. */
-#define FEA_MESH_DESC_INIT {sizeof(fea_mesh_desc), 2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 0}
+#define FEA_MESH_DESC_INIT \
+  { sizeof(fea_mesh_desc), 2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 0 }
 
 /**
  * @brief Cartesian mesh of the box [lower, upper] with n[k] cells in direction k.
@@ -87,7 +88,8 @@ FEA_API fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_ty
                                      fea_index *num_nodes, fea_index *num_cells);
 
 /** @brief Copy the coordinates (num_nodes * dim doubles) into @p coords. */
-FEA_API fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity, double *coords);
+FEA_API fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity,
+                                            double *coords);
 
 /** @brief Copy the connectivity (num_cells * nodes-per-cell indices) into @p cells. */
 FEA_API fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, fea_index *cells);
@@ -96,7 +98,8 @@ FEA_API fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, 
  * @brief Parent cell of each cell in the coarser mesh it was refined from.
  * @return FEA_ERR_STATE when the mesh was not made by fea_mesh_refine_uniform().
  */
-FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity, fea_index *parents);
+FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity,
+                                        fea_index *parents);
 
 /**
  * @brief Read a Gmsh `.msh` file, format 4.1 ASCII.
@@ -115,7 +118,7 @@ typedef enum fea_field_location { FEA_FIELD_NODE = 0, FEA_FIELD_CELL = 1 } fea_f
 typedef struct fea_field {
   const char *name;
   fea_field_location location;
-  int components;        /**< 1 (scalar) .. 9 */
+  int components; /**< 1 (scalar) .. 9 */
   const double *values;
 } fea_field;
 

@@ -46,7 +46,7 @@ typedef struct fea_operator fea_operator;
 
 /** How the operator is applied. */
 typedef enum fea_operator_kind {
-  FEA_OPERATOR_CSR = 0,               /**< assembled CSR matrix, threaded SpMV */
+  FEA_OPERATOR_CSR = 0,                    /**< assembled CSR matrix, threaded SpMV */
   FEA_OPERATOR_MATFREE_ELEMENT_MATRIX = 1, /**< matrix-free, dense element matrices */
   FEA_OPERATOR_MATFREE_SUMFACT = 2         /**< matrix-free, sum factorization */
 } fea_operator_kind;
@@ -59,7 +59,8 @@ typedef struct fea_operator_desc {
 } fea_operator_desc;
 
 /** Initializer: sum factorization, AUTO strategy. */
-#define FEA_OPERATOR_DESC_INIT {sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO}
+#define FEA_OPERATOR_DESC_INIT \
+  { sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO }
 
 /**
  * @brief Create the reduced operator of @p problem on @p ctx.
@@ -115,7 +116,7 @@ typedef struct fea_operator_info {
 
 /** Initializer for fea_operator_info. */
 #define FEA_OPERATOR_INFO_INIT \
-  {sizeof(fea_operator_info), FEA_OPERATOR_CSR, FEA_UPDATE_SERIAL, 0, 0, 0.0, "", 0.0, 0.0}
+  { sizeof(fea_operator_info), FEA_OPERATOR_CSR, FEA_UPDATE_SERIAL, 0, 0, 0.0, "", 0.0, 0.0 }
 
 /** @brief Fill @p info up to its .size. */
 FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info);
@@ -149,7 +150,8 @@ typedef struct fea_cg_desc {
 } fea_cg_desc;
 
 /** Initializer: rtol 1e-10, atol 0, 10000 iterations, Jacobi, no history. */
-#define FEA_CG_DESC_INIT {sizeof(fea_cg_desc), 1e-10, 0.0, 10000, 1, 0, NULL}
+#define FEA_CG_DESC_INIT \
+  { sizeof(fea_cg_desc), 1e-10, 0.0, 10000, 1, 0, NULL }
 
 /** What a CG solve did; set .size (FEA_CG_STATS_INIT) before the call. */
 typedef struct fea_cg_stats {
@@ -163,7 +165,8 @@ typedef struct fea_cg_stats {
 } fea_cg_stats;
 
 /** Initializer for fea_cg_stats. */
-#define FEA_CG_STATS_INIT {sizeof(fea_cg_stats), 0, 0.0, 0.0, 0, 0.0, 0.0}
+#define FEA_CG_STATS_INIT \
+  { sizeof(fea_cg_stats), 0, 0.0, 0.0, 0, 0.0, 0.0 }
 
 /**
  * @brief Solve A x = b by (preconditioned) conjugate gradients.

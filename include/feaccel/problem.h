@@ -25,18 +25,19 @@ typedef struct fea_problem fea_problem;
 /** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. */
 typedef struct fea_problem_desc {
   size_t size;
-  double sigma;              /**< constant coefficient (> 0), used when sigma_fn is NULL */
-  fea_scalar_fn sigma_fn;    /**< sigma(x) > 0, or NULL */
+  double sigma;           /**< constant coefficient (> 0), used when sigma_fn is NULL */
+  fea_scalar_fn sigma_fn; /**< sigma(x) > 0, or NULL */
   void *sigma_user;
-  fea_scalar_fn source;      /**< f(x), or NULL for f = 0 */
+  fea_scalar_fn source; /**< f(x), or NULL for f = 0 */
   void *source_user;
-  fea_scalar_fn dirichlet;   /**< g(x) on the boundary, or NULL for g = 0 */
+  fea_scalar_fn dirichlet; /**< g(x) on the boundary, or NULL for g = 0 */
   void *dirichlet_user;
-  int quad_points;           /**< Gauss points per direction, 1..20; 0: degree + 1 (P2: 3) */
+  int quad_points; /**< Gauss points per direction, 1..20; 0: degree + 1 (P2: 3) */
 } fea_problem_desc;
 
 /** Initializer: sigma = 1, f = 0, g = 0, default quadrature. */
-#define FEA_PROBLEM_DESC_INIT {sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define FEA_PROBLEM_DESC_INIT \
+  { sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /** @brief Create a Poisson problem on @p space (which it holds a reference on). */
 FEA_API fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,

@@ -54,15 +54,16 @@ typedef struct fea_solver fea_solver;
 
 /** How the patch tree merges patches. */
 typedef enum fea_multifrontal_merge {
-  FEA_MULTIFRONTAL_MERGE_AUTO = 0,     /**< the faster of the two (see the solver's docs page) */
-  FEA_MULTIFRONTAL_MERGE_TENSOR = 1,   /**< 2^d children: every direction split at once (the paper's tree) */
-  FEA_MULTIFRONTAL_MERGE_PAIRWISE = 2  /**< 2 children: one direction at a time, the longest first */
+  FEA_MULTIFRONTAL_MERGE_AUTO = 0, /**< the faster of the two (see the solver's docs page) */
+  FEA_MULTIFRONTAL_MERGE_TENSOR =
+      1, /**< 2^d children: every direction split at once (the paper's tree) */
+  FEA_MULTIFRONTAL_MERGE_PAIRWISE = 2 /**< 2 children: one direction at a time, the longest first */
 } fea_multifrontal_merge;
 
 /** Options of the multifrontal solver; initialize with FEA_SOLVER_DESC_INIT. */
 typedef struct fea_solver_desc {
-  size_t size;               /**< sizeof(fea_solver_desc) as compiled by the caller */
-  fea_multifrontal_merge merge;        /**< tree shape */
+  size_t size;                  /**< sizeof(fea_solver_desc) as compiled by the caller */
+  fea_multifrontal_merge merge; /**< tree shape */
   /** 1: never eliminate the patch-boundary DoFs (the space's boundary DoFs).
    * fea_solver_setup() then ends with their dense Schur complement, which
    * fea_solver_get_boundary_schur() exports for an outer solver coupling
@@ -74,7 +75,8 @@ typedef struct fea_solver_desc {
 } fea_solver_desc;
 
 /** Initializer: automatic merge, full elimination, memory limit = physical memory. */
-#define FEA_SOLVER_DESC_INIT {sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0}
+#define FEA_SOLVER_DESC_INIT \
+  { sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0 }
 
 /**
  * @brief Create a multifrontal solver for @p problem on the B-spline @p space.
@@ -87,8 +89,8 @@ typedef struct fea_solver_desc {
  *         FEA_ERR_INVALID_ARG when @p problem is defined on another space.
  */
 FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
-                                                  fea_problem *problem,
-                                                  const fea_solver_desc *desc, fea_solver **out);
+                                                  fea_problem *problem, const fea_solver_desc *desc,
+                                                  fea_solver **out);
 
 /**
  * @brief Replace the problem (e.g. a new sigma or source) by another one on
@@ -143,41 +145,45 @@ FEA_API fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_i
 
 /** Facts about a solver; initialize with FEA_SOLVER_STATS_INIT. */
 typedef struct fea_solver_stats {
-  size_t size;               /**< sizeof(fea_solver_stats) as compiled by the caller */
-  int num_levels;            /**< tree levels (leaves are level 0, the root the last) */
-  fea_index num_nodes;       /**< tree nodes */
-  fea_index max_front;       /**< largest front q + r */
-  double flops;              /**< factorization FLOPs (exact count, see the docs page) */
-  double critical_path_flops;/**< sum over levels of the largest node's FLOPs */
-  uint64_t factor_bytes;     /**< stored factors: 8 sum(q^2 + q r) */
-  uint64_t peak_bytes;       /**< peak memory of the numeric setup (the estimate checked against the limit) */
-  double integrate_s;        /**< element integration in the leaves, summed over threads (last setup) */
-  double factor_s;           /**< the whole factorization, integration included (last setup) */
-  double root_s;             /**< the root's factorization (last setup) */
-  double forward_s;          /**< forward substitution (last solve) */
-  double backward_s;         /**< backward substitution (last solve) */
-  int threads;               /**< CPU threads the context uses */
-  uint64_t device_bytes;     /**< device memory reserved by the last setup (GPU backends; 0 on the CPU) */
+  size_t size;                /**< sizeof(fea_solver_stats) as compiled by the caller */
+  int num_levels;             /**< tree levels (leaves are level 0, the root the last) */
+  fea_index num_nodes;        /**< tree nodes */
+  fea_index max_front;        /**< largest front q + r */
+  double flops;               /**< factorization FLOPs (exact count, see the docs page) */
+  double critical_path_flops; /**< sum over levels of the largest node's FLOPs */
+  uint64_t factor_bytes;      /**< stored factors: 8 sum(q^2 + q r) */
+  uint64_t
+      peak_bytes; /**< peak memory of the numeric setup (the estimate checked against the limit) */
+  double integrate_s; /**< element integration in the leaves, summed over threads (last setup) */
+  double factor_s;    /**< the whole factorization, integration included (last setup) */
+  double root_s;      /**< the root's factorization (last setup) */
+  double forward_s;   /**< forward substitution (last solve) */
+  double backward_s;  /**< backward substitution (last solve) */
+  int threads;        /**< CPU threads the context uses */
+  uint64_t
+      device_bytes; /**< device memory reserved by the last setup (GPU backends; 0 on the CPU) */
 } fea_solver_stats;
 
 /** Initializer for fea_solver_stats. */
-#define FEA_SOLVER_STATS_INIT {sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define FEA_SOLVER_STATS_INIT \
+  { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve. */
 FEA_API fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats);
 
 /** One level of the tree; initialize with FEA_SOLVER_LEVEL_INIT. */
 typedef struct fea_solver_level {
-  size_t size;               /**< sizeof(fea_solver_level) as compiled by the caller */
-  fea_index nodes;           /**< nodes at this level */
-  fea_index q_min, q_max;    /**< eliminated DoFs per node */
-  fea_index r_min, r_max;    /**< DoFs passed up per node */
-  double flops;              /**< FLOPs of the level's nodes */
-  double factor_s;           /**< time to factor the level (last setup) */
+  size_t size;            /**< sizeof(fea_solver_level) as compiled by the caller */
+  fea_index nodes;        /**< nodes at this level */
+  fea_index q_min, q_max; /**< eliminated DoFs per node */
+  fea_index r_min, r_max; /**< DoFs passed up per node */
+  double flops;           /**< FLOPs of the level's nodes */
+  double factor_s;        /**< time to factor the level (last setup) */
 } fea_solver_level;
 
 /** Initializer for fea_solver_level. */
-#define FEA_SOLVER_LEVEL_INIT {sizeof(fea_solver_level), 0, 0, 0, 0, 0, 0.0, 0.0}
+#define FEA_SOLVER_LEVEL_INIT \
+  { sizeof(fea_solver_level), 0, 0, 0, 0, 0, 0.0, 0.0 }
 
 /** @brief Facts about level @p level (0 = leaves, num_levels - 1 = the root). */
 FEA_API fea_status fea_solver_get_level(const fea_solver *solver, int level,
@@ -185,17 +191,18 @@ FEA_API fea_status fea_solver_get_level(const fea_solver *solver, int level,
 
 /** One tree node; initialize with FEA_SOLVER_NODE_INIT. */
 typedef struct fea_solver_node {
-  size_t size;               /**< sizeof(fea_solver_node) as compiled by the caller */
-  int level;                 /**< height above the leaves */
-  fea_index parent;          /**< parent node, -1 at the root */
-  fea_index box_lo[3];       /**< element box [box_lo, box_hi) per direction */
+  size_t size;         /**< sizeof(fea_solver_node) as compiled by the caller */
+  int level;           /**< height above the leaves */
+  fea_index parent;    /**< parent node, -1 at the root */
+  fea_index box_lo[3]; /**< element box [box_lo, box_hi) per direction */
   fea_index box_hi[3];
-  fea_index q;               /**< DoFs eliminated here */
-  fea_index r;               /**< DoFs passed up */
+  fea_index q; /**< DoFs eliminated here */
+  fea_index r; /**< DoFs passed up */
 } fea_solver_node;
 
 /** Initializer for fea_solver_node. */
-#define FEA_SOLVER_NODE_INIT {sizeof(fea_solver_node), 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0}
+#define FEA_SOLVER_NODE_INIT \
+  { sizeof(fea_solver_node), 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0 }
 
 /** @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1. */
 FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
@@ -207,13 +214,13 @@ FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
 
 /** Options of the prehandled solver; initialize with FEA_PREHANDLED_DESC_INIT. */
 typedef struct fea_prehandled_desc {
-  size_t size;               /**< sizeof(fea_prehandled_desc) as compiled by the caller */
+  size_t size; /**< sizeof(fea_prehandled_desc) as compiled by the caller */
   /** Coarse cells per direction n0 (h0 = h n / n0); n / n0 must be a power
    * of two >= 2. 0: the n0 with the fewest dense FLOPs per right-hand side
    * (exact count; Q1 at n = 256, 512, 1024: n0 = 16, 16, 32, the paper's
    * configurations). */
   fea_index coarse_cells;
-  fea_precision precision;   /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
+  fea_precision precision; /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
   /** 1: mixed-precision iterative refinement (FP64 residuals on the nodal
    * system, corrections by M1 in the working precision) until refine_rtol. */
   int refine;
@@ -233,7 +240,7 @@ typedef struct fea_prehandled_desc {
 
 /** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical, no TF32. */
 #define FEA_PREHANDLED_DESC_INIT \
-  {sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0, 0}
+  { sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0, 0 }
 
 /**
  * @brief Create the prehandled Schur-complement solver (method M1) for a
@@ -256,36 +263,38 @@ typedef struct fea_prehandled_desc {
  *         FEA_ERR_INVALID_ARG for a bad option.
  */
 FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
-                                                const fea_prehandled_desc *desc,
-                                                fea_solver **out);
+                                                const fea_prehandled_desc *desc, fea_solver **out);
 
 /** Facts about a prehandled solver; initialize with FEA_PREHANDLED_STATS_INIT. */
 typedef struct fea_prehandled_stats {
-  size_t size;               /**< sizeof(fea_prehandled_stats) as compiled by the caller */
-  fea_index n, n0;           /**< fine and coarse cells per direction */
+  size_t size;                   /**< sizeof(fea_prehandled_stats) as compiled by the caller */
+  fea_index n, n0;               /**< fine and coarse cells per direction */
   fea_index num_c, num_e, num_i; /**< |C|, |E|, |I| */
-  fea_index num_cells;       /**< macro cells (n0^2 for Q1, 2 n0^2 for P1) */
-  fea_index block;           /**< interior nodes per macro cell (size of C_i) */
-  fea_precision precision;   /**< working precision of the dense products */
-  uint64_t dense_bytes;      /**< B, C_i^-1 and Pi^-1 in the working precision */
+  fea_index num_cells;           /**< macro cells (n0^2 for Q1, 2 n0^2 for P1) */
+  fea_index block;               /**< interior nodes per macro cell (size of C_i) */
+  fea_precision precision;       /**< working precision of the dense products */
+  uint64_t dense_bytes;          /**< B, C_i^-1 and Pi^-1 in the working precision */
   /** Dense FLOPs of one M1 solve, exactly counted (docs/prehandled.md): 2|E|^2 (Pi^-1) +
    * 4 block |I| (C^-1 twice); the B, B^T and sparse D products are not counted. */
   double flops_per_rhs;
   /** The paper's model, h0 = 2^l sqrt(h): Q1 (8 4^-l + 4 4^l) N^1.5 (12 N^1.5
    * at l = 0), P1 (18 4^-l + 2 4^l) N^1.5. */
   double model_flops_per_rhs;
-  double setup_s;            /**< last setup (FP64 factorizations and inverses, conversion) */
-  double solve_s;            /**< last solve, all of it */
-  double transform_s;        /**< last solve without refinement: S, S^T, L and L^T applications */
-  double dense_s;            /**< last solve without refinement: the M1 block solve */
-  int refine_iterations;     /**< last solve: M1 corrections (1 without refinement) */
-  double relative_residual;  /**< last solve with refinement: max_j ||b_j - A x_j|| / ||b_j|| */
-  uint64_t device_bytes;     /**< device memory held by the set-up solver (/gpu/cuda; 0 on the CPU) */
+  double setup_s;           /**< last setup (FP64 factorizations and inverses, conversion) */
+  double solve_s;           /**< last solve, all of it */
+  double transform_s;       /**< last solve without refinement: S, S^T, L and L^T applications */
+  double dense_s;           /**< last solve without refinement: the M1 block solve */
+  int refine_iterations;    /**< last solve: M1 corrections (1 without refinement) */
+  double relative_residual; /**< last solve with refinement: max_j ||b_j - A x_j|| / ||b_j|| */
+  uint64_t device_bytes; /**< device memory held by the set-up solver (/gpu/cuda; 0 on the CPU) */
 } fea_prehandled_stats;
 
 /** Initializer for fea_prehandled_stats. */
-#define FEA_PREHANDLED_STATS_INIT \
-  {sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0}
+#define FEA_PREHANDLED_STATS_INIT                                                                \
+  {                                                                                              \
+    sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
+        0, 0.0, 0                                                                                \
+  }
 
 /** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a prehandled solver. */
 FEA_API fea_status fea_solver_get_prehandled_stats(const fea_solver *solver,
@@ -318,8 +327,8 @@ FEA_API fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_preha
 
 /** Multigrid cycle. */
 typedef enum fea_mg_cycle {
-  FEA_MG_CYCLE_V = 0,        /**< one coarse-grid correction per level */
-  FEA_MG_CYCLE_W = 1         /**< two coarse-grid corrections per level */
+  FEA_MG_CYCLE_V = 0, /**< one coarse-grid correction per level */
+  FEA_MG_CYCLE_W = 1  /**< two coarse-grid corrections per level */
 } fea_mg_cycle;
 
 /** Multigrid smoother. */
@@ -333,20 +342,20 @@ typedef enum fea_mg_smoother {
 
 /** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT. */
 typedef struct fea_multigrid_desc {
-  size_t size;               /**< sizeof(fea_multigrid_desc) as compiled by the caller */
-  fea_mg_cycle cycle;        /**< default V */
-  fea_mg_smoother smoother;  /**< default RICHARDSON */
-  double omega;              /**< Richardson damping (default 0.3) */
-  int jacobi;                /**< Richardson: 1 scales the residual by diag(A)^-1 (default 0) */
-  int pre_smooth;            /**< smoothing steps (Chebyshev: degree) before the correction (4) */
-  int post_smooth;           /**< after it (4) */
-  double chebyshev_range;    /**< lambda_max / lambda_min of the smoothed interval (default 15) */
+  size_t size;              /**< sizeof(fea_multigrid_desc) as compiled by the caller */
+  fea_mg_cycle cycle;       /**< default V */
+  fea_mg_smoother smoother; /**< default RICHARDSON */
+  double omega;             /**< Richardson damping (default 0.3) */
+  int jacobi;               /**< Richardson: 1 scales the residual by diag(A)^-1 (default 0) */
+  int pre_smooth;           /**< smoothing steps (Chebyshev: degree) before the correction (4) */
+  int post_smooth;          /**< after it (4) */
+  double chebyshev_range;   /**< lambda_max / lambda_min of the smoothed interval (default 15) */
   fea_operator_kind operator_kind; /**< level operators (default CSR, the paper's) */
   fea_update_strategy strategy;    /**< their scatter strategy when matrix-free (default AUTO) */
-  int krylov;                /**< 0: multigrid iteration; 1: CG preconditioned by one (symmetric) cycle */
-  double rtol;               /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
-  double atol;               /**< (default 0) */
-  fea_index max_iterations;  /**< cycles or CG iterations per right-hand side (default 100) */
+  int krylov;  /**< 0: multigrid iteration; 1: CG preconditioned by one (symmetric) cycle */
+  double rtol; /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
+  double atol; /**< (default 0) */
+  fea_index max_iterations; /**< cycles or CG iterations per right-hand side (default 100) */
   /** Coarsen (halving the cells per direction) while every direction keeps
    * at least this many cells and an even count; the coarsest level is solved
    * by dense Cholesky when it has free DoFs (default 1: the one-element mesh
@@ -355,9 +364,11 @@ typedef struct fea_multigrid_desc {
 } fea_multigrid_desc;
 
 /** Initializer: the paper's configuration (V-cycle, 4 + 4 Richardson steps, omega = 0.3, CSR). */
-#define FEA_MULTIGRID_DESC_INIT                                                          \
-  {sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_RICHARDSON, 0.3, 0, 4, 4, \
-   15.0, FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, 0, 1e-10, 0.0, 100, 1}
+#define FEA_MULTIGRID_DESC_INIT                                                                 \
+  {                                                                                             \
+    sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_RICHARDSON, 0.3, 0, 4, 4, 15.0, \
+        FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, 0, 1e-10, 0.0, 100, 1                                \
+  }
 
 /**
  * @brief Create a geometric multigrid solver for a Poisson @p problem on a
@@ -383,24 +394,25 @@ FEA_API fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *pr
 
 /** Facts about a multigrid solver; initialize with FEA_MULTIGRID_STATS_INIT. */
 typedef struct fea_multigrid_stats {
-  size_t size;               /**< sizeof(fea_multigrid_stats) as compiled by the caller */
-  int num_levels;            /**< levels, the finest included */
-  fea_index fine_dofs;       /**< free DoFs of the finest level */
-  fea_index coarse_dofs;     /**< free DoFs of the coarsest level (0: no coarse solve) */
-  fea_index iterations;      /**< last solve: cycles or CG iterations, the most over its right-hand sides */
-  int converged;             /**< last solve: every right-hand side met the tolerance */
+  size_t size;           /**< sizeof(fea_multigrid_stats) as compiled by the caller */
+  int num_levels;        /**< levels, the finest included */
+  fea_index fine_dofs;   /**< free DoFs of the finest level */
+  fea_index coarse_dofs; /**< free DoFs of the coarsest level (0: no coarse solve) */
+  fea_index
+      iterations; /**< last solve: cycles or CG iterations, the most over its right-hand sides */
+  int converged;  /**< last solve: every right-hand side met the tolerance */
   double initial_residual;   /**< last solve, last right-hand side: ||b - A x0|| */
   double final_residual;     /**< and at the end */
   double convergence_factor; /**< (final / initial)^(1 / iterations), last right-hand side */
-  double lambda_max;         /**< finest level: the smoothed operator's largest eigenvalue (estimate) */
-  double setup_s;            /**< last setup: operators, transfers, estimates, coarse factor */
-  double solve_s;            /**< last solve */
-  uint64_t memory_bytes;     /**< operators, transfers and work vectors of all levels */
+  double lambda_max;     /**< finest level: the smoothed operator's largest eigenvalue (estimate) */
+  double setup_s;        /**< last setup: operators, transfers, estimates, coarse factor */
+  double solve_s;        /**< last solve */
+  uint64_t memory_bytes; /**< operators, transfers and work vectors of all levels */
 } fea_multigrid_stats;
 
 /** Initializer for fea_multigrid_stats. */
 #define FEA_MULTIGRID_STATS_INIT \
-  {sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0}
+  { sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0 }
 
 /** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a multigrid solver. */
 FEA_API fea_status fea_solver_get_multigrid_stats(const fea_solver *solver,

@@ -42,21 +42,24 @@ FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagr
 
 /** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. */
 typedef struct fea_bspline_desc {
-  size_t size;               /**< sizeof(fea_bspline_desc) as compiled by the caller */
-  int dim;                   /**< 1, 2 or 3 */
-  int degree[3];             /**< per direction, 1..8 */
-  fea_index n[3];            /**< elements per direction for open uniform knots (used when knots[k] is NULL) */
-  const double *knots[3];    /**< optional full knot vector per direction (non-decreasing, open:
+  size_t size;    /**< sizeof(fea_bspline_desc) as compiled by the caller */
+  int dim;        /**< 1, 2 or 3 */
+  int degree[3];  /**< per direction, 1..8 */
+  fea_index n[3]; /**< elements per direction for open uniform knots (used when knots[k] is NULL) */
+  const double *knots[3]; /**< optional full knot vector per direction (non-decreasing, open:
                                   first and last values repeated degree+1 times) */
-  fea_index num_knots[3];    /**< lengths of knots[k] */
-  double lower[3];           /**< the box the parameter domain maps to (identity up to scaling); default 0 */
-  double upper[3];           /**< default 1 */
-  const void *geometry;      /**< reserved for a NURBS geometry map; must be NULL */
+  fea_index num_knots[3]; /**< lengths of knots[k] */
+  double lower[3]; /**< the box the parameter domain maps to (identity up to scaling); default 0 */
+  double upper[3]; /**< default 1 */
+  const void *geometry; /**< reserved for a NURBS geometry map; must be NULL */
 } fea_bspline_desc;
 
 /** Initializer: bilinear B-splines on one element of the unit square. */
-#define FEA_BSPLINE_DESC_INIT \
-  {sizeof(fea_bspline_desc), 2, {1, 1, 1}, {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, NULL}
+#define FEA_BSPLINE_DESC_INIT                                                                    \
+  {                                                                                              \
+    sizeof(fea_bspline_desc), 2, {1, 1, 1}, {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, {0, 0, 0}, \
+        {1, 1, 1}, NULL                                                                          \
+  }
 
 /**
  * @brief Tensor-product B-spline space.
@@ -101,17 +104,20 @@ FEA_EXPORT fea_status fea_space_destroy(fea_space **space);
 typedef struct fea_space_info {
   size_t size;
   int dim;
-  int is_bspline;            /**< 1 for B-spline spaces, 0 for Lagrange */
-  int degree[3];             /**< polynomial degree per direction */
+  int is_bspline; /**< 1 for B-spline spaces, 0 for Lagrange */
+  int degree[3];  /**< polynomial degree per direction */
   fea_index num_dofs;
   fea_index num_elements;
   int dofs_per_element;
   fea_index num_boundary_dofs;
-  fea_index elements[3];     /**< elements per direction (B-splines and structured meshes), else 0 */
+  fea_index elements[3]; /**< elements per direction (B-splines and structured meshes), else 0 */
 } fea_space_info;
 
 /** Initializer for fea_space_info. */
-#define FEA_SPACE_INFO_INIT {sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, {0, 0, 0}}
+#define FEA_SPACE_INFO_INIT                                          \
+  {                                                                  \
+    sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, { 0, 0, 0 } \
+  }
 
 /** @brief Fill @p info (whose .size the caller set). */
 FEA_API fea_status fea_space_get_info(const fea_space *space, fea_space_info *info);
@@ -153,9 +159,10 @@ FEA_API fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g
 
 /** How elements are colored so that elements of one color share no DoF. */
 typedef enum fea_coloring_method {
-  FEA_COLORING_AUTO = 0,       /**< Cartesian where the space is structured, else greedy */
-  FEA_COLORING_CARTESIAN = 1,  /**< (c_0 mod m) + m (c_1 mod m) + ...: m = 2 for Lagrange, p+1 for B-splines */
-  FEA_COLORING_GREEDY = 2      /**< greedy over the element-DoF incidence, any mesh */
+  FEA_COLORING_AUTO = 0, /**< Cartesian where the space is structured, else greedy */
+  FEA_COLORING_CARTESIAN =
+      1, /**< (c_0 mod m) + m (c_1 mod m) + ...: m = 2 for Lagrange, p+1 for B-splines */
+  FEA_COLORING_GREEDY = 2 /**< greedy over the element-DoF incidence, any mesh */
 } fea_coloring_method;
 
 /**

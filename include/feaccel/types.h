@@ -46,10 +46,10 @@ typedef enum fea_status {
  * because mixed-precision solvers use several in one process.
  */
 typedef enum fea_precision {
-  FEA_F64 = 0,  /**< IEEE binary64 */
-  FEA_F32 = 1,  /**< IEEE binary32 */
-  FEA_F16 = 2,  /**< IEEE binary16 */
-  FEA_BF16 = 3  /**< bfloat16: binary32 exponent, 8-bit significand */
+  FEA_F64 = 0, /**< IEEE binary64 */
+  FEA_F32 = 1, /**< IEEE binary32 */
+  FEA_F16 = 2, /**< IEEE binary16 */
+  FEA_BF16 = 3 /**< bfloat16: binary32 exponent, 8-bit significand */
 } fea_precision;
 
 /** Opaque library context: one backend, its resources and the last error. */

@@ -30,7 +30,7 @@ void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx,
 
 /* Pick (AUTO), check availability, run into job->target (zeroed by the caller). */
 static fea_status pick_and_run(const fea_problem *pb, fea_conc_job *job, fea_update_strategy s,
-                             fea_assembly_stats *stats) {
+                               fea_assembly_stats *stats) {
   /* The plan AUTO built on the way (PRIVATE_BUFFERS' ownership) serves
    * this one run instead of being built again by it. */
   fea_conc_plan plan = {.strategy = FEA_UPDATE_AUTO};
@@ -110,7 +110,8 @@ fea_status fea_conc_assemble_csr(const fea_problem *problem, fea_matrix *A, doub
   FEA_CHECK(A->rows == problem->num_free && A->cols == problem->num_free, problem->ctx,
             FEA_ERR_DIMENSION,
             "the matrix is %lld x %lld but the problem has %lld free DoFs: it was made for "
-            "another problem", (long long)A->rows, (long long)A->cols, (long long)problem->num_free);
+            "another problem",
+            (long long)A->rows, (long long)A->cols, (long long)problem->num_free);
   fea_conc_job *job = calloc(1, sizeof *job);
   FEA_CHECK(job, problem->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the assembly job");
   job->row_ptr = A->row_ptr;
@@ -138,8 +139,8 @@ fea_status fea_conc_assemble_dense(const fea_problem *problem, double *A_dense, 
             "leading dimension %lld is smaller than the %lld free DoFs", (long long)ld,
             (long long)nf);
   FEA_CHECK(nf == 0 || nf <= (fea_index)(SIZE_MAX / sizeof(double)) / ld, problem->ctx,
-            FEA_ERR_DIMENSION, "a dense %lld x %lld matrix does not fit in memory",
-            (long long)nf, (long long)ld);
+            FEA_ERR_DIMENSION, "a dense %lld x %lld matrix does not fit in memory", (long long)nf,
+            (long long)ld);
   fea_conc_job *job = calloc(1, sizeof *job);
   FEA_CHECK(job, problem->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the assembly job");
   job->ld = ld;
@@ -148,8 +149,7 @@ fea_status fea_conc_assemble_dense(const fea_problem *problem, double *A_dense, 
   fea_status st = assemble_into(problem, job, nf * ld, s, stats, &t);
   free(job);
   if (st != FEA_SUCCESS) return st;
-  for (fea_index r = 0; r < nf; r++)
-    memcpy(A_dense + r * ld, t + r * ld, (size_t)nf * sizeof *t);
+  for (fea_index r = 0; r < nf; r++) memcpy(A_dense + r * ld, t + r * ld, (size_t)nf * sizeof *t);
   memcpy(b, t + nf * ld, (size_t)nf * sizeof *b);
   free(t);
   return FEA_SUCCESS;

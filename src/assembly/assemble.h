@@ -9,7 +9,6 @@
 
 /* The configuration of a run with the checked options d on ctx (threads 0:
  * the context's); FEACCEL_TSX_FORCE_ABORT=1 forces TSX aborts (tests). */
-void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx,
-                          const fea_assembly_desc *d);
+void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx, const fea_assembly_desc *d);
 
 #endif

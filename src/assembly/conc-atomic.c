@@ -13,7 +13,6 @@
 
 #include "assembly/conc.h"
 
-
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   _Atomic uint64_t *t = (_Atomic uint64_t *)(void *)job->target;
   const int backoff = job->cfg.backoff;
@@ -27,12 +26,13 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     fea_conc_worker_init(&w, job, &ctr[tid]);
     uint64_t rng = 0x2545f4914f6cdd1du * (uint64_t)(tid + 1);
     if (tid == 0) ran = omp_get_num_threads();
-    /* Contiguous blocks of elements: neighbours mostly stay on one thread,
+      /* Contiguous blocks of elements: neighbours mostly stay on one thread,
      * so few updates actually collide. */
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
       if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne))
-        for (int k = 0; k < w.n; k++) fea_conc_cas_add(t + w.idx[k], w.val[k], backoff, &rng, w.ctr);
+        for (int k = 0; k < w.n; k++)
+          fea_conc_cas_add(t + w.idx[k], w.val[k], backoff, &rng, w.ctr);
     fea_conc_worker_free(&w);
     fea_conc_sync(&job->sync);
   }

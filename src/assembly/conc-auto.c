@@ -31,8 +31,10 @@ fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea
   fea_conc_plan own;
   if (fea_conc_privbuf_plan(job, threads, &own) == FEA_SUCCESS) {
     const int picked = fea_conc_privbuf_overlap(job, &own) <= 0.15;
-    if (picked && plan) *plan = own;
-    else fea_conc_plan_free(&own);
+    if (picked && plan)
+      *plan = own;
+    else
+      fea_conc_plan_free(&own);
     if (picked) return FEA_UPDATE_PRIVATE_BUFFERS;
   }
   fea_index *colors = malloc(((size_t)job->ne + 1) * sizeof *colors);

@@ -34,8 +34,10 @@ static inline void lock_take(locks *L, fea_index i, fea_conc_counters *ctr) {
 }
 
 static inline void lock_give(locks *L, fea_index i) {
-  if (L->spin) atomic_flag_clear_explicit(&L->flags[i], memory_order_release);
-  else pthread_mutex_unlock(&L->mutexes[i]);
+  if (L->spin)
+    atomic_flag_clear_explicit(&L->flags[i], memory_order_release);
+  else
+    pthread_mutex_unlock(&L->mutexes[i]);
 }
 
 static void apply(locks *L, double *t, const fea_conc_worker *w) {
@@ -55,8 +57,10 @@ static void apply(locks *L, double *t, const fea_conc_worker *w) {
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
   locks L = {job->cfg.spin, job->cfg.lock_stripe, 0, NULL, NULL};
   L.n = (job->target_len + L.stripe - 1) / L.stripe;
-  if (L.spin) L.flags = malloc(((size_t)L.n + 1) * sizeof *L.flags);
-  else L.mutexes = malloc(((size_t)L.n + 1) * sizeof *L.mutexes);
+  if (L.spin)
+    L.flags = malloc(((size_t)L.n + 1) * sizeof *L.flags);
+  else
+    L.mutexes = malloc(((size_t)L.n + 1) * sizeof *L.mutexes);
   FEA_CHECK(L.flags || L.mutexes, job->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for %lld locks (%lld target entries, %lld per lock)", (long long)L.n,
             (long long)job->target_len, (long long)L.stripe);
@@ -70,8 +74,10 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
      * that use them most (first touch), and a million mutexes take a while. */
 #pragma omp for schedule(static) nowait
     for (fea_index i = 0; i < L.n; i++) {
-      if (L.spin) atomic_flag_clear(&L.flags[i]);
-      else pthread_mutex_init(&L.mutexes[i], NULL);
+      if (L.spin)
+        atomic_flag_clear(&L.flags[i]);
+      else
+        pthread_mutex_init(&L.mutexes[i], NULL);
     }
     FEA_CONC_BARRIER(&job->sync);
     fea_conc_worker w;
@@ -79,7 +85,8 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     if (tid == 0) ran = omp_get_num_threads();
 #pragma omp for schedule(static) nowait
     for (fea_index e = 0; e < job->ne; e++)
-      if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne)) apply(&L, job->target, &w);
+      if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, NULL, e, job->ne))
+        apply(&L, job->target, &w);
     fea_conc_worker_free(&w);
     FEA_CONC_BARRIER(&job->sync);
     if (!L.spin) {

@@ -13,8 +13,7 @@ fea_status fea_conc_plan_build(const fea_conc_job *job, fea_update_strategy s, i
   memset(plan, 0, sizeof *plan);
   plan->strategy = s;
   if (s == FEA_UPDATE_COLORING)
-    return fea_conc_color_order(job->space, &plan->color_order, &plan->color_start,
-                                &plan->ncolors);
+    return fea_conc_color_order(job->space, &plan->color_order, &plan->color_start, &plan->ncolors);
   if (s == FEA_UPDATE_PRIVATE_BUFFERS) return fea_conc_privbuf_plan(job, threads, plan);
   return FEA_SUCCESS;
 }

@@ -24,9 +24,9 @@
 #include "error.h"
 
 typedef struct ownership {
-  int *owner;      /* per free row: its block */
+  int *owner;              /* per free row: its block */
   fea_index *first, *last; /* per block: elements [first, last] to visit */
-  int *elem_block; /* per element: see fea_conc_plan */
+  int *elem_block;         /* per element: see fea_conc_plan */
 } ownership;
 
 static void ownership_free(ownership *o) {
@@ -63,7 +63,7 @@ static int settle_block(const fea_conc_job *job, int blk, int T, const fea_index
       }
       int ow = __atomic_load_n(&own[r], __ATOMIC_RELAXED);
       while (ow > blk && !__atomic_compare_exchange_n(&own[r], &ow, blk, 1, __ATOMIC_RELAXED,
-                                                       __ATOMIC_RELAXED)) {
+                                                      __ATOMIC_RELAXED)) {
       }
       if (ow > blk) { /* the exchange succeeded */
         ow = blk;
@@ -180,7 +180,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
        * but for a few on the block's first boundary, whose visit adds
        * nothing, and the test reads the element's DoFs from memory once per
        * batch (3D Q1 on two threads: 3 % of the apply). */
-      const fea_index own_end = !job->work   ? o.first[blk]
+      const fea_index own_end = !job->work    ? o.first[blk]
                                 : blk + 1 < T ? o.first[blk + 1]
                                               : job->ne;
       for (fea_index e = o.first[blk]; e <= o.last[blk] && !fea_conc_failed(job); e++) {

@@ -78,10 +78,9 @@ fea_status fea_conc_run(fea_conc_job *job, fea_update_strategy s, fea_assembly_s
   memset(ctr, 0, (size_t)T * sizeof *ctr);
   fea_status st = ops->run(job, ctr, T);
   if (st == FEA_SUCCESS && atomic_load(&job->failed)) {
-    st = job->failed_element >= 0
-             ? FEA_ERROR(job->ctx, job->status, "element %lld: %s", (long long)job->failed_element,
-                         job->message)
-             : FEA_ERROR(job->ctx, job->status, "%s", job->message);
+    st = job->failed_element >= 0 ? FEA_ERROR(job->ctx, job->status, "element %lld: %s",
+                                              (long long)job->failed_element, job->message)
+                                  : FEA_ERROR(job->ctx, job->status, "%s", job->message);
   }
   if (st == FEA_SUCCESS && job->work) { /* not an assembly: no recount of the elements */
     sum_counters(ctr, T, stats);
@@ -101,8 +100,9 @@ fea_status fea_conc_run(fea_conc_job *job, fea_update_strategy s, fea_assembly_s
           break;
         }
     }
-    stats->elements_recomputed =
-        stats->elements_recomputed > (uint64_t)active ? stats->elements_recomputed - (uint64_t)active : 0;
+    stats->elements_recomputed = stats->elements_recomputed > (uint64_t)active
+                                     ? stats->elements_recomputed - (uint64_t)active
+                                     : 0;
     stats->strategy_run = s;
     stats->threads = job->threads_run;
     stats->colors = job->colors;

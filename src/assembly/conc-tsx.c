@@ -25,8 +25,8 @@
 #include "fea-config.h"
 
 #if FEA_HAVE_TSX_BUILD
-#  include <cpuid.h>
-#  include <immintrin.h>
+#include <cpuid.h>
+#include <immintrin.h>
 #endif
 
 /* Abort status bits, as RTM defines them (EAX after an abort), so the real
@@ -49,22 +49,25 @@ int fea_tsx_cpu_usable(char *reason, size_t len) {
   }
   if (!(b & (1u << 11))) {
     if (reason)
-      snprintf(reason, len, "CPUID reports no RTM (leaf 7, EBX bit 11 clear): this CPU has no "
-                            "TSX, or the firmware or the kernel disabled it");
+      snprintf(reason, len,
+               "CPUID reports no RTM (leaf 7, EBX bit 11 clear): this CPU has no "
+               "TSX, or the firmware or the kernel disabled it");
     return 0;
   }
   if (d & (1u << 11)) {
     if (reason)
-      snprintf(reason, len, "CPUID reports RTM_ALWAYS_ABORT (leaf 7, EDX bit 11): every "
-                            "transaction would abort");
+      snprintf(reason, len,
+               "CPUID reports RTM_ALWAYS_ABORT (leaf 7, EDX bit 11): every "
+               "transaction would abort");
     return 0;
   }
   if (reason) snprintf(reason, len, "CPUID reports RTM and it does not always abort");
   return 1;
 #else
   if (reason)
-    snprintf(reason, len, "libfeaccel was built without the TSX strategy (not x86, the compiler "
-                          "lacks -mrtm, or -Dtsx=disabled)");
+    snprintf(reason, len,
+             "libfeaccel was built without the TSX strategy (not x86, the compiler "
+             "lacks -mrtm, or -Dtsx=disabled)");
   return 0;
 #endif
 }
@@ -167,8 +170,11 @@ void fea_conc_tsx_apply(void *state, int n, const fea_index *idx, const double *
 void fea_conc_tsx_state_destroy(void *state) { free(state); }
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
-  tsx x = {.t = job->target, .batch = job->cfg.tsx_batch, .retries = job->cfg.tsx_retries,
-           .backoff = job->cfg.backoff, .forced = job->cfg.tsx_force_abort};
+  tsx x = {.t = job->target,
+           .batch = job->cfg.tsx_batch,
+           .retries = job->cfg.tsx_retries,
+           .backoff = job->cfg.backoff,
+           .forced = job->cfg.tsx_force_abort};
   atomic_init(&x.lock, 0);
   int ran = 1;
   fea_conc_sync(&job->sync);

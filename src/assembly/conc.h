@@ -36,14 +36,14 @@ typedef struct fea_conc_counters {
 
 /* Knobs of one run (from fea_assembly_desc, plus what benchmarks and tests set). */
 typedef struct fea_conc_config {
-  int threads;          /* requested; the region may get fewer */
-  int lock_stripe;      /* MUTEX: consecutive entries per lock */
-  int spin;             /* MUTEX: atomic_flag spin locks instead of pthread mutexes */
-  int tsx_batch;        /* TSX: updates per transaction */
-  int tsx_retries;      /* TSX: attempts before the fallback lock */
-  int backoff;          /* CAS, TSX: randomized exponential backoff */
-  int tsx_force_abort;  /* TSX test hook: every transaction aborts without xbegin */
-  int work_flops;       /* benchmarks: artificial flops per element */
+  int threads;                       /* requested; the region may get fewer */
+  int lock_stripe;                   /* MUTEX: consecutive entries per lock */
+  int spin;                          /* MUTEX: atomic_flag spin locks instead of pthread mutexes */
+  int tsx_batch;                     /* TSX: updates per transaction */
+  int tsx_retries;                   /* TSX: attempts before the fallback lock */
+  int backoff;                       /* CAS, TSX: randomized exponential backoff */
+  int tsx_force_abort;               /* TSX test hook: every transaction aborts without xbegin */
+  int work_flops;                    /* benchmarks: artificial flops per element */
   const double *const_Ke, *const_fe; /* benchmarks: one element system for all (no integration) */
 } fea_conc_config;
 
@@ -74,7 +74,7 @@ typedef struct fea_conc_plan {
   fea_update_strategy strategy;
   fea_index *color_order, *color_start; /* COLORING: fea_conc_color_order */
   int ncolors;
-  int *owner;                           /* PRIVATE_BUFFERS: see conc-privbuf.c */
+  int *owner; /* PRIVATE_BUFFERS: see conc-privbuf.c */
   fea_index *first, *last;
   /* PRIVATE_BUFFERS, per element: b where every DoF is a free row of block
    * b; -(b + 2) where its free rows are all b's but a DoF is Dirichlet; -1
@@ -91,10 +91,10 @@ typedef struct fea_conc_job {
    * meant for concurrent writers); fea_conc_run reports the first one on ctx. */
   fea_problem pb_copy;
   fea_space space_copy;
-  const fea_problem *pb;    /* &pb_copy */
-  const fea_space *space;   /* the real space (colorings), ctx included */
-  fea_context *ctx;         /* where errors are reported */
-  const fea_index *edofs;   /* element-DoF table, ne x nb */
+  const fea_problem *pb;  /* &pb_copy */
+  const fea_space *space; /* the real space (colorings), ctx included */
+  fea_context *ctx;       /* where errors are reported */
+  const fea_index *edofs; /* element-DoF table, ne x nb */
   fea_index ne;
   int nb;
   /* Target: matrix part then the right-hand side at rhs_offset. */
@@ -102,7 +102,7 @@ typedef struct fea_conc_job {
   fea_index ld;                       /* dense leading dimension */
   double *target;
   fea_index rhs_offset, target_len;
-  const fea_index *order;   /* element visiting order for loops that honour one, or NULL */
+  const fea_index *order; /* element visiting order for loops that honour one, or NULL */
   fea_conc_config cfg;
   const fea_conc_work *work; /* NULL: assembly (fea_conc_element) */
   const void *work_arg;      /* the work's input, read-only during a run */
@@ -112,23 +112,23 @@ typedef struct fea_conc_job {
   fea_status status;
   fea_index failed_element;
   char message[512];
-  int colors;               /* COLORING reports its color count here */
-  atomic_uint sync;         /* fea_conc_sync's atomic */
+  int colors;       /* COLORING reports its color count here */
+  atomic_uint sync; /* fea_conc_sync's atomic */
   int threads_run;
 } fea_conc_job;
 
 /* A thread's element workspace and its update list. */
 typedef struct fea_conc_worker {
-  void *ext;        /* the job's work's own workspace (NULL for assembly) */
+  void *ext; /* the job's work's own workspace (NULL for assembly) */
   fea_conc_job *job;
   fea_element_values ev;
   double *Ke, *fe;
-  fea_index *idx;   /* target positions, nb^2 + nb^2 (matrix, then rhs incl. lifting) */
-  fea_index *row;   /* the free row of each update */
+  fea_index *idx; /* target positions, nb^2 + nb^2 (matrix, then rhs incl. lifting) */
+  fea_index *row; /* the free row of each update */
   double *val;
-  int n;            /* updates in the list */
-  int ok;           /* the workspace was allocated */
-  double sink;      /* keeps the artificial work observable */
+  int n;       /* updates in the list */
+  int ok;      /* the workspace was allocated */
+  double sink; /* keeps the artificial work observable */
   fea_conc_counters *ctr;
   /* Direct updates, set by the strategy after fea_conc_worker_init: when
    * direct is 1, the strategy's updates need no protection and the hint of
@@ -188,7 +188,7 @@ void fea_conc_backoff(uint64_t *rng, int k);
  * failed exchange counts a retry and, with backoff, pauses. Shared by the
  * ATOMIC_CAS strategy and the update microbenchmark. */
 static inline void fea_conc_cas_add(_Atomic uint64_t *p, double v, int backoff, uint64_t *rng,
-                           fea_conc_counters *ctr) {
+                                    fea_conc_counters *ctr) {
   uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
   for (int k = 0;; k++) {
     double d;
@@ -282,11 +282,10 @@ static inline void fea_conc_pause(void) {
 static inline void fea_conc_sync(atomic_uint *s) {
   atomic_fetch_add_explicit(s, 1u, memory_order_acq_rel);
 }
-#define FEA_CONC_BARRIER(s) \
-  do {                      \
-    fea_conc_sync(s);       \
-    _Pragma("omp barrier")  \
-    fea_conc_sync(s);       \
+#define FEA_CONC_BARRIER(s)                  \
+  do {                                       \
+    fea_conc_sync(s);                        \
+    _Pragma("omp barrier") fea_conc_sync(s); \
   } while (0)
 
 /* Run strategy s on a job whose target is zeroed: validates nothing (the

@@ -5,9 +5,12 @@
 #include <feaccel/assembly.h>
 
 static const char *const strategy_names[] = {
-    [FEA_UPDATE_SERIAL] = "serial",        [FEA_UPDATE_COLORING] = "coloring",
-    [FEA_UPDATE_ATOMIC_CAS] = "atomic-cas", [FEA_UPDATE_MUTEX] = "mutex",
-    [FEA_UPDATE_PRIVATE_BUFFERS] = "private-buffers", [FEA_UPDATE_TSX] = "tsx",
+    [FEA_UPDATE_SERIAL] = "serial",
+    [FEA_UPDATE_COLORING] = "coloring",
+    [FEA_UPDATE_ATOMIC_CAS] = "atomic-cas",
+    [FEA_UPDATE_MUTEX] = "mutex",
+    [FEA_UPDATE_PRIVATE_BUFFERS] = "private-buffers",
+    [FEA_UPDATE_TSX] = "tsx",
     [FEA_UPDATE_AUTO] = "auto",
 };
 

@@ -6,14 +6,14 @@
 #include "backend.h"
 
 static const fea_backend_entry entries[] = {
-  {"/cpu/ref", &fea_backend_cpu_ref, NULL},
-  {"/cpu/threads", &fea_backend_cpu_threads, NULL},
+    {"/cpu/ref", &fea_backend_cpu_ref, NULL},
+    {"/cpu/threads", &fea_backend_cpu_threads, NULL},
 #if FEA_HAVE_CUDA
-  {"/gpu/cuda", &fea_backend_gpu_cuda, NULL},
+    {"/gpu/cuda", &fea_backend_gpu_cuda, NULL},
 #else
-  {"/gpu/cuda", NULL,
-   "not built: this libfeaccel was configured without CUDA (-Dcuda=disabled, or nvcc and the "
-   "CUDA libraries were not found at configure time)"},
+    {"/gpu/cuda", NULL,
+     "not built: this libfeaccel was configured without CUDA (-Dcuda=disabled, or nvcc and the "
+     "CUDA libraries were not found at configure time)"},
 #endif
 };
 

@@ -26,19 +26,34 @@ static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
     if (b->mem != ctx->backend->mem) continue;
 #define TAKE(table, slot) \
   if (!ctx->table.slot && b->table) ctx->table.slot = b->table->slot
-    TAKE(vec, alloc); TAKE(vec, release); TAKE(vec, write); TAKE(vec, read);
-    TAKE(vec, set_all); TAKE(vec, copy); TAKE(vec, axpy); TAKE(vec, scale);
-    TAKE(vec, dot); TAKE(vec, nrm2);
-    TAKE(dense, gemm); TAKE(dense, syrk); TAKE(dense, trsm); TAKE(dense, potrf);
-    TAKE(dense, potrs); TAKE(dense, getrf); TAKE(dense, getrs);
-    TAKE(multifrontal, factor_alloc); TAKE(multifrontal, factor_release); TAKE(multifrontal, factor_level);
-    TAKE(multifrontal, forward_level); TAKE(multifrontal, backward_level);
+    TAKE(vec, alloc);
+    TAKE(vec, release);
+    TAKE(vec, write);
+    TAKE(vec, read);
+    TAKE(vec, set_all);
+    TAKE(vec, copy);
+    TAKE(vec, axpy);
+    TAKE(vec, scale);
+    TAKE(vec, dot);
+    TAKE(vec, nrm2);
+    TAKE(dense, gemm);
+    TAKE(dense, syrk);
+    TAKE(dense, trsm);
+    TAKE(dense, potrf);
+    TAKE(dense, potrs);
+    TAKE(dense, getrf);
+    TAKE(dense, getrs);
+    TAKE(multifrontal, factor_alloc);
+    TAKE(multifrontal, factor_release);
+    TAKE(multifrontal, factor_level);
+    TAKE(multifrontal, forward_level);
+    TAKE(multifrontal, backward_level);
 #undef TAKE
   }
 }
 
 fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource_opts *opts,
-                            fea_context **out) {
+                                 fea_context **out) {
   FEA_CHECK(b->abi == FEA_BACKEND_ABI, NULL, FEA_ERR_BACKEND,
             "backend %s was built for backend ABI %u, this library needs %u", b->prefix, b->abi,
             FEA_BACKEND_ABI);
@@ -67,7 +82,7 @@ fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource
 }
 
 fea_status fea_context_create_best(const char *family, const fea_resource_opts *opts,
-                              fea_context **out) {
+                                   fea_context **out) {
   size_t n;
   const fea_backend_entry *e = fea_backend_entries(&n);
   int tried[16] = {0};
@@ -77,7 +92,8 @@ fea_status fea_context_create_best(const char *family, const fea_resource_opts *
   for (;;) {
     size_t best = n;
     for (size_t i = 0; i < n && i < 16; i++) {
-      int in_family = flen == 0 || (strncmp(e[i].prefix, family, flen) == 0 && e[i].prefix[flen] == '/');
+      int in_family = flen == 0 ||
+                      (strncmp(e[i].prefix, family, flen) == 0 && e[i].prefix[flen] == '/');
       if (!tried[i] && e[i].backend && in_family &&
           (best == n || e[i].backend->priority > e[best].backend->priority))
         best = i;
@@ -98,7 +114,6 @@ fea_status fea_context_create_best(const char *family, const fea_resource_opts *
   fea_error_restore(first_msg);
   return first;
 }
-
 
 fea_status fea_context_host(fea_context *ctx, fea_context **host) {
   if (ctx->backend->mem == FEA_MEM_HOST) {

@@ -82,7 +82,9 @@ static uint16_t f64_to_small(double d, int mbits, int emax) {
   if (isnan(d)) return (uint16_t)(sign | expmask | (1u << (mbits - 1)));
   double a = fabs(d);
   if (a >= ldexp(2.0 - ldexp(1.0, -(mbits + 1)), emax)) return (uint16_t)(sign | expmask);
-  if (a < ldexp(1.0, emin)) /* subnormal: units of 2^(emin - mbits); 2^mbits encodes the smallest normal */
+  if (a <
+      ldexp(1.0,
+            emin)) /* subnormal: units of 2^(emin - mbits); 2^mbits encodes the smallest normal */
     return (uint16_t)(sign | round_half_even(ldexp(a, mbits - emin)));
   int ex;
   frexp(a, &ex);

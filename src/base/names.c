@@ -40,5 +40,6 @@ fea_status fea_precision_size(fea_precision prec, size_t *bytes) {
   case FEA_BF16: *bytes = 2; return FEA_SUCCESS;
   }
   return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG,
-                   "unknown precision %d (expected FEA_F64, FEA_F32, FEA_F16 or FEA_BF16)", (int)prec);
+                   "unknown precision %d (expected FEA_F64, FEA_F32, FEA_F16 or FEA_BF16)",
+                   (int)prec);
 }

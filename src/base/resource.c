@@ -30,12 +30,12 @@ fea_status fea_resource_parse(const char *resource, char *base, size_t base_len,
     FEA_CHECK(opts->count < FEA_MAX_RESOURCE_OPTS, NULL, FEA_ERR_INVALID_ARG,
               "resource '%s' has more than %d options", resource, FEA_MAX_RESOURCE_OPTS);
     size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
-    FEA_CHECK(klen < sizeof opts->key[0] && vlen < sizeof opts->value[0], NULL,
-              FEA_ERR_INVALID_ARG, "resource '%s': option '%.*s' is too long", resource, (int)len, p);
+    FEA_CHECK(klen < sizeof opts->key[0] && vlen < sizeof opts->value[0], NULL, FEA_ERR_INVALID_ARG,
+              "resource '%s': option '%.*s' is too long", resource, (int)len, p);
     for (int i = 0; i < opts->count; i++)
       FEA_CHECK(strlen(opts->key[i]) != klen || strncmp(opts->key[i], p, klen) != 0, NULL,
-                FEA_ERR_INVALID_ARG, "resource '%s' sets option '%.*s' twice", resource,
-                (int)klen, p);
+                FEA_ERR_INVALID_ARG, "resource '%s' sets option '%.*s' twice", resource, (int)klen,
+                p);
     memcpy(opts->key[opts->count], p, klen);
     memcpy(opts->value[opts->count], eq + 1, vlen);
     opts->count++;

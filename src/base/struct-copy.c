@@ -18,45 +18,50 @@
 #include "struct-copy.h"
 
 #define STRUCT_TYPE(type, v1_last, init) \
-  {#type, #init, FEA_SIZE_THROUGH(type, v1_last), sizeof(type)}
+  { #type, #init, FEA_SIZE_THROUGH(type, v1_last), sizeof(type) }
 
-const fea_struct_type fea_struct_context_info =
-    STRUCT_TYPE(fea_context_info, device_memory_bytes, FEA_CONTEXT_INFO_INIT);
-const fea_struct_type fea_struct_backend_info =
-    STRUCT_TYPE(fea_backend_info, reason, FEA_BACKEND_INFO_INIT);
-const fea_struct_type fea_struct_mesh_desc = STRUCT_TYPE(fea_mesh_desc, simplices, FEA_MESH_DESC_INIT);
-const fea_struct_type fea_struct_bspline_desc =
-    STRUCT_TYPE(fea_bspline_desc, geometry, FEA_BSPLINE_DESC_INIT);
-const fea_struct_type fea_struct_space_info = STRUCT_TYPE(fea_space_info, elements, FEA_SPACE_INFO_INIT);
-const fea_struct_type fea_struct_problem_desc =
-    STRUCT_TYPE(fea_problem_desc, quad_points, FEA_PROBLEM_DESC_INIT);
-const fea_struct_type fea_struct_assembly_desc =
-    STRUCT_TYPE(fea_assembly_desc, tsx_retries, FEA_ASSEMBLY_DESC_INIT);
-const fea_struct_type fea_struct_assembly_stats =
-    STRUCT_TYPE(fea_assembly_stats, elements_recomputed, FEA_ASSEMBLY_STATS_INIT);
-const fea_struct_type fea_struct_cost_query = STRUCT_TYPE(fea_cost_query, nproc, FEA_COST_QUERY_INIT);
+const fea_struct_type fea_struct_context_info = STRUCT_TYPE(fea_context_info, device_memory_bytes,
+                                                            FEA_CONTEXT_INFO_INIT);
+const fea_struct_type fea_struct_backend_info = STRUCT_TYPE(fea_backend_info, reason,
+                                                            FEA_BACKEND_INFO_INIT);
+const fea_struct_type fea_struct_mesh_desc = STRUCT_TYPE(fea_mesh_desc, simplices,
+                                                         FEA_MESH_DESC_INIT);
+const fea_struct_type fea_struct_bspline_desc = STRUCT_TYPE(fea_bspline_desc, geometry,
+                                                            FEA_BSPLINE_DESC_INIT);
+const fea_struct_type fea_struct_space_info = STRUCT_TYPE(fea_space_info, elements,
+                                                          FEA_SPACE_INFO_INIT);
+const fea_struct_type fea_struct_problem_desc = STRUCT_TYPE(fea_problem_desc, quad_points,
+                                                            FEA_PROBLEM_DESC_INIT);
+const fea_struct_type fea_struct_assembly_desc = STRUCT_TYPE(fea_assembly_desc, tsx_retries,
+                                                             FEA_ASSEMBLY_DESC_INIT);
+const fea_struct_type fea_struct_assembly_stats = STRUCT_TYPE(fea_assembly_stats,
+                                                              elements_recomputed,
+                                                              FEA_ASSEMBLY_STATS_INIT);
+const fea_struct_type fea_struct_cost_query = STRUCT_TYPE(fea_cost_query, nproc,
+                                                          FEA_COST_QUERY_INIT);
 const fea_struct_type fea_struct_cost = STRUCT_TYPE(fea_cost, root_front, FEA_COST_INIT);
-const fea_struct_type fea_struct_operator_desc =
-    STRUCT_TYPE(fea_operator_desc, strategy, FEA_OPERATOR_DESC_INIT);
-const fea_struct_type fea_struct_operator_info =
-    STRUCT_TYPE(fea_operator_info, bytes_per_apply, FEA_OPERATOR_INFO_INIT);
+const fea_struct_type fea_struct_operator_desc = STRUCT_TYPE(fea_operator_desc, strategy,
+                                                             FEA_OPERATOR_DESC_INIT);
+const fea_struct_type fea_struct_operator_info = STRUCT_TYPE(fea_operator_info, bytes_per_apply,
+                                                             FEA_OPERATOR_INFO_INIT);
 const fea_struct_type fea_struct_cg_desc = STRUCT_TYPE(fea_cg_desc, history, FEA_CG_DESC_INIT);
 const fea_struct_type fea_struct_cg_stats = STRUCT_TYPE(fea_cg_stats, apply_s, FEA_CG_STATS_INIT);
-const fea_struct_type fea_struct_solver_desc =
-    STRUCT_TYPE(fea_solver_desc, memory_limit_bytes, FEA_SOLVER_DESC_INIT);
-const fea_struct_type fea_struct_solver_stats =
-    STRUCT_TYPE(fea_solver_stats, device_bytes, FEA_SOLVER_STATS_INIT);
-const fea_struct_type fea_struct_solver_level =
-    STRUCT_TYPE(fea_solver_level, factor_s, FEA_SOLVER_LEVEL_INIT);
-const fea_struct_type fea_struct_solver_node = STRUCT_TYPE(fea_solver_node, r, FEA_SOLVER_NODE_INIT);
-const fea_struct_type fea_struct_prehandled_desc =
-    STRUCT_TYPE(fea_prehandled_desc, tf32, FEA_PREHANDLED_DESC_INIT);
-const fea_struct_type fea_struct_prehandled_stats =
-    STRUCT_TYPE(fea_prehandled_stats, device_bytes, FEA_PREHANDLED_STATS_INIT);
-const fea_struct_type fea_struct_multigrid_desc =
-    STRUCT_TYPE(fea_multigrid_desc, coarsest_cells, FEA_MULTIGRID_DESC_INIT);
-const fea_struct_type fea_struct_multigrid_stats =
-    STRUCT_TYPE(fea_multigrid_stats, memory_bytes, FEA_MULTIGRID_STATS_INIT);
+const fea_struct_type fea_struct_solver_desc = STRUCT_TYPE(fea_solver_desc, memory_limit_bytes,
+                                                           FEA_SOLVER_DESC_INIT);
+const fea_struct_type fea_struct_solver_stats = STRUCT_TYPE(fea_solver_stats, device_bytes,
+                                                            FEA_SOLVER_STATS_INIT);
+const fea_struct_type fea_struct_solver_level = STRUCT_TYPE(fea_solver_level, factor_s,
+                                                            FEA_SOLVER_LEVEL_INIT);
+const fea_struct_type fea_struct_solver_node = STRUCT_TYPE(fea_solver_node, r,
+                                                           FEA_SOLVER_NODE_INIT);
+const fea_struct_type fea_struct_prehandled_desc = STRUCT_TYPE(fea_prehandled_desc, tf32,
+                                                               FEA_PREHANDLED_DESC_INIT);
+const fea_struct_type fea_struct_prehandled_stats = STRUCT_TYPE(fea_prehandled_stats, device_bytes,
+                                                                FEA_PREHANDLED_STATS_INIT);
+const fea_struct_type fea_struct_multigrid_desc = STRUCT_TYPE(fea_multigrid_desc, coarsest_cells,
+                                                              FEA_MULTIGRID_DESC_INIT);
+const fea_struct_type fea_struct_multigrid_stats = STRUCT_TYPE(fea_multigrid_stats, memory_bytes,
+                                                               FEA_MULTIGRID_STATS_INIT);
 
 static size_t size_of(const void *s) {
   size_t size;

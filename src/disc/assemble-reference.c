@@ -13,14 +13,16 @@
 #include "pattern.h"
 #include "problem.h"
 
-static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, fea_matrix *A, double *b) {
+static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, fea_matrix *A,
+                               double *b) {
   const fea_space *s = pb->space;
   const int nb = s->dofs_per_element;
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
-  fea_status st = Ke && fe ? FEA_SUCCESS
-                           : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for element matrices");
+  fea_status st = Ke && fe
+                      ? FEA_SUCCESS
+                      : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for element matrices");
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
     st = s->ops->element_values(s, e, &pb->quad, &ev);
     if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
@@ -32,8 +34,10 @@ static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, f
       b[r] += fe[i];
       for (int j = 0; j < nb; j++) {
         fea_index c = pb->free_index[ed[j]];
-        if (c >= 0) A->values[fea_pattern_find(A->row_ptr, A->col_idx, r, c)] += Ke[i * nb + j];
-        else b[r] -= Ke[i * nb + j] * pb->dirichlet[ed[j]];
+        if (c >= 0)
+          A->values[fea_pattern_find(A->row_ptr, A->col_idx, r, c)] += Ke[i * nb + j];
+        else
+          b[r] -= Ke[i * nb + j] * pb->dirichlet[ed[j]];
       }
     }
   }
@@ -52,7 +56,8 @@ fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b,
   fea_matrix *M = NULL;
   double *rhs = calloc((size_t)problem->num_free + 1, sizeof *rhs);
   fea_status st = rhs ? fea_incidence_build(problem->space, &in)
-                      : FEA_ERROR(problem->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the right-hand side");
+                      : FEA_ERROR(problem->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                  "no memory for the right-hand side");
   if (st == FEA_SUCCESS) st = fea_pattern_build(problem, &in, &M);
   if (st == FEA_SUCCESS) st = add_elements(problem, &in, M, rhs);
   fea_incidence_free(&in);

@@ -75,8 +75,8 @@ fea_status fea_knots_check(const fea_context *ctx, int dir, int p, fea_index m, 
     while (j < m - p - 1 && t[j] == t[i]) j++;
     FEA_CHECK(j - i <= p, ctx, FEA_ERR_INVALID_ARG,
               "%s: interior knot %s at index %lld has multiplicity %lld, above the degree %d "
-              "(p + 1 would split the patch)", what, fmt_knot(a, t[i]), (long long)i,
-              (long long)(j - i), p);
+              "(p + 1 would split the patch)",
+              what, fmt_knot(a, t[i]), (long long)i, (long long)(j - i), p);
     i = j;
   }
   return FEA_SUCCESS;
@@ -236,8 +236,7 @@ fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_inde
   char sa[32], sb[32], sc[32];
   const double lo = k->t[0], hi = k->t[k->m - 1];
   FEA_CHECK(count >= 0 && count <= MAX_KNOTS - k->m, ctx, FEA_ERR_INVALID_ARG,
-            "knot count %lld is outside 0..%lld", (long long)count,
-            (long long)(MAX_KNOTS - k->m));
+            "knot count %lld is outside 0..%lld", (long long)count, (long long)(MAX_KNOTS - k->m));
   FEA_CHECK(x || count == 0, ctx, FEA_ERR_INVALID_ARG, "the knots to insert are NULL");
   for (fea_index i = 0; i < count; i++)
     FEA_CHECK(x[i] > lo && x[i] < hi, ctx, FEA_ERR_INVALID_ARG,
@@ -263,7 +262,8 @@ fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_inde
     if (j - i > k->p) {
       fea_status st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
                                 "inserting %s would raise its multiplicity to %lld, above the "
-                                "degree %d", fmt_knot(sa, t[i]), (long long)(j - i), k->p);
+                                "degree %d",
+                                fmt_knot(sa, t[i]), (long long)(j - i), k->p);
       free(t);
       return st;
     }
@@ -301,12 +301,14 @@ static fea_status check_nested(const fea_context *ctx, int dir, const fea_knots 
   if (dir >= 0) snprintf(where, sizeof where, " in direction %d", dir);
   FEA_CHECK(f->p >= c->p, ctx, FEA_ERR_INVALID_ARG,
             "the fine space does not contain the coarse one%s: fine degree %d is below coarse "
-            "degree %d", where, f->p, c->p);
+            "degree %d",
+            where, f->p, c->p);
   double c0 = c->t[0], c1 = c->t[c->m - 1], f0 = f->t[0], f1 = f->t[f->m - 1];
   double tol = NEST_TOL * (c1 - c0);
   FEA_CHECK(fabs(c0 - f0) <= tol && fabs(c1 - f1) <= tol, ctx, FEA_ERR_INVALID_ARG,
             "the fine space does not contain the coarse one%s: parameter ranges [%g, %g] and "
-            "[%g, %g] differ", where, c0, c1, f0, f1);
+            "[%g, %g] differ",
+            where, c0, c1, f0, f1);
   int raise = f->p - c->p;
   fea_index j = 0; /* fine knots below the current coarse knot are skipped */
   for (fea_index i = c->p + 1; i < c->m - c->p - 1;) {
@@ -319,8 +321,9 @@ static fea_status check_nested(const fea_context *ctx, int dir, const fea_knots 
     FEA_CHECK(mult >= (i2 - i) + raise, ctx, FEA_ERR_INVALID_ARG,
               "the fine space does not contain the coarse one%s: coarse knot %s (index %lld) "
               "appears %lld times in the fine knot vector, nesting needs %lld (multiplicity "
-              "%lld + degree raise %d)", where, fmt_knot(sa, v), (long long)i, (long long)mult,
-              (long long)(i2 - i + raise), (long long)(i2 - i), raise);
+              "%lld + degree raise %d)",
+              where, fmt_knot(sa, v), (long long)i, (long long)mult, (long long)(i2 - i + raise),
+              (long long)(i2 - i), raise);
     i = i2;
   }
   return FEA_SUCCESS;

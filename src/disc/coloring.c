@@ -105,7 +105,8 @@ fea_status fea_coloring_greedy(const fea_context *ctx, fea_index nelem, int per_
 }
 
 fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_elem,
-                              const fea_index *elem_dofs, fea_index ndofs, const fea_index *colors) {
+                              const fea_index *elem_dofs, fea_index ndofs,
+                              const fea_index *colors) {
   for (fea_index e = 0; e < nelem; e++)
     FEA_CHECK(colors[e] >= 0, ctx, FEA_ERR_INVALID_ARG, "element %lld has no color (%lld)",
               (long long)e, (long long)colors[e]);
@@ -165,8 +166,8 @@ int fea_space_cartesian_stride(const fea_space *s) {
   return 0;
 }
 
-fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method,
-                              fea_index *colors, int *num_colors) {
+fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method, fea_index *colors,
+                              int *num_colors) {
   int m = fea_space_cartesian_stride(space);
   if (method != FEA_COLORING_GREEDY && m > 0) {
     fea_coloring_cartesian(space->dim, space->elements, m, colors, num_colors);

@@ -6,7 +6,8 @@
 #include "error.h"
 #include "problem.h"
 
-static fea_status bad_point(const fea_problem *pb, const char *what, double v, const double *x, int dim) {
+static fea_status bad_point(const fea_problem *pb, const char *what, double v, const double *x,
+                            int dim) {
   return FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG, "%s is %g at x = (%g, %g, %g)", what, v, x[0],
                    dim > 1 ? x[1] : 0.0, dim > 2 ? x[2] : 0.0);
 }

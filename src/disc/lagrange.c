@@ -70,9 +70,10 @@ static double lobatto_root(int p, int k) {
 fea_status fea_lagrange_nodes_1d(int p, fea_lagrange_nodes kind, double *x) {
   FEA_CHECK(p >= 1 && p <= FEA_LAGRANGE_MAX_ORDER, NULL, FEA_ERR_INVALID_ARG,
             "degree %d is outside 1..%d", p, FEA_LAGRANGE_MAX_ORDER);
-  FEA_CHECK(
-      kind == FEA_NODES_EQUISPACED || kind == FEA_NODES_GAUSS_LOBATTO, NULL, FEA_ERR_INVALID_ARG,
-      "unknown node set %d (expected FEA_NODES_EQUISPACED or FEA_NODES_GAUSS_LOBATTO)", (int)kind);
+  FEA_CHECK(kind == FEA_NODES_EQUISPACED || kind == FEA_NODES_GAUSS_LOBATTO, NULL,
+            FEA_ERR_INVALID_ARG,
+            "unknown node set %d (expected FEA_NODES_EQUISPACED or FEA_NODES_GAUSS_LOBATTO)",
+            (int)kind);
   /* The lower half defines the set; the upper half is its exact mirror image,
    * so that the interior nodes of an edge coincide from both of its ends. */
   x[0] = 0.0;
@@ -159,9 +160,10 @@ fea_status fea_lagrange_element_init(fea_cell_type cell, int order, fea_lagrange
   FEA_CHECK(order >= 1 && order <= max, NULL, FEA_ERR_INVALID_ARG,
             "order %d is outside 1..%d for %s cells", order, max,
             simplex ? "simplex" : "tensor-product");
-  FEA_CHECK(
-      kind == FEA_NODES_EQUISPACED || kind == FEA_NODES_GAUSS_LOBATTO, NULL, FEA_ERR_INVALID_ARG,
-      "unknown node set %d (expected FEA_NODES_EQUISPACED or FEA_NODES_GAUSS_LOBATTO)", (int)kind);
+  FEA_CHECK(kind == FEA_NODES_EQUISPACED || kind == FEA_NODES_GAUSS_LOBATTO, NULL,
+            FEA_ERR_INVALID_ARG,
+            "unknown node set %d (expected FEA_NODES_EQUISPACED or FEA_NODES_GAUSS_LOBATTO)",
+            (int)kind);
   memset(el, 0, sizeof *el);
   el->cell = cell;
   el->order = order;

@@ -53,12 +53,18 @@ static const struct gmsh_type gmsh_types[] = {
 /* Gmsh's other element types 6..19; 20..140 are higher-order and special
  * elements, above that nothing Gmsh defines. */
 static const char *const other_types[20] = {
-    [6] = "6-node prism",           [7] = "5-node pyramid",
-    [8] = "3-node second-order line", [9] = "6-node second-order triangle",
-    [10] = "9-node second-order quadrangle", [11] = "10-node second-order tetrahedron",
-    [12] = "27-node second-order hexahedron", [13] = "18-node second-order prism",
-    [14] = "14-node second-order pyramid", [16] = "8-node second-order quadrangle",
-    [17] = "20-node second-order hexahedron", [18] = "15-node second-order prism",
+    [6] = "6-node prism",
+    [7] = "5-node pyramid",
+    [8] = "3-node second-order line",
+    [9] = "6-node second-order triangle",
+    [10] = "9-node second-order quadrangle",
+    [11] = "10-node second-order tetrahedron",
+    [12] = "27-node second-order hexahedron",
+    [13] = "18-node second-order prism",
+    [14] = "14-node second-order pyramid",
+    [16] = "8-node second-order quadrangle",
+    [17] = "20-node second-order hexahedron",
+    [18] = "15-node second-order prism",
     [19] = "13-node second-order pyramid",
 };
 #define GMSH_MAX_TYPE 140
@@ -89,7 +95,7 @@ struct reader {
   const struct gmsh_type *top;
   long long top_line; /* where the first block of the top type starts */
   fea_index num_cells, cells_cap;
-  fea_index *cell_nodes;  /* num_cells * top->nodes node numbers (file order) */
+  fea_index *cell_nodes; /* num_cells * top->nodes node numbers (file order) */
   fea_index *cell_tag;
   long long *cell_line;
   unsigned char *elem_seen; /* element tags met, for duplicates */
@@ -238,8 +244,8 @@ static fea_status get_count(struct reader *r, const char **p, const char *what, 
                             long long *v) {
   FEA_CALL(get_int(r, p, what, v));
   if (*v < 0) return FAIL(r, "%s is %lld, negative", what, *v);
-  if (*v > max) return FAIL(r, "%s is %lld, more than a file of %lld bytes can hold", what, *v,
-                            r->size);
+  if (*v > max)
+    return FAIL(r, "%s is %lld, more than a file of %lld bytes can hold", what, *v, r->size);
   return FEA_SUCCESS;
 }
 
@@ -279,11 +285,14 @@ static fea_status read_format(struct reader *r) {
   if (file_type != 0 && file_type != 1)
     return FAIL(r, "file type %lld is neither 0 (ASCII) nor 1 (binary)", file_type);
   if (version != 4.1)
-    return UNSUPPORTED(r, "MSH format version %g is not supported, only 4.1 (in Gmsh: "
-                          "Mesh.MshFileVersion = 4.1)", version);
+    return UNSUPPORTED(r,
+                       "MSH format version %g is not supported, only 4.1 (in Gmsh: "
+                       "Mesh.MshFileVersion = 4.1)",
+                       version);
   if (file_type == 1)
-    return UNSUPPORTED(r, "binary .msh files are not supported, only ASCII (in Gmsh: "
-                          "Mesh.Binary = 0)");
+    return UNSUPPORTED(r,
+                       "binary .msh files are not supported, only ASCII (in Gmsh: "
+                       "Mesh.Binary = 0)");
   return expect_text(r, "$EndMeshFormat", "$MeshFormat");
 }
 
@@ -322,13 +331,15 @@ static fea_status read_section_header(struct reader *r, const char *sec, const c
   FEA_CALL(get_int(r, &p, what, tmax));
   FEA_CALL(line_end(r, p, what));
   if (*count > 0 && (*tmin < 1 || *tmax < *tmin || *tmax - *tmin >= INT64_MAX / 2))
-    return FAIL(r, "%s tags range over %lld..%lld, not a range of positive tags", item, *tmin, *tmax);
+    return FAIL(r, "%s tags range over %lld..%lld, not a range of positive tags", item, *tmin,
+                *tmax);
   *range = *count > 0 ? *tmax - *tmin + 1 : 0;
   if (*range < *count)
     return FAIL(r, "%lld %ss cannot have distinct tags in %lld..%lld", *count, item, *tmin, *tmax);
   if (*range > 16 * *count + ((long long)1 << 20))
-    return UNSUPPORTED(r, "%s tags range over %lld..%lld for only %lld %ss; renumber them (in Gmsh: %s)",
-                       item, *tmin, *tmax, *count, item, renumber);
+    return UNSUPPORTED(
+        r, "%s tags range over %lld..%lld for only %lld %ss; renumber them (in Gmsh: %s)", item,
+        *tmin, *tmax, *count, item, renumber);
   return FEA_SUCCESS;
 }
 
@@ -403,8 +414,10 @@ static fea_status read_nodes(struct reader *r) {
     done += count;
   }
   if (done != nnodes)
-    return FAIL_AT(r, FEA_ERR_IO, header, "the %lld blocks hold %lld nodes, but this line declares "
-                   "%lld", nblocks, done, nnodes);
+    return FAIL_AT(r, FEA_ERR_IO, header,
+                   "the %lld blocks hold %lld nodes, but this line declares "
+                   "%lld",
+                   nblocks, done, nnodes);
   FEA_CALL(expect_text(r, "$EndNodes", "the nodes"));
   r->have_nodes = 1;
   return FEA_SUCCESS;
@@ -438,12 +451,16 @@ static fea_status block_type(struct reader *r, long long id, long long edim,
   *type = find_type(id);
   if (!*type) {
     if (id > 0 && id < 20 && other_types[id])
-      return UNSUPPORTED(r, "Gmsh element type %lld (%s) is not supported: only linear lines, "
-                            "triangles, quadrangles, tetrahedra and hexahedra", id, other_types[id]);
+      return UNSUPPORTED(r,
+                         "Gmsh element type %lld (%s) is not supported: only linear lines, "
+                         "triangles, quadrangles, tetrahedra and hexahedra",
+                         id, other_types[id]);
     if (id >= 20 && id <= GMSH_MAX_TYPE)
-      return UNSUPPORTED(r, "Gmsh element type %lld (a higher-order or special element) is not "
-                            "supported: only linear lines, triangles, quadrangles, tetrahedra and "
-                            "hexahedra", id);
+      return UNSUPPORTED(r,
+                         "Gmsh element type %lld (a higher-order or special element) is not "
+                         "supported: only linear lines, triangles, quadrangles, tetrahedra and "
+                         "hexahedra",
+                         id);
     return FAIL(r, "unknown element type %lld", id);
   }
   if ((*type)->dim != edim)
@@ -492,8 +509,10 @@ static fea_status read_elements(struct reader *r) {
       r->top_line = r->line;
       r->num_cells = 0;
     } else if (r->top && type->dim == r->top->dim && type != r->top) {
-      return UNSUPPORTED(r, "mixed cell types: %ss (from line %lld) and %ss; a libfeaccel mesh "
-                            "has one cell type", r->top->name, r->top_line, type->name);
+      return UNSUPPORTED(r,
+                         "mixed cell types: %ss (from line %lld) and %ss; a libfeaccel mesh "
+                         "has one cell type",
+                         r->top->name, r->top_line, type->name);
     }
     const int keep = r->top == type;
     for (long long i = 0; i < count; i++) {
@@ -529,8 +548,10 @@ static fea_status read_elements(struct reader *r) {
     done += count;
   }
   if (done != nelem)
-    return FAIL_AT(r, FEA_ERR_IO, header, "the %lld blocks hold %lld elements, but this line "
-                   "declares %lld", nblocks, done, nelem);
+    return FAIL_AT(r, FEA_ERR_IO, header,
+                   "the %lld blocks hold %lld elements, but this line "
+                   "declares %lld",
+                   nblocks, done, nelem);
   FEA_CALL(expect_text(r, "$EndElements", "the elements"));
   r->have_elements = 1;
   return FEA_SUCCESS;
@@ -568,9 +589,11 @@ static fea_status check_flat(const struct reader *r, const fea_index *new_index,
       if (fabs(x - x0) > 1e-12 * extent) {
         static const char *const what[4] = {"", "1D mesh is not on a line y = z = const",
                                             "2D mesh is not in a plane z = const", ""};
-        return FAIL_AT(r, FEA_ERR_IO, r->line_of[i], "%s: node tag %lld has %c = %g, node tag "
-                       "%lld (line %lld) has %c = %g", what[dim], (long long)r->tag[i],
-                       "xyz"[k], x, (long long)r->tag[first], r->line_of[first], "xyz"[k], x0);
+        return FAIL_AT(r, FEA_ERR_IO, r->line_of[i],
+                       "%s: node tag %lld has %c = %g, node tag "
+                       "%lld (line %lld) has %c = %g",
+                       what[dim], (long long)r->tag[i], "xyz"[k], x, (long long)r -> tag[first],
+                       r -> line_of[first], "xyz"[k], x0);
       }
     }
   }
@@ -579,7 +602,8 @@ static fea_status check_flat(const struct reader *r, const fea_index *new_index,
 
 static fea_status build_mesh(struct reader *r, fea_mesh **out) {
   if (!r->top || r->num_cells == 0)
-    return FAIL_AT(r, FEA_ERR_IO, r->line, "the file has no lines, surfaces or volumes: no cells "
+    return FAIL_AT(r, FEA_ERR_IO, r->line,
+                   "the file has no lines, surfaces or volumes: no cells "
                    "of dimension 1 to 3");
   const int dim = r->top->dim, npc = r->top->nodes;
   fea_index *new_index = malloc((size_t)r->num_nodes * sizeof *new_index);
@@ -597,7 +621,8 @@ static fea_status build_mesh(struct reader *r, fea_mesh **out) {
     return s;
   }
   for (fea_index i = 0; i < r->num_nodes; i++)
-    if (new_index[i] >= 0) memcpy(m->coords + new_index[i] * dim, r->xyz + 3 * i, (size_t)dim * sizeof(double));
+    if (new_index[i] >= 0)
+      memcpy(m->coords + new_index[i] * dim, r->xyz + 3 * i, (size_t)dim * sizeof(double));
   for (fea_index j = 0; j < r->num_cells * npc; j++) m->cells[j] = new_index[r->cell_nodes[j]];
   free(new_index);
 
@@ -658,8 +683,7 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
       FEA_CALL(skip_section(r, name));
     }
   }
-  if (!r->have_nodes)
-    return FAIL_AT(r, FEA_ERR_IO, r->line + 1, "the file has no $Nodes section");
+  if (!r->have_nodes) return FAIL_AT(r, FEA_ERR_IO, r->line + 1, "the file has no $Nodes section");
   if (!r->have_elements)
     return FAIL_AT(r, FEA_ERR_IO, r->line + 1, "the file has no $Elements section");
   return build_mesh(r, out);

@@ -218,8 +218,7 @@ fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine) {
   const int npc = m->nodes_per_cell;
   for (fea_index c = 0; c < ncells; c++) {
     cell_points(coarse, c, &edges, &faces, base, pts);
-    if (has_center)
-      mean_of(coarse, coarse->cells + c * npc, npc, m->coords + (base[2] + c) * dim);
+    if (has_center) mean_of(coarse, coarse->cells + c * npc, npc, m->coords + (base[2] + c) * dim);
     for (int l = 0; l < nchild; l++) {
       fea_index *child = m->cells + (c * nchild + l) * npc;
       m->parents[c * nchild + l] = c;

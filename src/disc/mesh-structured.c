@@ -45,8 +45,8 @@ fea_status fea_mesh_build_structured(fea_context *ctx, const fea_mesh_desc *d, f
   for (fea_index v = 0; v < nodes; v++)
     for (int k = 0; k < dim; k++) {
       fea_index i = (v / stride[k]) % (n[k] + 1);
-      m->coords[v * dim + k] =
-          (d->lower[k] * (double)(n[k] - i) + d->upper[k] * (double)i) / (double)n[k];
+      m->coords[v * dim + k] = (d->lower[k] * (double)(n[k] - i) + d->upper[k] * (double)i) /
+                               (double)n[k];
     }
 
   const int npc = m->nodes_per_cell;

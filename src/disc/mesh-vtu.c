@@ -68,47 +68,53 @@ static void put_fields(FILE *f, const fea_mesh *m, fea_field_location where, int
 
 static void put_mesh(FILE *f, const fea_mesh *m, int num_fields, const fea_field *fields) {
   const int npc = m->nodes_per_cell;
-  fputs("<?xml version=\"1.0\"?>\n"
-        "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-        "  <UnstructuredGrid>\n",
-        f);
+  fputs(
+      "<?xml version=\"1.0\"?>\n"
+      "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+      "  <UnstructuredGrid>\n",
+      f);
   fprintf(f, "    <Piece NumberOfPoints=\"%lld\" NumberOfCells=\"%lld\">\n",
           (long long)m->num_nodes, (long long)m->num_cells);
   put_fields(f, m, FEA_FIELD_NODE, num_fields, fields);
   put_fields(f, m, FEA_FIELD_CELL, num_fields, fields);
-  fputs("      <Points>\n"
-        "        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n",
-        f);
+  fputs(
+      "      <Points>\n"
+      "        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+      f);
   put_reals(f, m->coords, m->num_nodes, m->dim, 3);
-  fputs("        </DataArray>\n"
-        "      </Points>\n"
-        "      <Cells>\n"
-        "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
-        f);
+  fputs(
+      "        </DataArray>\n"
+      "      </Points>\n"
+      "      <Cells>\n"
+      "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+      f);
   for (fea_index c = 0; c < m->num_cells; c++) {
     fputs("         ", f);
     for (int i = 0; i < npc; i++) fprintf(f, " %lld", (long long)m->cells[c * npc + i]);
     fputc('\n', f);
   }
-  fputs("        </DataArray>\n"
-        "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n",
-        f);
+  fputs(
+      "        </DataArray>\n"
+      "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n",
+      f);
   for (fea_index c = 0; c < m->num_cells; c++)
     fprintf(f, "%s%lld%s", c % 16 ? " " : "         ", (long long)((c + 1) * npc),
             c % 16 == 15 || c + 1 == m->num_cells ? "\n" : "");
-  fputs("        </DataArray>\n"
-        "        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n",
-        f);
+  fputs(
+      "        </DataArray>\n"
+      "        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n",
+      f);
   const int type = vtk_type(m->type);
   for (fea_index c = 0; c < m->num_cells; c++)
     fprintf(f, "%s%d%s", c % 32 ? " " : "         ", type,
             c % 32 == 31 || c + 1 == m->num_cells ? "\n" : "");
-  fputs("        </DataArray>\n"
-        "      </Cells>\n"
-        "    </Piece>\n"
-        "  </UnstructuredGrid>\n"
-        "</VTKFile>\n",
-        f);
+  fputs(
+      "        </DataArray>\n"
+      "      </Cells>\n"
+      "    </Piece>\n"
+      "  </UnstructuredGrid>\n"
+      "</VTKFile>\n",
+      f);
 }
 
 fea_status fea_mesh_vtu_write(const fea_mesh *mesh, const char *path, int num_fields,

@@ -78,8 +78,9 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
   m->cells = calloc(1, cell_bytes);
   if (!m->coords || !m->cells) {
     fea_object_release(m);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a mesh of %lld nodes and %lld cells",
-                     (long long)num_nodes, (long long)num_cells);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for a mesh of %lld nodes and %lld cells", (long long)num_nodes,
+                     (long long)num_cells);
   }
   m->dim = dim;
   m->type = type;
@@ -89,7 +90,6 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
   *out = m;
   return FEA_SUCCESS;
 }
-
 
 /* ---- cell validity -------------------------------------------------------------------------- */
 
@@ -213,8 +213,7 @@ int fea_mesh_cell_problem(const fea_mesh *m, fea_index c, char *msg, size_t len)
     sub3(g.x[1], g.x[0], e1);
     sub3(g.x[2], g.x[0], e2);
     sub3(g.x[3], g.x[0], e3);
-    return judge(det3(e1, e2, e3) / 6.0, DEGENERATE_TOL * h * h * h, "signed volume", "", msg,
-                 len);
+    return judge(det3(e1, e2, e3) / 6.0, DEGENERATE_TOL * h * h * h, "signed volume", "", msg, len);
   case FEA_CELL_QUAD:
   case FEA_CELL_HEXAHEDRON: {
     const int ndir = fea_cell_dim(m->type);

@@ -81,8 +81,10 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
       fea_index u = 0;
       for (fea_index i = 0; i < nc; i++)
         if (u == 0 || cand[i] != cand[u - 1]) cand[u++] = cand[i];
-      if (pass == 0) rowlen[r + 1] = u;
-      else memcpy(A->col_idx + A->row_ptr[r], cand, (size_t)u * sizeof *cand);
+      if (pass == 0)
+        rowlen[r + 1] = u;
+      else
+        memcpy(A->col_idx + A->row_ptr[r], cand, (size_t)u * sizeof *cand);
     }
     if (pass == 0) {
       for (fea_index r = 0; r < nf; r++) rowlen[r + 1] += rowlen[r];

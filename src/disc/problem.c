@@ -46,7 +46,8 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
     }
     pb->num_free = next;
     for (fea_index i = 0; i < space->num_dofs; i++)
-      if (pb->free_index[i] >= 0) pb->dirichlet[i] = 0; /* only boundary values are kept */
+      if (pb->free_index[i] >= 0)
+        pb->dirichlet[i] = 0; /* only boundary values are kept */
       else if (!isfinite(pb->dirichlet[i]))
         st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "the Dirichlet data g is %g at boundary DoF %lld",
                        pb->dirichlet[i], (long long)i);
@@ -58,4 +59,3 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
   *out = pb;
   return FEA_SUCCESS;
 }
-

@@ -45,8 +45,7 @@ static void legendre(int n, long double x, long double *pn, long double *pn1) {
 fea_status fea_gauss_legendre(int n, double *points, double *weights) {
   if (n < 1 || n > FEA_QUAD_MAX_1D)
     return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG,
-                     "%d Gauss-Legendre points requested; 1..%d are available", n,
-                     FEA_QUAD_MAX_1D);
+                     "%d Gauss-Legendre points requested; 1..%d are available", n, FEA_QUAD_MAX_1D);
   if (n == 1) {
     points[0] = 0.5;
     weights[0] = 1.0;
@@ -108,7 +107,8 @@ static fea_status gauss_jacobi(int n, int a, double *x, double *w) {
   lapack_int info = LAPACKE_dstev(LAPACK_COL_MAJOR, 'N', n, eig, off, NULL, 1);
   if (info != 0)
     return FEA_ERROR(NULL, FEA_ERR_BACKEND,
-                     "LAPACK dstev failed (info %d) for a %d-point Gauss-Jacobi rule", (int)info, n);
+                     "LAPACK dstev failed (info %d) for a %d-point Gauss-Jacobi rule", (int)info,
+                     n);
   for (int i = 0; i < n; i++) {
     double xi = eig[i];
     /* Two Newton steps on p_n, then the weight at the polished node. */
@@ -152,8 +152,8 @@ fea_status fea_quadrature_tensor(int dim, const int n[3], fea_quadrature *q) {
     return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "dimension %d is outside 1..3", dim);
   for (int k = 0; k < dim; k++)
     if (n[k] < 1 || n[k] > FEA_QUAD_MAX_1D)
-      return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG,
-                       "%d points in direction %d; 1..%d are available", n[k], k, FEA_QUAD_MAX_1D);
+      return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "%d points in direction %d; 1..%d are available",
+                       n[k], k, FEA_QUAD_MAX_1D);
   double x[3][FEA_QUAD_MAX_1D], w[3][FEA_QUAD_MAX_1D];
   int m[3] = {1, 1, 1};
   for (int k = 0; k < dim; k++) {
@@ -181,11 +181,11 @@ fea_status fea_quadrature_tensor(int dim, const int n[3], fea_quadrature *q) {
 fea_status fea_quadrature_simplex(int dim, int n, fea_quadrature *q) {
   memset(q, 0, sizeof *q);
   if (dim != 2 && dim != 3)
-    return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG,
-                     "simplex rules exist for dimension 2 and 3, not %d", dim);
+    return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "simplex rules exist for dimension 2 and 3, not %d",
+                     dim);
   if (n < 1 || n > FEA_QUAD_MAX_1D)
-    return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "%d points per direction; 1..%d are available",
-                     n, FEA_QUAD_MAX_1D);
+    return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "%d points per direction; 1..%d are available", n,
+                     FEA_QUAD_MAX_1D);
   /* u: plain Gauss-Legendre; v: weight (1 - v); w: weight (1 - w)^2 (3D). */
   double xu[FEA_QUAD_MAX_1D], wu[FEA_QUAD_MAX_1D], xv[FEA_QUAD_MAX_1D], wv[FEA_QUAD_MAX_1D];
   double xw[FEA_QUAD_MAX_1D] = {0}, ww[FEA_QUAD_MAX_1D] = {1.0};

@@ -55,8 +55,8 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
   FEA_CHECK(q->dim == dim && ev->dim == dim && ev->nb == nb && ev->nq >= q->npts, s->ctx,
             FEA_ERR_DIMENSION,
             "element buffers (dim %d, %d points, %d functions) do not fit a %dD rule of %d "
-            "points on a space with %d functions per element", ev->dim, ev->nq, ev->nb, q->dim,
-            q->npts, nb);
+            "points on a space with %d functions per element",
+            ev->dim, ev->nq, ev->nb, q->dim, q->npts, nb);
   FEA_CHECK(e >= 0 && e < s->num_elements, s->ctx, FEA_ERR_INVALID_ARG,
             "element %lld is outside [0, %lld)", (long long)e, (long long)s->num_elements);
   fea_index span[3];
@@ -248,8 +248,8 @@ fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
     FEA_CHECK(fabs(bc->lower[k] - bf->lower[k]) <= tol && fabs(bc->upper[k] - bf->upper[k]) <= tol,
               coarse->ctx, FEA_ERR_INVALID_ARG,
               "the fine space does not contain the coarse one: in direction %d the boxes "
-              "[%g, %g] and [%g, %g] differ", k, bc->lower[k], bc->upper[k], bf->lower[k],
-              bf->upper[k]);
+              "[%g, %g] and [%g, %g] differ",
+              k, bc->lower[k], bc->upper[k], bf->lower[k], bf->upper[k]);
   }
   /* Nesting first, in every direction (no lines to transfer yet): then every
    * n_fine >= n_coarse, and no intermediate array exceeds the fine one. */

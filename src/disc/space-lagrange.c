@@ -516,7 +516,8 @@ static fea_status lagrange_element_values(const fea_space *s, fea_index e, const
     double det = fea_small_inverse(d, J, Jinv);
     FEA_CHECK(det > 0.0, s->ctx, FEA_ERR_INVALID_ARG,
               "element %lld is inverted or degenerate: Jacobian determinant %g at "
-              "quadrature point %d", (long long)e, det, k);
+              "quadrature point %d",
+              (long long)e, det, k);
     ev->w[k] = q->weights[k] * det;
     fea_lagrange_element_eval(&L->el, xi, ev->phi + (size_t)k * nb, dref);
     double *dphi = ev->dphi + (size_t)k * nb * d;

@@ -8,8 +8,8 @@
 
 fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count) {
   FEA_CHECK_NULL(count, NULL);
-  FEA_CHECK(infos || capacity == 0, NULL, FEA_ERR_INVALID_ARG,
-            "infos is NULL but capacity is %zu", capacity);
+  FEA_CHECK(infos || capacity == 0, NULL, FEA_ERR_INVALID_ARG, "infos is NULL but capacity is %zu",
+            capacity);
   size_t n;
   const fea_backend_entry *e = fea_backend_entries(&n);
   size_t stride = capacity ? infos[0].size : 0;
@@ -27,7 +27,8 @@ fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *co
       snprintf(full.reason, sizeof full.reason, "%s", e[i].not_built_reason);
     } else {
       full.priority = e[i].backend->priority;
-      full.usable = !e[i].backend->probe || e[i].backend->probe(full.reason, sizeof full.reason) == FEA_SUCCESS;
+      full.usable = !e[i].backend->probe ||
+                    e[i].backend->probe(full.reason, sizeof full.reason) == FEA_SUCCESS;
       if (full.usable) full.reason[0] = '\0';
     }
     fea_backend_info *out = (fea_backend_info *)((char *)infos + i * stride);

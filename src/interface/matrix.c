@@ -16,7 +16,8 @@ fea_status fea_matrix_destroy(fea_matrix **A) {
   return FEA_SUCCESS;
 }
 
-fea_status fea_matrix_get_size(const fea_matrix *A, fea_index *rows, fea_index *cols, fea_index *nnz) {
+fea_status fea_matrix_get_size(const fea_matrix *A, fea_index *rows, fea_index *cols,
+                               fea_index *nnz) {
   FEA_CHECK_NULL(A, NULL);
   if (rows) *rows = A->rows;
   if (cols) *cols = A->cols;
@@ -49,7 +50,8 @@ static fea_status open_for_writing(const fea_context *ctx, const char *path, FIL
   return FEA_SUCCESS;
 }
 
-static fea_status close_written(const fea_context *ctx, const char *path, FILE *f, int write_failed) {
+static fea_status close_written(const fea_context *ctx, const char *path, FILE *f,
+                                int write_failed) {
   int close_failed = fclose(f) != 0;
   FEA_CHECK(!write_failed && !close_failed, ctx, FEA_ERR_IO, "writing '%s' failed: %s", path,
             strerror(errno));
@@ -60,8 +62,9 @@ fea_status fea_matrix_write_mtx(const fea_matrix *A, const char *path) {
   FEA_CHECK_NULL(A, NULL);
   FILE *f;
   FEA_CALL(open_for_writing(A->ctx, path, &f));
-  int bad = fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n"
-                       "%% written by libfeaccel; 1-based indices\n%lld %lld %lld\n",
+  int bad = fprintf(f,
+                    "%%%%MatrixMarket matrix coordinate real general\n"
+                    "%% written by libfeaccel; 1-based indices\n%lld %lld %lld\n",
                     (long long)A->rows, (long long)A->cols, (long long)A->nnz) < 0;
   for (fea_index i = 0; i < A->rows && !bad; i++)
     for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1] && !bad; k++)
@@ -70,7 +73,8 @@ fea_status fea_matrix_write_mtx(const fea_matrix *A, const char *path) {
   return close_written(A->ctx, path, f, bad);
 }
 
-fea_status fea_array_write_mtx(fea_context *ctx, fea_index n, const double *values, const char *path) {
+fea_status fea_array_write_mtx(fea_context *ctx, fea_index n, const double *values,
+                               const char *path) {
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);
   FEA_CHECK(values || n == 0, ctx, FEA_ERR_INVALID_ARG, "argument 'values' is NULL");

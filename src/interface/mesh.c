@@ -22,8 +22,7 @@ static fea_status read_desc(fea_context *ctx, const fea_mesh_desc *desc, fea_mes
   return fea_struct_copy_in(ctx, d, desc, "desc", &fea_struct_mesh_desc);
 }
 
-fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc,
-                                      fea_mesh **out) {
+fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh **out) {
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(desc, ctx);
@@ -44,9 +43,8 @@ fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *des
               "the box [%g, %g] in direction %d is not finite", d.lower[k], d.upper[k], k);
     FEA_CHECK(d.lower[k] < d.upper[k], ctx, FEA_ERR_INVALID_ARG,
               "lower[%d] = %g must be below upper[%d] = %g", k, d.lower[k], k, d.upper[k]);
-    FEA_CHECK(d.n[k] < MAX_COUNT && nodes <= MAX_COUNT / (d.n[k] + 1), ctx,
-              FEA_ERR_OUT_OF_MEMORY, "n[%d] = %lld makes too many nodes to address", k,
-              (long long)d.n[k]);
+    FEA_CHECK(d.n[k] < MAX_COUNT && nodes <= MAX_COUNT / (d.n[k] + 1), ctx, FEA_ERR_OUT_OF_MEMORY,
+              "n[%d] = %lld makes too many nodes to address", k, (long long)d.n[k]);
     nodes *= d.n[k] + 1;
   }
   return fea_mesh_build_structured(ctx, &d, out);
@@ -129,8 +127,8 @@ fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_type *type
 static fea_status check_capacity(const fea_mesh *mesh, fea_index capacity, const void *array,
                                  fea_index needed, const char *what) {
   FEA_CHECK(array != NULL, mesh->ctx, FEA_ERR_INVALID_ARG, "argument '%s' is NULL", what);
-  FEA_CHECK(capacity >= needed, mesh->ctx, FEA_ERR_DIMENSION,
-            "%s: capacity %lld < %lld needed", what, (long long)capacity, (long long)needed);
+  FEA_CHECK(capacity >= needed, mesh->ctx, FEA_ERR_DIMENSION, "%s: capacity %lld < %lld needed",
+            what, (long long)capacity, (long long)needed);
   return FEA_SUCCESS;
 }
 
@@ -190,8 +188,7 @@ fea_status fea_mesh_write_vtu(const fea_mesh *mesh, const char *path, int num_fi
               (int)fd->location);
     FEA_CHECK(fd->components >= 1 && fd->components <= 9, ctx, FEA_ERR_INVALID_ARG,
               "field '%s' has %d components, must be 1 to 9", fd->name, fd->components);
-    FEA_CHECK(fd->values != NULL, ctx, FEA_ERR_INVALID_ARG, "field '%s' has NULL values",
-              fd->name);
+    FEA_CHECK(fd->values != NULL, ctx, FEA_ERR_INVALID_ARG, "field '%s' has NULL values", fd->name);
     for (int g = 0; g < f; g++)
       FEA_CHECK(fields[g].location != fd->location || strcmp(fields[g].name, fd->name) != 0, ctx,
                 FEA_ERR_INVALID_ARG, "fields %d and %d are both named '%s' on the %s", g, f,

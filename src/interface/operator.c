@@ -19,9 +19,9 @@
 
 static const char *kind_name(fea_operator_kind k) {
   switch (k) {
-    case FEA_OPERATOR_CSR: return "csr";
-    case FEA_OPERATOR_MATFREE_ELEMENT_MATRIX: return "matfree-element-matrix";
-    case FEA_OPERATOR_MATFREE_SUMFACT: return "matfree-sumfact";
+  case FEA_OPERATOR_CSR: return "csr";
+  case FEA_OPERATOR_MATFREE_ELEMENT_MATRIX: return "matfree-element-matrix";
+  case FEA_OPERATOR_MATFREE_SUMFACT: return "matfree-sumfact";
   }
   return NULL;
 }
@@ -30,8 +30,8 @@ static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea
   fea_operator_desc def = FEA_OPERATOR_DESC_INIT;
   *d = def;
   FEA_CALL(fea_struct_copy_in(ctx, d, user, "desc", &fea_struct_operator_desc));
-  FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG,
-            "unknown operator kind %d (valid: 0..%d)", (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
+  FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG, "unknown operator kind %d (valid: 0..%d)",
+            (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
             "unknown update strategy %d (valid: 0..%d)", (int)d->strategy, (int)FEA_UPDATE_AUTO);
   return FEA_SUCCESS;
@@ -62,8 +62,8 @@ static fea_status check_vector(const fea_operator *op, const fea_vector *v, cons
             "vector '%s' belongs to another context (%s) than the operator's (%s)", name,
             v->ctx->resource, op->ctx->resource);
   FEA_CHECK(v->prec == FEA_F64, op->ctx, FEA_ERR_INVALID_ARG,
-            "vector '%s' has precision %d; operators take FEA_F64 (%d) vectors", name,
-            (int)v->prec, (int)FEA_F64);
+            "vector '%s' has precision %d; operators take FEA_F64 (%d) vectors", name, (int)v->prec,
+            (int)FEA_F64);
   FEA_CHECK(v->n == op->num_free, op->ctx, FEA_ERR_DIMENSION,
             "vector '%s' has %lld entries but the operator has %lld rows (free DoFs)", name,
             (long long)v->n, (long long)op->num_free);
@@ -132,7 +132,8 @@ fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int ja
             jacobi);
   FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
             "eigenvalue estimates run on host-memory backends only so far; '%s' keeps the "
-            "operator on a device", ctx->resource);
+            "operator on a device",
+            ctx->resource);
   const fea_index n = op->num_free;
   FEA_CHECK(n >= 1, ctx, FEA_ERR_DIMENSION, "the operator has no free DoFs: no eigenvalues");
   spectrum_apply a = {op, NULL, NULL};
@@ -140,14 +141,16 @@ fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int ja
   if (jacobi) {
     d = malloc((size_t)n * sizeof *d);
     a.tmp = malloc((size_t)n * sizeof *a.tmp);
-    fea_status st = d && a.tmp ? op->impl->diagonal(op, d)
-                               : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
-                                           "no memory for a diagonal of %lld entries", (long long)n);
+    fea_status st = d && a.tmp
+                        ? op->impl->diagonal(op, d)
+                        : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                    "no memory for a diagonal of %lld entries", (long long)n);
     for (fea_index i = 0; i < n && st >= 0; i++) {
       if (!(d[i] > 0 && isfinite(d[i])))
         st = FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
                        "diagonal entry %lld of the operator is %g: Jacobi scaling needs positive "
-                       "entries", (long long)i, d[i]);
+                       "entries",
+                       (long long)i, d[i]);
       else
         d[i] = 1.0 / sqrt(d[i]);
     }

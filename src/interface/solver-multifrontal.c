@@ -8,9 +8,8 @@
 #include "problem.h"
 #include "struct-copy.h"
 
-fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
-                                          fea_problem *problem, const fea_solver_desc *desc,
-                                          fea_solver **out) {
+fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space, fea_problem *problem,
+                                          const fea_solver_desc *desc, fea_solver **out) {
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(space, ctx);
@@ -32,12 +31,14 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
             (int)d.merge);
   FEA_CHECK(d.keep_boundary == 0 || d.keep_boundary == 1, ctx, FEA_ERR_INVALID_ARG,
             "desc.keep_boundary = %d is not 0 or 1", d.keep_boundary);
-  FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release && ctx->multifrontal.factor_level &&
-                ctx->multifrontal.forward_level && ctx->multifrontal.backward_level,
+  FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release &&
+                ctx->multifrontal.factor_level && ctx->multifrontal.forward_level &&
+                ctx->multifrontal.backward_level,
             ctx, FEA_ERR_UNSUPPORTED, "backend %s has no multifrontal ops", ctx->backend->prefix);
 
   fea_solver *s = NULL;
-  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &fea_multifrontal_solver_ops, &s));
+  FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &fea_multifrontal_solver_ops,
+                            &s));
   fea_status st = fea_multifrontal_attach(s, &d);
   if (st != FEA_SUCCESS) {
     fea_solver_free(s);
@@ -52,7 +53,8 @@ fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index cap
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(n, ctx);
-  FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_boundary_schur()"));
+  FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL,
+                                 "fea_solver_get_boundary_schur()"));
   FEA_CHECK(fea_multifrontal_keeps_boundary(solver), ctx, FEA_ERR_STATE,
             "the boundary Schur complement needs a solver created with keep_boundary = 1");
   FEA_CHECK(solver->ready, ctx, FEA_ERR_STATE,

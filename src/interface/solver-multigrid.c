@@ -23,7 +23,8 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
   fea_mg *mg = NULL;
   FEA_CALL(fea_mg_create(ctx, problem, &d, &mg));
   fea_solver *s = NULL;
-  fea_status st = fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIGRID, &fea_multigrid_solver_ops, &s);
+  fea_status st = fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIGRID, &fea_multigrid_solver_ops,
+                                   &s);
   if (st >= 0) st = fea_multigrid_attach(s, &d, mg);
   if (st < 0) {
     fea_mg_destroy(&mg);
@@ -37,8 +38,7 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
 fea_status fea_solver_get_multigrid_stats(const fea_solver *solver, fea_multigrid_stats *stats) {
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
-  FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIGRID,
-                                 "fea_solver_get_multigrid_stats()"));
+  FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIGRID, "fea_solver_get_multigrid_stats()"));
   fea_multigrid_stats full;
   fea_multigrid_get_stats(solver, &full);
   return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_multigrid_stats);

@@ -42,10 +42,10 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
   /* Device backends need their own M1 (prehandled-device.h); the setup is on the host regardless. */
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST || ctx->backend->m1 != NULL, ctx,
-            FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST || ctx->backend->m1 != NULL, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a host-memory backend or one with a device M1; "
-            "context '%s' keeps device memory and has none", ctx->backend->prefix);
+            "context '%s' keeps device memory and has none",
+            ctx->backend->prefix);
   fea_ph_element el;
   fea_index n;
   FEA_CALL(fea_prehandled_problem_kind(ctx, problem, &el, &n));
@@ -57,7 +57,8 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   }
   FEA_CHECK(d.coarse_cells < n, ctx, FEA_ERR_INVALID_ARG,
             "desc.coarse_cells = %lld leaves no fine level under %lld cells per direction "
-            "(n / n0 must be a power of two >= 2)", (long long)d.coarse_cells, (long long)n);
+            "(n / n0 must be a power of two >= 2)",
+            (long long)d.coarse_cells, (long long)n);
   fea_ph_grid g;
   FEA_CALL(fea_ph_grid_init(ctx, el, n, d.coarse_cells, &g));
   fea_solver *s = NULL;
@@ -90,7 +91,7 @@ fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_ma
                                  "fea_solver_prehandled_condition()"));
   FEA_CHECK(which >= FEA_PREHANDLED_NODAL && which <= FEA_PREHANDLED_SCHUR, ctx,
             FEA_ERR_INVALID_ARG, "which = %d is not a fea_prehandled_matrix (0..4)", (int)which);
-  FEA_CHECK(steps >= 2 && steps <= 1000, ctx, FEA_ERR_INVALID_ARG,
-            "steps = %d is outside 2..1000", steps);
+  FEA_CHECK(steps >= 2 && steps <= 1000, ctx, FEA_ERR_INVALID_ARG, "steps = %d is outside 2..1000",
+            steps);
   return fea_prehandled_condition(solver, which, steps, kappa);
 }

@@ -30,13 +30,13 @@ static fea_status check_desc(fea_context *ctx, const fea_bspline_desc *d) {
   FEA_CHECK(d->dim >= 1 && d->dim <= 3, ctx, FEA_ERR_INVALID_ARG, "dimension %d is outside 1..3",
             d->dim);
   for (int k = 0; k < d->dim; k++) {
-    FEA_CHECK(d->degree[k] >= 1 && d->degree[k] <= FEA_BSPLINE_MAX_DEGREE, ctx,
-              FEA_ERR_INVALID_ARG, "degree %d in direction %d is outside 1..%d", d->degree[k], k,
+    FEA_CHECK(d->degree[k] >= 1 && d->degree[k] <= FEA_BSPLINE_MAX_DEGREE, ctx, FEA_ERR_INVALID_ARG,
+              "degree %d in direction %d is outside 1..%d", d->degree[k], k,
               FEA_BSPLINE_MAX_DEGREE);
     FEA_CHECK(isfinite(d->lower[k]) && isfinite(d->upper[k]) && d->lower[k] < d->upper[k], ctx,
               FEA_ERR_INVALID_ARG,
-              "the box in direction %d is [%g, %g]; it needs finite lower < upper", k,
-              d->lower[k], d->upper[k]);
+              "the box in direction %d is [%g, %g]; it needs finite lower < upper", k, d->lower[k],
+              d->upper[k]);
     if (d->knots[k]) {
       FEA_CALL(fea_knots_check(ctx, k, d->degree[k], d->num_knots[k], d->knots[k]));
     } else {

@@ -62,7 +62,8 @@ fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_i
   return FEA_SUCCESS;
 }
 
-fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity, fea_index *dofs) {
+fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity,
+                                       fea_index *dofs) {
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK(dofs || space->num_boundary_dofs == 0, space->ctx, FEA_ERR_INVALID_ARG,
             "argument 'dofs' is NULL");
@@ -168,7 +169,8 @@ static fea_status check_contains(fea_space *coarse, const double *cc, const fea_
       if (st == FEA_SUCCESS && fabs(uf - uc) > 1e-10 * (scale > 0 ? scale : 1))
         st = FEA_ERROR(fine->ctx, FEA_ERR_INVALID_ARG,
                        "the fine space does not contain the coarse one: the functions differ by "
-                       "%.3g in fine element %lld", fabs(uf - uc), (long long)e);
+                       "%.3g in fine element %lld",
+                       fabs(uf - uc), (long long)e);
     }
   }
   free(dofs);
@@ -177,8 +179,8 @@ static fea_status check_contains(fea_space *coarse, const double *cc, const fea_
   return st;
 }
 
-fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
-                              const fea_space *fine, double *fine_coeffs) {
+fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs, const fea_space *fine,
+                              double *fine_coeffs) {
   FEA_CHECK_NULL(coarse, NULL);
   FEA_CHECK_NULL(fine, coarse->ctx);
   FEA_CHECK_NULL(coarse_coeffs, coarse->ctx);
@@ -213,8 +215,8 @@ fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method 
   FEA_CHECK_NULL(num_colors, space->ctx);
   FEA_CHECK(method >= FEA_COLORING_AUTO && method <= FEA_COLORING_GREEDY, space->ctx,
             FEA_ERR_INVALID_ARG, "unknown coloring method %d", (int)method);
-  FEA_CHECK(method != FEA_COLORING_CARTESIAN || fea_space_cartesian_stride(space) > 0,
-            space->ctx, FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(method != FEA_COLORING_CARTESIAN || fea_space_cartesian_stride(space) > 0, space->ctx,
+            FEA_ERR_UNSUPPORTED,
             "Cartesian coloring needs a B-spline space or a structured box mesh");
   return fea_space_coloring(space, method, colors, num_colors);
 }

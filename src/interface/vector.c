@@ -10,8 +10,8 @@
 
 static fea_status check_prec(const fea_context *ctx, const char *what, fea_precision p) {
   FEA_CHECK(PREC_OK(p), ctx, FEA_ERR_INVALID_ARG,
-            "unknown precision %d for %s (expected FEA_F64, FEA_F32, FEA_F16 or FEA_BF16)",
-            (int)p, what);
+            "unknown precision %d for %s (expected FEA_F64, FEA_F32, FEA_F16 or FEA_BF16)", (int)p,
+            what);
   return FEA_SUCCESS;
 }
 
@@ -61,8 +61,8 @@ fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *prec) {
 
 static fea_status check_host(const fea_vector *v, fea_index n, fea_precision host_prec,
                              const void *host) {
-  FEA_CHECK(n == v->n, v->ctx, FEA_ERR_DIMENSION,
-            "n is %lld but the vector has %lld entries", (long long)n, (long long)v->n);
+  FEA_CHECK(n == v->n, v->ctx, FEA_ERR_DIMENSION, "n is %lld but the vector has %lld entries",
+            (long long)n, (long long)v->n);
   FEA_CALL(check_prec(v->ctx, "the host array", host_prec));
   FEA_CHECK(host || n == 0, v->ctx, FEA_ERR_INVALID_ARG, "host array is NULL for %lld entries",
             (long long)n);

@@ -28,7 +28,7 @@ typedef struct fea_resource_opts {
 /* Vector ops: data of x/y is in the backend's memory space. The interface has
  * checked lengths, precisions and contexts. */
 struct fea_vector_ops {
-  fea_status (*alloc)(fea_context *ctx, fea_vector *v);   /* v->data, zeroed */
+  fea_status (*alloc)(fea_context *ctx, fea_vector *v); /* v->data, zeroed */
   void (*release)(fea_context *ctx, fea_vector *v);
   fea_status (*write)(fea_context *ctx, fea_vector *v, fea_precision host_prec, const void *host);
   fea_status (*read)(fea_context *ctx, const fea_vector *v, fea_precision host_prec, void *host);
@@ -49,10 +49,10 @@ struct fea_multifrontal_ops;
 struct fea_m1_device_ops;
 
 struct fea_backend {
-  uint32_t abi;             /* FEA_BACKEND_ABI; the registry rejects a mismatch */
-  const char *prefix;       /* "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
-  unsigned priority;        /* higher wins for NULL and family resources */
-  const char *delegate;     /* missing slots fall back to this backend */
+  uint32_t abi;         /* FEA_BACKEND_ABI; the registry rejects a mismatch */
+  const char *prefix;   /* "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
+  unsigned priority;    /* higher wins for NULL and family resources */
+  const char *delegate; /* missing slots fall back to this backend */
   fea_memspace mem;
   const char *const *options; /* NULL-terminated resource option keys accepted */
   /* Cheap availability check without side effects; on failure writes why. */

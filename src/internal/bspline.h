@@ -11,10 +11,10 @@
  * (first and last knots repeated p + 1 times). */
 typedef struct fea_knots {
   int p;
-  fea_index m;      /* number of knots */
-  double *t;        /* m knots, non-decreasing */
-  fea_index nelem;  /* number of non-empty spans (elements) */
-  fea_index *span;  /* nelem: index s of element e's span [t[s], t[s+1]), t[s] < t[s+1] */
+  fea_index m;     /* number of knots */
+  double *t;       /* m knots, non-decreasing */
+  fea_index nelem; /* number of non-empty spans (elements) */
+  fea_index *span; /* nelem: index s of element e's span [t[s], t[s+1]), t[s] < t[s+1] */
 } fea_knots;
 
 /* The checks of fea_knots_create alone; dir >= 0 is named in the messages
@@ -22,9 +22,11 @@ typedef struct fea_knots {
 fea_status fea_knots_check(const fea_context *ctx, int dir, int p, fea_index m, const double *t);
 /* Validate and copy a knot vector (messages name the index and value): non-decreasing,
  * open ends, interior multiplicity <= p, finite values, at least one element. */
-fea_status fea_knots_create(const fea_context *ctx, int p, fea_index m, const double *t, fea_knots *out);
+fea_status fea_knots_create(const fea_context *ctx, int p, fea_index m, const double *t,
+                            fea_knots *out);
 /* Open uniform knots on [a, b] with nelem elements. */
-fea_status fea_knots_uniform(const fea_context *ctx, int p, fea_index nelem, double a, double b, fea_knots *out);
+fea_status fea_knots_uniform(const fea_context *ctx, int p, fea_index nelem, double a, double b,
+                             fea_knots *out);
 void fea_knots_free(fea_knots *k);
 fea_index fea_knots_num_functions(const fea_knots *k); /* m - p - 1 */
 
@@ -40,12 +42,14 @@ void fea_bspline_basis_ders(const fea_knots *k, fea_index s, double x, int nder,
 void fea_knots_greville(const fea_knots *k, double *g);
 
 /* Refinement: new knot vector with knots inserted (h) or degree raised by t (p). */
-fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_index count, const double *x, fea_knots *out);
+fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_index count,
+                            const double *x, fea_knots *out);
 fea_status fea_knots_elevate(const fea_context *ctx, const fea_knots *k, int t, fea_knots *out);
 
 /* The n_fine x n_coarse matrix T (column-major, dense) with N_coarse = N_fine T
  * when the fine space contains the coarse one; FEA_ERR_INVALID_ARG otherwise. */
-fea_status fea_knots_transfer_matrix(const fea_context *ctx, const fea_knots *coarse, const fea_knots *fine, double *T);
+fea_status fea_knots_transfer_matrix(const fea_context *ctx, const fea_knots *coarse,
+                                     const fea_knots *fine, double *T);
 
 /* The same transfer applied to nlines coefficient vectors without forming T:
  * x is n_coarse x nlines, y is n_fine x nlines (column-major, packed);

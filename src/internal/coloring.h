@@ -27,7 +27,7 @@ fea_status fea_coloring_check(const fea_context *ctx, fea_index nelem, int per_e
 int fea_space_cartesian_stride(const fea_space *s);
 /* The elements of space colored by method (checked; CARTESIAN only where
  * the stride is not 0): what fea_space_color_elements returns. */
-fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method,
-                              fea_index *colors, int *num_colors);
+fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method, fea_index *colors,
+                              int *num_colors);
 
 #endif

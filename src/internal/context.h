@@ -9,7 +9,7 @@
 #define FEA_ERROR_LEN 512
 
 struct fea_context {
-  FEA_OBJECT_HEADER;                 /* ctx NULL: the context is the root */
+  FEA_OBJECT_HEADER; /* ctx NULL: the context is the root */
   const struct fea_backend *backend;
   /* Ops tables with missing slots already filled from the delegate chain. */
   struct fea_vector_ops vec;
@@ -22,8 +22,8 @@ struct fea_context {
   void *log_user;
   fea_log_level log_level;
   char last_error[FEA_ERROR_LEN];
-  void *backend_data;                /* owned by the backend: handles, streams */
-  fea_context *host;                 /* device contexts: fea_context_host's, or NULL */
+  void *backend_data; /* owned by the backend: handles, streams */
+  fea_context *host;  /* device contexts: fea_context_host's, or NULL */
 };
 
 /* A context on backend b with the parsed options (src/base/context.c). */

@@ -5,9 +5,9 @@
 #include <feaccel/context.h>
 
 #if defined(__GNUC__)
-#  define FEA_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FEA_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#  define FEA_PRINTF(a, b)
+#define FEA_PRINTF(a, b)
 #endif
 
 /* Records "file.c:LINE func(): message" on ctx (when not NULL) and on the calling
@@ -21,15 +21,15 @@ void fea_log(const fea_context *ctx, fea_log_level level, const char *fmt, ...) 
   fea_error_raise((ctx), (code), __FILE__, __LINE__, __func__, __VA_ARGS__)
 
 /* Return code with a message unless cond holds. */
-#define FEA_CHECK(cond, ctx, code, ...)        \
-  do {                                         \
+#define FEA_CHECK(cond, ctx, code, ...)                    \
+  do {                                                     \
     if (!(cond)) return FEA_ERROR(ctx, code, __VA_ARGS__); \
   } while (0)
 
 /* Propagate an error (negative status); warnings pass through. */
-#define FEA_CALL(expr)                         \
-  do {                                         \
-    fea_status fea_call_status_ = (expr);      \
+#define FEA_CALL(expr)                                 \
+  do {                                                 \
+    fea_status fea_call_status_ = (expr);              \
     if (fea_call_status_ < 0) return fea_call_status_; \
   } while (0)
 

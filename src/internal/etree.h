@@ -22,43 +22,43 @@
  * first (ascending), then the r DoFs passed up to the parent (ascending),
  * all in the tree's numbering (the caller's free_index). */
 typedef struct fea_etree_node {
-  int level;                 /* height: leaves 0, a parent is above all its children */
-  fea_index parent;          /* -1 at the root */
-  fea_index first_child;     /* offset into fea_etree.children */
-  fea_index num_children;    /* 0 for leaves */
-  fea_index lo[3], hi[3];    /* element box [lo, hi) per direction (unused directions 0..1) */
-  fea_index q, r;            /* eliminated and passed-up DoFs */
-  fea_index front_off;       /* into front_dofs: q + r entries */
-  fea_index map_off;         /* into ext_map: r entries, this node's r rows in the parent's front */
-  fea_index leaf_off;        /* leaves: into leaf_map, elements x dofs_per_element entries; else -1 */
-  fea_index factor_off;      /* into the factor storage: the (q + r) x q panel [L11; L21] */
-  double flops;              /* fea_multifrontal_node_flops(q, r) */
+  int level;              /* height: leaves 0, a parent is above all its children */
+  fea_index parent;       /* -1 at the root */
+  fea_index first_child;  /* offset into fea_etree.children */
+  fea_index num_children; /* 0 for leaves */
+  fea_index lo[3], hi[3]; /* element box [lo, hi) per direction (unused directions 0..1) */
+  fea_index q, r;         /* eliminated and passed-up DoFs */
+  fea_index front_off;    /* into front_dofs: q + r entries */
+  fea_index map_off;      /* into ext_map: r entries, this node's r rows in the parent's front */
+  fea_index leaf_off;     /* leaves: into leaf_map, elements x dofs_per_element entries; else -1 */
+  fea_index factor_off;   /* into the factor storage: the (q + r) x q panel [L11; L21] */
+  double flops;           /* fea_multifrontal_node_flops(q, r) */
 } fea_etree_node;
 
 typedef struct fea_etree {
   int dim;
-  fea_multifrontal_merge merge;        /* TENSOR or PAIRWISE: what was built (never AUTO) */
+  fea_multifrontal_merge merge; /* TENSOR or PAIRWISE: what was built (never AUTO) */
   int keep_boundary;
   fea_index num_nodes;
-  fea_etree_node *nodes;     /* post-order: children before parents, the root last */
-  fea_index *children;       /* children of node n: children[first_child .. + num_children) */
-  int num_levels;            /* root level + 1 */
-  fea_index *level_start;    /* num_levels + 1: level L's nodes are */
-  fea_index *level_nodes;    /*   level_nodes[level_start[L] .. level_start[L + 1]) */
-  fea_index num_dofs;        /* size of the tree's numbering (entries of free_index >= 0) */
-  fea_index num_eliminated;  /* sum of q */
-  fea_index *front_dofs;     /* sum of (q + r) */
-  int32_t *ext_map;          /* sum of r over non-root nodes (the root's r rows stay) */
-  int32_t *leaf_map;         /* per leaf, per element of its box (lexicographic), per
+  fea_etree_node *nodes;    /* post-order: children before parents, the root last */
+  fea_index *children;      /* children of node n: children[first_child .. + num_children) */
+  int num_levels;           /* root level + 1 */
+  fea_index *level_start;   /* num_levels + 1: level L's nodes are */
+  fea_index *level_nodes;   /*   level_nodes[level_start[L] .. level_start[L + 1]) */
+  fea_index num_dofs;       /* size of the tree's numbering (entries of free_index >= 0) */
+  fea_index num_eliminated; /* sum of q */
+  fea_index *front_dofs;    /* sum of (q + r) */
+  int32_t *ext_map;         /* sum of r over non-root nodes (the root's r rows stay) */
+  int32_t *leaf_map;        /* per leaf, per element of its box (lexicographic), per
                                 element-local DoF: the row in the leaf front, -1 when the
                                 DoF is not in the tree (Dirichlet) */
   fea_index dofs_per_element;
   /* Exact totals (see fea_multifrontal_node_flops for the convention). */
-  double flops;              /* sum over nodes */
-  double critical_path_flops;/* sum over levels of the largest node's flops */
-  fea_index factor_entries;  /* sum of q^2 + q r: the stored panels */
-  fea_index max_front;       /* max of q + r */
-  fea_index peak_entries;    /* doubles alive at the peak of the numeric setup (see etree.c) */
+  double flops;               /* sum over nodes */
+  double critical_path_flops; /* sum over levels of the largest node's flops */
+  fea_index factor_entries;   /* sum of q^2 + q r: the stored panels */
+  fea_index max_front;        /* max of q + r */
+  fea_index peak_entries;     /* doubles alive at the peak of the numeric setup (see etree.c) */
 } fea_etree;
 
 /* Build the tree of B-spline space s. free_index has one entry per DoF: its
@@ -67,8 +67,8 @@ typedef struct fea_etree {
  * keep_boundary, the space's boundary DoFs are never eliminated: they stay
  * in the root's r (the root's front then ends with their Schur complement).
  * Errors: FEA_ERR_UNSUPPORTED for a non-B-spline space, FEA_ERR_OUT_OF_MEMORY. */
-fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_multifrontal_merge merge,
-                           int keep_boundary, fea_etree *out);
+fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
+                           fea_multifrontal_merge merge, int keep_boundary, fea_etree *out);
 void fea_etree_free(fea_etree *t);
 
 /* The merge AUTO resolves to (see etree.c for the measurements behind it). */

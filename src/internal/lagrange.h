@@ -46,7 +46,7 @@ void fea_lagrange_basis_1d(int p, const double *x, double t, double *val, double
 /* A reference element: its shape functions and nodes. */
 typedef struct fea_lagrange_element {
   fea_cell_type cell;
-  int dim;                                  /* of the reference cell */
+  int dim; /* of the reference cell */
   int order;
   int nb;                                   /* shape functions (= nodes) */
   int tensor;                               /* 1 for intervals, quads and hexahedra */

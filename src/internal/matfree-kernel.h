@@ -43,18 +43,18 @@
 #define FEA_MATFREE_WRITE_ROWS 0x80
 typedef struct fea_matfree_target {
   double *y;
-  const fea_index *row;          /* per DoF: its free row, or -1 */
+  const fea_index *row; /* per DoF: its free row, or -1 */
   int free_rows;
-  fea_index first;               /* apply_add's elems NULL: the elements first .. first + count - 1 */
-  const unsigned char *write;    /* see above */
+  fea_index first;            /* apply_add's elems NULL: the elements first .. first + count - 1 */
+  const unsigned char *write; /* see above */
   fea_index write_first, write_end;
-  const int *keep;               /* per free row: its key; NULL: every row */
+  const int *keep; /* per free row: its key; NULL: every row */
   int keep_key;
   uint64_t *updates;
 } fea_matfree_target;
 
 typedef struct fea_matfree_kernel_ops {
-  const char *name;                 /* "element-matrix", "sum-factorization" */
+  const char *name; /* "element-matrix", "sum-factorization" */
   /* Whether this kernel serves the problem; else 0 and a sentence in why. */
   int (*supports)(const fea_problem *pb, char *why, size_t len);
   /* Precomputation (reference matrices, 1D tables, geometry). edofs: the
@@ -94,15 +94,15 @@ typedef struct fea_matfree_kernel_ops {
 typedef struct fea_em_view {
   int nb;
   fea_index ne, ngroups;
-  const fea_index *edofs;   /* ne x nb */
-  const double *K;          /* ngroups x nb x nb */
-  const fea_index *group;   /* ne */
+  const fea_index *edofs; /* ne x nb */
+  const double *K;        /* ngroups x nb x nb */
+  const fea_index *group; /* ne */
 } fea_em_view;
 
 /* The view of an element-matrix kernel state (element-matrix.c). */
 void fea_matfree_element_matrix_view(const void *state, fea_em_view *view);
 
-extern const fea_matfree_kernel_ops fea_matfree_kernel_element_matrix;  /* element-matrix.c */
-extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact;         /* sumfact*.c */
+extern const fea_matfree_kernel_ops fea_matfree_kernel_element_matrix; /* element-matrix.c */
+extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact;        /* sumfact*.c */
 
 #endif

@@ -9,9 +9,9 @@
 struct fea_matrix {
   FEA_OBJECT_HEADER;
   fea_index rows, cols, nnz;
-  fea_index *row_ptr;   /* rows + 1 */
-  fea_index *col_idx;   /* nnz, sorted within each row */
-  double *values;       /* nnz */
+  fea_index *row_ptr; /* rows + 1 */
+  fea_index *col_idx; /* nnz, sorted within each row */
+  double *values;     /* nnz */
 };
 
 /* An empty matrix holding a context reference with arrays for nnz entries

@@ -7,21 +7,21 @@
 #include "object.h"
 
 struct fea_mesh {
-  FEA_OBJECT_HEADER;         /* references: the creator plus every space built on it */
-  int dim;                   /* space dimension */
+  FEA_OBJECT_HEADER; /* references: the creator plus every space built on it */
+  int dim;           /* space dimension */
   fea_cell_type type;
   int nodes_per_cell;
   fea_index num_nodes;
-  double *coords;            /* num_nodes * dim */
+  double *coords; /* num_nodes * dim */
   fea_index num_cells;
-  fea_index *cells;          /* num_cells * nodes_per_cell */
-  fea_index *parents;        /* num_cells, or NULL when not made by refinement */
+  fea_index *cells;   /* num_cells * nodes_per_cell */
+  fea_index *parents; /* num_cells, or NULL when not made by refinement */
   /* Set for fea_mesh_create_structured only: its cells are lexicographic, which
    * Cartesian shortcuts (fea_coloring_cartesian) rely on. Uniform refinements
    * number coarse nodes first, so they are not marked structured. Entries of
    * n, lower, upper beyond dim are 1, 0, 1. */
   int structured;
-  int simplices;             /* structured: split into triangles or tetrahedra */
+  int simplices; /* structured: split into triangles or tetrahedra */
   fea_index n[3];
   double lower[3], upper[3];
 };

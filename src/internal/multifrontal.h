@@ -27,26 +27,26 @@ struct fea_problem;
 typedef struct fea_multifrontal_factor {
   const struct fea_etree *tree;
   const struct fea_problem *problem;
-  double *panels;            /* tree->factor_entries: every node's [L11; L21] */
-  double **schur;            /* per node: its r x r Schur block while alive, else NULL */
-  double **leaf_load;        /* per leaf, during level 0: the q + r load entries of its elements */
-  double *load;              /* tree->num_dofs: the problem's load with Dirichlet lifting */
-  double flops;              /* counted from the BLAS calls issued */
-  double integrate_s;        /* element integration time (summed over threads) */
+  double *panels;     /* tree->factor_entries: every node's [L11; L21] */
+  double **schur;     /* per node: its r x r Schur block while alive, else NULL */
+  double **leaf_load; /* per leaf, during level 0: the q + r load entries of its elements */
+  double *load;       /* tree->num_dofs: the problem's load with Dirichlet lifting */
+  double flops;       /* counted from the BLAS calls issued */
+  double integrate_s; /* element integration time (summed over threads) */
   /* Device backends: their own state (factors on the device); the CPU
    * backends leave it NULL. The host fields above keep their meaning for the
    * interface: after the last level f->load holds the load, f->flops and
    * f->integrate_s are set, and with keep_boundary f->schur[root] is a host
    * copy of the root's Schur block. */
   void *backend;
-  uint64_t device_bytes;     /* device memory the factorization reserved (0 on the CPU) */
+  uint64_t device_bytes; /* device memory the factorization reserved (0 on the CPU) */
 } fea_multifrontal_factor;
 
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
 typedef struct fea_multifrontal_solve {
   fea_index nrhs;
-  double *y;                 /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
-  double **update;           /* per node, during forward: its (q + r) x nrhs work block */
+  double *y;       /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
+  double **update; /* per node, during forward: its (q + r) x nrhs work block */
 } fea_multifrontal_solve;
 
 struct fea_multifrontal_ops {
@@ -61,11 +61,11 @@ struct fea_multifrontal_ops {
    * FEA_ERR_NOT_POSDEF names the node (index, level, element box). */
   fea_status (*factor_level)(fea_context *ctx, fea_multifrontal_factor *f, int level);
   /* Forward substitution L y = b over one level, leaves first. */
-  fea_status (*forward_level)(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                              int level);
+  fea_status (*forward_level)(fea_context *ctx, const fea_multifrontal_factor *f,
+                              fea_multifrontal_solve *sv, int level);
   /* Backward substitution L^T x = y over one level, root first. */
-  fea_status (*backward_level)(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                               int level);
+  fea_status (*backward_level)(fea_context *ctx, const fea_multifrontal_factor *f,
+                               fea_multifrontal_solve *sv, int level);
 };
 
 /* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c). */
@@ -74,12 +74,13 @@ struct fea_multifrontal_ops {
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the
  * caller has zeroed, and the leaf's q + r load entries into load (zeroed).
  * The element work time goes to *integrate_s. Thread-safe across leaves. */
-fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, double *P,
-                                double *S, double *load, double *integrate_s);
+fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f,
+                                          fea_index n, double *P, double *S, double *load,
+                                          double *integrate_s);
 
 /* The error of node n failing with st for the reason why (another message):
  * names the node, its level, element box, q and r. */
-fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status st,
-                             const char *why);
+fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f,
+                                       fea_index n, fea_status st, const char *why);
 
 #endif

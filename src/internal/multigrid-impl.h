@@ -18,26 +18,26 @@
 #define FEA_MG_PARALLEL_MIN 8192
 
 typedef struct fea_mg_level {
-  fea_problem *problem;  /* owned: the level's problem (level 0: a copy of the caller's) */
-  fea_index cells[3];    /* cells per direction (1 beyond dim) */
-  fea_index n;           /* free DoFs */
-  fea_operator *op;      /* every level with free DoFs but a factored coarsest */
-  double *dinv;          /* 1 / diag(A) where the smoother scales by it, else NULL */
-  double lambda_max;     /* the smoothed operator's (A or D^-1 A), smoothing levels */
-  fea_matrix *P, *PT;    /* prolongation from level + 1 and its transpose (NULL on the
+  fea_problem *problem; /* owned: the level's problem (level 0: a copy of the caller's) */
+  fea_index cells[3];   /* cells per direction (1 beyond dim) */
+  fea_index n;          /* free DoFs */
+  fea_operator *op;     /* every level with free DoFs but a factored coarsest */
+  double *dinv;         /* 1 / diag(A) where the smoother scales by it, else NULL */
+  double lambda_max;    /* the smoothed operator's (A or D^-1 A), smoothing levels */
+  fea_matrix *P, *PT;   /* prolongation from level + 1 and its transpose (NULL on the
                             coarsest or when level + 1 has no free DoFs) */
-  double *b, *x;         /* levels > 0: right-hand side and correction of the cycle */
-  double *r, *w;         /* residual and smoother work */
+  double *b, *x;        /* levels > 0: right-hand side and correction of the cycle */
+  double *r, *w;        /* residual and smoother work */
 } fea_mg_level;
 
 struct fea_mg {
-  fea_context *ctx;      /* holds a reference */
+  fea_context *ctx; /* holds a reference */
   fea_multigrid_desc desc;
   int num_levels;
-  fea_mg_level *levels;  /* num_levels, 0 the finest */
-  double *coarse_chol;   /* n x n lower Cholesky factor of the coarsest level, or NULL */
-  fea_vector *vb, *vx;   /* the finest level's b and x as vectors, for CG */
-  double *res, *corr;    /* finest: residual and correction of the stationary iteration */
+  fea_mg_level *levels; /* num_levels, 0 the finest */
+  double *coarse_chol;  /* n x n lower Cholesky factor of the coarsest level, or NULL */
+  fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
+  double *res, *corr;   /* finest: residual and correction of the stationary iteration */
   fea_multigrid_stats stats;
 };
 
@@ -56,8 +56,8 @@ void fea_mg_hierarchy_free(fea_mg *mg);
 /* P: coarse free DoFs -> fine free DoFs of two order-1 Lagrange problems on
  * structured meshes of the same box, coarse with half the cells of fine per
  * direction: the coarse functions' values at the fine vertices. */
-fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine,
-                               const fea_problem *coarse, fea_matrix **P);
+fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
+                               fea_matrix **P);
 
 /* ---- smoothers (smoother.c) ---- */
 

@@ -20,10 +20,10 @@
  * context is dropped by fea_object_release after this returns. */
 typedef void (*fea_object_free_fn)(void *object);
 
-#define FEA_OBJECT_HEADER                                                   \
-  fea_context *ctx;              /* holds a reference; NULL for a context */ \
-  int refcount;                  /* the creator plus every holder */         \
-  const char *class_name;        /* "mesh", "space", ... for messages */     \
+#define FEA_OBJECT_HEADER                                             \
+  fea_context *ctx;       /* holds a reference; NULL for a context */ \
+  int refcount;           /* the creator plus every holder */         \
+  const char *class_name; /* "mesh", "space", ... for messages */     \
   fea_object_free_fn free_object
 
 typedef struct fea_object {

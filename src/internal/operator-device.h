@@ -16,14 +16,14 @@
 
 /* What the host built, read-only during create (freed afterwards). */
 typedef struct fea_op_device_src {
-  fea_operator_kind kind;          /* FEA_OPERATOR_CSR or FEA_OPERATOR_MATFREE_ELEMENT_MATRIX */
-  fea_update_strategy strategy;    /* MF: FEA_UPDATE_ATOMIC_CAS or FEA_UPDATE_COLORING */
-  const fea_matrix *A;             /* CSR: the assembled reduced matrix */
-  fea_em_view em;                  /* MF: the element-matrix kernel's data */
-  const fea_index *free_index;     /* MF: per DoF its free row, or -1 (Dirichlet) */
-  const fea_index *colors;         /* MF coloring: per element its color */
+  fea_operator_kind kind;       /* FEA_OPERATOR_CSR or FEA_OPERATOR_MATFREE_ELEMENT_MATRIX */
+  fea_update_strategy strategy; /* MF: FEA_UPDATE_ATOMIC_CAS or FEA_UPDATE_COLORING */
+  const fea_matrix *A;          /* CSR: the assembled reduced matrix */
+  fea_em_view em;               /* MF: the element-matrix kernel's data */
+  const fea_index *free_index;  /* MF: per DoF its free row, or -1 (Dirichlet) */
+  const fea_index *colors;      /* MF coloring: per element its color */
   int ncolors;
-  const double *diag;              /* num_free: the CPU operator's diagonal */
+  const double *diag;                      /* num_free: the CPU operator's diagonal */
   double flops_per_apply, bytes_per_apply; /* the CPU operator's costs (same arithmetic) */
 } fea_op_device_src;
 
@@ -39,8 +39,9 @@ struct fea_operator_ops {
 };
 
 /* Accessors of the CPU implementations, for the upload. */
-const fea_matrix *fea_operator_csr_matrix(const fea_operator *op);           /* operator-csr.c */
-fea_status fea_operator_matfree_kernel_state(const fea_operator *op, const fea_matfree_kernel_ops **k,
-                                        const void **state);                 /* operator-matfree.c */
+const fea_matrix *fea_operator_csr_matrix(const fea_operator *op); /* operator-csr.c */
+fea_status fea_operator_matfree_kernel_state(const fea_operator *op,
+                                             const fea_matfree_kernel_ops **k,
+                                             const void **state); /* operator-matfree.c */
 
 #endif

@@ -23,11 +23,11 @@ typedef struct fea_operator_impl {
 
 struct fea_operator {
   FEA_OBJECT_HEADER;
-  fea_problem *problem;     /* the operator's own copy (same space and desc) */
+  fea_problem *problem; /* the operator's own copy (same space and desc) */
   fea_index num_free;
-  fea_operator_info info;   /* complete; copied out up to the caller's size */
-  double *rhs;              /* num_free */
-  int rhs_ready;            /* CSR: from the assembly; matrix-free: on the first get_rhs
+  fea_operator_info info; /* complete; copied out up to the caller's size */
+  double *rhs;            /* num_free */
+  int rhs_ready;          /* CSR: from the assembly; matrix-free: on the first get_rhs
                                (an element pass as costly as an assembly's, which the
                                operator's setup need not pay) */
   const fea_operator_impl *impl;
@@ -48,7 +48,7 @@ fea_status fea_operator_rhs(fea_operator *op, double *b);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
 fea_status fea_operator_csr_build(fea_operator *op);
 fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
-                                 fea_update_strategy strategy);
+                                      fea_update_strategy strategy);
 
 /* The reduced right-hand side element by element, without a global matrix
  * (operator-matfree.c); the same sums in the same order as the reference. */
@@ -56,9 +56,8 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b);
 
 /* CG over an operator (src/matfree/operator-cg.c): fea_cg_iterate on the
  * operator's apply, with precond (NULL: none); arguments as fea_cg_iterate. */
-fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
-                      const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
-                      fea_cg_stats *s);
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x, const fea_cg_desc *d,
+                      fea_cg_precond_fn precond, void *user, fea_cg_stats *s);
 /* The solve behind fea_cg_solve on checked arguments: Jacobi from the
  * operator's diagonal when d->jacobi, s complete (solve_s included). */
 fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,

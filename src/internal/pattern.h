@@ -30,8 +30,10 @@ static inline fea_index fea_pattern_find(const fea_index *row_ptr, const fea_ind
   fea_index lo = row_ptr[r], hi = row_ptr[r + 1];
   while (lo < hi) {
     fea_index mid = lo + (hi - lo) / 2;
-    if (col_idx[mid] < c) lo = mid + 1;
-    else hi = mid;
+    if (col_idx[mid] < c)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < row_ptr[r + 1] && col_idx[lo] == c ? lo : -1;
 }

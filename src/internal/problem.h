@@ -10,13 +10,13 @@
 
 struct fea_problem {
   FEA_OBJECT_HEADER;
-  fea_space *space;           /* holds a reference */
-  fea_problem_desc desc;      /* complete: fields the caller's struct lacked take defaults */
-  fea_quadrature quad;        /* element rule for the forms */
+  fea_space *space;      /* holds a reference */
+  fea_problem_desc desc; /* complete: fields the caller's struct lacked take defaults */
+  fea_quadrature quad;   /* element rule for the forms */
   fea_index num_free;
-  fea_index *free_index;      /* per DoF: its row in the reduced system, or -1 on the boundary;
+  fea_index *free_index; /* per DoF: its row in the reduced system, or -1 on the boundary;
                                  rows in DoF order (operator-matfree.c's runs rely on it) */
-  double *dirichlet;          /* per DoF: the interpolant of g (used on boundary DoFs only) */
+  double *dirichlet;     /* per DoF: the interpolant of g (used on boundary DoFs only) */
 };
 
 /* The problem on space with the complete, checked descriptor d (every

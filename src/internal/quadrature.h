@@ -15,8 +15,8 @@ fea_status fea_gauss_legendre(int n, double *points, double *weights);
 typedef struct fea_quadrature {
   int dim;
   int npts;
-  double *points;   /* npts * dim */
-  double *weights;  /* npts; sum = measure of the reference cell */
+  double *points;  /* npts * dim */
+  double *weights; /* npts; sum = measure of the reference cell */
 } fea_quadrature;
 
 /* Tensor Gauss-Legendre with n[k] points per direction on [0,1]^dim. */

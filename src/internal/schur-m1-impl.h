@@ -8,20 +8,20 @@
 #include "schur-m1.h"
 
 struct fea_m1 {
-  fea_context *ctx; /* holds a reference */
+  fea_context *ctx;    /* holds a reference */
   fea_precision prec;  /* of the dense matrices B, C_1^-1, Pi^-1 */
   fea_precision vprec; /* of the vector panels and D: prec, or F32 when prec is 16-bit */
   size_t esize;        /* bytes per matrix entry (prec) */
   size_t vsize;        /* bytes per panel entry (vprec) */
   int scale_rhs;       /* 16-bit: scale each GEMM right-hand column to max-abs ~1 */
   fea_index num, nc, ne, ni, cells, blk;
-  fea_index *perm;  /* C/E/I position -> lexicographic node */
+  fea_index *perm; /* C/E/I position -> lexicographic node */
   /* Working precision (prec), column-major: */
-  void *b;          /* nc x ne: B = A_CE */
-  void *cinv;       /* blk x blk: C_1^-1, one block for every macro cell */
-  void *pinv;       /* ne x ne: Pi^-1 */
-  fea_matrix *d;    /* ne x ni: D = A_EI (FP64 values, the pattern) */
-  void *dval;       /* d's values in vprec */
+  void *b;       /* nc x ne: B = A_CE */
+  void *cinv;    /* blk x blk: C_1^-1, one block for every macro cell */
+  void *pinv;    /* ne x ne: Pi^-1 */
+  fea_matrix *d; /* ne x ni: D = A_EI (FP64 values, the pattern) */
+  void *dval;    /* d's values in vprec */
 };
 
 #endif

@@ -36,12 +36,12 @@ typedef struct fea_solver_ops {
 
 struct fea_solver {
   FEA_OBJECT_HEADER;
-  fea_space *space;      /* holds a reference */
-  fea_problem *problem;  /* the solver's own copy of the caller's problem */
+  fea_space *space;     /* holds a reference */
+  fea_problem *problem; /* the solver's own copy of the caller's problem */
   fea_solver_kind kind;
   const fea_solver_ops *ops;
-  void *data;            /* the kind's state */
-  int ready;             /* setup completed on the current problem */
+  void *data; /* the kind's state */
+  int ready;  /* setup completed on the current problem */
 };
 
 /* A solver of the given kind with a copy of problem and references on the
@@ -53,6 +53,5 @@ void fea_solver_free(fea_solver *s);
 
 /* FEA_ERR_INVALID_ARG unless s is of the kind (for kind-specific getters). */
 fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what);
-
 
 #endif

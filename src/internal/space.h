@@ -16,14 +16,15 @@ typedef enum fea_space_kind { FEA_SPACE_LAGRANGE = 0, FEA_SPACE_BSPLINE = 1 } fe
 /* An element's basis at the points of a quadrature rule, in physical coordinates. */
 typedef struct fea_element_values {
   int nq, nb, dim;
-  double *x;     /* nq * dim physical points */
-  double *w;     /* nq: rule weight times |det J| */
-  double *phi;   /* nq * nb: phi[q * nb + i] */
-  double *dphi;  /* nq * nb * dim: dphi[(q * nb + i) * dim + k] = d phi_i / d x_k */
+  double *x;    /* nq * dim physical points */
+  double *w;    /* nq: rule weight times |det J| */
+  double *phi;  /* nq * nb: phi[q * nb + i] */
+  double *dphi; /* nq * nb * dim: dphi[(q * nb + i) * dim + k] = d phi_i / d x_k */
 } fea_element_values;
 
 /* Buffers sized for a space and a rule; reused across elements. */
-fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q, fea_element_values *ev);
+fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
+                                    fea_element_values *ev);
 void fea_element_values_free(fea_element_values *ev);
 
 struct fea_space_ops {
@@ -44,18 +45,18 @@ struct fea_space_ops {
 };
 
 struct fea_space {
-  FEA_OBJECT_HEADER;           /* references: the creator plus every object built on it */
+  FEA_OBJECT_HEADER; /* references: the creator plus every object built on it */
   fea_space_kind kind;
-  struct fea_mesh *mesh;       /* Lagrange: holds a reference; B-splines: NULL */
-  fea_cell_type cell;          /* reference cell of the elements */
+  struct fea_mesh *mesh; /* Lagrange: holds a reference; B-splines: NULL */
+  fea_cell_type cell;    /* reference cell of the elements */
   int dim;
   int degree[3];
   fea_index num_dofs;
   fea_index num_elements;
   int dofs_per_element;
-  fea_index elements[3];       /* per direction when structured (B-splines, structured meshes), else 0 */
+  fea_index elements[3]; /* per direction when structured (B-splines, structured meshes), else 0 */
   fea_index num_boundary_dofs;
-  fea_index *boundary_dofs;    /* sorted */
+  fea_index *boundary_dofs; /* sorted */
   /* The ne x nb element-DoF table where the space keeps one (Lagrange), for
    * read-only use by what is built on it (operators, kernels) instead of a
    * copy of its own; NULL where the DoFs are computed per element. */

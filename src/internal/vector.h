@@ -10,7 +10,7 @@ struct fea_vector {
   FEA_OBJECT_HEADER;
   fea_index n;
   fea_precision prec;
-  void *data;         /* n values of prec, in the backend's memory space */
+  void *data; /* n values of prec, in the backend's memory space */
 };
 
 /* The vector object and its operations on checked arguments (same

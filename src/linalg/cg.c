@@ -104,4 +104,3 @@ fea_status fea_cg_iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
   work_free(&w);
   return st;
 }
-

@@ -22,8 +22,9 @@ fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fe
   A->values = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->values);
   if (!A->row_ptr || !A->col_idx || !A->values) {
     fea_object_release(A);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a %lld x %lld matrix with %lld entries",
-                     (long long)rows, (long long)cols, (long long)nnz);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for a %lld x %lld matrix with %lld entries", (long long)rows,
+                     (long long)cols, (long long)nnz);
   }
   A->rows = rows;
   A->cols = cols;
@@ -35,7 +36,8 @@ fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fe
 void fea_csr_multiply_vector(const fea_matrix *A, const double *x, double *y) {
   for (fea_index i = 0; i < A->rows; i++) {
     double s = 0;
-    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) s += A->values[k] * x[A->col_idx[k]];
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+      s += A->values[k] * x[A->col_idx[k]];
     y[i] = s;
   }
 }

@@ -5,15 +5,15 @@
 #include "error.h"
 #include "vector.h"
 
-#define DISPATCH(ctx, slot, ...)                                                        \
-  ((ctx)->dense.slot ? (ctx)->dense.slot(__VA_ARGS__)                                   \
+#define DISPATCH(ctx, slot, ...)                                                             \
+  ((ctx)->dense.slot ? (ctx)->dense.slot(__VA_ARGS__)                                        \
                      : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED, "backend %s has no dense " #slot, \
                                  (ctx)->backend->prefix))
 
 static fea_status check_mat(const fea_context *ctx, const char *name, const fea_dmat *M) {
   FEA_CHECK(M != NULL, ctx, FEA_ERR_INVALID_ARG, "matrix %s is NULL", name);
-  FEA_CHECK(M->rows >= 0 && M->cols >= 0, ctx, FEA_ERR_DIMENSION, "matrix %s is %lld x %lld",
-            name, (long long)M->rows, (long long)M->cols);
+  FEA_CHECK(M->rows >= 0 && M->cols >= 0, ctx, FEA_ERR_DIMENSION, "matrix %s is %lld x %lld", name,
+            (long long)M->rows, (long long)M->cols);
   FEA_CHECK(M->ld >= (M->rows > 1 ? M->rows : 1), ctx, FEA_ERR_DIMENSION,
             "matrix %s has ld %lld < max(1, rows = %lld)", name, (long long)M->ld,
             (long long)M->rows);
@@ -119,8 +119,9 @@ fea_status fea_dense_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, f
   FEA_CALL(check_mat(ctx, "B", B));
   FEA_CALL(check_lapack_prec(ctx, "potrs", A, B));
   FEA_CALL(check_square(ctx, "potrs", A));
-  FEA_CHECK(B->rows == A->rows, ctx, FEA_ERR_DIMENSION, "potrs: A is %lld x %lld but B has %lld rows",
-            (long long)A->rows, (long long)A->cols, (long long)B->rows);
+  FEA_CHECK(B->rows == A->rows, ctx, FEA_ERR_DIMENSION,
+            "potrs: A is %lld x %lld but B has %lld rows", (long long)A->rows, (long long)A->cols,
+            (long long)B->rows);
   if (B->rows == 0 || B->cols == 0) return FEA_SUCCESS;
   return DISPATCH(ctx, potrs, ctx, uplo, A, B);
 }
@@ -140,8 +141,9 @@ fea_status fea_dense_getrs(fea_context *ctx, fea_transpose trans, const fea_dmat
   FEA_CALL(check_mat(ctx, "B", B));
   FEA_CALL(check_lapack_prec(ctx, "getrs", A, B));
   FEA_CALL(check_square(ctx, "getrs", A));
-  FEA_CHECK(B->rows == A->rows, ctx, FEA_ERR_DIMENSION, "getrs: A is %lld x %lld but B has %lld rows",
-            (long long)A->rows, (long long)A->cols, (long long)B->rows);
+  FEA_CHECK(B->rows == A->rows, ctx, FEA_ERR_DIMENSION,
+            "getrs: A is %lld x %lld but B has %lld rows", (long long)A->rows, (long long)A->cols,
+            (long long)B->rows);
   FEA_CHECK(ipiv || A->rows == 0, ctx, FEA_ERR_INVALID_ARG, "getrs: ipiv is NULL");
   for (fea_index i = 0; i < A->rows; i++)
     FEA_CHECK(ipiv[i] >= 1 && ipiv[i] <= A->rows, ctx, FEA_ERR_INVALID_ARG,

@@ -30,8 +30,8 @@ static fea_status tridiag_extremes(fea_context *ctx, const double *alpha, const 
     *hi = d[m - 1];
   }
   free(d), free(e);
-  FEA_CHECK(info == 0, ctx, FEA_ERR_BACKEND, "dstev failed on the %lld-step Lanczos matrix (info %d)",
-            (long long)m, (int)info);
+  FEA_CHECK(info == 0, ctx, FEA_ERR_BACKEND,
+            "dstev failed on the %lld-step Lanczos matrix (info %d)", (long long)m, (int)info);
   return FEA_SUCCESS;
 }
 
@@ -66,8 +66,8 @@ fea_status fea_lanczos_extremes(fea_context *ctx, fea_index n, fea_spd_apply_fn 
   double *beta = malloc((size_t)m * sizeof *beta);
   if (!basis || !w || !alpha || !beta) {
     free(basis), free(w), free(alpha), free(beta);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu Lanczos vectors of %lld",
-                     nvec, (long long)n);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu Lanczos vectors of %lld", nvec,
+                     (long long)n);
   }
   /* xorshift64* start vector in [-1, 1): deterministic for a seed. */
   uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -111,6 +111,6 @@ fea_status fea_lanczos_extremes_csr(const fea_matrix *A, int steps, int reorth, 
   FEA_CHECK_NULL(A, NULL);
   FEA_CHECK(A->rows == A->cols, A->ctx, FEA_ERR_DIMENSION, "Lanczos on a %lld x %lld matrix",
             (long long)A->rows, (long long)A->cols);
-  return fea_lanczos_extremes(A->ctx, A->rows, apply_csr, (void *)(uintptr_t)A, steps, reorth,
-                              seed, lambda_min, lambda_max);
+  return fea_lanczos_extremes(A->ctx, A->rows, apply_csr, (void *)(uintptr_t)A, steps, reorth, seed,
+                              lambda_min, lambda_max);
 }

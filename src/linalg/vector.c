@@ -10,9 +10,9 @@
 
 /* Ops slots are filled from the delegate chain at context creation; a slot
  * still empty means no backend in the chain implements it. */
-#define VEC_DISPATCH(ctx, slot, ...)                                                          \
-  ((ctx)->vec.slot ? (ctx)->vec.slot(__VA_ARGS__)                                             \
-                   : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED, "backend %s has no vector " #slot,   \
+#define VEC_DISPATCH(ctx, slot, ...)                                                        \
+  ((ctx)->vec.slot ? (ctx)->vec.slot(__VA_ARGS__)                                           \
+                   : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED, "backend %s has no vector " #slot, \
                                (ctx)->backend->prefix))
 
 static void vector_free(void *object) {

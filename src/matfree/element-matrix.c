@@ -41,19 +41,19 @@ typedef struct em_state {
   fea_index ne, ngroups;
   const fea_index *edofs; /* ne x nb: the caller's or edofs_own */
   fea_index *edofs_own;
-  double *K;          /* ngroups x nb x nb, row-major */
-  fea_index *group;   /* ne: each element's matrix */
+  double *K;        /* ngroups x nb x nb, row-major */
+  fea_index *group; /* ne: each element's matrix */
   char describe[96];
 } em_state;
 
 /* Shape grouping: one signature (w, dphi at the rule's points) per group. */
 typedef struct shapes {
-  int len;              /* doubles per signature */
-  int nw;               /* of which weights (the rest: gradients) */
+  int len; /* doubles per signature */
+  int nw;  /* of which weights (the rest: gradients) */
   fea_index n, cap;
-  double *sig;          /* n x len */
-  fea_index *rep;       /* n: an element of the group */
-  fea_index *table;     /* hash slots: group + 1, 0 empty */
+  double *sig;      /* n x len */
+  fea_index *rep;   /* n: an element of the group */
+  fea_index *table; /* hash slots: group + 1, 0 empty */
   size_t slots;
 } shapes;
 
@@ -143,10 +143,10 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   while (S.slots < 2 * (size_t)ne) S.slots *= 2;
   S.table = calloc(S.slots, sizeof *S.table);
   double *v = malloc((size_t)S.len * sizeof *v);
-  fea_status st = S.table && v ? FEA_SUCCESS
-                               : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
-                                           "no memory to group %lld elements by shape",
-                                           (long long)ne);
+  fea_status st = S.table && v
+                      ? FEA_SUCCESS
+                      : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                  "no memory to group %lld elements by shape", (long long)ne);
   /* Beyond this many groups, shapes do not repeat enough to be worth it. */
   const fea_index give_up = ne / 4 > 64 ? ne / 4 : 64;
   for (fea_index e = 0; e < ne && st == FEA_SUCCESS; e++) {
@@ -193,10 +193,10 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
   fea_index *reps = NULL;
   double *fe = malloc((size_t)s->nb * sizeof *fe);
   s->group = malloc(((size_t)s->ne + 1) * sizeof *s->group);
-  fea_status st = fe && s->group ? FEA_SUCCESS
-                                 : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
-                                             "no memory for the groups of %lld elements",
-                                             (long long)s->ne);
+  fea_status st = fe && s->group
+                      ? FEA_SUCCESS
+                      : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                  "no memory for the groups of %lld elements", (long long)s->ne);
   s->edofs = edofs;
   if (st == FEA_SUCCESS && !edofs) {
     st = fea_element_dof_table(sp, &s->edofs_own);
@@ -208,8 +208,8 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
     s->K = malloc((size_t)s->ngroups * nb2 * sizeof *s->K + 1);
     if (!s->K)
       st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
-                     "no memory for %lld element matrices of %d x %d", (long long)s->ngroups,
-                     s->nb, s->nb);
+                     "no memory for %lld element matrices of %d x %d", (long long)s->ngroups, s->nb,
+                     s->nb);
   }
   for (fea_index g = 0; g < s->ngroups && st == FEA_SUCCESS; g++) {
     fea_index e = reps ? reps[g] : g;
@@ -224,8 +224,9 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
     return st;
   }
   if (s->ngroups == 1)
-    snprintf(s->describe, sizeof s->describe, "element-matrix: one %dx%d matrix for all %lld elements",
-             s->nb, s->nb, (long long)s->ne);
+    snprintf(s->describe, sizeof s->describe,
+             "element-matrix: one %dx%d matrix for all %lld elements", s->nb, s->nb,
+             (long long)s->ne);
   else if (s->ngroups < s->ne)
     snprintf(s->describe, sizeof s->describe, "element-matrix: %lld shapes for %lld elements",
              (long long)s->ngroups, (long long)s->ne);
@@ -297,9 +298,7 @@ static uint64_t em_memory(const void *state) {
          (s->edofs_own ? (uint64_t)s->ne * (uint64_t)s->nb * sizeof(fea_index) : 0);
 }
 
-static const char *em_describe(const void *state) {
-  return ((const em_state *)state)->describe;
-}
+static const char *em_describe(const void *state) { return ((const em_state *)state)->describe; }
 
 void fea_matfree_element_matrix_view(const void *state, fea_em_view *view) {
   const em_state *s = state;

@@ -15,9 +15,7 @@
 #include "operator-device.h"
 #include "vector.h"
 
-static int on_device(const fea_operator *A) {
-  return A->ctx->backend->mem != FEA_MEM_HOST;
-}
+static int on_device(const fea_operator *A) { return A->ctx->backend->mem != FEA_MEM_HOST; }
 
 /* 1 / diag(A) for Jacobi, into *dinv (freed by the caller, also on error). */
 static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
@@ -55,8 +53,8 @@ static fea_status jacobi_alloc_device(fea_operator *A, fea_vector **dvec, double
 
 typedef struct jacobi_data {
   fea_index n;
-  const double *dinv;     /* host array, or device array with ctx set */
-  fea_context *ctx;       /* device: the backend's pointwise_mul runs */
+  const double *dinv; /* host array, or device array with ctx set */
+  fea_context *ctx;   /* device: the backend's pointwise_mul runs */
 } jacobi_data;
 
 static fea_status jacobi_apply(void *user, const double *r, double *z) {
@@ -77,9 +75,8 @@ static fea_cg_operator cg_operator(fea_operator *A) {
   return c;
 }
 
-fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x,
-                      const fea_cg_desc *d, fea_cg_precond_fn precond, void *user,
-                      fea_cg_stats *s) {
+fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x, const fea_cg_desc *d,
+                      fea_cg_precond_fn precond, void *user, fea_cg_stats *s) {
   const fea_cg_operator c = cg_operator(A);
   return fea_cg_iterate(&c, b, x, d, precond, user, s);
 }
@@ -95,8 +92,7 @@ fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vecto
   fea_status st = FEA_SUCCESS;
   if (d.jacobi && on_device(A)) {
     FEA_CHECK(A->ctx->backend->op && A->ctx->backend->op->pointwise_mul, A->ctx,
-              FEA_ERR_UNSUPPORTED, "backend '%s' has no device Jacobi scaling",
-              A->ctx->resource);
+              FEA_ERR_UNSUPPORTED, "backend '%s' has no device Jacobi scaling", A->ctx->resource);
     st = jacobi_alloc_device(A, &ddinv, &dinv);
     jd.dinv = ddinv ? ddinv->data : NULL;
     jd.ctx = A->ctx;

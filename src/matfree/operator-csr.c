@@ -37,8 +37,10 @@ static fea_index row_at(const fea_index *row_ptr, fea_index rows, fea_index targ
   fea_index lo = 0, hi = rows;
   while (lo < hi) {
     fea_index mid = lo + (hi - lo) / 2;
-    if (row_ptr[mid] < target) lo = mid + 1;
-    else hi = mid;
+    if (row_ptr[mid] < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -109,9 +111,8 @@ fea_status fea_operator_csr_build(fea_operator *op) {
   /* 2 flops per nonzero; values and column indices once, x and y once each
    * (x is reused from cache at best), row pointers. */
   op->info.flops_per_apply = 2.0 * (double)nnz;
-  op->info.bytes_per_apply =
-      (double)nnz * (sizeof(double) + sizeof(fea_index)) + (double)rows * (3 * sizeof(double) +
-                                                                          sizeof(fea_index));
+  op->info.bytes_per_apply = (double)nnz * (sizeof(double) + sizeof(fea_index)) +
+                             (double)rows * (3 * sizeof(double) + sizeof(fea_index));
   op->info.memory_bytes = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index)) +
                           (uint64_t)(rows + 1) * sizeof(fea_index);
   return FEA_SUCCESS;

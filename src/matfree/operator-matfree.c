@@ -41,15 +41,15 @@
 
 typedef struct matfree_op {
   const fea_matfree_kernel_ops *k;
-  void *ks;                 /* kernel state */
+  void *ks; /* kernel state */
   int batch, nb;
   fea_index ne, ndofs, nf;
-  const fea_index *edofs;   /* ne x nb: the space's (element_dof_table) or edofs_own */
+  const fea_index *edofs; /* ne x nb: the space's (element_dof_table) or edofs_own */
   fea_index *edofs_own;
-  double *x_full, *y_full;  /* ndofs each: the gather source and the scatter target */
+  double *x_full, *y_full; /* ndofs each: the gather source and the scatter target */
   fea_index nruns;
-  fea_index *run_row;       /* nruns + 1: first free row of each run, then nf */
-  fea_index *run_dof;       /* nruns: its first DoF */
+  fea_index *run_row; /* nruns + 1: first free row of each run, then nf */
+  fea_index *run_dof; /* nruns: its first DoF */
   /* apply_add's write maps (fea_matfree_target.write), one per pass: pass
    * b covers the elements wmap_first[b] .. wmap_end[b] - 1 that it visits
    * (PRIVATE_BUFFERS: block b's; else one pass, every element). NULL: no
@@ -57,8 +57,8 @@ typedef struct matfree_op {
   int npass;
   unsigned char **wmap;
   fea_index *wmap_first, *wmap_end;
-  int free_rows;            /* apply_add on the reduced vectors (no embedding) */
-  const double *x_in;       /* free_rows: this application's x and y */
+  int free_rows;      /* apply_add on the reduced vectors (no embedding) */
+  const double *x_in; /* free_rows: this application's x and y */
   double *y_out;
   fea_conc_job *job;
   fea_conc_plan plan;
@@ -69,9 +69,9 @@ typedef struct matfree_op {
  * at a time, the kernel prefers them by the batch. */
 typedef struct matfree_worker {
   fea_index elems[MATFREE_MAX_BATCH];
-  fea_index first;          /* >= 0: the batch is first .. first + count - 1, not in elems */
+  fea_index first; /* >= 0: the batch is first .. first + count - 1, not in elems */
   int count, cursor;
-  int blk;                  /* direct updates: the pass (w->blk) of the batch */
+  int blk; /* direct updates: the pass (w->blk) of the batch */
   double *y, *scratch;
   int blas_prev;
 } matfree_worker;
@@ -169,19 +169,24 @@ static int work_element(fea_conc_worker *w, const fea_index *seq, fea_index k, f
     x->cursor = 0;
     if (add) {
       const int pass = w->owner ? w->blk : 0;
-      const fea_matfree_target tg = {
-        .y = m->free_rows ? m->y_out : w->job->target, .row = w->job->pb->free_index,
-        .free_rows = m->free_rows, .first = x->first, .write = m->wmap ? m->wmap[pass] : NULL,
-        .write_first = m->wmap ? m->wmap_first[pass] : 0, .write_end = m->wmap ? m->wmap_end[pass] : 0,
-        .keep = w->owner, .keep_key = w->blk, .updates = &w->ctr->updates};
-      m->k->apply_add(m->ks, x->first >= 0 ? NULL : x->elems, n,
-                      m->free_rows ? m->x_in : m->x_full, &tg, x->scratch);
+      const fea_matfree_target tg = {.y = m->free_rows ? m->y_out : w->job->target,
+                                     .row = w->job->pb->free_index,
+                                     .free_rows = m->free_rows,
+                                     .first = x->first,
+                                     .write = m->wmap ? m->wmap[pass] : NULL,
+                                     .write_first = m->wmap ? m->wmap_first[pass] : 0,
+                                     .write_end = m->wmap ? m->wmap_end[pass] : 0,
+                                     .keep = w->owner,
+                                     .keep_key = w->blk,
+                                     .updates = &w->ctr->updates};
+      m->k->apply_add(m->ks, x->first >= 0 ? NULL : x->elems, n, m->free_rows ? m->x_in : m->x_full,
+                      &tg, x->scratch);
     } else {
       m->k->apply(m->ks, x->elems, n, m->x_full, x->y, x->scratch);
       if (w->direct) scatter_batch(m, w, x);
     }
   }
-  if (w->direct) { /* added with its batch */
+  if (w->direct) {        /* added with its batch */
     if (x->cursor == 0) { /* the batch starts here: the loop may skip the rest */
       w->served = x->count - 1;
       w->ctr->elements += (uint64_t)x->count;
@@ -307,8 +312,8 @@ static void matfree_destroy(void *data) {
 
 static const fea_operator_impl matfree_impl = {matfree_apply, matfree_diagonal, matfree_destroy};
 
-fea_status fea_operator_matfree_kernel_state(const fea_operator *op, const fea_matfree_kernel_ops **k,
-                                        const void **state) {
+fea_status fea_operator_matfree_kernel_state(const fea_operator *op,
+                                             const fea_matfree_kernel_ops **k, const void **state) {
   FEA_CHECK(op->impl == &matfree_impl, op->ctx, FEA_ERR_STATE, "the operator is not matrix-free");
   const matfree_op *m = op->data;
   *k = m->k;
@@ -474,7 +479,7 @@ static uint64_t wmap_bytes(const matfree_op *m) {
 }
 
 fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
-                                 fea_update_strategy strategy) {
+                                      fea_update_strategy strategy) {
   matfree_op *m = calloc(1, sizeof *m);
   FEA_CHECK(m, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the matrix-free operator");
   m->k = kernel;
@@ -496,9 +501,9 @@ fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel
                              (m->free_rows ? 0.0 : (double)m->ndofs * 4.0 * sizeof(double)) +
                              (double)wmap_bytes(m);
   op->info.memory_bytes = kernel->memory(m->ks) +
-                          (m->edofs_own ? (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index) : 0) +
-                          (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) +
-                          wmap_bytes(m) +
+                          (m->edofs_own ? (uint64_t)m->ne * (uint64_t)m->nb * sizeof(fea_index)
+                                        : 0) +
+                          (uint64_t)(m->nruns + 1) * 2 * sizeof(fea_index) + wmap_bytes(m) +
                           (uint64_t)m->ndofs * 2 * sizeof(double) +
                           (m->plan.color_order ? (uint64_t)m->ne * sizeof(fea_index) : 0) +
                           (m->plan.owner ? (uint64_t)m->nf * sizeof(int) : 0);

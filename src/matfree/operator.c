@@ -18,7 +18,7 @@
 /* MATFREE_SUMFACT where the kernel serves the problem; else element matrices and
  * the reason, for the info. */
 static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
-                                            char *why, size_t len) {
+                                                 char *why, size_t len) {
   why[0] = '\0';
   if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return &fea_matfree_kernel_element_matrix;
   if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
@@ -68,8 +68,9 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   } else {
     const fea_matfree_kernel_ops *k = pick_kernel(d, op->problem, why, sizeof why);
     st = fea_operator_matfree_build(op, k, d->strategy);
-    op->info.kind_run = k == &fea_matfree_kernel_element_matrix ? FEA_OPERATOR_MATFREE_ELEMENT_MATRIX
-                                                           : FEA_OPERATOR_MATFREE_SUMFACT;
+    op->info.kind_run = k == &fea_matfree_kernel_element_matrix
+                            ? FEA_OPERATOR_MATFREE_ELEMENT_MATRIX
+                            : FEA_OPERATOR_MATFREE_SUMFACT;
   }
   if (st != FEA_SUCCESS) {
     fea_object_release(op);
@@ -88,7 +89,6 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   return FEA_SUCCESS;
 }
 
-
 /* ---- device-memory backends ------------------------------------------------------------------ */
 
 /* The operator of a device context: the CPU code builds everything on the
@@ -96,12 +96,12 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
  * uploads it. Sum
  * factorization has no device kernel yet: element matrices run instead and
  * the info says so. */
-static fea_status device_upload(fea_operator *op, const fea_operator *hop, const fea_operator_desc *d,
-                                fea_update_strategy strategy) {
+static fea_status device_upload(fea_operator *op, const fea_operator *hop,
+                                const fea_operator_desc *d, fea_update_strategy strategy) {
   fea_context *ctx = op->ctx;
   fea_op_device_src src = {0};
   src.kind = hop->info.kind_run == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
-                                                     : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+                                                    : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   src.strategy = strategy;
   src.flops_per_apply = hop->info.flops_per_apply;
   src.bytes_per_apply = hop->info.bytes_per_apply;
@@ -144,7 +144,8 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
                                 const fea_operator_desc *d, fea_operator **out) {
   FEA_CHECK(ctx->backend->op && ctx->backend->op->create, ctx, FEA_ERR_UNSUPPORTED,
             "backend '%s' keeps vectors on a device and has no operators", ctx->resource);
-  fea_update_strategy strategy = d->strategy == FEA_UPDATE_AUTO ? FEA_UPDATE_ATOMIC_CAS : d->strategy;
+  fea_update_strategy strategy = d->strategy == FEA_UPDATE_AUTO ? FEA_UPDATE_ATOMIC_CAS
+                                                                : d->strategy;
   FEA_CHECK(d->kind == FEA_OPERATOR_CSR || strategy == FEA_UPDATE_ATOMIC_CAS ||
                 strategy == FEA_UPDATE_COLORING,
             ctx, FEA_ERR_UNSUPPORTED,
@@ -178,7 +179,8 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
     fea_object_release(op);
     return st;
   }
-  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
+                                                  : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT) { /* the fallback says so */
     char k[96];
     snprintf(k, sizeof k, "%s", op->info.kernel);
@@ -190,7 +192,6 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
   *out = op;
   return FEA_SUCCESS;
 }
-
 
 fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
                               const fea_operator_desc *d, fea_operator **out) {

@@ -34,10 +34,10 @@ void fea_cost_paper_eval(int dim, int p, fea_index n, int nproc, fea_cost *c) {
   const double P = nproc > 0 ? nproc : INFINITY;
   double flops = 0, crit = 0, entries = 0;
   for (int i = 0; i < s; i++) {
-    const double np = ldexp(1.0, dim * (s - i));        /* N_p(i) patches at level i */
+    const double np = ldexp(1.0, dim * (s - i));              /* N_p(i) patches at level i */
     const double q = i == 0 ? 1.0 : ldexp(pd, (dim - 1) * i); /* Table 1, unit constants */
     const double r = i == 0 ? pd : q;
-    const double nt = dmax(1.0, P / np);                /* N~(i): processors per patch */
+    const double nt = dmax(1.0, P / np); /* N~(i): processors per patch */
     flops += np * dmax(q * q * q, q * r * r);
     entries += np * dmax(q * q, q * r);
     crit += np / dmin(np, P) * dmax(q * q * q / dmin(nt, q), q * r * r / dmin(nt, r));

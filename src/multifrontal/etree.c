@@ -51,10 +51,10 @@
 
 typedef struct dir_info {
   int p;
-  fea_index ne, nf;          /* elements, functions */
-  fea_index *sup_lo, *sup_hi;/* per function: first and last element of its support */
-  fea_index *fn_lo, *fn_hi;  /* per element: first and last function non-zero on it */
-  unsigned char *c0;         /* per element boundary b in 1..ne-1: a C0 separator */
+  fea_index ne, nf;           /* elements, functions */
+  fea_index *sup_lo, *sup_hi; /* per function: first and last element of its support */
+  fea_index *fn_lo, *fn_hi;   /* per element: first and last function non-zero on it */
+  unsigned char *c0;          /* per element boundary b in 1..ne-1: a C0 separator */
 } dir_info;
 
 typedef struct builder {
@@ -63,14 +63,14 @@ typedef struct builder {
   int dim, keep_boundary;
   fea_multifrontal_merge merge;
   dir_info dir[3];
-  fea_index stride[3];       /* DoF index = sum i_k stride_k */
+  fea_index stride[3]; /* DoF index = sum i_k stride_k */
   fea_etree_node *nodes;
   fea_index num_nodes, cap_nodes;
   fea_index *children;
   fea_index num_children, cap_children;
   fea_index *front;
   fea_index num_front, cap_front;
-  fea_index *scratch;        /* a leaf's touching DoFs, or the union of children's r */
+  fea_index *scratch; /* a leaf's touching DoFs, or the union of children's r */
   fea_index cap_scratch;
   fea_status st;
 } builder;
@@ -104,9 +104,8 @@ static fea_status dir_init(const fea_space *s, int k, dir_info *d) {
   d->fn_lo = malloc((size_t)d->ne * sizeof *d->fn_lo);
   d->fn_hi = malloc((size_t)d->ne * sizeof *d->fn_hi);
   d->c0 = calloc((size_t)d->ne + 1, 1);
-  FEA_CHECK(d->sup_lo && d->sup_hi && d->fn_lo && d->fn_hi && d->c0, s->ctx,
-            FEA_ERR_OUT_OF_MEMORY, "no memory for the knot spans of direction %d (%lld elements)",
-            k, (long long)d->ne);
+  FEA_CHECK(d->sup_lo && d->sup_hi && d->fn_lo && d->fn_hi && d->c0, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the knot spans of direction %d (%lld elements)", k, (long long)d->ne);
   for (fea_index i = 0; i < d->nf; i++) d->sup_lo[i] = d->ne, d->sup_hi[i] = -1;
   for (fea_index e = 0; e < d->ne; e++) {
     fea_index sp = kn->span[e];
@@ -149,16 +148,16 @@ static void *grow(void *ptr, fea_index *cap, fea_index need, size_t elem) {
   return p;
 }
 
-#define GROW(b, arr, cap, need)                                                      \
-  do {                                                                               \
-    void *g_ = grow((b)->arr, &(b)->cap, (need), sizeof *(b)->arr);                  \
-    if (!g_) {                                                                       \
-      (b)->st = FEA_ERROR((b)->s->ctx, FEA_ERR_OUT_OF_MEMORY,                        \
+#define GROW(b, arr, cap, need)                                                            \
+  do {                                                                                     \
+    void *g_ = grow((b)->arr, &(b)->cap, (need), sizeof *(b)->arr);                        \
+    if (!g_) {                                                                             \
+      (b)->st = FEA_ERROR((b)->s->ctx, FEA_ERR_OUT_OF_MEMORY,                              \
                           "no memory for the elimination tree (%lld entries of " #arr ")", \
-                          (long long)(need));                                        \
-      return -1;                                                                     \
-    }                                                                                \
-    (b)->arr = g_;                                                                   \
+                          (long long)(need));                                              \
+      return -1;                                                                           \
+    }                                                                                      \
+    (b)->arr = g_;                                                                         \
   } while (0)
 
 static int never_eliminated(const builder *b, fea_index dof) {
@@ -176,9 +175,12 @@ static int child_of(const builder *b, fea_index dof, const fea_index cut[3]) {
   for (int k = 0; k < b->dim; k++) {
     if (cut[k] < 0) continue;
     fea_index i = dof / b->stride[k] % b->dir[k].nf;
-    if (b->dir[k].sup_hi[i] < cut[k]) c += 0;
-    else if (b->dir[k].sup_lo[i] >= cut[k]) c += mul;
-    else return -1;
+    if (b->dir[k].sup_hi[i] < cut[k])
+      c += 0;
+    else if (b->dir[k].sup_lo[i] >= cut[k])
+      c += mul;
+    else
+      return -1;
     mul *= 2;
   }
   return c;
@@ -267,8 +269,10 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
     fea_index fill[8];
     memcpy(fill, start, sizeof fill);
     for (fea_index i = 0; i < n; i++) {
-      if (which[i] >= 0) buf[fill[which[i]]++] = dofs[i];
-      else dofs[nq++] = dofs[i];
+      if (which[i] >= 0)
+        buf[fill[which[i]]++] = dofs[i];
+      else
+        dofs[nq++] = dofs[i];
     }
     free(which);
     for (int c = 0; c < nch; c++) {
@@ -278,8 +282,10 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
         clo[k] = lo[k];
         chi[k] = hi[k];
         if (k < b->dim && cut[k] >= 0) {
-          if (c >> bit & 1) clo[k] = cut[k];
-          else chi[k] = cut[k];
+          if (c >> bit & 1)
+            clo[k] = cut[k];
+          else
+            chi[k] = cut[k];
           bit++;
         }
       }
@@ -288,7 +294,8 @@ static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3],
         free(buf);
         return -1;
       }
-      if (b->nodes[child_nodes[c]].level > child_level) child_level = b->nodes[child_nodes[c]].level;
+      if (b->nodes[child_nodes[c]].level > child_level)
+        child_level = b->nodes[child_nodes[c]].level;
     }
     free(buf);
   }
@@ -349,8 +356,10 @@ fea_index fea_etree_front_position(const fea_etree *t, fea_index n, fea_index do
     fea_index lo = parts[p][0], hi = parts[p][1];
     while (lo < hi) {
       fea_index mid = lo + (hi - lo) / 2;
-      if (f[mid] < dof) lo = mid + 1;
-      else hi = mid;
+      if (f[mid] < dof)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo < parts[p][1] && f[lo] == dof) return lo;
   }
@@ -430,8 +439,8 @@ static fea_status finish(const fea_space *s, const fea_index *free_index, fea_et
     const fea_etree_node *nd = &t->nodes[n];
     if (nd->parent >= 0)
       for (fea_index i = 0; i < nd->r; i++)
-        t->ext_map[nd->map_off + i] = (int32_t)fea_etree_front_position(
-            t, nd->parent, t->front_dofs[nd->front_off + nd->q + i]);
+        t->ext_map[nd->map_off + i] = (int32_t)
+            fea_etree_front_position(t, nd->parent, t->front_dofs[nd->front_off + nd->q + i]);
     if (nd->num_children > 0) continue;
     int32_t *m = t->leaf_map + nd->leaf_off;
     for (fea_index e2 = nd->lo[2]; e2 < nd->hi[2]; e2++)
@@ -461,8 +470,8 @@ void fea_etree_free(fea_etree *t) {
   memset(t, 0, sizeof *t);
 }
 
-fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_multifrontal_merge merge,
-                           int keep_boundary, fea_etree *out) {
+fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
+                           fea_multifrontal_merge merge, int keep_boundary, fea_etree *out) {
   memset(out, 0, sizeof *out);
   FEA_CHECK(s->kind == FEA_SPACE_BSPLINE, s->ctx, FEA_ERR_UNSUPPORTED,
             "the multifrontal tree needs a B-spline space, not a %s space",
@@ -470,7 +479,10 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index, fea_
   FEA_CHECK(merge == FEA_MULTIFRONTAL_MERGE_AUTO || merge == FEA_MULTIFRONTAL_MERGE_TENSOR ||
                 merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
             s->ctx, FEA_ERR_INVALID_ARG, "unknown merge %d (AUTO, TENSOR or PAIRWISE)", (int)merge);
-  builder b = {.s = s, .free_index = free_index, .dim = s->dim, .keep_boundary = keep_boundary,
+  builder b = {.s = s,
+               .free_index = free_index,
+               .dim = s->dim,
+               .keep_boundary = keep_boundary,
                .merge = merge == FEA_MULTIFRONTAL_MERGE_AUTO ? fea_etree_auto_merge(s->dim) : merge,
                .st = FEA_SUCCESS};
   fea_index st = 1;

@@ -20,21 +20,22 @@
 #include "problem.h"
 
 typedef struct multifrontal_solver {
-  fea_solver_desc desc;       /* complete */
-  fea_index *tree_index;      /* per space DoF: its tree DoF, or -1 */
-  fea_index *tree_of_free;    /* per problem free DoF: its tree DoF */
+  fea_solver_desc desc;    /* complete */
+  fea_index *tree_index;   /* per space DoF: its tree DoF, or -1 */
+  fea_index *tree_of_free; /* per problem free DoF: its tree DoF */
   fea_etree tree;
   fea_multifrontal_factor factor;
-  double *level_s;            /* per level: factorization time of the last setup */
+  double *level_s; /* per level: factorization time of the last setup */
   double integrate_s, factor_s, root_s, forward_s, backward_s;
-  uint64_t device_bytes;      /* what the backend reserved on a device (last setup) */
+  uint64_t device_bytes; /* what the backend reserved on a device (last setup) */
 } multifrontal_solver;
 
 static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
 
 static void multifrontal_reset(fea_solver *s) {
   multifrontal_solver *m = multifrontal_of(s);
-  if (m->factor.tree && s->ctx->multifrontal.factor_release) s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
+  if (m->factor.tree && s->ctx->multifrontal.factor_release)
+    s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
   s->ready = 0;
 }
 
@@ -67,7 +68,7 @@ static fea_status number_dofs(fea_solver *s) {
 
 static fea_status multifrontal_setup(fea_solver *s);
 static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                           double *x, fea_index ldx);
+                                     double *x, fea_index ldx);
 
 const fea_solver_ops fea_multifrontal_solver_ops = {
     .name = "multifrontal",
@@ -86,7 +87,8 @@ static fea_status multifrontal_setup(fea_solver *s) {
   uint64_t limit = fea_memory_limit(m->desc.memory_limit_bytes);
   FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
             "the factorization needs %llu bytes (%llu of factors, front of up to %lld DoFs) but "
-            "the memory limit is %llu bytes", (unsigned long long)need,
+            "the memory limit is %llu bytes",
+            (unsigned long long)need,
             (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
             (long long)t->max_front, (unsigned long long)limit);
   multifrontal_reset(s);
@@ -113,7 +115,7 @@ static fea_status multifrontal_setup(fea_solver *s) {
 }
 
 static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                           double *x, fea_index ldx) {
+                                     double *x, fea_index ldx) {
   fea_context *ctx = s->ctx;
   multifrontal_solver *m = multifrontal_of(s);
   const fea_index nf = s->problem->num_free;

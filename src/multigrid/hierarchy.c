@@ -34,10 +34,12 @@ fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
   const fea_space *s = pb->space;
   FEA_CHECK(s->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
-            "space is a B-spline space of degree %d", s->degree[0]);
+            "space is a B-spline space of degree %d",
+            s->degree[0]);
   FEA_CHECK(s->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
-            "space is Lagrange of order %d", s->degree[0]);
+            "space is Lagrange of order %d",
+            s->degree[0]);
   const fea_mesh *m = s->mesh;
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs a structured box mesh (fea_mesh_create_structured); the problem's "
@@ -51,7 +53,8 @@ fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
             (long long)m->num_nodes);
   FEA_CHECK(pb->num_free > 0, ctx, FEA_ERR_INVALID_ARG,
             "the problem has no free DoFs (every DoF of its %lld cells is on the Dirichlet "
-            "boundary): nothing to solve", (long long)m->num_cells);
+            "boundary): nothing to solve",
+            (long long)m->num_cells);
   return FEA_SUCCESS;
 }
 
@@ -112,8 +115,8 @@ static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_i
   return count;
 }
 
-fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine,
-                               const fea_problem *coarse, fea_matrix **P) {
+fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
+                               fea_matrix **P) {
   const fea_mesh *fm = fine->space->mesh, *cm = coarse->space->mesh;
   FEA_CHECK(fm->structured && cm->structured && fm->dim == cm->dim &&
                 fm->simplices == cm->simplices,

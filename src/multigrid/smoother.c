@@ -29,7 +29,6 @@
 #define LANCZOS_STEPS 30
 #define CHEBYSHEV_SAFETY 1.1
 
-
 static fea_status apply(const fea_mg_level *lv, const double *x, double *y) {
   return lv->op->impl->apply(lv->op, x, y, 0);
 }
@@ -160,7 +159,8 @@ static fea_status inverse_diagonal(fea_context *ctx, fea_mg_level *lv, int l) {
   for (fea_index i = 0; i < lv->n; i++) {
     FEA_CHECK(lv->dinv[i] > 0.0 && isfinite(lv->dinv[i]), ctx, FEA_ERR_NOT_POSDEF,
               "level %d: diagonal entry %lld of the operator is %g; the smoother needs positive "
-              "entries", l, (long long)i, lv->dinv[i]);
+              "entries",
+              l, (long long)i, lv->dinv[i]);
     lv->dinv[i] = 1.0 / lv->dinv[i];
   }
   return FEA_SUCCESS;

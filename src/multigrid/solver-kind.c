@@ -44,7 +44,7 @@ static fea_status mgs_setup(fea_solver *s) {
     mg = m->mg;
     m->mg = NULL;
     m->fresh = 0; /* consumed: a failure below rebuilds on the next setup */
-  } else { /* build first: a refused setup keeps the previous hierarchy */
+  } else {        /* build first: a refused setup keeps the previous hierarchy */
     FEA_CALL(fea_mg_create(s->ctx, s->problem, &m->desc, &mg));
   }
   const fea_index nf = s->problem->num_free;

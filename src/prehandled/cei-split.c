@@ -34,9 +34,12 @@ fea_status fea_ph_split_create(fea_context *ctx, const fea_ph_grid *g, fea_ph_sp
   for (fea_index j = 1; j < n; j++)
     for (fea_index i = 1; i < n; i++) {
       const fea_index a = i % r, b = j % r;
-      if (a == 0 && b == 0) s.nc++;
-      else if (a == 0 || b == 0 || (g->element == FEA_PH_P1 && a == b)) s.ne++;
-      else s.ni++;
+      if (a == 0 && b == 0)
+        s.nc++;
+      else if (a == 0 || b == 0 || (g->element == FEA_PH_P1 && a == b))
+        s.ne++;
+      else
+        s.ni++;
     }
   s.num_cells = g->element == FEA_PH_Q1 ? n0 * n0 : 2 * n0 * n0;
   s.block = g->element == FEA_PH_Q1 ? (r - 1) * (r - 1) : (r >= 2 ? (r - 1) * (r - 2) / 2 : 0);
@@ -55,11 +58,16 @@ fea_status fea_ph_split_create(fea_context *ctx, const fea_ph_grid *g, fea_ph_sp
     for (fea_index i = 1; i < n; i++) {
       const fea_index a = i % r, b = j % r, cell = (j / r) * n0 + i / r;
       fea_index p;
-      if (a == 0 && b == 0) p = next_c++;
-      else if (a == 0 || b == 0 || (g->element == FEA_PH_P1 && a == b)) p = next_e++;
-      else if (g->element == FEA_PH_Q1) p = s.nc + s.ne + cell * s.block + (b - 1) * (r - 1) + a - 1;
-      else if (a > b) p = s.nc + s.ne + (2 * cell) * s.block + lower_local(r, a, b);
-      else p = s.nc + s.ne + (2 * cell + 1) * s.block + lower_local(r, r - a, r - b);
+      if (a == 0 && b == 0)
+        p = next_c++;
+      else if (a == 0 || b == 0 || (g->element == FEA_PH_P1 && a == b))
+        p = next_e++;
+      else if (g->element == FEA_PH_Q1)
+        p = s.nc + s.ne + cell * s.block + (b - 1) * (r - 1) + a - 1;
+      else if (a > b)
+        p = s.nc + s.ne + (2 * cell) * s.block + lower_local(r, a, b);
+      else
+        p = s.nc + s.ne + (2 * cell + 1) * s.block + lower_local(r, r - a, r - b);
       const fea_index l = (i - 1) + (j - 1) * (n - 1);
       s.pos[l] = p;
       s.perm[p] = l;

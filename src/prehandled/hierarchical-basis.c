@@ -71,9 +71,9 @@ static int parents(const fea_ph_grid *g, fea_index i, fea_index j, fea_index s, 
 }
 
 /* Visit the nodes new on level k (1 <= k <= levels). */
-#define FOR_NEW_NODES(g, k, s, i, j)                                            \
-  for (fea_index s = (g)->r >> (k), j = s; j < (g)->n; j += s)                 \
-    for (fea_index i = s; i < (g)->n; i += s)                                  \
+#define FOR_NEW_NODES(g, k, s, i, j)                           \
+  for (fea_index s = (g)->r >> (k), j = s; j < (g)->n; j += s) \
+    for (fea_index i = s; i < (g)->n; i += s)                  \
       if (!((i % (2 * s)) == 0 && (j % (2 * s)) == 0))
 
 void fea_ph_apply_s(const fea_ph_grid *g, double *x) {

@@ -37,8 +37,7 @@ void fea_m1_destroy(fea_m1 **m) {
 
 void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info) {
   *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
-  info->dense_bytes =
-      m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
+  info->dense_bytes = m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
 }
 
 void fea_m1_export(const fea_m1 *m, fea_m1_device_data *data) {
@@ -57,13 +56,13 @@ void fea_m1_export(const fea_m1 *m, fea_m1_device_data *data) {
 
 /* The FP64 blocks while setting up; freed once converted. */
 typedef struct m1_setup {
-  double *sd;     /* sqrt(diag At) per lexicographic node: the scaling of L */
-  double *bt;     /* nc x ne: At_CE scaled, then B = L0^-1 (At_CE / sqrt(d_E)) */
-  double *lambda; /* ne x ne: E, then Lambda, Pi, and Pi's Cholesky factor */
-  double *c1;     /* blk x blk: the block of macro cell 0, then its factor */
-  double *cinv;   /* blk x blk */
-  double *pinv;   /* ne x ne */
-  fea_matrix *dt; /* ni x ne: D^T */
+  double *sd;      /* sqrt(diag At) per lexicographic node: the scaling of L */
+  double *bt;      /* nc x ne: At_CE scaled, then B = L0^-1 (At_CE / sqrt(d_E)) */
+  double *lambda;  /* ne x ne: E, then Lambda, Pi, and Pi's Cholesky factor */
+  double *c1;      /* blk x blk: the block of macro cell 0, then its factor */
+  double *cinv;    /* blk x blk */
+  double *pinv;    /* ne x ne */
+  fea_matrix *dt;  /* ni x ne: D^T */
   int have_lambda; /* lambda is allocated (not in a C_1-only diagnostic) */
 } m1_setup;
 
@@ -116,7 +115,8 @@ static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At
       const fea_index col = At->col_idx[k], q = s->pos[col];
       const double v = At->values[k];
       if (p < nc) {
-        if (q >= nc && q < i0) w->bt[p + (q - nc) * nc] = v / w->sd[col];
+        if (q >= nc && q < i0)
+          w->bt[p + (q - nc) * nc] = v / w->sd[col];
         else if (q >= i0 && fabs(v) > tol) {
           st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
                          "A_CI(%lld, %lld) = %.3g is not zero: the grid is not one M1 covers",
@@ -138,8 +138,7 @@ static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At
                          (long long)cq, v);
           break;
         }
-        if (cp == 0 && cq == 0)
-          w->c1[(p - i0) + (q - i0) * blk] = v / (w->sd[l] * w->sd[col]);
+        if (cp == 0 && cq == 0) w->c1[(p - i0) + (q - i0) * blk] = v / (w->sd[l] * w->sd[col]);
       }
     }
   }
@@ -209,8 +208,9 @@ static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
   double *g = dalloc((size_t)(kmax * kmax));
   fea_status st = FEA_SUCCESS;
   if (!slot || !rows || !dc || !wk || !g)
-    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the E rows of a macro cell (%lld x %lld)",
-                   (long long)kmax, (long long)blk);
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                   "no memory for the E rows of a macro cell (%lld x %lld)", (long long)kmax,
+                   (long long)blk);
   for (fea_index c = 0; c < m->cells && st >= 0; c++) {
     fea_index k = 0;
     for (fea_index r = c * blk; r < (c + 1) * blk; r++)
@@ -223,7 +223,8 @@ static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
         dc[slot[dt->col_idx[p]] + l * k] = dt->values[p];
     fea_dmat D = {dc, k, blk, k, FEA_F64}, W = {wk, k, blk, k, FEA_F64};
     fea_dmat Ci = {w->cinv, blk, blk, blk, FEA_F64}, G = {g, k, k, k, FEA_F64};
-    st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &D, &Ci, 0.0, &W, FEA_COMPUTE_DEFAULT);
+    st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &D, &Ci, 0.0, &W,
+                        FEA_COMPUTE_DEFAULT);
     if (st >= 0)
       st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_TRANS, 1.0, &W, &D, 0.0, &G, FEA_COMPUTE_DEFAULT);
     for (fea_index b = 0; b < k && st >= 0; b++)
@@ -278,8 +279,10 @@ static fea_status dense_kappa(fea_context *ctx, const double *a, fea_index n, in
   dense_apply d = {ctx, a, n};
   double lmin = 0, lmax = 0;
   FEA_CALL(fea_lanczos_extremes(ctx, n, apply_dense, &d, steps, 1, 12345, &lmin, &lmax));
-  FEA_CHECK(lmin > 0, ctx, FEA_ERR_NOT_POSDEF, "Lanczos finds the eigenvalue %g in a %lld x %lld "
-            "block that should be SPD", lmin, (long long)n, (long long)n);
+  FEA_CHECK(lmin > 0, ctx, FEA_ERR_NOT_POSDEF,
+            "Lanczos finds the eigenvalue %g in a %lld x %lld "
+            "block that should be SPD",
+            lmin, (long long)n, (long long)n);
   *kappa = lmax / lmin;
   return FEA_SUCCESS;
 }
@@ -311,9 +314,9 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
   w->c1 = dalloc((size_t)(blk * blk));
   w->cinv = dalloc((size_t)(blk * blk));
   w->pinv = cond ? dalloc(1) : dalloc((size_t)(ne * ne));
-  FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx,
-            FEA_ERR_OUT_OF_MEMORY, "no memory for the FP64 blocks (|E| = %lld, block %lld)",
-            (long long)ne, (long long)blk);
+  FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the FP64 blocks (|E| = %lld, block %lld)", (long long)ne,
+            (long long)blk);
   double dmax = 0;
   for (fea_index l = 0; l < m->num; l++)
     for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++)

@@ -20,35 +20,39 @@
 
 /* r(:, c) -= D y(:, c) and t(:, c) -= D^T x(:, c), for float and double. The
  * sums run in the working precision: that is the point of the FP32 solve. */
-#define M1_SPARSE_KERNELS(T, SUF)                                                                 \
-  static void d_sub_##SUF(const fea_matrix *d, const T *v, fea_index k, const T *y, T *r) {       \
-    for (fea_index c = 0; c < k; c++)                                                             \
-      for (fea_index e = 0; e < d->rows; e++) {                                                   \
-        T sum = 0;                                                                                \
-        for (fea_index p = d->row_ptr[e]; p < d->row_ptr[e + 1]; p++)                             \
-          sum += v[p] * y[d->col_idx[p] + c * d->cols];                                           \
-        r[e + c * d->rows] -= sum;                                                                \
-      }                                                                                           \
-  }                                                                                               \
-  static void dt_sub_##SUF(const fea_matrix *d, const T *v, fea_index k, const T *x, T *t) {      \
-    for (fea_index c = 0; c < k; c++)                                                             \
-      for (fea_index e = 0; e < d->rows; e++) {                                                   \
-        const T xe = x[e + c * d->rows];                                                          \
-        for (fea_index p = d->row_ptr[e]; p < d->row_ptr[e + 1]; p++)                             \
-          t[d->col_idx[p] + c * d->cols] -= v[p] * xe;                                            \
-      }                                                                                           \
+#define M1_SPARSE_KERNELS(T, SUF)                                                            \
+  static void d_sub_##SUF(const fea_matrix *d, const T *v, fea_index k, const T *y, T *r) {  \
+    for (fea_index c = 0; c < k; c++)                                                        \
+      for (fea_index e = 0; e < d->rows; e++) {                                              \
+        T sum = 0;                                                                           \
+        for (fea_index p = d->row_ptr[e]; p < d->row_ptr[e + 1]; p++)                        \
+          sum += v[p] * y[d->col_idx[p] + c * d->cols];                                      \
+        r[e + c * d->rows] -= sum;                                                           \
+      }                                                                                      \
+  }                                                                                          \
+  static void dt_sub_##SUF(const fea_matrix *d, const T *v, fea_index k, const T *x, T *t) { \
+    for (fea_index c = 0; c < k; c++)                                                        \
+      for (fea_index e = 0; e < d->rows; e++) {                                              \
+        const T xe = x[e + c * d->rows];                                                     \
+        for (fea_index p = d->row_ptr[e]; p < d->row_ptr[e + 1]; p++)                        \
+          t[d->col_idx[p] + c * d->cols] -= v[p] * xe;                                       \
+      }                                                                                      \
   }
 M1_SPARSE_KERNELS(double, f64)
 M1_SPARSE_KERNELS(float, f32)
 
 static void d_sub(const fea_m1 *m, fea_index k, const void *y, void *r) {
-  if (m->vprec == FEA_F64) d_sub_f64(m->d, m->dval, k, y, r);
-  else d_sub_f32(m->d, m->dval, k, y, r);
+  if (m->vprec == FEA_F64)
+    d_sub_f64(m->d, m->dval, k, y, r);
+  else
+    d_sub_f32(m->d, m->dval, k, y, r);
 }
 
 static void dt_sub(const fea_m1 *m, fea_index k, const void *x, void *t) {
-  if (m->vprec == FEA_F64) dt_sub_f64(m->d, m->dval, k, x, t);
-  else dt_sub_f32(m->d, m->dval, k, x, t);
+  if (m->vprec == FEA_F64)
+    dt_sub_f64(m->d, m->dval, k, x, t);
+  else
+    dt_sub_f32(m->d, m->dval, k, x, t);
 }
 
 /* The 16-bit product C := alpha A op(B) + beta C, A (rows x inner after op)

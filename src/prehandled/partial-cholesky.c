@@ -14,10 +14,10 @@
 struct fea_ph_factor {
   fea_context *ctx; /* holds a reference */
   fea_ph_grid g;
-  fea_index nc;     /* (n0 - 1)^2 coarse nodes, lexicographic */
-  double *l0;       /* nc x nc, column-major, lower triangle is the factor */
+  fea_index nc;      /* (n0 - 1)^2 coarse nodes, lexicographic */
+  double *l0;        /* nc x nc, column-major, lower triangle is the factor */
   double *sqrt_diag; /* per interior node; unused at coarse nodes */
-  double *work;     /* nc: the coarse entries of a vector */
+  double *work;      /* nc: the coarse entries of a vector */
 };
 
 /* The coarse position of interior node (i, j), or -1. */

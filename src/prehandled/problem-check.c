@@ -8,16 +8,18 @@
 
 /* Q1 or P1 on a structured 2D mesh of n x n square cells; the grid's n. */
 fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
-                                     fea_index *n) {
+                                       fea_index *n) {
   const fea_space *sp = pb->space;
   FEA_CHECK(sp->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a Lagrange Q1 or P1 space; this one is a B-spline space");
-  FEA_CHECK(sp->dim == 2, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver is for 2D problems (prehandling is weak in 3D); the space is %dD",
-            sp->dim);
-  FEA_CHECK(sp->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs order-1 Lagrange elements (Q1 or P1); the space has order %d",
-            sp->degree[0]);
+  FEA_CHECK(
+      sp->dim == 2, ctx, FEA_ERR_UNSUPPORTED,
+      "the prehandled solver is for 2D problems (prehandling is weak in 3D); the space is %dD",
+      sp->dim);
+  FEA_CHECK(
+      sp->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
+      "the prehandled solver needs order-1 Lagrange elements (Q1 or P1); the space has order %d",
+      sp->degree[0]);
   const fea_mesh *m = sp->mesh;
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a mesh from fea_mesh_create_structured(): its hierarchy "

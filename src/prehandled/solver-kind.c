@@ -32,13 +32,13 @@
 typedef struct ph_solver {
   fea_prehandled_desc desc; /* complete */
   fea_ph_grid grid;
-  fea_matrix *A;            /* A_h over the interior nodes (last setup) */
-  double *load;             /* the problem's reduced right-hand side (last setup) */
+  fea_matrix *A; /* A_h over the interior nodes (last setup) */
+  double *load;  /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
-  fea_m1 *m1;               /* host M1 (host contexts) */
-  fea_context *hctx;        /* device contexts: their host delegate (fea_context_host) */
+  fea_m1 *m1;        /* host M1 (host contexts) */
+  fea_context *hctx; /* device contexts: their host delegate (fea_context_host) */
   const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
-  fea_m1_device *dev;       /* device contexts: the set-up device M1 */
+  fea_m1_device *dev;                   /* device contexts: the set-up device M1 */
   fea_m1_info info;
   double setup_s, solve_s, transform_s, dense_s, relres;
   int iterations;
@@ -195,7 +195,7 @@ static fea_status ph_setup(fea_solver *s) {
   fea_ph_split split = {0};
   FEA_CALL(prepare(s, &At, &split));
   fea_status st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
-                                &p->m1));
+                                         &p->m1));
   FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   if (st < 0) return st;
@@ -243,8 +243,8 @@ static fea_status solve_device(fea_solver *s, fea_index nrhs, const double *b, f
   return st;
 }
 
-static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                           double *x, fea_index ldx) {
+static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb, double *x,
+                           fea_index ldx) {
   fea_context *ctx = s->ctx;
   ph_solver *p = ph_of(s);
   if (p->dev) return solve_device(s, nrhs, b, ldb, x, ldx);
@@ -255,8 +255,9 @@ static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
   if (!w || (p->desc.refine && !xw)) {
     free(w);
     free(xw);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld unknowns",
-                     (long long)nrhs, (long long)num);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for %lld right-hand sides of %lld unknowns", (long long)nrhs,
+                     (long long)num);
   }
   for (fea_index j = 0; j < nrhs; j++)
     memcpy(w + j * num, b ? b + j * ldb : p->load, (size_t)num * sizeof *w);
@@ -340,7 +341,7 @@ void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
 
 typedef struct apply_ctx {
   const ph_solver *p;
-  const fea_matrix *A;  /* nodal, for NODAL / HIERARCHICAL / SCALED */
+  const fea_matrix *A; /* nodal, for NODAL / HIERARCHICAL / SCALED */
   fea_index n;
   double *tmp;
 } apply_ctx;
@@ -392,7 +393,7 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
   fea_ph_split split = {0};
   FEA_CALL(prepare(s, &At, &split));
   fea_status st = relay(s, fea_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
-                                               block ? kappa : NULL, block ? NULL : kappa));
+                                            block ? kappa : NULL, block ? NULL : kappa));
   FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   return st;
@@ -408,11 +409,11 @@ fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, 
   a.tmp = malloc((size_t)a.n * sizeof *a.tmp);
   FEA_CHECK(a.tmp, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld values", (long long)a.n);
   fea_spd_apply_fn fn = which == FEA_PREHANDLED_NODAL          ? apply_nodal
-                       : which == FEA_PREHANDLED_HIERARCHICAL ? apply_hier
-                                                              : apply_scaled;
+                        : which == FEA_PREHANDLED_HIERARCHICAL ? apply_hier
+                                                               : apply_scaled;
   double lmin = 0, lmax = 0;
-  fea_status st =
-      relay(s, fea_lanczos_extremes(host_ctx(s), a.n, fn, &a, steps, 1, 12345, &lmin, &lmax));
+  fea_status st = relay(s, fea_lanczos_extremes(host_ctx(s), a.n, fn, &a, steps, 1, 12345, &lmin,
+                                                &lmax));
   free(a.tmp);
   if (st >= 0) *kappa = lmax / lmin;
   return st;

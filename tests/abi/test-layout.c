@@ -15,14 +15,14 @@
 #include <feaccel.h>
 
 #if defined(__x86_64__) && defined(__LP64__)
-#  define SIZE(type, bytes) \
-    _Static_assert(sizeof(type) == (bytes), "sizeof(" #type ") is not " #bytes)
-#  define FIELD(type, field, off, bytes)                                              \
-    _Static_assert(offsetof(type, field) == (off), #type "." #field " moved from " #off); \
-    _Static_assert(sizeof(((type *)0)->field) == (bytes), #type "." #field " is not " #bytes " bytes")
+#define SIZE(type, bytes) \
+  _Static_assert(sizeof(type) == (bytes), "sizeof(" #type ") is not " #bytes)
+#define FIELD(type, field, off, bytes)                                                  \
+  _Static_assert(offsetof(type, field) == (off), #type "." #field " moved from " #off); \
+  _Static_assert(sizeof(((type *)0)->field) == (bytes), #type "." #field " is not " #bytes " bytes")
 #else
-#  define SIZE(type, bytes) _Static_assert(1, "")
-#  define FIELD(type, field, off, bytes) _Static_assert(1, "")
+#define SIZE(type, bytes) _Static_assert(1, "")
+#define FIELD(type, field, off, bytes) _Static_assert(1, "")
 #endif
 
 /* fea_context_info */

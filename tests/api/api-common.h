@@ -25,33 +25,36 @@ struct backend_param {
 
 /* Plain static data: Criterion builds the parameter list in the parent
  * process before forking, so no libfeaccel (or CUDA) call may happen there. */
-#define FEA_TEST_BACKEND_LIST {{"/cpu/ref"}, {"/cpu/threads"}, {"/gpu/cuda"}}
+#define FEA_TEST_BACKEND_LIST                       \
+  {                                                 \
+    {"/cpu/ref"}, {"/cpu/threads"}, { "/gpu/cuda" } \
+  }
 
 /* The backend the running test is on ("" outside backend tests), named in
  * the failure messages of OK and EXPECT_FAIL; `--verbose` also logs it. */
 static const char *fea_test_backend = "";
 
 /* A test run once per backend; the body sees `const char *resource`. */
-#define BACKEND_TEST(Suite, Name)                                                            \
-  ParameterizedTestParameters(Suite, Name) {                                                 \
-    static struct backend_param backends[] = FEA_TEST_BACKEND_LIST;                          \
-    return cr_make_param_array(struct backend_param, backends,                               \
-                               sizeof backends / sizeof backends[0]);                        \
-  }                                                                                          \
-  static void Suite##_##Name##_body(const char *resource);                                   \
-  ParameterizedTest(struct backend_param *param, Suite, Name) {                              \
-    fea_test_backend = param->resource;                                                      \
-    cr_log_info("backend %s", param->resource);                                              \
-    Suite##_##Name##_body(param->resource);                                                  \
-  }                                                                                          \
+#define BACKEND_TEST(Suite, Name)                                     \
+  ParameterizedTestParameters(Suite, Name) {                          \
+    static struct backend_param backends[] = FEA_TEST_BACKEND_LIST;   \
+    return cr_make_param_array(struct backend_param, backends,        \
+                               sizeof backends / sizeof backends[0]); \
+  }                                                                   \
+  static void Suite##_##Name##_body(const char *resource);            \
+  ParameterizedTest(struct backend_param *param, Suite, Name) {       \
+    fea_test_backend = param->resource;                               \
+    cr_log_info("backend %s", param->resource);                       \
+    Suite##_##Name##_body(param->resource);                           \
+  }                                                                   \
   static void Suite##_##Name##_body(const char *resource)
 
 /* A call that must succeed; on failure the message says why. */
-#define OK(expr)                                                                             \
-  do {                                                                                       \
-    fea_status ok_status_ = (expr);                                                          \
+#define OK(expr)                                                                              \
+  do {                                                                                        \
+    fea_status ok_status_ = (expr);                                                           \
     cr_assert_eq(ok_status_, FEA_SUCCESS, "[%s] %s returned %s: %s", fea_test_backend, #expr, \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL));                \
   } while (0)
 
 /* Create a context on resource, or skip the test when the backend was not
@@ -69,21 +72,20 @@ static const char *fea_test_backend = "";
 /* expr must return `want`, and the message must contain `needle`: on ctx
  * (when not NULL; then also identical to the calling thread's message), else
  * the calling thread's message. */
-#define EXPECT_FAIL(expr, want, ctx, needle)                                                 \
-  do {                                                                                       \
-    fea_status fail_status_ = (expr);                                                        \
-    cr_assert_eq(fail_status_, (want), "[%s] %s returned %s, expected %s (message: %s)",     \
-                 fea_test_backend, #expr,                                                    \
-                 fea_status_string(fail_status_), fea_status_string(want),                   \
-                 fea_context_last_error(NULL));                                              \
-    const fea_context *fail_ctx_ = (ctx);                                                    \
-    const char *fail_msg_ = fea_context_last_error(fail_ctx_);                               \
-    cr_assert(strstr(fail_msg_, (needle)) != NULL,                                           \
-              "[%s] the message of %s does not contain '%s': \"%s\"", fea_test_backend, #expr,  \
-              (needle), fail_msg_);                                                          \
-    if (fail_ctx_)                                                                           \
-      cr_assert_str_eq(fail_msg_, fea_context_last_error(NULL),                              \
-                       "context and thread messages differ after %s", #expr);                \
+#define EXPECT_FAIL(expr, want, ctx, needle)                                                   \
+  do {                                                                                         \
+    fea_status fail_status_ = (expr);                                                          \
+    cr_assert_eq(fail_status_, (want), "[%s] %s returned %s, expected %s (message: %s)",       \
+                 fea_test_backend, #expr, fea_status_string(fail_status_),                     \
+                 fea_status_string(want), fea_context_last_error(NULL));                       \
+    const fea_context *fail_ctx_ = (ctx);                                                      \
+    const char *fail_msg_ = fea_context_last_error(fail_ctx_);                                 \
+    cr_assert(strstr(fail_msg_, (needle)) != NULL,                                             \
+              "[%s] the message of %s does not contain '%s': \"%s\"", fea_test_backend, #expr, \
+              (needle), fail_msg_);                                                            \
+    if (fail_ctx_)                                                                             \
+      cr_assert_str_eq(fail_msg_, fea_context_last_error(NULL),                                \
+                       "context and thread messages differ after %s", #expr);                  \
   } while (0)
 
 /* Unit roundoff of each storage format (half the distance from 1 to the next value). */
@@ -98,9 +100,7 @@ static inline double unit_roundoff(fea_precision p) {
 }
 
 /* Unit roundoff of the arithmetic: f16 and bf16 are computed on in f32. */
-static inline double compute_roundoff(fea_precision p) {
-  return p == FEA_F64 ? 0x1p-53 : 0x1p-24;
-}
+static inline double compute_roundoff(fea_precision p) { return p == FEA_F64 ? 0x1p-53 : 0x1p-24; }
 
 /* Half the smallest positive (subnormal) value: the absolute error of rounding near zero. */
 static inline double underflow_error(fea_precision p) {
@@ -113,9 +113,7 @@ static inline double underflow_error(fea_precision p) {
   return NAN;
 }
 
-static inline size_t elem_bytes(fea_precision p) {
-  return p == FEA_F64 ? 8 : p == FEA_F32 ? 4 : 2;
-}
+static inline size_t elem_bytes(fea_precision p) { return p == FEA_F64 ? 8 : p == FEA_F32 ? 4 : 2; }
 
 /* Binary16 (mbits 10, bias 15) and bfloat16 (mbits 7, bias 127) from their definition. */
 static inline double decode16(uint16_t h, int mbits, int bias) {

@@ -65,7 +65,8 @@ static inline double cell_measure(const struct arrays *a, fea_index c) {
   switch (a->type) {
   case FEA_CELL_INTERVAL: {
     double s = 0;
-    for (int k = 0; k < 3; k++) s += (X(a, c, 1, k) - X(a, c, 0, k)) * (X(a, c, 1, k) - X(a, c, 0, k));
+    for (int k = 0; k < 3; k++)
+      s += (X(a, c, 1, k) - X(a, c, 0, k)) * (X(a, c, 1, k) - X(a, c, 0, k));
     return a->dim == 1 ? X(a, c, 1, 0) - X(a, c, 0, 0) : sqrt(s);
   }
   case FEA_CELL_TRIANGLE: {

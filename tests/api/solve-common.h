@@ -50,7 +50,8 @@ static inline double sine_f(const double *x, void *user) {
 static inline void lapack_solve_csr(const fea_matrix *A, double *b) {
   fea_index n = 0, nnz = 0;
   cr_assert_eq(fea_matrix_get_size(A, &n, NULL, &nnz), FEA_SUCCESS);
-  fea_index *rp = malloc((size_t)(n + 1) * sizeof *rp), *ci = malloc((size_t)(nnz + 1) * sizeof *ci);
+  fea_index *rp = malloc((size_t)(n + 1) * sizeof *rp),
+            *ci = malloc((size_t)(nnz + 1) * sizeof *ci);
   double *v = malloc((size_t)(nnz + 1) * sizeof *v);
   cr_assert(rp && ci && v);
   cr_assert_eq(fea_matrix_get_csr(A, rp, ci, v), FEA_SUCCESS);
@@ -85,8 +86,8 @@ static inline void lapack_solve_csr(const fea_matrix *A, double *b) {
 }
 
 /* Assemble, solve and measure: errors of the discrete solution of problem pb. */
-static inline void solve_and_measure(fea_problem *pb, fea_scalar_fn u, fea_gradient_fn gu, void *user,
-                                     double *l2, double *h1, double *u_full_out) {
+static inline void solve_and_measure(fea_problem *pb, fea_scalar_fn u, fea_gradient_fn gu,
+                                     void *user, double *l2, double *h1, double *u_full_out) {
   fea_index nf = 0;
   cr_assert_eq(fea_problem_get_num_free_dofs(pb, &nf), FEA_SUCCESS);
   double *b = malloc((size_t)(nf + 1) * sizeof *b);

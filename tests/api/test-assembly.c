@@ -24,23 +24,24 @@ typedef struct family {
 } family;
 
 static const family families[] = {
-    {"P1 2D", 0, 2, 1, 1, 6}, {"P2 2D", 0, 2, 2, 1, 4}, {"P1 3D", 0, 3, 1, 1, 3},
-    {"P2 3D", 0, 3, 2, 1, 2}, {"Q1 2D", 0, 2, 1, 0, 7}, {"Q2 2D", 0, 2, 2, 0, 5},
-    {"Q3 2D", 0, 2, 3, 0, 4}, {"Q4 2D", 0, 2, 4, 0, 3}, {"Q1 3D", 0, 3, 1, 0, 4},
-    {"Q2 3D", 0, 3, 2, 0, 3}, {"Q3 3D", 0, 3, 3, 0, 2}, {"Q4 3D", 0, 3, 4, 0, 2},
+    {"P1 2D", 0, 2, 1, 1, 6},          {"P2 2D", 0, 2, 2, 1, 4},
+    {"P1 3D", 0, 3, 1, 1, 3},          {"P2 3D", 0, 3, 2, 1, 2},
+    {"Q1 2D", 0, 2, 1, 0, 7},          {"Q2 2D", 0, 2, 2, 0, 5},
+    {"Q3 2D", 0, 2, 3, 0, 4},          {"Q4 2D", 0, 2, 4, 0, 3},
+    {"Q1 3D", 0, 3, 1, 0, 4},          {"Q2 3D", 0, 3, 2, 0, 3},
+    {"Q3 3D", 0, 3, 3, 0, 2},          {"Q4 3D", 0, 3, 4, 0, 2},
     {"B-spline p2 2D", 1, 2, 2, 0, 6}, {"B-spline p3 2D", 1, 2, 3, 0, 5},
     {"B-spline p2 3D", 1, 3, 2, 0, 3},
 };
 #define NFAM (sizeof families / sizeof families[0])
 
 /* expr fails with want and the context's message contains needle. */
-#define EXPECT_FAIL(expr, want, ctx, needle)                                                 \
-  do {                                                                                       \
-    fea_status fail_status_ = (expr);                                                        \
-    cr_assert_eq(fail_status_, (want), "%s returned %s", #expr,                              \
-                 fea_status_string(fail_status_));                                           \
-    cr_assert(strstr(fea_context_last_error(ctx), (needle)) != NULL, "'%s' not in \"%s\"",   \
-              (needle), fea_context_last_error(ctx));                                        \
+#define EXPECT_FAIL(expr, want, ctx, needle)                                                      \
+  do {                                                                                            \
+    fea_status fail_status_ = (expr);                                                             \
+    cr_assert_eq(fail_status_, (want), "%s returned %s", #expr, fea_status_string(fail_status_)); \
+    cr_assert(strstr(fea_context_last_error(ctx), (needle)) != NULL, "'%s' not in \"%s\"",        \
+              (needle), fea_context_last_error(ctx));                                             \
   } while (0)
 
 static double g_fn(const double *x, void *u) {
@@ -81,8 +82,8 @@ static void make_space(fea_context *ctx, const family *f, fea_mesh **mesh, fea_s
   md.simplices = f->simplices;
   cr_assert_eq(fea_mesh_create_structured(ctx, &md, mesh), FEA_SUCCESS, "%s",
                fea_context_last_error(ctx));
-  cr_assert_eq(fea_space_create_lagrange(*mesh, f->order, FEA_NODES_EQUISPACED, space),
-               FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(fea_space_create_lagrange(*mesh, f->order, FEA_NODES_EQUISPACED, space), FEA_SUCCESS,
+               "%s", fea_context_last_error(ctx));
 }
 
 double bad_sigma(const double *x, void *u);
@@ -149,16 +150,17 @@ static void compare(const fixture *x, const fea_matrix *A, const double *b, int 
                   "%s: A(%lld, %lld) = %.17g, reference %.17g", what, (long long)i,
                   (long long)r.ci[k], a.v[k], r.v[k]);
       else
-        cr_assert(fabs(a.v[k] - r.v[k]) <= 1e-14 * rowmax, "%s: A(%lld, %lld) = %.17g, reference %.17g",
-                  what, (long long)i, (long long)r.ci[k], a.v[k], r.v[k]);
+        cr_assert(fabs(a.v[k] - r.v[k]) <= 1e-14 * rowmax,
+                  "%s: A(%lld, %lld) = %.17g, reference %.17g", what, (long long)i,
+                  (long long)r.ci[k], a.v[k], r.v[k]);
     }
   }
   double bmax = 0;
   for (fea_index i = 0; i < x->nf; i++) bmax = fmax(bmax, fabs(x->bref[i]));
   for (fea_index i = 0; i < x->nf; i++) {
     if (exact)
-      cr_assert(memcmp(&b[i], &x->bref[i], sizeof(double)) == 0, "%s: b[%lld] = %.17g, reference %.17g",
-                what, (long long)i, b[i], x->bref[i]);
+      cr_assert(memcmp(&b[i], &x->bref[i], sizeof(double)) == 0,
+                "%s: b[%lld] = %.17g, reference %.17g", what, (long long)i, b[i], x->bref[i]);
     else
       cr_assert(fabs(b[i] - x->bref[i]) <= 1e-14 * bmax, "%s: b[%lld] = %.17g, reference %.17g",
                 what, (long long)i, b[i], x->bref[i]);
@@ -167,9 +169,9 @@ static void compare(const fixture *x, const fea_matrix *A, const double *b, int 
   csr_free(&a);
 }
 
-static const fea_update_strategy portable[] = {FEA_UPDATE_SERIAL, FEA_UPDATE_COLORING,
-                                                FEA_UPDATE_ATOMIC_CAS, FEA_UPDATE_MUTEX,
-                                                FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
+static const fea_update_strategy portable[] = {FEA_UPDATE_SERIAL,          FEA_UPDATE_COLORING,
+                                               FEA_UPDATE_ATOMIC_CAS,      FEA_UPDATE_MUTEX,
+                                               FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
 
 static int is_exact(fea_update_strategy s) {
   return s == FEA_UPDATE_SERIAL || s == FEA_UPDATE_PRIVATE_BUFFERS;
@@ -181,7 +183,8 @@ Test(assembly, every_strategy_matches_the_reference) {
     fixture x;
     fixture_make(&x, &families[f], sigma_fn);
     fea_matrix *A = NULL;
-    cr_assert_eq(fea_matrix_create_pattern(x.pb, &A), FEA_SUCCESS, "%s", fea_context_last_error(x.ctx));
+    cr_assert_eq(fea_matrix_create_pattern(x.pb, &A), FEA_SUCCESS, "%s",
+                 fea_context_last_error(x.ctx));
     double *b = malloc((size_t)x.nf * sizeof *b + 1);
     for (size_t s = 0; s < sizeof portable / sizeof *portable; s++)
       for (size_t t = 0; t < 3; t++) {
@@ -199,7 +202,8 @@ Test(assembly, every_strategy_matches_the_reference) {
                   fea_update_strategy_name(ran));
         cr_assert_neq(ran, FEA_UPDATE_TSX, "%s: AUTO picked TSX", what);
         cr_assert_neq(ran, FEA_UPDATE_AUTO, "%s: AUTO reported as what ran", what);
-        cr_assert(st.threads >= 1 && st.threads <= threads[t], "%s: %d threads ran", what, st.threads);
+        cr_assert(st.threads >= 1 && st.threads <= threads[t], "%s: %d threads ran", what,
+                  st.threads);
         cr_assert(st.updates > 0 && st.time_s >= 0, "%s: stats not filled", what);
         cr_assert(ran != FEA_UPDATE_COLORING || st.colors >= 2, "%s: %d colors", what, st.colors);
         compare(&x, A, b, is_exact(ran), what);
@@ -280,9 +284,9 @@ Test(assembly, dense_target_matches_the_reference) {
       for (fea_index c = 0; c < x.nf; c++) {
         double want = 0;
         if (k < r.rp[i + 1] && r.ci[k] == c) want = r.v[k++];
-        cr_assert(fabs(D[i * ld + c] - want) <= 1e-14 * rowmax,
-                  "%s: D(%lld, %lld) = %g, want %g", fea_update_strategy_name(portable[s]),
-                  (long long)i, (long long)c, D[i * ld + c], want);
+        cr_assert(fabs(D[i * ld + c] - want) <= 1e-14 * rowmax, "%s: D(%lld, %lld) = %g, want %g",
+                  fea_update_strategy_name(portable[s]), (long long)i, (long long)c, D[i * ld + c],
+                  want);
       }
       for (fea_index c = x.nf; c < ld; c++) cr_assert(isnan(D[i * ld + c]), "padding written");
       cr_assert(fabs(b[i] - x.bref[i]) <= 1e-13 * (1 + fabs(x.bref[i])));

@@ -171,7 +171,8 @@ Test(cg, iteration_limit_warns_with_history) {
                st.final_residual);
   cr_expect_eq(st.iterations, 3);
   cr_expect_eq(st.converged, 0);
-  cr_expect(st.final_residual > 0 && isfinite(st.final_residual)); /* CG residuals need not fall monotonically */
+  cr_expect(st.final_residual > 0 &&
+            isfinite(st.final_residual)); /* CG residuals need not fall monotonically */
   cr_expect_eq(hist[0], st.initial_residual);
   cr_expect_eq(hist[3], st.final_residual);
   cr_expect_eq(hist[4], 0.0);

@@ -218,7 +218,9 @@ Test(context, bad_threads_too_many) {
   expect_bad_resource("/cpu/threads:threads=1025", "threads=1025");
 }
 Test(context, bad_threads_abc) { expect_bad_resource("/cpu/threads:threads=abc", "threads=abc"); }
-Test(context, bad_threads_trailing) { expect_bad_resource("/cpu/threads:threads=3x", "threads=3x"); }
+Test(context, bad_threads_trailing) {
+  expect_bad_resource("/cpu/threads:threads=3x", "threads=3x");
+}
 Test(context, bad_bind) { expect_bad_resource("/cpu/threads:bind=sideways", "bind=sideways"); }
 Test(context, bad_unknown_key) { expect_bad_resource("/cpu/ref:foo=1", "foo"); }
 Test(context, bad_malformed_option) { expect_bad_resource("/cpu/ref:threads", "threads"); }
@@ -273,5 +275,6 @@ Test(context, family_reports_preferred_backend_error) {
   fea_context *ctx = NULL;
   EXPECT_FAIL(fea_context_create("/cpu:threads=0", &ctx), FEA_ERR_INVALID_ARG, NULL, "threads=0");
   cr_assert_null(ctx);
-  EXPECT_FAIL(fea_context_create("/cpu:bind=sideways", &ctx), FEA_ERR_INVALID_ARG, NULL, "sideways");
+  EXPECT_FAIL(fea_context_create("/cpu:bind=sideways", &ctx), FEA_ERR_INVALID_ARG, NULL,
+              "sideways");
 }

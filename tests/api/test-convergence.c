@@ -11,9 +11,9 @@
 
 typedef struct conv_case {
   char name[24];
-  int bspline;   /* 1: B-splines of degree p; 0: Lagrange of order p */
+  int bspline; /* 1: B-splines of degree p; 0: Lagrange of order p */
   int dim, p, simplices, gll;
-  int n0;        /* coarse mesh; the fine one has 2 n0 elements per direction */
+  int n0; /* coarse mesh; the fine one has 2 n0 elements per direction */
 } conv_case;
 
 static fea_space *make_space(fea_context *ctx, const conv_case *c, int n, fea_mesh **mesh) {
@@ -26,15 +26,19 @@ static fea_space *make_space(fea_context *ctx, const conv_case *c, int n, fea_me
       d.degree[k] = c->p;
       d.n[k] = n;
     }
-    cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+    cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s",
+                 fea_context_last_error(NULL));
     return s;
   }
   fea_mesh_desc md = FEA_MESH_DESC_INIT;
   md.dim = c->dim;
   md.n[0] = md.n[1] = md.n[2] = n;
   md.simplices = c->simplices;
-  cr_assert_eq(fea_mesh_create_structured(ctx, &md, mesh), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
-  cr_assert_eq(fea_space_create_lagrange(*mesh, c->p, c->gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED, &s),
+  cr_assert_eq(fea_mesh_create_structured(ctx, &md, mesh), FEA_SUCCESS, "%s",
+               fea_context_last_error(NULL));
+  cr_assert_eq(fea_space_create_lagrange(*mesh, c->p,
+                                         c->gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED,
+                                         &s),
                FEA_SUCCESS, "%s", fea_context_last_error(NULL));
   return s;
 }
@@ -47,7 +51,8 @@ static void errors_on(fea_context *ctx, const conv_case *c, int n, double *l2, d
   d.source = sine_f;
   d.source_user = &m;
   fea_problem *pb = NULL;
-  cr_assert_eq(fea_problem_create_poisson(s, &d, &pb), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+  cr_assert_eq(fea_problem_create_poisson(s, &d, &pb), FEA_SUCCESS, "%s",
+               fea_context_last_error(NULL));
   fea_space_info info = FEA_SPACE_INFO_INIT;
   cr_assert_eq(fea_space_get_info(s, &info), FEA_SUCCESS);
   double *full = malloc((size_t)info.num_dofs * sizeof *full);
@@ -60,18 +65,18 @@ static void errors_on(fea_context *ctx, const conv_case *c, int n, double *l2, d
 
 ParameterizedTestParameters(convergence, orders) {
   static conv_case cases[] = {
-    {"bspline-2d-p1", 1, 2, 1, 0, 0, 16}, {"bspline-2d-p2", 1, 2, 2, 0, 0, 8},
-    {"bspline-2d-p3", 1, 2, 3, 0, 0, 8},  {"bspline-2d-p4", 1, 2, 4, 0, 0, 8},
-    {"bspline-2d-p5", 1, 2, 5, 0, 0, 8},  {"bspline-3d-p1", 1, 3, 1, 0, 0, 8},
-    {"bspline-3d-p2", 1, 3, 2, 0, 0, 8},  {"bspline-3d-p3", 1, 3, 3, 0, 0, 6},
-    {"Q1-2d", 0, 2, 1, 0, 0, 16},         {"Q2-2d", 0, 2, 2, 0, 0, 8},
-    {"Q3-2d", 0, 2, 3, 0, 0, 4},          {"Q4-2d", 0, 2, 4, 0, 0, 4},
-    {"Q3-2d-gll", 0, 2, 3, 0, 1, 4},      {"Q4-2d-gll", 0, 2, 4, 0, 1, 4},
-    {"Q5-2d", 0, 2, 5, 0, 0, 2},          {"Q6-2d", 0, 2, 6, 0, 0, 2},
-    {"Q5-2d-gll", 0, 2, 5, 0, 1, 2},      {"Q6-2d-gll", 0, 2, 6, 0, 1, 2},
-    {"Q1-3d", 0, 3, 1, 0, 0, 4},          {"Q2-3d", 0, 3, 2, 0, 0, 4},
-    {"P1-2d", 0, 2, 1, 1, 0, 16},         {"P2-2d", 0, 2, 2, 1, 0, 8},
-    {"P1-3d", 0, 3, 1, 1, 0, 8},          {"P2-3d", 0, 3, 2, 1, 0, 4},
+      {"bspline-2d-p1", 1, 2, 1, 0, 0, 16}, {"bspline-2d-p2", 1, 2, 2, 0, 0, 8},
+      {"bspline-2d-p3", 1, 2, 3, 0, 0, 8},  {"bspline-2d-p4", 1, 2, 4, 0, 0, 8},
+      {"bspline-2d-p5", 1, 2, 5, 0, 0, 8},  {"bspline-3d-p1", 1, 3, 1, 0, 0, 8},
+      {"bspline-3d-p2", 1, 3, 2, 0, 0, 8},  {"bspline-3d-p3", 1, 3, 3, 0, 0, 6},
+      {"Q1-2d", 0, 2, 1, 0, 0, 16},         {"Q2-2d", 0, 2, 2, 0, 0, 8},
+      {"Q3-2d", 0, 2, 3, 0, 0, 4},          {"Q4-2d", 0, 2, 4, 0, 0, 4},
+      {"Q3-2d-gll", 0, 2, 3, 0, 1, 4},      {"Q4-2d-gll", 0, 2, 4, 0, 1, 4},
+      {"Q5-2d", 0, 2, 5, 0, 0, 2},          {"Q6-2d", 0, 2, 6, 0, 0, 2},
+      {"Q5-2d-gll", 0, 2, 5, 0, 1, 2},      {"Q6-2d-gll", 0, 2, 6, 0, 1, 2},
+      {"Q1-3d", 0, 3, 1, 0, 0, 4},          {"Q2-3d", 0, 3, 2, 0, 0, 4},
+      {"P1-2d", 0, 2, 1, 1, 0, 16},         {"P2-2d", 0, 2, 2, 1, 0, 8},
+      {"P1-3d", 0, 3, 1, 1, 0, 8},          {"P2-3d", 0, 3, 2, 1, 0, 4},
   };
   return cr_make_param_array(conv_case, cases, sizeof cases / sizeof cases[0]);
 }

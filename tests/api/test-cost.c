@@ -207,8 +207,10 @@ static double sine_f(const double *x, void *user) {
 /* The exact model equals the sum over the solver's tree and the counts a
  * real setup reports, for odd and even n, 1D to 3D. */
 Test(cost, exact_equals_solver) {
-  static const struct { int dim, p; fea_index n; } cases[] = {
-      {1, 1, 7}, {1, 3, 40}, {2, 2, 24}, {2, 3, 17}, {3, 2, 6}, {3, 1, 9}};
+  static const struct {
+    int dim, p;
+    fea_index n;
+  } cases[] = {{1, 1, 7}, {1, 3, 40}, {2, 2, 24}, {2, 3, 17}, {3, 2, 6}, {3, 1, 9}};
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -351,12 +353,14 @@ Test(cost, exact_p_dependence) {
     if (k > 0) {
       double t2 = pow(P[k] / P[k - 1], 2), t3 = pow(P[k] / P[k - 1], 3);
       double r1 = F1[k] / F1[k - 1], r2 = F2[k] / F2[k - 1], rm = M2[k] / M2[k - 1];
-      cr_log_info("p %d/%d: 1D flops %.3f (p^2: %.3f), 2D flops %.3f (p^3: %.3f), 2D memory "
-                  "%.3f (p^2)", p, p - 1, r1, t2, r2, t3, rm);
-      cr_assert(fabs(r1 / t2 - 1) <= 0.15, "1D flops ratio p %d/%d: %.3f, p^2 gives %.3f", p,
-                p - 1, r1, t2);
-      cr_assert(fabs(r2 / t3 - 1) <= 0.15, "2D flops ratio p %d/%d: %.3f, p^3 gives %.3f", p,
-                p - 1, r2, t3);
+      cr_log_info(
+          "p %d/%d: 1D flops %.3f (p^2: %.3f), 2D flops %.3f (p^3: %.3f), 2D memory "
+          "%.3f (p^2)",
+          p, p - 1, r1, t2, r2, t3, rm);
+      cr_assert(fabs(r1 / t2 - 1) <= 0.15, "1D flops ratio p %d/%d: %.3f, p^2 gives %.3f", p, p - 1,
+                r1, t2);
+      cr_assert(fabs(r2 / t3 - 1) <= 0.15, "2D flops ratio p %d/%d: %.3f, p^3 gives %.3f", p, p - 1,
+                r2, t3);
       cr_assert(fabs(rm / t2 - 1) <= 0.15, "2D memory ratio p %d/%d: %.3f, p^2 gives %.3f", p,
                 p - 1, rm, t2);
     }

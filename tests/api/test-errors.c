@@ -128,7 +128,8 @@ BACKEND_TEST(errors, null_nrm2) {
 BACKEND_TEST(errors, null_out_create) {
   struct fixture f;
   setup(&f, resource);
-  EXPECT_FAIL(fea_vector_create(f.ctx, N, FEA_F64, NULL), FEA_ERR_INVALID_ARG, f.ctx, "'out' is NULL");
+  EXPECT_FAIL(fea_vector_create(f.ctx, N, FEA_F64, NULL), FEA_ERR_INVALID_ARG, f.ctx,
+              "'out' is NULL");
   teardown(&f);
 }
 

@@ -88,9 +88,7 @@ static const char *mutate(struct rng *r, struct buffer *b, int kind) {
     splice(b, e, e, copy, n);
     return "duplicate line";
   }
-  case 3: /* truncate */
-    b->len = pos;
-    return "truncate";
+  case 3: /* truncate */ b->len = pos; return "truncate";
   case 4: { /* change a digit */
     while (pos < b->len && (b->data[pos] < '0' || b->data[pos] > '9')) pos++;
     if (pos < b->len) b->data[pos] = (char)('0' + below(r, 10));

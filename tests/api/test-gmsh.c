@@ -160,13 +160,12 @@ Test(gmsh, reads_the_real_files) {
       cr_assert(cell_measure(&a, c) > 0, "%s: cell %lld", rf->name, (long long)c);
     cr_assert(fabs(total_measure(&a) - 1.0) < 1e-12, "%s: measure %.17g", rf->name,
               total_measure(&a));
-    for (fea_index v = 0; v < a.nn * a.dim; v++)
-      cr_assert(a.x[v] >= -1e-12 && a.x[v] <= 1 + 1e-12);
+    for (fea_index v = 0; v < a.nn * a.dim; v++) cr_assert(a.x[v] >= -1e-12 && a.x[v] <= 1 + 1e-12);
     /* Every node is used by a cell. */
     char *used = calloc((size_t)a.nn, 1);
     for (fea_index j = 0; j < a.nc * a.npc; j++) used[a.c[j]] = 1;
-    for (fea_index v = 0; v < a.nn; v++) cr_assert(used[v], "%s: node %lld unused", rf->name,
-                                                   (long long)v);
+    for (fea_index v = 0; v < a.nn; v++)
+      cr_assert(used[v], "%s: node %lld unused", rf->name, (long long)v);
     free(used);
     OK(revalidate(ctx, &a));
     free_arrays(&a);
@@ -217,9 +216,10 @@ Test(gmsh, format_corners) {
   OK(fea_mesh_destroy(&m));
 
   /* Lines only: a 1D mesh on the x axis. */
-  static const char lines[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n1 1 0 3\n"
-                              "1\n2\n3\n0 2 7\n1 2 7\n3 2 7\n$EndNodes\n$Elements\n1 2 1 2\n"
-                              "1 1 1 2\n1 1 2\n2 2 3\n$EndElements\n";
+  static const char lines[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n1 1 0 3\n"
+      "1\n2\n3\n0 2 7\n1 2 7\n3 2 7\n$EndNodes\n$Elements\n1 2 1 2\n"
+      "1 1 1 2\n1 1 2\n2 2 3\n$EndElements\n";
   OK(fea_mesh_read_gmsh(ctx, write_text("lines.msh", lines), &m));
   a = get_arrays(m);
   cr_assert_eq(a.dim, 1);
@@ -313,7 +313,8 @@ Test(gmsh, bad_node_tags) {
   expect_error(ctx, p, FEA_ERR_IO, tri, "node tag -4 is outside the range 1..98");
   snprintf(line, sizeof line, "%lld %lld %lld x7", tag, a, b);
   p = write_edited(&t, "not-a-number.msh", t.n, tri, line);
-  expect_error(ctx, p, FEA_ERR_IO, tri, "expected node tag 3 of 3 of a 3-node triangle, found 'x7'");
+  expect_error(ctx, p, FEA_ERR_IO, tri,
+               "expected node tag 3 of 3 of a 3-node triangle, found 'x7'");
   snprintf(line, sizeof line, "%lld %lld %lld", tag, a, b);
   p = write_edited(&t, "short.msh", t.n, tri, line);
   expect_error(ctx, p, FEA_ERR_IO, tri, "found the end of the line");
@@ -367,8 +368,9 @@ Test(gmsh, bad_coordinates) {
   /* Node 2 is a corner of the square, so used by triangles: the mesh leaves
    * the plane z = 0 of node 1, the first node. */
   p = write_edited(&t, "not-flat.msh", t.n, coord + 3, "1 0 0.5");
-  expect_error(ctx, p, FEA_ERR_IO, coord + 3, "2D mesh is not in a plane z = const: node tag 2 "
-                                              "has z = 0.5, node tag 1 (line 25) has z = 0");
+  expect_error(ctx, p, FEA_ERR_IO, coord + 3,
+               "2D mesh is not in a plane z = const: node tag 2 "
+               "has z = 0.5, node tag 1 (line 25) has z = 0");
   unload(&t);
   tmp_cleanup();
   OK(fea_context_destroy(&ctx));
@@ -386,13 +388,15 @@ Test(gmsh, element_types) {
   p = write_edited(&t, "wrong-dim.msh", t.n, tri, "3 1 2 162");
   expect_error(ctx, p, FEA_ERR_IO, tri, "cannot be in an entity of dimension 3");
   /* Triangles and quads together. */
-  static const char mixed[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n2 1 0 5\n"
-                              "1\n2\n3\n4\n5\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n2 0 0\n$EndNodes\n"
-                              "$Elements\n2 2 1 2\n2 1 3 1\n1 1 2 3 4\n2 2 2 1\n2 2 5 3\n"
-                              "$EndElements\n";
+  static const char mixed[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n2 1 0 5\n"
+      "1\n2\n3\n4\n5\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n2 0 0\n$EndNodes\n"
+      "$Elements\n2 2 1 2\n2 1 3 1\n1 1 2 3 4\n2 2 2 1\n2 2 5 3\n"
+      "$EndElements\n";
   p = write_text("mixed.msh", mixed);
-  expect_error(ctx, p, FEA_ERR_UNSUPPORTED, 22, "mixed cell types: 4-node quadrangles (from line 20) "
-                                                "and 3-node triangles");
+  expect_error(ctx, p, FEA_ERR_UNSUPPORTED, 22,
+               "mixed cell types: 4-node quadrangles (from line 20) "
+               "and 3-node triangles");
   unload(&t);
   tmp_cleanup();
   OK(fea_context_destroy(&ctx));
@@ -445,7 +449,8 @@ Test(gmsh, format_and_sections) {
   expect_error(ctx, p, FEA_ERR_IO, 1, "not a Gmsh file: expected $MeshFormat, found 'solid'");
   const int end_nodes = find(&t, 1, "$EndNodes");
   p = write_edited(&t, "end-nodes.msh", t.n, end_nodes, "$EndNode");
-  expect_error(ctx, p, FEA_ERR_IO, end_nodes, "expected $EndNodes after the nodes, found '$EndNode'");
+  expect_error(ctx, p, FEA_ERR_IO, end_nodes,
+               "expected $EndNodes after the nodes, found '$EndNode'");
   p = write_edited(&t, "stray.msh", t.n, end_nodes, NULL); /* $Elements where $EndNodes belongs */
   expect_error(ctx, p, FEA_ERR_IO, end_nodes, "found '$Elements'");
   /* No $Elements: the file ends after $Nodes. */
@@ -459,18 +464,22 @@ Test(gmsh, format_and_sections) {
   p = write_edited(&t, "unterminated.msh", t.n, 4, "$Entitie");
   expect_error(ctx, p, FEA_ERR_IO, t.n + 1, "the file ends inside $Entitie (line 4)");
   /* Elements before nodes. */
-  static const char early[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Elements\n0 0 0 0\n"
-                              "$EndElements\n";
+  static const char early[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Elements\n0 0 0 0\n"
+      "$EndElements\n";
   expect_error(ctx, write_text("early.msh", early), FEA_ERR_IO, 4, "$Elements comes before $Nodes");
   /* Points only: nothing to make a mesh of. */
-  static const char points[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 1\n0 1 0 1\n"
-                               "1\n0 0 0\n$EndNodes\n$Elements\n1 1 1 1\n0 1 15 1\n1 1\n"
-                               "$EndElements\n";
-  expect_error(ctx, write_text("points.msh", points), FEA_ERR_IO, 14, "no cells of dimension 1 to 3");
+  static const char points[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 1\n0 1 0 1\n"
+      "1\n0 0 0\n$EndNodes\n$Elements\n1 1 1 1\n0 1 15 1\n1 1\n"
+      "$EndElements\n";
+  expect_error(ctx, write_text("points.msh", points), FEA_ERR_IO, 14,
+               "no cells of dimension 1 to 3");
   /* A 1D mesh off the x axis. */
-  static const char bent[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n1 1 0 3\n"
-                             "1\n2\n3\n0 0 0\n1 0 0\n1 1 0\n$EndNodes\n$Elements\n1 2 1 2\n"
-                             "1 1 1 2\n1 1 2\n2 2 3\n$EndElements\n";
+  static const char bent[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n1 1 0 3\n"
+      "1\n2\n3\n0 0 0\n1 0 0\n1 1 0\n$EndNodes\n$Elements\n1 2 1 2\n"
+      "1 1 1 2\n1 1 2\n2 2 3\n$EndElements\n";
   expect_error(ctx, write_text("bent.msh", bent), FEA_ERR_IO, 12,
                "1D mesh is not on a line y = z = const: node tag 3 has y = 1");
   unload(&t);
@@ -506,13 +515,15 @@ Test(gmsh, header_counts_and_ranges) {
   p = write_edited(&t, "parametric.msh", t.n, nodes + 1, "0 1 2 1");
   expect_error(ctx, p, FEA_ERR_IO, nodes + 1, "parametric flag 2 is not 0 or 1");
   /* Sections twice, or missing. */
-  static const char twice[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 0 0\n$EndNodes\n"
-                              "$Nodes\n0 0 0 0\n$EndNodes\n";
+  static const char twice[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 0 0\n$EndNodes\n"
+      "$Nodes\n0 0 0 0\n$EndNodes\n";
   expect_error(ctx, write_text("nodes-twice.msh", twice), FEA_ERR_IO, 7,
                "a second $Nodes section (the first is at line 4)");
-  static const char twice_elements[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 0 0\n"
-                                       "$EndNodes\n$Elements\n0 0 0 0\n$EndElements\n"
-                                       "$Elements\n";
+  static const char twice_elements[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 0 0\n"
+      "$EndNodes\n$Elements\n0 0 0 0\n$EndElements\n"
+      "$Elements\n";
   expect_error(ctx, write_text("elements-twice.msh", twice_elements), FEA_ERR_IO, 10,
                "a second $Elements section (the first is at line 7)");
   static const char format_twice[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$MeshFormat\n";
@@ -545,12 +556,14 @@ Test(gmsh, bad_bytes_and_lines) {
   fclose(f);
   expect_error(ctx, p, FEA_ERR_IO, 5, "line is longer than");
   /* Counts far beyond what the file could hold are refused before any allocation. */
-  static const char huge[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 999999999999 1 "
-                             "999999999999\n$EndNodes\n";
+  static const char huge[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 999999999999 1 "
+      "999999999999\n$EndNodes\n";
   expect_error(ctx, write_text("huge.msh", huge), FEA_ERR_IO, 5,
                "the number of nodes is 999999999999, more than a file of");
-  static const char sparse[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 999999999999\n"
-                               "$EndNodes\n";
+  static const char sparse[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 999999999999\n"
+      "$EndNodes\n";
   expect_error(ctx, write_text("sparse.msh", sparse), FEA_ERR_UNSUPPORTED, 5,
                "node tags range over 1..999999999999 for only 1 nodes");
   /* Not there, not a file. */

@@ -10,7 +10,8 @@ static fea_matrix *assemble(fea_context *ctx, fea_space **s, fea_problem **pb, d
   d.degree[0] = d.degree[1] = 2;
   d.n[0] = 4;
   d.n[1] = 3;
-  cr_assert_eq(fea_space_create_bspline(ctx, &d, s), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+  cr_assert_eq(fea_space_create_bspline(ctx, &d, s), FEA_SUCCESS, "%s",
+               fea_context_last_error(NULL));
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   cr_assert_eq(fea_problem_create_poisson(*s, &pd, pb), FEA_SUCCESS);
   fea_index nf = 0;
@@ -45,7 +46,8 @@ Test(matrix, matrix_market_round_trip) {
   char line[256];
   cr_assert(fgets(line, sizeof line, f));
   cr_expect_str_eq(line, "%%MatrixMarket matrix coordinate real general\n");
-  do cr_assert(fgets(line, sizeof line, f)); while (line[0] == '%');
+  do cr_assert(fgets(line, sizeof line, f));
+  while (line[0] == '%');
   long long r, c, z;
   cr_assert_eq(sscanf(line, "%lld %lld %lld", &r, &c, &z), 3);
   cr_expect(r == n && c == n && z == nnz);
@@ -72,7 +74,8 @@ Test(matrix, matrix_market_round_trip) {
     double want = 0;
     for (fea_index k = rp[i]; k < rp[i + 1]; k++) want += v[k] * x[ci[k]];
     cr_expect(fabs(y[i] - want) <= 1e-14 * (1 + fabs(want)));
-    for (fea_index k = rp[i]; k + 1 < rp[i + 1]; k++) cr_expect(ci[k] < ci[k + 1], "columns not sorted");
+    for (fea_index k = rp[i]; k + 1 < rp[i + 1]; k++)
+      cr_expect(ci[k] < ci[k + 1], "columns not sorted");
   }
   cr_expect_eq(fea_matrix_multiply(A, x, x), FEA_ERR_INVALID_ARG);
   cr_expect_eq(fea_matrix_write_mtx(A, "/nonexistent-dir/A.mtx"), FEA_ERR_IO);

@@ -55,8 +55,7 @@ static void check_refinement(fea_context *ctx, const fea_mesh *coarse, const fea
                "the coarse nodes moved or were renumbered");
   /* Parents: children of coarse cell p are fine cells p*nchild .. and lie in it. */
   fea_index *parents = malloc((size_t)f.nc * sizeof *parents);
-  EXPECT_FAIL(fea_mesh_get_parents(fine, f.nc - 1, parents), FEA_ERR_DIMENSION, ctx,
-              "capacity");
+  EXPECT_FAIL(fea_mesh_get_parents(fine, f.nc - 1, parents), FEA_ERR_DIMENSION, ctx, "capacity");
   OK(fea_mesh_get_parents(fine, f.nc, parents));
   for (fea_index e = 0; e < f.nc; e++) {
     fea_index p = parents[e];
@@ -178,9 +177,8 @@ Test(refine, unstructured_meshes) {
   const fea_index tc[9] = {1, 2, 0, 2, 3, 0, 3, 1, 0};
   refine_and_check(ctx, from_arrays(ctx, 2, FEA_CELL_TRIANGLE, 4, tx, 3, tc), 4 + 6);
   /* Two distorted hexahedra sharing a face: 12 nodes + 20 edges + 11 faces + 2 centers. */
-  const double hx[36] = {0,   0,   0,   1,   0,   0.1, 2,   0.1, 0,   0,   1,   0,
-                         1.2, 0.9, 0,   2,   1.1, 0.2, 0.1, 0,   1,   1,   0,   1.2,
-                         2,   0,   1,   0,   1,   1.1, 1,   1.1, 1,   2.2, 1,   0.9};
+  const double hx[36] = {0,   0, 0, 1, 0, 0.1, 2, 0.1, 0, 0, 1, 0,   1.2, 0.9, 0, 2,   1.1, 0.2,
+                         0.1, 0, 1, 1, 0, 1.2, 2, 0,   1, 0, 1, 1.1, 1,   1.1, 1, 2.2, 1,   0.9};
   const fea_index hc[16] = {0, 1, 4, 3, 6, 7, 10, 9, 1, 2, 5, 4, 7, 8, 11, 10};
   refine_and_check(ctx, from_arrays(ctx, 3, FEA_CELL_HEXAHEDRON, 12, hx, 2, hc), 12 + 20 + 11 + 2);
   /* Segments in 2D sharing a node, and quads on a bent surface in 3D. */

@@ -200,8 +200,7 @@ Test(mesh, desc_size_versions) {
   cr_assert_null(m);
   d.size = 4;
   m = (fea_mesh *)&m;
-  EXPECT_FAIL(fea_mesh_create_structured(ctx, &d, &m), FEA_ERR_INVALID_ARG, ctx,
-              "desc.size is 4");
+  EXPECT_FAIL(fea_mesh_create_structured(ctx, &d, &m), FEA_ERR_INVALID_ARG, ctx, "desc.size is 4");
   cr_assert_null(m);
   d.size = 0;
   EXPECT_FAIL(fea_mesh_create_structured(ctx, &d, &m), FEA_ERR_INVALID_ARG, ctx,
@@ -304,11 +303,11 @@ Test(mesh, from_arrays_copies) {
 }
 
 /* from_arrays must fail with want and a message containing needle, leaving *out NULL. */
-#define BAD_ARRAYS(want, needle, ...)                                                         \
-  do {                                                                                        \
-    fea_mesh *bad_ = (fea_mesh *)&bad_;                                                       \
-    EXPECT_FAIL(fea_mesh_create_from_arrays(__VA_ARGS__, &bad_), want, ctx, needle);          \
-    cr_assert_null(bad_, "a failed create left *out set (%s)", needle);                       \
+#define BAD_ARRAYS(want, needle, ...)                                                \
+  do {                                                                               \
+    fea_mesh *bad_ = (fea_mesh *)&bad_;                                              \
+    EXPECT_FAIL(fea_mesh_create_from_arrays(__VA_ARGS__, &bad_), want, ctx, needle); \
+    cr_assert_null(bad_, "a failed create left *out set (%s)", needle);              \
   } while (0)
 
 Test(mesh, from_arrays_bad_input) {
@@ -330,13 +329,13 @@ Test(mesh, from_arrays_bad_input) {
              FEA_CELL_TETRAHEDRON, 4, sq_x, 1, sq_c);
   BAD_ARRAYS(FEA_ERR_INVALID_ARG, "triangle cells need dim >= 2, got dim = 1", ctx, 1,
              FEA_CELL_TRIANGLE, 8, sq_x, 2, sq_c);
-  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "num_nodes = 0 must be at least 1", ctx, 2, FEA_CELL_TRIANGLE,
-             0, sq_x, 2, sq_c);
-  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "num_cells = -1 must be at least 1", ctx, 2, FEA_CELL_TRIANGLE,
-             4, sq_x, -1, sq_c);
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "num_nodes = 0 must be at least 1", ctx, 2, FEA_CELL_TRIANGLE, 0,
+             sq_x, 2, sq_c);
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "num_cells = -1 must be at least 1", ctx, 2, FEA_CELL_TRIANGLE, 4,
+             sq_x, -1, sq_c);
   const fea_index out_of_range[6] = {0, 1, 2, 0, 2, 4};
-  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "cell 1, node 2 is 4, outside [0, 4)", ctx, 2,
-             FEA_CELL_TRIANGLE, 4, sq_x, 2, out_of_range);
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "cell 1, node 2 is 4, outside [0, 4)", ctx, 2, FEA_CELL_TRIANGLE,
+             4, sq_x, 2, out_of_range);
   const fea_index negative[6] = {0, -1, 2, 0, 2, 3};
   BAD_ARRAYS(FEA_ERR_INVALID_ARG, "cell 0, node 1 is -1", ctx, 2, FEA_CELL_TRIANGLE, 4, sq_x, 2,
              negative);
@@ -346,12 +345,12 @@ Test(mesh, from_arrays_bad_input) {
   double x[8];
   memcpy(x, sq_x, sizeof x);
   x[5] = NAN;
-  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "coordinate 1 of node 2 is nan", ctx, 2, FEA_CELL_TRIANGLE, 4,
-             x, 2, sq_c);
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "coordinate 1 of node 2 is nan", ctx, 2, FEA_CELL_TRIANGLE, 4, x,
+             2, sq_c);
   x[5] = 1;
   x[6] = -INFINITY;
-  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "coordinate 0 of node 3 is -inf", ctx, 2, FEA_CELL_TRIANGLE, 4,
-             x, 2, sq_c);
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "coordinate 0 of node 3 is -inf", ctx, 2, FEA_CELL_TRIANGLE, 4, x,
+             2, sq_c);
   OK(fea_context_destroy(&ctx));
 }
 

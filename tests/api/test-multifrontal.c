@@ -90,7 +90,8 @@ static double *reference_solution(fea_problem *pb, fea_index *nf) {
   return b;
 }
 
-static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem *pb, fea_multifrontal_merge merge) {
+static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem *pb,
+                                     fea_multifrontal_merge merge) {
   fea_index nf = 0;
   OK(fea_problem_get_num_free_dofs(pb, &nf));
   fea_solver_desc d = FEA_SOLVER_DESC_INIT;
@@ -114,7 +115,8 @@ static double max_rel_diff(const double *x, const double *y, fea_index n) {
   return m > 0 ? d / m : d;
 }
 
-static void check_case(const char *resource, const multifrontal_case *c, int lifted, int variable_sigma) {
+static void check_case(const char *resource, const multifrontal_case *c, int lifted,
+                       int variable_sigma) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP(resource, &ctx);
   manufactured m = {c->dim};
@@ -122,8 +124,9 @@ static void check_case(const char *resource, const multifrontal_case *c, int lif
   fea_problem *pb = make_problem(s, &m, lifted, variable_sigma, 1.0);
   fea_index nf = 0;
   double *ref = reference_solution(pb, &nf);
-  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR, FEA_MULTIFRONTAL_MERGE_PAIRWISE,
-                                        FEA_MULTIFRONTAL_MERGE_AUTO};
+  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR,
+                                                  FEA_MULTIFRONTAL_MERGE_PAIRWISE,
+                                                  FEA_MULTIFRONTAL_MERGE_AUTO};
   for (int mi = 0; mi < 3; mi++) {
     double *x = multifrontal_solution(ctx, s, pb, merges[mi]);
     double diff = max_rel_diff(x, ref, nf);
@@ -140,18 +143,21 @@ static void check_case(const char *resource, const multifrontal_case *c, int lif
   OK(fea_context_destroy(&ctx));
 }
 
-#define CPU_BACKENDS {{"/cpu/ref"}, {"/cpu/threads"}}
+#define CPU_BACKENDS                 \
+  {                                  \
+    {"/cpu/ref"}, { "/cpu/threads" } \
+  }
 
-#define MULTIFRONTAL_TEST(Name)                                                                        \
-  ParameterizedTestParameters(multifrontal, Name) {                                                    \
-    static struct backend_param cpus[] = CPU_BACKENDS;                                       \
-    return cr_make_param_array(struct backend_param, cpus, sizeof cpus / sizeof cpus[0]);    \
-  }                                                                                          \
-  static void mf_##Name##_body(const char *resource);                                        \
-  ParameterizedTest(struct backend_param *param, multifrontal, Name, .timeout = 300) {                 \
-    fea_test_backend = param->resource;                                                      \
-    mf_##Name##_body(param->resource);                                                       \
-  }                                                                                          \
+#define MULTIFRONTAL_TEST(Name)                                                           \
+  ParameterizedTestParameters(multifrontal, Name) {                                       \
+    static struct backend_param cpus[] = CPU_BACKENDS;                                    \
+    return cr_make_param_array(struct backend_param, cpus, sizeof cpus / sizeof cpus[0]); \
+  }                                                                                       \
+  static void mf_##Name##_body(const char *resource);                                     \
+  ParameterizedTest(struct backend_param *param, multifrontal, Name, .timeout = 300) {    \
+    fea_test_backend = param->resource;                                                   \
+    mf_##Name##_body(param->resource);                                                    \
+  }                                                                                       \
   static void mf_##Name##_body(const char *resource)
 
 MULTIFRONTAL_TEST(lapack_1d) {
@@ -414,7 +420,8 @@ static void check_schur(const char *resource, const multifrontal_case *c) {
     for (fea_index i = 0; i < ni; i++) X[i + j * ni] = A[in[i] + bd[j] * N];
   if (ni > 0)
     cr_assert_eq(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (lapack_int)ni, (lapack_int)nbd, AII,
-                               (lapack_int)ni, X, (lapack_int)ni), 0);
+                               (lapack_int)ni, X, (lapack_int)ni),
+                 0);
   double *Sref = malloc((size_t)(nbd * nbd) * sizeof *Sref);
   double smax = 0;
   for (fea_index j = 0; j < nbd; j++)
@@ -496,11 +503,11 @@ Test(multifrontal, errors) {
   fea_space *lag = NULL;
   OK(fea_space_create_lagrange(mesh, 2, FEA_NODES_EQUISPACED, &lag));
   fea_problem *pb_lag = make_problem(lag, &m, 0, 0, 1.0);
-  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, lag, pb_lag, NULL, &sv), FEA_ERR_UNSUPPORTED,
-              ctx, "Lagrange");
+  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, lag, pb_lag, NULL, &sv), FEA_ERR_UNSUPPORTED, ctx,
+              "Lagrange");
   cr_assert_null(sv);
-  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb_other, NULL, &sv), FEA_ERR_INVALID_ARG,
-              ctx, "another space");
+  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb_other, NULL, &sv), FEA_ERR_INVALID_ARG, ctx,
+              "another space");
   fea_solver_desc bad = FEA_SOLVER_DESC_INIT;
   bad.merge = (fea_multifrontal_merge)7;
   EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb, &bad, &sv), FEA_ERR_INVALID_ARG, ctx,

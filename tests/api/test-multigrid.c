@@ -72,8 +72,8 @@ Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
         fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
         d.rtol = 1e-11;
         if (p1 && !strong) d.omega = 0.2; /* 0.3 is unstable for unscaled P1 (lambda_max ~ 8) */
-        if (strong) d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV, d.krylov = 1, d.pre_smooth = 3,
-                    d.post_smooth = 3;
+        if (strong)
+          d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV, d.krylov = 1, d.pre_smooth = 3, d.post_smooth = 3;
         fea_solver *sv = NULL;
         cr_assert_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_SUCCESS, "%s",
                      fea_context_last_error(ctx));
@@ -84,9 +84,8 @@ Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
         cr_assert_eq(fea_solver_get_multigrid_stats(sv, &st), FEA_SUCCESS);
         const double e = rel_diff(nf, x, xr);
         cr_log_info("%s %s n=%lld: %d levels, %lld iterations, factor %.3g, vs LAPACK %.2g",
-                    strong ? "Chebyshev-PCG" : "Richardson", p1 ? "P1" : "Q1",
-                    (long long)sizes[t], st.num_levels, (long long)st.iterations,
-                    st.convergence_factor, e);
+                    strong ? "Chebyshev-PCG" : "Richardson", p1 ? "P1" : "Q1", (long long)sizes[t],
+                    st.num_levels, (long long)st.iterations, st.convergence_factor, e);
         cr_expect(e < 1e-9, "differs from the direct solve by %.3g", e);
         cr_expect(st.converged && st.fine_dofs == nf && st.num_levels >= 5);
         its[t] = st.iterations;

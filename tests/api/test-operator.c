@@ -21,8 +21,7 @@ static double *test_x(fea_index n) {
   return x;
 }
 
-static fea_operator *make_op(const op_fixture *x, fea_operator_kind kind,
-                             fea_update_strategy s) {
+static fea_operator *make_op(const op_fixture *x, fea_operator_kind kind, fea_update_strategy s) {
   fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
   d.kind = kind;
   d.strategy = s;
@@ -35,8 +34,7 @@ static fea_operator *make_op(const op_fixture *x, fea_operator_kind kind,
 
 /* y = A x through the operator into a host array. y starts as NaN: apply
  * must overwrite every row, whatever it held before. */
-static void apply_host(const op_fixture *x, fea_operator *op, const double *xin,
-                       double *y) {
+static void apply_host(const op_fixture *x, fea_operator *op, const double *xin, double *y) {
   for (fea_index i = 0; i < x->nf; i++) y[i] = NAN;
   fea_vector *vx = op_vector(x, xin), *vy = op_vector(x, y);
   cr_assert_eq(fea_operator_apply(op, vx, vy), FEA_SUCCESS, "%s", fea_context_last_error(x->ctx));
@@ -91,7 +89,8 @@ Test(operator, every_kind_equals_reference_spmv_threads, .timeout = 300) {
 }
 
 Test(operator, variable_sigma_uses_per_element_matrices, .timeout = 120) {
-  const op_family fams[] = {{"Q2 2D", 0, 2, 2, 0, 4}, {"P1 3D", 0, 3, 1, 1, 2},
+  const op_family fams[] = {{"Q2 2D", 0, 2, 2, 0, 4},
+                            {"P1 3D", 0, 3, 1, 1, 2},
                             {"B p3 2D", 1, 2, 3, 0, 5}};
   for (size_t i = 0; i < 3; i++) check_family(&fams[i], 2, op_sigma);
 }
@@ -99,8 +98,10 @@ Test(operator, variable_sigma_uses_per_element_matrices, .timeout = 120) {
 Test(operator, strategies_agree_with_serial, .timeout = 300) {
   const fea_update_strategy ss[] = {FEA_UPDATE_COLORING, FEA_UPDATE_ATOMIC_CAS, FEA_UPDATE_MUTEX,
                                     FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
-  const op_family fams[] = {{"Q2 2D", 0, 2, 2, 0, 9}, {"Q1 3D", 0, 3, 1, 0, 6},
-                            {"P2 2D", 0, 2, 2, 1, 6}, {"B p3 3D", 1, 3, 3, 0, 4}};
+  const op_family fams[] = {{"Q2 2D", 0, 2, 2, 0, 9},
+                            {"Q1 3D", 0, 3, 1, 0, 6},
+                            {"P2 2D", 0, 2, 2, 1, 6},
+                            {"B p3 3D", 1, 3, 3, 0, 4}};
   for (size_t i = 0; i < sizeof fams / sizeof *fams; i++)
     for (int mk = 1; mk <= 2; mk++) {
       op_fixture x;
@@ -114,8 +115,10 @@ Test(operator, strategies_agree_with_serial, .timeout = 300) {
         op = make_op(&x, (fea_operator_kind)mk, ss[k]);
         fea_operator_info info = FEA_OPERATOR_INFO_INIT;
         cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
-        if (ss[k] != FEA_UPDATE_AUTO) cr_expect_eq(info.strategy_run, ss[k]);
-        else cr_expect_neq(info.strategy_run, FEA_UPDATE_AUTO);
+        if (ss[k] != FEA_UPDATE_AUTO)
+          cr_expect_eq(info.strategy_run, ss[k]);
+        else
+          cr_expect_neq(info.strategy_run, FEA_UPDATE_AUTO);
         for (int rep = 0; rep < 2; rep++) { /* plans are reused across applications */
           apply_host(&x, op, xin, y);
           double rel = op_rel_diff(y, y0, x.nf);
@@ -232,12 +235,12 @@ Test(operator, problem_may_be_destroyed_first) {
   op_fixture_free(&x);
 }
 
-#define EXPECT_ERR(expr, code, ctx, needle)                                                  \
-  do {                                                                                       \
-    fea_status st_ = (expr);                                                                 \
-    cr_expect_eq(st_, code, "%s returned %d", #expr, (int)st_);                              \
+#define EXPECT_ERR(expr, code, ctx, needle)                                                       \
+  do {                                                                                            \
+    fea_status st_ = (expr);                                                                      \
+    cr_expect_eq(st_, code, "%s returned %d", #expr, (int)st_);                                   \
     cr_expect(strstr(fea_context_last_error(ctx), needle) != NULL, "%s: message '%s' lacks '%s'", \
-              #expr, fea_context_last_error(ctx), needle);                                  \
+              #expr, fea_context_last_error(ctx), needle);                                        \
   } while (0)
 
 Test(operator, bad_input_is_refused) {
@@ -260,8 +263,8 @@ Test(operator, bad_input_is_refused) {
   EXPECT_ERR(fea_operator_create(x.ctx, NULL, NULL, &op), FEA_ERR_INVALID_ARG, x.ctx, "problem");
   cr_assert_eq(fea_operator_create(x.ctx, x.pb, NULL, &op), FEA_SUCCESS); /* NULL desc: defaults */
 
-  fea_vector *good = op_vector(&x, NULL), *out = op_vector(&x, NULL), *shortv = NULL,
-             *f32 = NULL, *other = NULL;
+  fea_vector *good = op_vector(&x, NULL), *out = op_vector(&x, NULL), *shortv = NULL, *f32 = NULL,
+             *other = NULL;
   cr_assert_eq(fea_vector_create(x.ctx, x.nf - 1, FEA_F64, &shortv), FEA_SUCCESS);
   cr_assert_eq(fea_vector_create(x.ctx, x.nf, FEA_F32, &f32), FEA_SUCCESS);
   fea_context *ctx2 = NULL;
@@ -326,11 +329,11 @@ Test(operator, tsx_refused_or_runs) {
  * batches reused), on meshes with 11 to 21 elements per line (odd ones too:
  * runs that end inside a batch), Dirichlet boundary included. */
 Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 300) {
-  const fea_update_strategy ss[] = {FEA_UPDATE_SERIAL,   FEA_UPDATE_COLORING,
-                                    FEA_UPDATE_ATOMIC_CAS, FEA_UPDATE_MUTEX,
+  const fea_update_strategy ss[] = {FEA_UPDATE_SERIAL,          FEA_UPDATE_COLORING,
+                                    FEA_UPDATE_ATOMIC_CAS,      FEA_UPDATE_MUTEX,
                                     FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
-  const op_family fams[] = {{"Q1 3D", 0, 3, 1, 0, 13}, {"Q2 3D", 0, 3, 2, 0, 11},
-                            {"Q1 2D", 0, 2, 1, 0, 19}, {"Q3 2D", 0, 2, 3, 0, 21},
+  const op_family fams[] = {{"Q1 3D", 0, 3, 1, 0, 13},   {"Q2 3D", 0, 3, 2, 0, 11},
+                            {"Q1 2D", 0, 2, 1, 0, 19},   {"Q3 2D", 0, 2, 3, 0, 21},
                             {"B p2 3D", 1, 3, 2, 0, 11}, {"B p1 2D", 1, 2, 1, 0, 17}};
   const int threads[] = {1, 2, 4};
   for (size_t i = 0; i < sizeof fams / sizeof *fams; i++)
@@ -345,14 +348,13 @@ Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 
         fea_operator_info info = FEA_OPERATOR_INFO_INIT;
         cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
         if (op_sumfact_built(&info))
-          cr_expect(strstr(info.kernel, "lines:") != NULL, "%s: no line batches: %s",
-                    fams[i].name, info.kernel);
+          cr_expect(strstr(info.kernel, "lines:") != NULL, "%s: no line batches: %s", fams[i].name,
+                    info.kernel);
         for (int rep = 0; rep < 2; rep++) {
           apply_host(&x, op, xin, y);
           double rel = op_rel_diff(y, yref, x.nf);
-          cr_expect(rel <= 1e-13, "%s, %d threads, %s (%s): %.3g from the reference",
-                    fams[i].name, threads[t], fea_update_strategy_name(info.strategy_run),
-                    info.kernel, rel);
+          cr_expect(rel <= 1e-13, "%s, %d threads, %s (%s): %.3g from the reference", fams[i].name,
+                    threads[t], fea_update_strategy_name(info.strategy_run), info.kernel, rel);
         }
         fea_operator_destroy(&op);
       }

@@ -54,8 +54,8 @@ static square square_create(fea_context *ctx, fea_index n, int p1, int dirichlet
   md.simplices = p1;
   cr_assert_eq(fea_mesh_create_structured(ctx, &md, &s.mesh), FEA_SUCCESS, "%s",
                fea_context_last_error(ctx));
-  cr_assert_eq(fea_space_create_lagrange(s.mesh, 1, FEA_NODES_EQUISPACED, &s.space),
-               FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(fea_space_create_lagrange(s.mesh, 1, FEA_NODES_EQUISPACED, &s.space), FEA_SUCCESS,
+               "%s", fea_context_last_error(ctx));
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.source = sine_f;
   pd.source_user = &sine2;
@@ -226,7 +226,8 @@ Test(prehandled, fp64_equals_direct_solve) {
     const fea_index k = 3;
     double *B = malloc((size_t)(nf * k) * sizeof *B), *X = malloc((size_t)(nf * k) * sizeof *X);
     for (fea_index j = 0; j < k; j++)
-      for (fea_index i = 0; i < nf; i++) B[i + j * nf] = b[i] * (double)(j + 1) + (j == 2 ? 1e-3 : 0);
+      for (fea_index i = 0; i < nf; i++)
+        B[i + j * nf] = b[i] * (double)(j + 1) + (j == 2 ? 1e-3 : 0);
     cr_assert_eq(fea_solver_solve(sv, k, B, nf, X, nf), FEA_SUCCESS);
     for (fea_index j = 0; j < k; j++) {
       cr_assert_eq(fea_solver_solve(sv, 1, B + j * nf, nf, x, nf), FEA_SUCCESS);
@@ -274,11 +275,13 @@ Test(prehandled, low_precision_within_one_percent_and_refined_to_fp64, .timeout 
         fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
         cr_assert_eq(fea_solver_get_prehandled_stats(sv, &st), FEA_SUCCESS);
         const double dev = rel_diff(nf, x, x64), e = l2_error(&s, x);
-        cr_log_info("%s h=1/128 %s%s: deviation from FP64 %.3g, L2 error %.4g (FP64 %.4g), %d "
-                    "corrections", p1 ? "P1" : "Q1", fea_precision_name(precs[q]),
-                    refine ? " + refinement" : "", dev, e, e64, st.refine_iterations);
-        cr_expect(dev < 0.01, "%s %s%s: %.3g from the FP64 solution (spec: 1 %%)",
-                  p1 ? "P1" : "Q1", fea_precision_name(precs[q]), refine ? " refined" : "", dev);
+        cr_log_info(
+            "%s h=1/128 %s%s: deviation from FP64 %.3g, L2 error %.4g (FP64 %.4g), %d "
+            "corrections",
+            p1 ? "P1" : "Q1", fea_precision_name(precs[q]), refine ? " + refinement" : "", dev, e,
+            e64, st.refine_iterations);
+        cr_expect(dev < 0.01, "%s %s%s: %.3g from the FP64 solution (spec: 1 %%)", p1 ? "P1" : "Q1",
+                  fea_precision_name(precs[q]), refine ? " refined" : "", dev);
         if (refine) {
           cr_expect(fabs(e - e64) <= 0.01 * e64, "%s %s refined: L2 error %.5g, FP64 %.5g",
                     p1 ? "P1" : "Q1", fea_precision_name(precs[q]), e, e64);
@@ -386,8 +389,10 @@ Test(prehandled, fp16_needs_prehandling, .timeout = 120) {
     cr_log_info("level %d: discretization %.3g, FP16 nodal Cholesky %.3g, FP16 M1 %.3g", level,
                 rel_disc, dev_nodal, dev_m1);
     if (level >= 5)
-      cr_expect(dev_nodal > rel_disc, "level %d: FP16 without prehandling (%.3g) should exceed "
-                "the discretization error (%.3g)", level, dev_nodal, rel_disc);
+      cr_expect(dev_nodal > rel_disc,
+                "level %d: FP16 without prehandling (%.3g) should exceed "
+                "the discretization error (%.3g)",
+                level, dev_nodal, rel_disc);
     cr_expect(dev_m1 < 0.01, "level %d: FP16 M1 deviates %.3g", level, dev_m1);
     cr_expect(dev_m1 < dev_nodal || level < 5, "level %d: FP16 M1 %.3g vs nodal %.3g", level,
               dev_m1, dev_nodal);
@@ -410,8 +415,8 @@ static void condition_numbers_small(fea_context *ctx) {
   for (int w = 0; w < 5; w++)
     cr_assert_eq(fea_solver_prehandled_condition(sv, (fea_prehandled_matrix)w, 60, &k[w]),
                  FEA_SUCCESS, "%s", fea_context_last_error(ctx));
-  cr_expect(k[0] > k[1] && k[1] > k[2] && k[2] > 1 && k[3] > 1 && k[4] > 1,
-            "kappa %g %g %g %g %g", k[0], k[1], k[2], k[3], k[4]);
+  cr_expect(k[0] > k[1] && k[1] > k[2] && k[2] > 1 && k[3] > 1 && k[4] > 1, "kappa %g %g %g %g %g",
+            k[0], k[1], k[2], k[3], k[4]);
   fea_solver_destroy(&sv);
   square_destroy(&s);
 }
@@ -459,8 +464,10 @@ Test(prehandled, condition_numbers_h256, .timeout = 240) {
       cr_expect(fabs(kpi - rows[t].kpi) <= 0.1, "h0=1/%lld: kappa(Pi) %.4g, Table 1 %.1f",
                 (long long)rows[t].n0, kpi, rows[t].kpi);
     }
-    cr_log_info("h=1/256 h0=1/%lld (%.1f s): kappa(C_i) %.4g (Table 1 %.1f), kappa(Pi) %.4g "
-                "(%.1f)", (long long)rows[t].n0, now() - t0, kc, rows[t].kc, kpi, rows[t].kpi);
+    cr_log_info(
+        "h=1/256 h0=1/%lld (%.1f s): kappa(C_i) %.4g (Table 1 %.1f), kappa(Pi) %.4g "
+        "(%.1f)",
+        (long long)rows[t].n0, now() - t0, kc, rows[t].kc, kpi, rows[t].kpi);
     fea_solver_destroy(&sv);
   }
   square_destroy(&s);

@@ -6,12 +6,34 @@
 /* Harmonic functions in the space: linear (P1), bilinear (Q1, B-splines p = 1) or quadratic:
  * with f = 0 and g = u, the discrete solution is u itself, so the lifting and
  * the elimination of boundary DoFs are checked to round-off. */
-static double linear(const double *x, void *user) { (void)user; return 1 + x[0] + 2 * x[1]; }
-static void linear_grad(const double *x, double *g, void *user) { (void)x; (void)user; g[0] = 1; g[1] = 2; }
-static double bilinear(const double *x, void *user) { (void)user; return 1 + x[0] + 2 * x[1] + x[0] * x[1]; }
-static void bilinear_grad(const double *x, double *g, void *user) { (void)user; g[0] = 1 + x[1]; g[1] = 2 + x[0]; }
-static double quadratic(const double *x, void *user) { (void)user; return x[0] * x[0] - x[1] * x[1] + 0.5; }
-static void quadratic_grad(const double *x, double *g, void *user) { (void)user; g[0] = 2 * x[0]; g[1] = -2 * x[1]; }
+static double linear(const double *x, void *user) {
+  (void)user;
+  return 1 + x[0] + 2 * x[1];
+}
+static void linear_grad(const double *x, double *g, void *user) {
+  (void)x;
+  (void)user;
+  g[0] = 1;
+  g[1] = 2;
+}
+static double bilinear(const double *x, void *user) {
+  (void)user;
+  return 1 + x[0] + 2 * x[1] + x[0] * x[1];
+}
+static void bilinear_grad(const double *x, double *g, void *user) {
+  (void)user;
+  g[0] = 1 + x[1];
+  g[1] = 2 + x[0];
+}
+static double quadratic(const double *x, void *user) {
+  (void)user;
+  return x[0] * x[0] - x[1] * x[1] + 0.5;
+}
+static void quadratic_grad(const double *x, double *g, void *user) {
+  (void)user;
+  g[0] = 2 * x[0];
+  g[1] = -2 * x[1];
+}
 
 typedef struct exact_case {
   char name[16];
@@ -20,8 +42,9 @@ typedef struct exact_case {
 
 ParameterizedTestParameters(problem, dirichlet_lifting_is_exact) {
   static exact_case cases[] = {
-    {"Q1", 0, 1, 0, 1}, {"Q2", 0, 2, 0, 2}, {"Q3", 0, 3, 0, 2}, {"P1", 0, 1, 1, 0}, {"P2", 0, 2, 1, 2},
-    {"bspline-p1", 1, 1, 0, 1}, {"bspline-p2", 1, 2, 0, 2}, {"bspline-p3", 1, 3, 0, 2},
+      {"Q1", 0, 1, 0, 1},         {"Q2", 0, 2, 0, 2},         {"Q3", 0, 3, 0, 2},
+      {"P1", 0, 1, 1, 0},         {"P2", 0, 2, 1, 2},         {"bspline-p1", 1, 1, 0, 1},
+      {"bspline-p2", 1, 2, 0, 2}, {"bspline-p3", 1, 3, 0, 2},
   };
   return cr_make_param_array(exact_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -37,14 +60,16 @@ ParameterizedTest(exact_case *c, problem, dirichlet_lifting_is_exact) {
     d.n[0] = 5;
     d.n[1] = 4;
     d.upper[0] = 2.0; /* a non-unit box checks the geometry scaling too */
-    cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+    cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s",
+                 fea_context_last_error(NULL));
   } else {
     fea_mesh_desc md = FEA_MESH_DESC_INIT;
     md.n[0] = 5;
     md.n[1] = 4;
     md.upper[0] = 2.0;
     md.simplices = c->simplices;
-    cr_assert_eq(fea_mesh_create_structured(ctx, &md, &mesh), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+    cr_assert_eq(fea_mesh_create_structured(ctx, &md, &mesh), FEA_SUCCESS, "%s",
+                 fea_context_last_error(NULL));
     cr_assert_eq(fea_space_create_lagrange(mesh, c->p, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS, "%s",
                  fea_context_last_error(NULL));
   }
@@ -55,12 +80,14 @@ ParameterizedTest(exact_case *c, problem, dirichlet_lifting_is_exact) {
   fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
   d.dirichlet = u;
   fea_problem *pb = NULL;
-  cr_assert_eq(fea_problem_create_poisson(s, &d, &pb), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+  cr_assert_eq(fea_problem_create_poisson(s, &d, &pb), FEA_SUCCESS, "%s",
+               fea_context_last_error(NULL));
   fea_space_info info = FEA_SPACE_INFO_INIT;
   cr_assert_eq(fea_space_get_info(s, &info), FEA_SUCCESS);
   double *full = malloc((size_t)info.num_dofs * sizeof *full), l2 = 1, h1 = 1;
   solve_and_measure(pb, u, gu, NULL, &l2, &h1, full);
-  cr_expect(l2 < 1e-11 && h1 < 1e-10, "%s: harmonic solution not reproduced: L2 %.3e, H1 %.3e", c->name, l2, h1);
+  cr_expect(l2 < 1e-11 && h1 < 1e-10, "%s: harmonic solution not reproduced: L2 %.3e, H1 %.3e",
+            c->name, l2, h1);
   free(full);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -80,7 +107,8 @@ Test(problem, element_matrices) {
   d.n[1] = 3;
   d.upper[1] = 3.0;
   fea_space *s = NULL;
-  cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s", fea_context_last_error(NULL));
+  cr_assert_eq(fea_space_create_bspline(ctx, &d, &s), FEA_SUCCESS, "%s",
+               fea_context_last_error(NULL));
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma = 2.5;
   fea_problem *pb = NULL;
@@ -94,22 +122,28 @@ Test(problem, element_matrices) {
     for (int i = 0; i < NB; i++) {
       double rs = 0;
       for (int j = 0; j < NB; j++) {
-        cr_expect(fabs(K[i * NB + j] - K[j * NB + i]) <= 1e-13 * fabs(K[i * NB + i]), "K not symmetric");
+        cr_expect(fabs(K[i * NB + j] - K[j * NB + i]) <= 1e-13 * fabs(K[i * NB + i]),
+                  "K not symmetric");
         rs += K[i * NB + j];
         msum += M[i * NB + j];
       }
-      cr_expect(fabs(rs) <= 1e-12 * K[i * NB + i], "row %d of element %lld sums to %g", i, (long long)e, rs);
+      cr_expect(fabs(rs) <= 1e-12 * K[i * NB + i], "row %d of element %lld sums to %g", i,
+                (long long)e, rs);
       cr_expect(K[i * NB + i] > 0, "diagonal entry %d is %g", i, K[i * NB + i]);
     }
     /* elements are 1/4 x 1 in the box [0,1] x [0,3] */
-    cr_expect(fabs(msum - 0.25) <= 1e-13, "mass of element %lld sums to %.16g, not 0.25", (long long)e, msum);
+    cr_expect(fabs(msum - 0.25) <= 1e-13, "mass of element %lld sums to %.16g, not 0.25",
+              (long long)e, msum);
   }
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
   fea_context_destroy(&ctx);
 }
 
-static double negative_sigma(const double *x, void *user) { (void)user; return x[0] > 0.5 ? -1.0 : 1.0; }
+static double negative_sigma(const double *x, void *user) {
+  (void)user;
+  return x[0] > 0.5 ? -1.0 : 1.0;
+}
 
 Test(problem, bad_arguments) {
   fea_context *ctx = NULL;
@@ -123,7 +157,8 @@ Test(problem, bad_arguments) {
   d.sigma = 0;
   cr_expect_eq(fea_problem_create_poisson(s, &d, &pb), FEA_ERR_INVALID_ARG);
   cr_expect_null(pb);
-  cr_expect(strstr(fea_context_last_error(NULL), "sigma = 0") != NULL, "%s", fea_context_last_error(NULL));
+  cr_expect(strstr(fea_context_last_error(NULL), "sigma = 0") != NULL, "%s",
+            fea_context_last_error(NULL));
   d.sigma = NAN;
   cr_expect_eq(fea_problem_create_poisson(s, &d, &pb), FEA_ERR_INVALID_ARG);
   d = (fea_problem_desc)FEA_PROBLEM_DESC_INIT;

@@ -105,8 +105,8 @@ Test(space_bspline, element_dofs_are_lexicographic) {
           for (int l1 = 0; l1 <= p[1]; l1++)
             for (int l0 = 0; l0 <= p[0]; l0++, i++) {
               fea_index want = (e0 + l0) + nf[0] * ((e1 + l1) + nf[1] * (e2 + l2));
-              cr_assert_eq(dofs[i], want, "element %lld local %d: %lld, expected %lld", (long long)e,
-                           i, (long long)dofs[i], (long long)want);
+              cr_assert_eq(dofs[i], want, "element %lld local %d: %lld, expected %lld",
+                           (long long)e, i, (long long)dofs[i], (long long)want);
             }
       }
   fea_space_destroy(&s);
@@ -180,8 +180,8 @@ typedef struct sp_case {
   double lo[3], hi[3];
 } sp_case;
 
-static const double kn_rep[] = {0, 0, 0, 0, 0.3, 0.5, 0.5, 0.8, 1, 1, 1, 1};  /* p = 3, C^1 at 0.5 */
-static const double kn_c0[] = {2, 2, 2, 2.5, 2.5, 3, 4, 4, 4};              /* p = 2, C^0 at 2.5 */
+static const double kn_rep[] = {0, 0, 0, 0, 0.3, 0.5, 0.5, 0.8, 1, 1, 1, 1}; /* p = 3, C^1 at 0.5 */
+static const double kn_c0[] = {2, 2, 2, 2.5, 2.5, 3, 4, 4, 4};               /* p = 2, C^0 at 2.5 */
 
 static const sp_case cases[] = {
     {1, {4, 0, 0}, {NULL}, {0}, {5, 0, 0}, {-1, 0, 0}, {2, 0, 0}},
@@ -222,7 +222,8 @@ Test(space_bspline, evaluate_partition_of_unity) {
     for (int i = 0; i < np; i++) {
       cr_assert(fabs(v[i] - 1.0) <= 1e-14, "case %zu point %d: sum %.17g", c, i, v[i]);
       for (int k = 0; k < dim; k++)
-        cr_assert(fabs(g[i * dim + k]) <= 1e-11, "case %zu point %d: gradient %g", c, i, g[i * dim + k]);
+        cr_assert(fabs(g[i * dim + k]) <= 1e-11, "case %zu point %d: gradient %g", c, i,
+                  g[i * dim + k]);
     }
     free(one);
     free(x);
@@ -266,8 +267,8 @@ Test(space_bspline, gradients_match_finite_differences) {
           double g3[3];
           OK(fea_space_evaluate(s, coef, 1, xm, NULL, g3));
           cr_assert(fabs(g2[k] - g3[k]) > 1e-3 * (1 + fabs(g[k])),
-                    "case %zu x=(%g,%g,%g) d/dx%d: %.12g vs finite difference %.12g", c, x[0],
-                    x[1], x[2], k, g[k], fd);
+                    "case %zu x=(%g,%g,%g) d/dx%d: %.12g vs finite difference %.12g", c, x[0], x[1],
+                    x[2], k, g[k], fd);
         }
       }
     }
@@ -328,8 +329,8 @@ Test(space_bspline, interpolation_is_exact_in_the_space) {
     OK(fea_space_evaluate(s, back, np, x, v, NULL));
     for (int i = 0; i < np; i++) {
       double want = eval_poly(x + i * info.dim, &q);
-      cr_assert(fabs(v[i] - want) <= 1e-11 * fmax(1.0, fabs(want)), "case %zu point %d: %.17g vs %.17g",
-                c, i, v[i], want);
+      cr_assert(fabs(v[i] - want) <= 1e-11 * fmax(1.0, fabs(want)),
+                "case %zu point %d: %.17g vs %.17g", c, i, v[i], want);
     }
     free(x);
     free(v);
@@ -361,7 +362,8 @@ Test(space_bspline, interpolation_refuses_nan_values) {
 static void expect_same_function(fea_space *coarse, fea_space *fine, const double *lo,
                                  const double *hi, const char *what) {
   fea_space_info ic = info_of(coarse), ifn = info_of(fine);
-  double *c = malloc((size_t)ic.num_dofs * sizeof *c), *f = malloc((size_t)ifn.num_dofs * sizeof *f);
+  double *c = malloc((size_t)ic.num_dofs * sizeof *c),
+         *f = malloc((size_t)ifn.num_dofs * sizeof *f);
   for (fea_index i = 0; i < ic.num_dofs; i++) c[i] = 2 * rnd() - 1;
   OK(fea_space_transfer(coarse, c, fine, f));
   int np = 500;
@@ -370,7 +372,8 @@ static void expect_same_function(fea_space *coarse, fea_space *fine, const doubl
   OK(fea_space_evaluate(coarse, c, np, x, vc, NULL));
   OK(fea_space_evaluate(fine, f, np, x, vf, NULL));
   for (int i = 0; i < np; i++)
-    cr_assert(fabs(vc[i] - vf[i]) <= 1e-13, "%s: point %d coarse %.17g fine %.17g", what, i, vc[i], vf[i]);
+    cr_assert(fabs(vc[i] - vf[i]) <= 1e-13, "%s: point %d coarse %.17g fine %.17g", what, i, vc[i],
+              vf[i]);
   free(c);
   free(f);
   free(x);
@@ -396,8 +399,10 @@ Test(space_bspline, refinement_keeps_the_function) {
       OK(fea_space_bspline_insert_knots(s, dir, nins, ins, &h));
       fea_space_info ih = info_of(h);
       fea_index ndir = m - info.degree[dir] - 1; /* functions in this direction */
-      cr_assert_eq(ih.num_dofs, info.num_dofs / ndir * (ndir + nins), "case %zu: %lld DoFs after "
-                   "inserting %lld knots", c, (long long)ih.num_dofs, (long long)nins);
+      cr_assert_eq(ih.num_dofs, info.num_dofs / ndir * (ndir + nins),
+                   "case %zu: %lld DoFs after "
+                   "inserting %lld knots",
+                   c, (long long)ih.num_dofs, (long long)nins);
       snprintf(what, sizeof what, "case %zu insert in direction %d", c, dir);
       expect_same_function(s, h, cases[c].lo, cases[c].hi, what);
       /* p: degree + 1 (where it stays <= 8). */
@@ -414,7 +419,8 @@ Test(space_bspline, refinement_keeps_the_function) {
         expect_same_function(s, k, cases[c].lo, cases[c].hi, what);
         /* The h-refined space is not inside the p-refined one. */
         fea_index ne = info_of(h).num_dofs;
-        double *z = calloc((size_t)ne, sizeof *z), *w = calloc((size_t)info_of(pp).num_dofs, sizeof *w);
+        double *z = calloc((size_t)ne, sizeof *z),
+               *w = calloc((size_t)info_of(pp).num_dofs, sizeof *w);
         EXPECT_FAIL(fea_space_transfer(h, z, pp, w), FEA_ERR_INVALID_ARG, ctx,
                     "does not contain the coarse one");
         free(z);

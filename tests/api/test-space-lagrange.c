@@ -90,8 +90,8 @@ static fea_mesh *scramble(fea_context *ctx, const fea_mesh *m, double jitter, do
     for (int k = 0; k < a.dim; k++)
       boundary |= a.x[i * a.dim + k] == 0.0 || a.x[i * a.dim + k] == 1.0;
     for (int k = 0; k < a.dim; k++)
-      x[perm[i] * a.dim + k] =
-          a.x[i * a.dim + k] + (boundary ? 0.0 : jitter * h * (2 * urand() - 1));
+      x[perm[i] * a.dim + k] = a.x[i * a.dim + k] +
+                               (boundary ? 0.0 : jitter * h * (2 * urand() - 1));
   }
   for (fea_index c = 0; c < a.nc; c++) {
     int map[8] = {0, 1, 2, 3, 4, 5, 6, 7}; /* new local node l = old local node map[l] */
@@ -173,8 +173,8 @@ Test(space_lagrange, dof_counts_closed_forms) {
             inner *= p * n[k] - 1;
             cells *= n[k];
           }
-          int per =
-              simp ? (dim == 2 ? (p == 1 ? 3 : 6) : (p == 1 ? 4 : 10)) : (int)ipow(p + 1, dim);
+          int per = simp ? (dim == 2 ? (p == 1 ? 3 : 6) : (p == 1 ? 4 : 10))
+                         : (int)ipow(p + 1, dim);
           cells *= simp ? (dim == 2 ? 2 : 6) : 1;
           cr_assert_eq(info.num_dofs, all, "dim %d simplices %d p %d: %lld DoFs, expected %lld",
                        dim, simp, p, (long long)info.num_dofs, (long long)all);
@@ -269,8 +269,8 @@ Test(space_lagrange, boundary_dofs_are_the_dofs_on_the_boundary) {
             on |= fabs(X[i * dim + k]) < 1e-13 || fabs(X[i * dim + k] - 1) < 1e-13;
           if (!on) continue;
           cr_assert(j < info.num_boundary_dofs && b[j] == i,
-                    "dim %d simplices %d p %d: DoF %lld on the boundary is not listed", dim,
-                    simp, p, (long long)i);
+                    "dim %d simplices %d p %d: DoF %lld on the boundary is not listed", dim, simp,
+                    p, (long long)i);
           j++;
         }
         cr_assert_eq(j, info.num_boundary_dofs,
@@ -349,8 +349,8 @@ Test(space_lagrange, interpolation_reproduces_polynomials) {
       for (int w = 0; w < 2; w++)
         for (int p = 1; p <= (simp ? 2 : QMAX); p++)
           for (int gll = 0; gll < 2; gll++) {
-            fea_space *s =
-                lagrange(meshes[w], p, gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED);
+            fea_space *s = lagrange(meshes[w], p,
+                                    gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED);
             fea_space_info info = info_of(s);
             poly P;
             poly_init(&P, dim, p, simp);
@@ -522,8 +522,8 @@ Test(space_lagrange, conforming_across_facets) {
                {3, 1, 2, 2, {2, 2, 2}}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_mesh *base = box_mesh(ctx, cases[c].dim, cases[c].n, cases[c].simplices);
-    fea_mesh *m =
-        scramble(ctx, base, cases[c].simplices ? 0.08 : 0.15, 1.0 / (double)cases[c].n[0]);
+    fea_mesh *m = scramble(ctx, base, cases[c].simplices ? 0.08 : 0.15,
+                           1.0 / (double)cases[c].n[0]);
     for (int p = cases[c].pmin; p <= cases[c].pmax; p++)
       for (int gll = 0; gll < 2; gll++) {
         fea_space *s = lagrange(m, p, gll ? FEA_NODES_GAUSS_LOBATTO : FEA_NODES_EQUISPACED);
@@ -555,8 +555,8 @@ Test(space_lagrange, order_limits) {
     cr_assert_null(s);
     cr_assert(strstr(fea_context_last_error(ctx), "(Q1..Q6)") != NULL, "%s",
               fea_context_last_error(ctx));
-    EXPECT_FAIL(fea_space_create_lagrange(m, 0, FEA_NODES_EQUISPACED, &s), FEA_ERR_INVALID_ARG,
-                ctx, "order 0 is outside 1..6");
+    EXPECT_FAIL(fea_space_create_lagrange(m, 0, FEA_NODES_EQUISPACED, &s), FEA_ERR_INVALID_ARG, ctx,
+                "order 0 is outside 1..6");
     OK(fea_mesh_destroy(&m));
   }
   fea_mesh *t = box_mesh(ctx, 2, n, 1);

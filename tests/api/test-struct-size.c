@@ -12,28 +12,29 @@
 #define THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* The three refused sizes of a struct whose first version ends at last. */
-#define BAD_SIZES(type, last) {0, THROUGH(type, last) - 1, sizeof(type) + 8}
+#define BAD_SIZES(type, last) \
+  { 0, THROUGH(type, last) - 1, sizeof(type) + 8 }
 
 /* The caller's struct inside a larger buffer, so that a too-large size
  * still describes memory the caller owns. */
-#define BUFFERED(type) \
-  struct {             \
-    type s;            \
+#define BUFFERED(type)      \
+  struct {                  \
+    type s;                 \
     unsigned char tail[16]; \
   }
 
 /* expr, with v.s.size set to each bad size, fails with a message naming it. */
 #define EXPECT_SIZES_REFUSED(type, last, init, what, ctx, expr)                        \
-  do {                                                                              \
-    const size_t sizes_[] = BAD_SIZES(type, last);                                  \
-    for (size_t k_ = 0; k_ < 3; k_++) {                                             \
-      BUFFERED(type) v = {init, {0}};                                               \
-      v.s.size = sizes_[k_];                                                        \
-      char want_[64];                                                               \
+  do {                                                                                 \
+    const size_t sizes_[] = BAD_SIZES(type, last);                                     \
+    for (size_t k_ = 0; k_ < 3; k_++) {                                                \
+      BUFFERED(type) v = {init, {0}};                                                  \
+      v.s.size = sizes_[k_];                                                           \
+      char want_[64];                                                                  \
       snprintf(want_, sizeof want_, what ".size is %zu; a " #type " has", sizes_[k_]); \
-      EXPECT_FAIL(expr, FEA_ERR_INVALID_ARG, ctx, want_);                           \
-      cr_assert_eq(v.s.size, sizes_[k_], "the caller's size changed");              \
-    }                                                                               \
+      EXPECT_FAIL(expr, FEA_ERR_INVALID_ARG, ctx, want_);                              \
+      cr_assert_eq(v.s.size, sizes_[k_], "the caller's size changed");                 \
+    }                                                                                  \
   } while (0)
 
 static fea_context *open_ref(void) {

@@ -197,7 +197,8 @@ BACKEND_TEST(vector_ops, nrm2_rounded) {
       long double sq = 0;
       for (fea_index i = 0; i < n; i++) sq += (long double)x[i] * x[i];
       long double ref = sqrtl(sq);
-      double tol = ((double)(n + 2) * compute_roundoff(vp) + (double)n * LDBL_EPSILON) * (double)ref;
+      double tol = ((double)(n + 2) * compute_roundoff(vp) + (double)n * LDBL_EPSILON) *
+                   (double)ref;
       double got = NAN;
       OK(fea_vector_nrm2(vx, &got));
       cr_assert(fabsl(got - ref) <= tol, "%s n=%lld: nrm2 %.17g vs %.17Lg (tol %.3g)",
@@ -221,16 +222,22 @@ BACKEND_TEST(vector_ops, nrm2_no_overflow) {
   for (int l = 0; l < 3; l++) {
     fea_index n = ns[l];
     double *x = doubles(n);
-    static const struct { fea_precision p; double (*f)(fea_index); } cases[] = {
-      {FEA_F64, huge_f64}, {FEA_F32, huge_f32}, {FEA_F16, huge_f16}, {FEA_BF16, huge_f32}};
+    static const struct {
+      fea_precision p;
+      double (*f)(fea_index);
+    } cases[] = {{FEA_F64, huge_f64},
+                 {FEA_F32, huge_f32},
+                 {FEA_F16, huge_f16},
+                 {FEA_BF16, huge_f32}};
     for (int c = 0; c < 4; c++) {
       fea_vector *vx = make_vector(ctx, cases[c].p, n, cases[c].f, x);
       double ref = fabs(x[0]) * sqrt((double)n); /* all entries have one magnitude */
       double got = NAN;
       OK(fea_vector_nrm2(vx, &got));
       double tol = (double)(n + 2) * compute_roundoff(cases[c].p) * ref;
-      cr_assert(isfinite(got) && fabs(got - ref) <= tol, "%s n=%lld: nrm2 of |x_i| = %g is %g, expected %g",
-                fea_precision_name(cases[c].p), (long long)n, fabs(x[0]), got, ref);
+      cr_assert(isfinite(got) && fabs(got - ref) <= tol,
+                "%s n=%lld: nrm2 of |x_i| = %g is %g, expected %g", fea_precision_name(cases[c].p),
+                (long long)n, fabs(x[0]), got, ref);
       OK(fea_vector_destroy(&vx));
     }
     free(x);

@@ -16,9 +16,9 @@ static double exact_value(fea_index i, int with_nan) {
   switch (i % 16) {
   case 0: return 0.0;
   case 1: return -0.0;
-  case 2: return 61440.0;         /* 0x1.ep15: largest exact in both f16 and bf16 */
-  case 3: return -0x1p-24;        /* smallest f16 subnormal */
-  case 4: return 0x3p-20;         /* f16 subnormal, bf16 normal */
+  case 2: return 61440.0;  /* 0x1.ep15: largest exact in both f16 and bf16 */
+  case 3: return -0x1p-24; /* smallest f16 subnormal */
+  case 4: return 0x3p-20;  /* f16 subnormal, bf16 normal */
   case 5: return INFINITY;
   case 6: return -INFINITY;
   case 7: return with_nan ? NAN : 0.5;
@@ -101,7 +101,8 @@ BACKEND_TEST(vector, write_read_every_pair) {
                  fea_precision_name(vp), fea_precision_name(hp));
         for (fea_index i = 0; i < n; i++) {
           if (isnan(vals[i])) {
-            cr_assert(isnan(host_load(hp, out, (size_t)i)), "%s[%lld]: NaN lost", what, (long long)i);
+            cr_assert(isnan(host_load(hp, out, (size_t)i)), "%s[%lld]: NaN lost", what,
+                      (long long)i);
           } else {
             size_t b = elem_bytes(hp);
             cr_assert(memcmp((char *)in + (size_t)i * b, (char *)out + (size_t)i * b, b) == 0,
@@ -110,7 +111,8 @@ BACKEND_TEST(vector, write_read_every_pair) {
           }
         }
         OK(fea_vector_read(v, n, FEA_F64, back));
-        snprintf(what, sizeof what, "%s -> %s -> f64", fea_precision_name(hp), fea_precision_name(vp));
+        snprintf(what, sizeof what, "%s -> %s -> f64", fea_precision_name(hp),
+                 fea_precision_name(vp));
         for (fea_index i = 0; i < n; i++) assert_same_value(back[i], vals[i], what, i);
         OK(fea_vector_destroy(&v));
       }
@@ -142,8 +144,8 @@ static void assert_nearest16(uint16_t h, double x, int mbits, int bias) {
     uint16_t nb = (uint16_t)(h + step);
     if ((nb & 0x7fffu) >= (uint16_t)(((1u << (15 - mbits)) - 1u) << mbits)) continue;
     double dn = fabs(decode16(nb, mbits, bias) - x);
-    cr_assert(d < dn || (d == dn && !(h & 1u)), "0x%04x is not the nearest to %a (0x%04x is)",
-              h, x, nb);
+    cr_assert(d < dn || (d == dn && !(h & 1u)), "0x%04x is not the nearest to %a (0x%04x is)", h, x,
+              nb);
   }
 }
 
@@ -200,7 +202,10 @@ BACKEND_TEST(vector, rounding_is_nearest) {
     double mant = (double)(s >> 11) * 0x1p-53; /* [0, 1) */
     x[i] = ldexp(1.0 + mant, (int)((s >> 3) % 44) - 28) * ((s & 1) ? -1 : 1);
   }
-  static const struct { fea_precision p; int mbits, bias; } fmts[] = {{FEA_F16, 10, 15}, {FEA_BF16, 7, 127}};
+  static const struct {
+    fea_precision p;
+    int mbits, bias;
+  } fmts[] = {{FEA_F16, 10, 15}, {FEA_BF16, 7, 127}};
   for (int f = 0; f < 2; f++) {
     fea_vector *v = NULL;
     OK(fea_vector_create(ctx, n, fmts[f].p, &v));
@@ -227,7 +232,8 @@ BACKEND_TEST(vector, copy_every_pair) {
   static const fea_index ns[] = {0, 1, 100003};
   for (int l = 0; l < 3; l++) {
     fea_index n = ns[l];
-    double *vals = malloc((size_t)(n + 1) * sizeof *vals), *back = malloc((size_t)(n + 1) * sizeof *back);
+    double *vals = malloc((size_t)(n + 1) * sizeof *vals),
+           *back = malloc((size_t)(n + 1) * sizeof *back);
     cr_assert(vals && back);
     for (fea_index i = 0; i < n; i++) vals[i] = exact_value(i, 1);
     for (int a = 0; a < NUM_PRECISIONS; a++) {
@@ -264,17 +270,17 @@ BACKEND_TEST(vector, copy_rounds) {
     fea_precision from, to;
     uint16_t want[2];
   } cases[] = {
-    /* From f64: rounded once (see rounding_from_f64). */
-    {FEA_F64, FEA_F16, {0x3555, 0x3c01}},
-    {FEA_F64, FEA_BF16, {0x3eab, 0x3f80}},
-    /* From f32: float(1/3) = 0x3eaaaaab; float(1 + 2^-11 + 2^-40) = 1 + 2^-11, a tie. */
-    {FEA_F32, FEA_F16, {0x3555, 0x3c00}},
-    {FEA_F32, FEA_BF16, {0x3eab, 0x3f80}},
-    /* f16 0x3555 = 1.0101010101b x 2^-2 -> bf16 0101010|101: up to 0x3eab;
+      /* From f64: rounded once (see rounding_from_f64). */
+      {FEA_F64, FEA_F16, {0x3555, 0x3c01}},
+      {FEA_F64, FEA_BF16, {0x3eab, 0x3f80}},
+      /* From f32: float(1/3) = 0x3eaaaaab; float(1 + 2^-11 + 2^-40) = 1 + 2^-11, a tie. */
+      {FEA_F32, FEA_F16, {0x3555, 0x3c00}},
+      {FEA_F32, FEA_BF16, {0x3eab, 0x3f80}},
+      /* f16 0x3555 = 1.0101010101b x 2^-2 -> bf16 0101010|101: up to 0x3eab;
      * f16 0x3c01 = 1 + 2^-10 is below half a bf16 ulp (2^-8) above 1. */
-    {FEA_F16, FEA_BF16, {0x3eab, 0x3f80}},
-    /* bf16 0x3eab = 1.0101011b x 2^-2 is exact in f16: 0101011000 -> 0x3558. */
-    {FEA_BF16, FEA_F16, {0x3558, 0x3c00}},
+      {FEA_F16, FEA_BF16, {0x3eab, 0x3f80}},
+      /* bf16 0x3eab = 1.0101011b x 2^-2 is exact in f16: 0101011000 -> 0x3558. */
+      {FEA_BF16, FEA_F16, {0x3558, 0x3c00}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_vector *x = NULL, *y = NULL;
@@ -318,7 +324,8 @@ BACKEND_TEST(vector, set_all) {
         OK(fea_vector_read(v, n, vp, raw));
         uint16_t want = vp == FEA_F16 ? 0x3555 : 0x3eab;
         for (fea_index i = 0; i < n; i++)
-          cr_assert_eq(raw[i], want, "%s[%lld] = 0x%04x", fea_precision_name(vp), (long long)i, raw[i]);
+          cr_assert_eq(raw[i], want, "%s[%lld] = 0x%04x", fea_precision_name(vp), (long long)i,
+                       raw[i]);
       } else {
         OK(fea_vector_read(v, n, FEA_F64, back));
         double want = vp == FEA_F64 ? 1.0 / 3.0 : (double)(float)(1.0 / 3.0);

@@ -19,7 +19,7 @@ struct data_array {
   char parent[32]; /* PointData, CellData, Points or Cells */
   char name[64];   /* Name, unescaped ("" when absent) */
   char type[16];
-  int components;  /* NumberOfComponents, 1 when absent */
+  int components; /* NumberOfComponents, 1 when absent */
   double *values;
   long long count;
 };
@@ -321,8 +321,7 @@ Test(vtu, python_xml_parses_it) {
   fea_index nn, nc;
   OK(fea_mesh_get_info(m, NULL, NULL, &nn, &nc));
   double *t = calloc((size_t)nn, sizeof *t), *s = calloc((size_t)(4 * nc), sizeof *s);
-  const fea_field fields[2] = {{"T<1> & \"x\"", FEA_FIELD_NODE, 1, t},
-                               {"s", FEA_FIELD_CELL, 4, s}};
+  const fea_field fields[2] = {{"T<1> & \"x\"", FEA_FIELD_NODE, 1, t}, {"s", FEA_FIELD_CELL, 4, s}};
   const char *path = tmp_file("python.vtu");
   char vtu[300], script[320], cmd[1024];
   snprintf(vtu, sizeof vtu, "%s", path);
@@ -393,7 +392,8 @@ Test(vtu, bad_fields_and_paths) {
   /* Paths that cannot be written. */
   char missing[400];
   snprintf(missing, sizeof missing, "%s/no/such/dir/out.vtu", tmp_dir);
-  EXPECT_FAIL(fea_mesh_write_vtu(m, missing, 0, NULL), FEA_ERR_IO, ctx, "No such file or directory");
+  EXPECT_FAIL(fea_mesh_write_vtu(m, missing, 0, NULL), FEA_ERR_IO, ctx,
+              "No such file or directory");
   cr_assert(strstr(fea_context_last_error(ctx), missing), "the message does not name the path");
   struct stat st;
   if (stat("/dev/full", &st) == 0) {

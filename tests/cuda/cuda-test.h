@@ -12,18 +12,17 @@
 
 #include "half.h"
 
-#define OK(expr)                                                                         \
-  do {                                                                                   \
-    fea_status ok_status_ = (expr);                                                      \
-    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                   \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));           \
+#define OK(expr)                                                               \
+  do {                                                                         \
+    fea_status ok_status_ = (expr);                                            \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,         \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL)); \
   } while (0)
 
 static const fea_precision all_precs[] = {FEA_F64, FEA_F32, FEA_F16, FEA_BF16};
 
 /* The GPU context, or the test is skipped with the reason there is none. */
-static inline fea_context *open_gpu(void)
-{
+static inline fea_context *open_gpu(void) {
   fea_context *ctx = NULL;
   fea_status st = fea_context_create("/gpu/cuda", &ctx);
   if (st == FEA_ERR_DEVICE) cr_skip_test("no usable GPU: %s", fea_context_last_error(NULL));
@@ -32,16 +31,14 @@ static inline fea_context *open_gpu(void)
   return ctx;
 }
 
-static inline fea_context *open_ref(void)
-{
+static inline fea_context *open_ref(void) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
   return ctx;
 }
 
 /* Unit roundoff of the storage format. */
-static inline double unit_roundoff(fea_precision p)
-{
+static inline double unit_roundoff(fea_precision p) {
   switch (p) {
   case FEA_F64: return ldexp(1.0, -53);
   case FEA_F32: return ldexp(1.0, -24);
@@ -52,25 +49,19 @@ static inline double unit_roundoff(fea_precision p)
 }
 
 /* Unit roundoff of the arithmetic: 16-bit data is computed on in FP32. */
-static inline double compute_roundoff(fea_precision p)
-{
+static inline double compute_roundoff(fea_precision p) {
   return p == FEA_F64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
 }
 
-static inline size_t elem_size(fea_precision p)
-{
-  return p == FEA_F64 ? 8 : p == FEA_F32 ? 4 : 2;
-}
+static inline size_t elem_size(fea_precision p) { return p == FEA_F64 ? 8 : p == FEA_F32 ? 4 : 2; }
 
 /* Deterministic uniform numbers in [-1, 1): every run sees the same data. */
-static inline double next_uniform(uint64_t *state)
-{
+static inline double next_uniform(uint64_t *state) {
   *state = *state * 6364136223846793005ull + 1442695040888963407ull;
   return (double)(*state >> 11) * ldexp(1.0, -52) - 1.0;
 }
 
-static inline double *random_array(size_t n, uint64_t seed)
-{
+static inline double *random_array(size_t n, uint64_t seed) {
   double *x = malloc((n ? n : 1) * sizeof *x);
   cr_assert_not_null(x);
   for (size_t i = 0; i < n; i++) x[i] = next_uniform(&seed);
@@ -79,8 +70,7 @@ static inline double *random_array(size_t n, uint64_t seed)
 
 /* A vector of precision p holding host doubles x (rounded to nearest even). */
 static inline fea_vector *vector_from(fea_context *ctx, fea_precision p, const double *x,
-                                      fea_index n)
-{
+                                      fea_index n) {
   fea_vector *v = NULL;
   OK(fea_vector_create(ctx, n, p, &v));
   OK(fea_vector_write(v, n, FEA_F64, x));
@@ -88,8 +78,7 @@ static inline fea_vector *vector_from(fea_context *ctx, fea_precision p, const d
 }
 
 /* The vector's values as doubles (exact: widening never rounds). */
-static inline double *vector_values(const fea_vector *v, fea_index n)
-{
+static inline double *vector_values(const fea_vector *v, fea_index n) {
   double *x = malloc((size_t)(n ? n : 1) * sizeof *x);
   cr_assert_not_null(x);
   OK(fea_vector_read(v, n, FEA_F64, x));
@@ -97,8 +86,7 @@ static inline double *vector_values(const fea_vector *v, fea_index n)
 }
 
 /* The vector's bytes in its own precision. */
-static inline void *vector_bits(const fea_vector *v, fea_index n, fea_precision p)
-{
+static inline void *vector_bits(const fea_vector *v, fea_index n, fea_precision p) {
   void *x = malloc((size_t)(n ? n : 1) * elem_size(p));
   cr_assert_not_null(x);
   OK(fea_vector_read(v, n, p, x));
@@ -109,13 +97,11 @@ static inline void *vector_bits(const fea_vector *v, fea_index n, fea_precision 
  * pass; exit 77 instead so that a machine without a GPU reports SKIP. */
 static int all_tests_skipped;
 
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
+ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
   all_tests_skipped = stats->nb_tests > 0 && stats->tests_skipped == stats->nb_tests;
 }
 
-int main(int argc, char *argv[])
-{
+int main(int argc, char *argv[]) {
   struct criterion_test_set *tests = criterion_initialize();
   int failed = 0;
   if (criterion_handle_args(argc, argv, true)) failed = !criterion_run_all_tests(tests);

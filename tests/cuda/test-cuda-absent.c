@@ -7,29 +7,26 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-static int contains_nocase(const char *text, const char *word)
-{
+static int contains_nocase(const char *text, const char *word) {
   size_t n = strlen(word);
   for (; *text; text++) {
     size_t i = 0;
-    while (i < n && text[i] &&
-           tolower((unsigned char)text[i]) == tolower((unsigned char)word[i]))
+    while (i < n && text[i] && tolower((unsigned char)text[i]) == tolower((unsigned char)word[i]))
       i++;
     if (i == n) return 1;
   }
   return 0;
 }
 
-Test(cuda_absent, create_fails_cleanly_or_describes_the_device)
-{
+Test(cuda_absent, create_fails_cleanly_or_describes_the_device) {
   static int sentinel;
   fea_context *ctx = (fea_context *)(void *)&sentinel; /* must be overwritten either way */
   fea_status st = fea_context_create("/gpu/cuda", &ctx);
 
   if (st != FEA_SUCCESS) {
     const char *msg = fea_context_last_error(NULL);
-    cr_assert_eq(st, FEA_ERR_DEVICE, "expected FEA_ERR_DEVICE, got %s: %s",
-                 fea_status_string(st), msg);
+    cr_assert_eq(st, FEA_ERR_DEVICE, "expected FEA_ERR_DEVICE, got %s: %s", fea_status_string(st),
+                 msg);
     cr_assert_null(ctx, "the context is not NULL after a failed create");
     cr_assert(contains_nocase(msg, "cuda"), "the message does not mention CUDA: '%s'", msg);
     /* "file.c:LINE func(): reason": the reason part must say something. */
@@ -50,21 +47,20 @@ Test(cuda_absent, create_fails_cleanly_or_describes_the_device)
   cr_assert_null(ctx);
 }
 
-Test(cuda_absent, bad_device_option_is_an_invalid_argument)
-{
+Test(cuda_absent, bad_device_option_is_an_invalid_argument) {
   fea_context *ctx = NULL;
   fea_status st = fea_context_create("/gpu/cuda:device=banana", &ctx);
   /* Without a GPU the probe fails first; with one, the option is refused. */
-  cr_assert(st == FEA_ERR_DEVICE || st == FEA_ERR_INVALID_ARG, "got %s: %s",
-            fea_status_string(st), fea_context_last_error(NULL));
+  cr_assert(st == FEA_ERR_DEVICE || st == FEA_ERR_INVALID_ARG, "got %s: %s", fea_status_string(st),
+            fea_context_last_error(NULL));
   cr_assert_null(ctx);
   if (st == FEA_ERR_INVALID_ARG)
     cr_assert(strstr(fea_context_last_error(NULL), "banana") != NULL,
               "the message does not name the value: %s", fea_context_last_error(NULL));
 
   st = fea_context_create("/gpu/cuda:device=4096", &ctx);
-  cr_assert(st == FEA_ERR_DEVICE || st == FEA_ERR_INVALID_ARG, "got %s: %s",
-            fea_status_string(st), fea_context_last_error(NULL));
+  cr_assert(st == FEA_ERR_DEVICE || st == FEA_ERR_INVALID_ARG, "got %s: %s", fea_status_string(st),
+            fea_context_last_error(NULL));
   cr_assert_null(ctx);
   if (st == FEA_ERR_INVALID_ARG)
     cr_assert(strstr(fea_context_last_error(NULL), "4096") != NULL,

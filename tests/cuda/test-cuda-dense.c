@@ -16,8 +16,7 @@ typedef struct mat {
 } mat;
 
 static mat mat_from(fea_context *ctx, fea_precision p, const double *data, fea_index rows,
-                    fea_index cols, fea_index ld)
-{
+                    fea_index cols, fea_index ld) {
   mat a;
   a.len = ld * cols;
   a.v = vector_from(ctx, p, data, a.len);
@@ -33,20 +32,17 @@ static const char *tname(fea_transpose t) { return t == FEA_TRANS ? "T" : "N"; }
 static const char *uname(fea_uplo u) { return u == FEA_UPPER ? "U" : "L"; }
 
 /* Entry (i, j) of op(A) for column-major A with leading dimension ld. */
-static double op_at(const double *a, fea_index ld, fea_transpose t, fea_index i, fea_index j)
-{
+static double op_at(const double *a, fea_index ld, fea_transpose t, fea_index i, fea_index j) {
   return t == FEA_TRANS ? a[j + i * ld] : a[i + j * ld];
 }
 
-static int in_triangle(fea_uplo u, fea_index i, fea_index j)
-{
+static int in_triangle(fea_uplo u, fea_index i, fea_index j) {
   return u == FEA_UPPER ? i <= j : i >= j;
 }
 
 /* ---------------------------------------------------------------- gemm */
 
-static void check_gemm(fea_precision prec, fea_transpose ta, fea_transpose tb)
-{
+static void check_gemm(fea_precision prec, fea_transpose ta, fea_transpose tb) {
   const fea_index m = 13, n = 9, k = 11;
   const double alpha = 1.25, beta = -0.5;
   fea_index ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -72,8 +68,8 @@ static void check_gemm(fea_precision prec, fea_transpose ta, fea_transpose tb)
     for (fea_index i = 0; i < ldc; i++) {
       double got = g[i + j * ldc];
       if (i >= m) {
-        cr_assert_eq(got, cs[i + j * ldc], "gemm %s%s in %s wrote padding C(%lld,%lld)",
-                     tname(ta), tname(tb), fea_precision_name(prec), (long long)i, (long long)j);
+        cr_assert_eq(got, cs[i + j * ldc], "gemm %s%s in %s wrote padding C(%lld,%lld)", tname(ta),
+                     tname(tb), fea_precision_name(prec), (long long)i, (long long)j);
         continue;
       }
       double mag = fabs(beta * cs[i + j * ldc]);
@@ -91,14 +87,12 @@ static void check_gemm(fea_precision prec, fea_transpose ta, fea_transpose tb)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, gemm_f64_all_transposes)
-{
+Test(cuda_dense, gemm_f64_all_transposes) {
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) check_gemm(FEA_F64, (fea_transpose)ta, (fea_transpose)tb);
 }
 
-Test(cuda_dense, gemm_f32_all_transposes)
-{
+Test(cuda_dense, gemm_f32_all_transposes) {
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) check_gemm(FEA_F32, (fea_transpose)ta, (fea_transpose)tb);
 }
@@ -107,8 +101,7 @@ Test(cuda_dense, gemm_f32_all_transposes)
  * stored: FP32 accumulation over k terms (2 (k+2) u32), inputs rounded to
  * TF32 inside the tensor cores (2 u_tf32 per product, u_tf32 = 2^-11), and
  * one rounding of C to its storage format. */
-static void check_low_precision_gemm(fea_precision in, fea_precision out, fea_compute compute)
-{
+static void check_low_precision_gemm(fea_precision in, fea_precision out, fea_compute compute) {
   const fea_index m = 16, n = 12, k = 40;
   const fea_index lda = m + 1, ldb = k + 3, ldc = m + 2;
   const double alpha = 0.5, beta = 0.25;
@@ -152,27 +145,21 @@ static void check_low_precision_gemm(fea_precision in, fea_precision out, fea_co
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, gemm_f16_inputs)
-{
+Test(cuda_dense, gemm_f16_inputs) {
   check_low_precision_gemm(FEA_F16, FEA_F32, FEA_COMPUTE_DEFAULT);
   check_low_precision_gemm(FEA_F16, FEA_F16, FEA_COMPUTE_DEFAULT);
 }
 
-Test(cuda_dense, gemm_bf16_inputs)
-{
+Test(cuda_dense, gemm_bf16_inputs) {
   check_low_precision_gemm(FEA_BF16, FEA_F32, FEA_COMPUTE_DEFAULT);
   check_low_precision_gemm(FEA_BF16, FEA_BF16, FEA_COMPUTE_DEFAULT);
 }
 
-Test(cuda_dense, gemm_tf32)
-{
-  check_low_precision_gemm(FEA_F32, FEA_F32, FEA_COMPUTE_TF32);
-}
+Test(cuda_dense, gemm_tf32) { check_low_precision_gemm(FEA_F32, FEA_F32, FEA_COMPUTE_TF32); }
 
 /* ---------------------------------------------------------------- syrk */
 
-static void check_syrk(fea_precision prec, fea_uplo uplo, fea_transpose trans)
-{
+static void check_syrk(fea_precision prec, fea_uplo uplo, fea_transpose trans) {
   const fea_index n = 10, k = 7;
   const double alpha = -0.75, beta = 1.5;
   fea_index ar = trans ? k : n, ac = trans ? n : k, lda = ar + 2, ldc = n + 3;
@@ -202,9 +189,8 @@ static void check_syrk(fea_precision prec, fea_uplo uplo, fea_transpose trans)
       for (fea_index l = 0; l < k; l++)
         mag += fabs(alpha * op_at(as, lda, trans, i, l) * op_at(as, lda, trans, j, l));
       cr_assert_leq(fabs(got - r[i + j * ldc]), 2.0 * (double)(k + 2) * unit_roundoff(prec) * mag,
-                    "syrk %s%s in %s: C(%lld,%lld) gpu %.17g, ref %.17g", uname(uplo),
-                    tname(trans), fea_precision_name(prec), (long long)i, (long long)j, got,
-                    r[i + j * ldc]);
+                    "syrk %s%s in %s: C(%lld,%lld) gpu %.17g, ref %.17g", uname(uplo), tname(trans),
+                    fea_precision_name(prec), (long long)i, (long long)j, got, r[i + j * ldc]);
     }
   }
   free(a), free(c), free(as), free(cs), free(g), free(r);
@@ -213,8 +199,7 @@ static void check_syrk(fea_precision prec, fea_uplo uplo, fea_transpose trans)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, syrk_all_uplo_and_transposes)
-{
+Test(cuda_dense, syrk_all_uplo_and_transposes) {
   for (int p = 0; p < 2; p++)
     for (int u = 0; u < 2; u++)
       for (int t = 0; t < 2; t++) check_syrk(all_precs[p], (fea_uplo)u, (fea_transpose)t);
@@ -224,23 +209,24 @@ Test(cuda_dense, syrk_all_uplo_and_transposes)
 
 /* A triangular matrix with a dominant diagonal (well conditioned), and large
  * garbage in the other triangle that a correct trsm never reads. */
-static double *triangular_array(fea_index n, fea_index ld, fea_uplo uplo, uint64_t seed)
-{
+static double *triangular_array(fea_index n, fea_index ld, fea_uplo uplo, uint64_t seed) {
   double *a = random_array((size_t)(ld * n), seed);
   for (fea_index j = 0; j < n; j++) {
     for (fea_index i = 0; i < n; i++) {
       double *e = &a[i + j * ld];
-      if (i == j) *e = 2.5 + *e;
-      else if (in_triangle(uplo, i, j)) *e *= 0.5 / (double)n;
-      else *e = 1.0e3 * (*e + 2.0);
+      if (i == j)
+        *e = 2.5 + *e;
+      else if (in_triangle(uplo, i, j))
+        *e *= 0.5 / (double)n;
+      else
+        *e = 1.0e3 * (*e + 2.0);
     }
   }
   return a;
 }
 
 static void check_trsm(fea_precision prec, fea_side side, fea_uplo uplo, fea_transpose trans,
-                       fea_diag diag)
-{
+                       fea_diag diag) {
   const fea_index m = 8, n = 6, na = side == FEA_LEFT ? m : n;
   const fea_index lda = na + 2, ldb = m + 1;
   const double alpha = 0.75;
@@ -267,7 +253,8 @@ static void check_trsm(fea_precision prec, fea_side side, fea_uplo uplo, fea_tra
       double got = g[i + j * ldb], want = i < m ? r[i + j * ldb] : bs[i + j * ldb];
       cr_assert_leq(fabs(got - want), i < m ? bound : 0.0,
                     "trsm side=%s uplo=%s trans=%s diag=%s in %s: B(%lld,%lld) gpu %.17g, "
-                    "ref %.17g", side == FEA_LEFT ? "L" : "R", uname(uplo), tname(trans),
+                    "ref %.17g",
+                    side == FEA_LEFT ? "L" : "R", uname(uplo), tname(trans),
                     diag == FEA_UNIT ? "U" : "N", fea_precision_name(prec), (long long)i,
                     (long long)j, got, want);
     }
@@ -278,8 +265,7 @@ static void check_trsm(fea_precision prec, fea_side side, fea_uplo uplo, fea_tra
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, trsm_all_sides_uplos_transposes_diags)
-{
+Test(cuda_dense, trsm_all_sides_uplos_transposes_diags) {
   for (int p = 0; p < 2; p++)
     for (int s = 0; s < 2; s++)
       for (int u = 0; u < 2; u++)
@@ -292,8 +278,7 @@ Test(cuda_dense, trsm_all_sides_uplos_transposes_diags)
 
 /* S = M M^T + n I: symmetric positive definite with condition number <= n + 1.
  * The triangle potrf must not read holds garbage. */
-static double *spd_array(fea_index n, fea_index ld, fea_uplo uplo, uint64_t seed)
-{
+static double *spd_array(fea_index n, fea_index ld, fea_uplo uplo, uint64_t seed) {
   double *mm = random_array((size_t)(n * n), seed);
   double *s = malloc((size_t)(ld * n) * sizeof *s);
   cr_assert_not_null(s);
@@ -313,13 +298,11 @@ static double *spd_array(fea_index n, fea_index ld, fea_uplo uplo, uint64_t seed
 }
 
 /* The full symmetric matrix from the uplo triangle of s. */
-static double sym_at(const double *s, fea_index ld, fea_uplo uplo, fea_index i, fea_index j)
-{
+static double sym_at(const double *s, fea_index ld, fea_uplo uplo, fea_index i, fea_index j) {
   return in_triangle(uplo, i, j) ? s[i + j * ld] : s[j + i * ld];
 }
 
-static void check_cholesky(fea_precision prec, fea_uplo uplo)
-{
+static void check_cholesky(fea_precision prec, fea_uplo uplo) {
   const fea_index n = 12, nrhs = 3, lda = n + 3, ldb = n + 1;
   double *s = spd_array(n, lda, uplo, 50);
   double *x0 = random_array((size_t)(ldb * nrhs), 51);
@@ -374,17 +357,15 @@ static void check_cholesky(fea_precision prec, fea_uplo uplo)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, potrf_potrs_solve_spd_system)
-{
+Test(cuda_dense, potrf_potrs_solve_spd_system) {
   for (int p = 0; p < 2; p++)
     for (int u = 0; u < 2; u++) check_cholesky(all_precs[p], (fea_uplo)u);
 }
 
-Test(cuda_dense, potrf_reports_the_failing_minor)
-{
+Test(cuda_dense, potrf_reports_the_failing_minor) {
   /* Leading minors 1, 2 positive, the third negative. */
   const fea_index n = 4;
-  const double a[16] = {1.0, 0.5, 0.0, 0.0,  0.5, 2.0, 0.1, 0.0,
+  const double a[16] = {1.0, 0.5, 0.0,  0.0, 0.5, 2.0, 0.1, 0.0,
                         0.0, 0.1, -3.0, 0.2, 0.0, 0.0, 0.2, 4.0};
   fea_context *gpu = open_gpu();
   for (int p = 0; p < 2; p++) {
@@ -406,8 +387,7 @@ Test(cuda_dense, potrf_reports_the_failing_minor)
 
 /* Rows of a diagonally dominant matrix in reverse order: partial pivoting
  * has one clear choice at every step, so both backends pivot alike. */
-static double *pivoting_array(fea_index n, fea_index ld, uint64_t seed)
-{
+static double *pivoting_array(fea_index n, fea_index ld, uint64_t seed) {
   double *g = random_array((size_t)(n * n), seed);
   double *a = random_array((size_t)(ld * n), seed + 1);
   for (fea_index j = 0; j < n; j++)
@@ -419,8 +399,7 @@ static double *pivoting_array(fea_index n, fea_index ld, uint64_t seed)
   return a;
 }
 
-static void check_lu(fea_precision prec, fea_transpose trans)
-{
+static void check_lu(fea_precision prec, fea_transpose trans) {
   const fea_index n = 10, nrhs = 2, lda = n + 2, ldb = n + 4;
   double *a = pivoting_array(n, lda, 60);
   double *x0 = random_array((size_t)(ldb * nrhs), 62);
@@ -502,18 +481,16 @@ static void check_lu(fea_precision prec, fea_transpose trans)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_dense, getrf_getrs_solve_with_pivoting)
-{
+Test(cuda_dense, getrf_getrs_solve_with_pivoting) {
   for (int p = 0; p < 2; p++)
     for (int t = 0; t < 2; t++) check_lu(all_precs[p], (fea_transpose)t);
 }
 
-Test(cuda_dense, getrf_reports_the_zero_pivot)
-{
+Test(cuda_dense, getrf_reports_the_zero_pivot) {
   /* Column 2 is zero: after the first step there is no pivot left in it. */
   const fea_index n = 4;
-  const double a[16] = {1.0, 0.0, 0.0, 0.0,  0.0, 0.0, 0.0, 0.0,
-                        0.0, 0.0, 1.0, 0.0,  0.0, 0.0, 0.0, 1.0};
+  const double a[16] = {1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                        0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0};
   fea_context *gpu = open_gpu();
   for (int p = 0; p < 2; p++) {
     mat ga = mat_from(gpu, all_precs[p], a, n, n, n);

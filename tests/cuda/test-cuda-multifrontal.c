@@ -24,39 +24,34 @@ typedef struct multifrontal_case {
   int repeated; /* interior knots of multiplicity 2 and p (a C0 separator), p >= 2 */
 } multifrontal_case;
 
-static double sine_f(const double *x, void *user)
-{
+static double sine_f(const double *x, void *user) {
   const int dim = *(const int *)user;
   double u = dim * 9.8696044010893586;
   for (int k = 0; k < dim; k++) u *= sin(3.14159265358979323846 * x[k]);
   return u;
 }
 
-static double lift_g(const double *x, void *user)
-{
+static double lift_g(const double *x, void *user) {
   const int dim = *(const int *)user;
   double g = 1.0;
   for (int k = 0; k < dim; k++) g += (k + 1) * 0.5 * x[k] * x[k];
   return g;
 }
 
-static double wavy_sigma(const double *x, void *user)
-{
+static double wavy_sigma(const double *x, void *user) {
   const int dim = *(const int *)user;
   double s = 2.0;
   for (int k = 0; k < dim; k++) s += sin(3.0 * x[k] + k);
   return s;
 }
 
-static double negative_sigma(const double *x, void *user)
-{
+static double negative_sigma(const double *x, void *user) {
   (void)x;
   (void)user;
   return -1.0;
 }
 
-static fea_space *make_space(fea_context *ctx, const multifrontal_case *c)
-{
+static fea_space *make_space(fea_context *ctx, const multifrontal_case *c) {
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   d.dim = c->dim;
   for (int k = 0; k < c->dim; k++) {
@@ -82,8 +77,7 @@ static fea_space *make_space(fea_context *ctx, const multifrontal_case *c)
   return s;
 }
 
-static fea_problem *make_problem(fea_space *s, const int *dim, int lifted, int variable_sigma)
-{
+static fea_problem *make_problem(fea_space *s, const int *dim, int lifted, int variable_sigma) {
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   if (variable_sigma) {
     pd.sigma_fn = wavy_sigma;
@@ -100,8 +94,7 @@ static fea_problem *make_problem(fea_space *s, const int *dim, int lifted, int v
   return pb;
 }
 
-static double max_rel_diff(const double *x, const double *y, fea_index n)
-{
+static double max_rel_diff(const double *x, const double *y, fea_index n) {
   double d = 0, m = 0;
   for (fea_index i = 0; i < n; i++) {
     if (isnan(x[i] - y[i])) return NAN; /* fmax would drop it */
@@ -119,9 +112,8 @@ typedef struct outcome {
   fea_solver_level lv[128];
 } outcome;
 
-static void solve_on(fea_context *ctx, const multifrontal_case *c, fea_multifrontal_merge merge, int lifted,
-                     int variable_sigma, outcome *o)
-{
+static void solve_on(fea_context *ctx, const multifrontal_case *c, fea_multifrontal_merge merge,
+                     int lifted, int variable_sigma, outcome *o) {
   const int dim = c->dim;
   fea_space *s = make_space(ctx, c);
   fea_problem *pb = make_problem(s, &dim, lifted, variable_sigma);
@@ -147,20 +139,20 @@ static void solve_on(fea_context *ctx, const multifrontal_case *c, fea_multifron
   OK(fea_space_destroy(&s));
 }
 
-static const char *case_name(const multifrontal_case *c, fea_multifrontal_merge merge, char *buf, size_t len)
-{
+static const char *case_name(const multifrontal_case *c, fea_multifrontal_merge merge, char *buf,
+                             size_t len) {
   snprintf(buf, len, "dim %d p (%d, %d, %d) n (%lld, %lld, %lld) repeated %d merge %d", c->dim,
-           c->p[0], c->p[1], c->p[2], (long long)c->n[0], (long long)c->n[1],
-           (long long)c->n[2], c->repeated, (int)merge);
+           c->p[0], c->p[1], c->p[2], (long long)c->n[0], (long long)c->n[1], (long long)c->n[2],
+           c->repeated, (int)merge);
   return buf;
 }
 
 /* Returns the largest q of the case's tree (to know which paths ran). */
-static fea_index check_case(fea_context *gpu, fea_context *ref, const multifrontal_case *c, int lifted,
-                            int variable_sigma)
-{
-  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR, FEA_MULTIFRONTAL_MERGE_PAIRWISE,
-                                        FEA_MULTIFRONTAL_MERGE_AUTO};
+static fea_index check_case(fea_context *gpu, fea_context *ref, const multifrontal_case *c,
+                            int lifted, int variable_sigma) {
+  static const fea_multifrontal_merge merges[] = {FEA_MULTIFRONTAL_MERGE_TENSOR,
+                                                  FEA_MULTIFRONTAL_MERGE_PAIRWISE,
+                                                  FEA_MULTIFRONTAL_MERGE_AUTO};
   fea_index qmax = 0;
   char name[160];
   for (int mi = 0; mi < 3; mi++) {
@@ -198,20 +190,17 @@ static fea_index check_case(fea_context *gpu, fea_context *ref, const multifront
   return qmax;
 }
 
-static void open_both(fea_context **gpu, fea_context **ref)
-{
+static void open_both(fea_context **gpu, fea_context **ref) {
   *gpu = open_gpu();
   *ref = open_ref();
 }
 
-static void close_both(fea_context **gpu, fea_context **ref)
-{
+static void close_both(fea_context **gpu, fea_context **ref) {
   OK(fea_context_destroy(gpu));
   OK(fea_context_destroy(ref));
 }
 
-Test(cuda_multifrontal, match_ref_1d, .timeout = 600)
-{
+Test(cuda_multifrontal, match_ref_1d, .timeout = 600) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   for (int p = 1; p <= 5; p++) {
@@ -225,8 +214,7 @@ Test(cuda_multifrontal, match_ref_1d, .timeout = 600)
   close_both(&gpu, &ref);
 }
 
-Test(cuda_multifrontal, match_ref_2d, .timeout = 600)
-{
+Test(cuda_multifrontal, match_ref_2d, .timeout = 600) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   for (int p = 1; p <= 5; p++) {
@@ -245,8 +233,7 @@ Test(cuda_multifrontal, match_ref_2d, .timeout = 600)
   close_both(&gpu, &ref);
 }
 
-Test(cuda_multifrontal, match_ref_3d, .timeout = 600)
-{
+Test(cuda_multifrontal, match_ref_3d, .timeout = 600) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   for (int p = 1; p <= 3; p++) {
@@ -270,14 +257,12 @@ Test(cuda_multifrontal, match_ref_3d, .timeout = 600)
 
 /* Fronts with q > 64 go through cuSOLVER Xpotrf and cuBLAS trsm/syrk; these
  * cases have some (and many small ones below them). */
-Test(cuda_multifrontal, large_fronts, .timeout = 600)
-{
+Test(cuda_multifrontal, large_fronts, .timeout = 600) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   multifrontal_case c2 = {2, {3, 3, 0}, {45, 38, 1}, 0};
   fea_index q2 = check_case(gpu, ref, &c2, 1, 1);
-  cr_assert(q2 > 64, "2D case: largest q is %lld, the large-front path did not run",
-            (long long)q2);
+  cr_assert(q2 > 64, "2D case: largest q is %lld, the large-front path did not run", (long long)q2);
   multifrontal_case c3 = {3, {2, 2, 2}, {9, 8, 10}, 0};
   fea_index q3 = check_case(gpu, ref, &c3, 1, 0);
   cr_assert(q3 > 64, "3D case: largest q is %lld", (long long)q3);
@@ -288,8 +273,7 @@ Test(cuda_multifrontal, large_fronts, .timeout = 600)
 
 /* Several right-hand sides at once: each column equals /cpu/ref's and the
  * GPU's own single solve. */
-Test(cuda_multifrontal, many_rhs, .timeout = 300)
-{
+Test(cuda_multifrontal, many_rhs, .timeout = 300) {
   fea_context *ctx[2];
   open_both(&ctx[0], &ctx[1]);
   multifrontal_case c = {2, {2, 2, 0}, {19, 16, 1}, 0};
@@ -342,8 +326,7 @@ Test(cuda_multifrontal, many_rhs, .timeout = 300)
 
 /* keep_boundary: the boundary Schur complement comes back to the host and
  * equals /cpu/ref's; the solve is still the Dirichlet problem's. */
-static void check_schur(fea_context *gpu, fea_context *ref, const multifrontal_case *c)
-{
+static void check_schur(fea_context *gpu, fea_context *ref, const multifrontal_case *c) {
   fea_context *ctx[2] = {gpu, ref};
   double *S[2] = {NULL, NULL}, *x[2] = {NULL, NULL};
   fea_index *dofs[2] = {NULL, NULL}, n[2] = {0, 0}, nf = 0;
@@ -386,8 +369,7 @@ static void check_schur(fea_context *gpu, fea_context *ref, const multifrontal_c
   }
 }
 
-Test(cuda_multifrontal, boundary_schur, .timeout = 300)
-{
+Test(cuda_multifrontal, boundary_schur, .timeout = 300) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   multifrontal_case c1 = {1, {3, 0, 0}, {11, 1, 1}, 0};
@@ -403,8 +385,7 @@ Test(cuda_multifrontal, boundary_schur, .timeout = 300)
 
 /* A new problem on the same solver: setup runs again (release, alloc) and
  * gives the new solution. */
-Test(cuda_multifrontal, set_problem, .timeout = 300)
-{
+Test(cuda_multifrontal, set_problem, .timeout = 300) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   multifrontal_case c = {2, {2, 2, 0}, {13, 10, 1}, 0};
@@ -439,8 +420,7 @@ Test(cuda_multifrontal, set_problem, .timeout = 300)
 
 /* A failure inside the leaves' integration (sigma < 0 at a quadrature point)
  * gives /cpu/ref's status and names a tree node; the context stays usable. */
-Test(cuda_multifrontal, integration_error, .timeout = 120)
-{
+Test(cuda_multifrontal, integration_error, .timeout = 120) {
   fea_context *gpu, *ref;
   open_both(&gpu, &ref);
   multifrontal_case c = {2, {2, 2, 0}, {8, 8, 1}, 0};

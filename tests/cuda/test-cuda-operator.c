@@ -33,22 +33,19 @@ static const gpu_case cases[] = {
 
 /* Helpers of operator-common.h this file does not need. */
 static void unused_helpers(void) __attribute__((unused));
-static void unused_helpers(void)
-{
+static void unused_helpers(void) {
   (void)op_sigma;
   (void)op_sumfact_built;
 }
 
-static fea_vector *gpu_vector(fea_context *ctx, fea_index n, const double *values)
-{
+static fea_vector *gpu_vector(fea_context *ctx, fea_index n, const double *values) {
   fea_vector *v = NULL;
   OK(fea_vector_create(ctx, n, FEA_F64, &v));
   if (values) OK(fea_vector_write(v, n, FEA_F64, values));
   return v;
 }
 
-static double *gpu_read(const fea_vector *v, fea_index n)
-{
+static double *gpu_read(const fea_vector *v, fea_index n) {
   double *h = malloc(((size_t)n + 1) * sizeof *h);
   cr_assert_not_null(h);
   OK(fea_vector_read(v, n, FEA_F64, h));
@@ -58,8 +55,7 @@ static double *gpu_read(const fea_vector *v, fea_index n)
 /* The problem of the fixture on the GPU context: same space description,
  * built there (spaces and meshes live on the host whatever the context). */
 static void gpu_problem(fea_context *gpu, const op_family *f, fea_mesh **mesh, fea_space **space,
-                        fea_problem **pb)
-{
+                        fea_problem **pb) {
   *mesh = NULL;
   if (f->bspline) {
     fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
@@ -80,8 +76,7 @@ static void gpu_problem(fea_context *gpu, const op_family *f, fea_mesh **mesh, f
   OK(fea_problem_create_poisson(*space, &pd, pb));
 }
 
-Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600)
-{
+Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600) {
   fea_context *gpu = open_gpu();
   for (size_t fi = 0; fi < NFAMS; fi++) {
     const op_family *f = &op_families[fams[fi]];
@@ -154,8 +149,7 @@ Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600)
   fea_context_destroy(&gpu);
 }
 
-Test(cuda_operator, strategies_without_a_gpu_form_are_refused)
-{
+Test(cuda_operator, strategies_without_a_gpu_form_are_refused) {
   fea_context *gpu = open_gpu();
   fea_mesh *mesh = NULL;
   fea_space *space = NULL;
@@ -174,8 +168,7 @@ Test(cuda_operator, strategies_without_a_gpu_form_are_refused)
 }
 
 /* Jacobi-PCG on both sides to rtol 1e-12: the solutions agree to ~1e-9. */
-Test(cuda_operator, device_cg_reaches_the_cpu_solution, .timeout = 600)
-{
+Test(cuda_operator, device_cg_reaches_the_cpu_solution, .timeout = 600) {
   fea_context *gpu = open_gpu();
   static const int cg_fams[] = {1, 5, 14};
   for (size_t fi = 0; fi < sizeof cg_fams / sizeof cg_fams[0]; fi++) {

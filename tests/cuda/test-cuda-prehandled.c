@@ -23,21 +23,18 @@
 
 #define PI 3.14159265358979323846
 
-static double u_exact(const double *x, void *user)
-{
+static double u_exact(const double *x, void *user) {
   (void)user;
   return sin(PI * x[0]) * sin(PI * x[1]) + 1.0 + 0.5 * x[0] - 0.25 * x[1];
 }
 
-static void u_grad(const double *x, double *g, void *user)
-{
+static void u_grad(const double *x, double *g, void *user) {
   (void)user;
   g[0] = PI * cos(PI * x[0]) * sin(PI * x[1]) + 0.5;
   g[1] = PI * sin(PI * x[0]) * cos(PI * x[1]) - 0.25;
 }
 
-static double f_rhs(const double *x, void *user)
-{
+static double f_rhs(const double *x, void *user) {
   (void)user;
   return 2.0 * PI * PI * sin(PI * x[0]) * sin(PI * x[1]);
 }
@@ -51,8 +48,7 @@ typedef struct square {
   fea_index nf;
 } square;
 
-static square square_create(fea_context *ctx, fea_index n, int p1)
-{
+static square square_create(fea_context *ctx, fea_index n, int p1) {
   square s = {0};
   fea_mesh_desc md = FEA_MESH_DESC_INIT;
   md.dim = 2;
@@ -68,16 +64,14 @@ static square square_create(fea_context *ctx, fea_index n, int p1)
   return s;
 }
 
-static void square_destroy(square *s)
-{
+static void square_destroy(square *s) {
   fea_problem_destroy(&s->pb);
   fea_space_destroy(&s->space);
   fea_mesh_destroy(&s->mesh);
 }
 
 static fea_solver *ph_setup(fea_context *ctx, const square *s, fea_precision prec, int refine,
-                            int tf32)
-{
+                            int tf32) {
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
   d.precision = prec;
   d.refine = refine;
@@ -93,8 +87,7 @@ static fea_solver *ph_setup(fea_context *ctx, const square *s, fea_precision pre
 }
 
 /* The problem's own load, solved once. */
-static double *solve_load(fea_solver *sv, fea_context *ctx, fea_index nf)
-{
+static double *solve_load(fea_solver *sv, fea_context *ctx, fea_index nf) {
   double *x = malloc((size_t)nf * sizeof *x);
   cr_assert_not_null(x);
   fea_status st = fea_solver_solve(sv, 1, NULL, 0, x, nf);
@@ -102,15 +95,13 @@ static double *solve_load(fea_solver *sv, fea_context *ctx, fea_index nf)
   return x;
 }
 
-static double rel_diff(fea_index n, const double *x, const double *y)
-{
+static double rel_diff(fea_index n, const double *x, const double *y) {
   double num = 0, den = 0;
   for (fea_index i = 0; i < n; i++) num += (x[i] - y[i]) * (x[i] - y[i]), den += y[i] * y[i];
   return sqrt(num / den);
 }
 
-static double l2_error(const square *s, const double *x)
-{
+static double l2_error(const square *s, const double *x) {
   fea_space_info si = FEA_SPACE_INFO_INIT;
   OK(fea_space_get_info(s->space, &si));
   double *full = malloc((size_t)si.num_dofs * sizeof *full), l2 = 0, h1 = 0;
@@ -123,8 +114,7 @@ static double l2_error(const square *s, const double *x)
 
 static const char *el_name(int p1) { return p1 ? "P1" : "Q1"; }
 
-Test(cuda_prehandled, gpu_equals_cpu_in_each_precision, .timeout = 600)
-{
+Test(cuda_prehandled, gpu_equals_cpu_in_each_precision, .timeout = 600) {
   fea_context *gpu = open_gpu();
   fea_context *cpu = NULL;
   OK(fea_context_create("/cpu/threads", &cpu));
@@ -142,8 +132,8 @@ Test(cuda_prehandled, gpu_equals_cpu_in_each_precision, .timeout = 600)
         double *xc = solve_load(cs, cpu, nf), *xg = solve_load(gs, gpu, nf);
         const double dcpu = rel_diff(nf, xc, x64), dgpu = rel_diff(nf, xg, x64);
         const double dgc = rel_diff(nf, xg, xc);
-        cr_log_info("%s h=1/%lld %s: GPU vs CPU %.3g; from FP64: GPU %.3g, CPU %.3g",
-                    el_name(p1), (long long)sizes[z], fea_precision_name(p), dgc, dgpu, dcpu);
+        cr_log_info("%s h=1/%lld %s: GPU vs CPU %.3g; from FP64: GPU %.3g, CPU %.3g", el_name(p1),
+                    (long long)sizes[z], fea_precision_name(p), dgc, dgpu, dcpu);
         const double tol = p == FEA_F64 ? 1e-12 : p == FEA_F32 ? 1e-6 : 2.0 * dcpu + 1e-6;
         cr_expect(dgc <= tol, "%s h=1/%lld %s: GPU differs from CPU by %.3g > %.3g", el_name(p1),
                   (long long)sizes[z], fea_precision_name(p), dgc, tol);
@@ -174,8 +164,7 @@ Test(cuda_prehandled, gpu_equals_cpu_in_each_precision, .timeout = 600)
   fea_context_destroy(&gpu);
 }
 
-Test(cuda_prehandled, many_right_hand_sides_equal_single_solves, .timeout = 300)
-{
+Test(cuda_prehandled, many_right_hand_sides_equal_single_solves, .timeout = 300) {
   fea_context *gpu = open_gpu();
   for (int p1 = 0; p1 <= 1; p1++) {
     square s = square_create(gpu, 64, p1);
@@ -211,8 +200,7 @@ Test(cuda_prehandled, many_right_hand_sides_equal_single_solves, .timeout = 300)
   fea_context_destroy(&gpu);
 }
 
-Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600)
-{
+Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600) {
   fea_context *gpu = open_gpu();
   fea_context *cpu = NULL;
   OK(fea_context_create("/cpu/threads", &cpu));
@@ -229,13 +217,15 @@ Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600)
       fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
       OK(fea_solver_get_prehandled_stats(gs, &st));
       const double d = rel_diff(nf, x, x64), e = l2_error(&sg, x);
-      cr_log_info("%s h=1/128 %s refined on the GPU: %.3g from FP64, L2 %.5g (FP64 %.5g), %d "
-                  "corrections, relres %.3g", el_name(p1), fea_precision_name(p), d, e, e64,
-                  st.refine_iterations, st.relative_residual);
+      cr_log_info(
+          "%s h=1/128 %s refined on the GPU: %.3g from FP64, L2 %.5g (FP64 %.5g), %d "
+          "corrections, relres %.3g",
+          el_name(p1), fea_precision_name(p), d, e, e64, st.refine_iterations,
+          st.relative_residual);
       cr_expect(d <= 1e-10, "%s %s refined: %.3g from the FP64 solution", el_name(p1),
                 fea_precision_name(p), d);
-      cr_expect(fabs(e - e64) <= 0.01 * e64, "%s %s refined: L2 error %.5g, FP64 %.5g",
-                el_name(p1), fea_precision_name(p), e, e64);
+      cr_expect(fabs(e - e64) <= 0.01 * e64, "%s %s refined: L2 error %.5g, FP64 %.5g", el_name(p1),
+                fea_precision_name(p), e, e64);
       cr_expect(st.relative_residual <= 1e-12, "relative residual %.3g", st.relative_residual);
       cr_expect(st.refine_iterations >= 1 && st.refine_iterations <= 12, "%d corrections",
                 st.refine_iterations);
@@ -251,16 +241,14 @@ Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600)
   fea_context_destroy(&gpu);
 }
 
-Test(cuda_prehandled, bad_input_is_refused)
-{
+Test(cuda_prehandled, bad_input_is_refused) {
   fea_context *gpu = open_gpu();
   square s = square_create(gpu, 32, 0);
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
   fea_solver *sv = NULL;
   d.tf32 = 2;
   cr_expect_eq(fea_solver_create_prehandled(gpu, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
-  cr_expect(strstr(fea_context_last_error(gpu), "tf32") != NULL, "%s",
-            fea_context_last_error(gpu));
+  cr_expect(strstr(fea_context_last_error(gpu), "tf32") != NULL, "%s", fea_context_last_error(gpu));
   cr_expect_null(sv);
   d = (fea_prehandled_desc)FEA_PREHANDLED_DESC_INIT;
   d.coarse_cells = 3; /* 32 / 3 is not a power of two */

@@ -10,8 +10,7 @@
 
 /* k/64 with |k| < 256 has at most 8 significant bits and a small exponent:
  * exact in every format, so every conversion of it is exact. */
-static double *representable_array(size_t n)
-{
+static double *representable_array(size_t n) {
   double *x = malloc(n * sizeof *x);
   cr_assert_not_null(x);
   for (size_t i = 0; i < n; i++) x[i] = (double)((long)(i * 37 % 511) - 255) / 64.0;
@@ -20,8 +19,7 @@ static double *representable_array(size_t n)
 
 /* Values that exercise rounding: ties in the 16-bit formats, subnormals,
  * overflow to infinity, signed zeros, plus random values across exponents. */
-static double *awkward_array(size_t n)
-{
+static double *awkward_array(size_t n) {
   /* clang-format off */
   static const double special[] = {
     0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY,
@@ -51,8 +49,7 @@ static double *awkward_array(size_t n)
 }
 
 /* The expected bits of x rounded to p, from the host reference. */
-static void reference_bits(const double *x, size_t n, fea_precision p, void *out)
-{
+static void reference_bits(const double *x, size_t n, fea_precision p, void *out) {
   for (size_t i = 0; i < n; i++) {
     switch (p) {
     case FEA_F64: ((double *)out)[i] = x[i]; break;
@@ -64,8 +61,7 @@ static void reference_bits(const double *x, size_t n, fea_precision p, void *out
 }
 
 static void assert_same_bits(const void *got, const void *want, size_t n, fea_precision p,
-                             const char *what)
-{
+                             const char *what) {
   size_t es = elem_size(p);
   for (size_t i = 0; i < n; i++) {
     const unsigned char *g = (const unsigned char *)got + i * es;
@@ -80,8 +76,7 @@ static void assert_same_bits(const void *got, const void *want, size_t n, fea_pr
   }
 }
 
-Test(cuda_vector, write_read_exact_in_every_precision_pair)
-{
+Test(cuda_vector, write_read_exact_in_every_precision_pair) {
   fea_context *gpu = open_gpu();
   double *x = representable_array(N);
   void *host = malloc(N * 8), *want = malloc(N * 8), *got = malloc(N * 8);
@@ -103,8 +98,7 @@ Test(cuda_vector, write_read_exact_in_every_precision_pair)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_vector, rounding_matches_host_reference)
-{
+Test(cuda_vector, rounding_matches_host_reference) {
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
   double *x = awkward_array(N);
@@ -157,8 +151,7 @@ Test(cuda_vector, rounding_matches_host_reference)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_vector, copy_between_every_precision_pair)
-{
+Test(cuda_vector, copy_between_every_precision_pair) {
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
   double *x = awkward_array(N);
@@ -174,8 +167,10 @@ Test(cuda_vector, copy_between_every_precision_pair)
       void *g = vector_bits(gy, N, all_precs[py]);
       void *r = vector_bits(ry, N, all_precs[py]);
       assert_same_bits(g, r, N, all_precs[py],
-                       px == 0 ? "copy from f64" : px == 1 ? "copy from f32"
-                       : px == 2 ? "copy from f16" : "copy from bf16");
+                       px == 0   ? "copy from f64"
+                       : px == 1 ? "copy from f32"
+                       : px == 2 ? "copy from f16"
+                                 : "copy from bf16");
       free(g), free(r);
       OK(fea_vector_destroy(&gy));
       OK(fea_vector_destroy(&ry));
@@ -188,8 +183,7 @@ Test(cuda_vector, copy_between_every_precision_pair)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_vector, set_all_rounds_like_the_reference)
-{
+Test(cuda_vector, set_all_rounds_like_the_reference) {
   static const double alphas[] = {-2.5, 0.1, 1.0e5, 3.0e-6, 1.0 + 0x1p-11, -0.0, INFINITY};
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
@@ -214,13 +208,11 @@ Test(cuda_vector, set_all_rounds_like_the_reference)
 /* Element-wise results may differ by FMA versus separate multiply and add
  * (2 u_compute) and by one rounding to storage (2 u_storage) between the two
  * backends, relative to |alpha x| + |y|. */
-static double elementwise_tol(fea_precision p)
-{
+static double elementwise_tol(fea_precision p) {
   return 2.0 * unit_roundoff(p) + 4.0 * compute_roundoff(p);
 }
 
-Test(cuda_vector, axpy_matches_reference)
-{
+Test(cuda_vector, axpy_matches_reference) {
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
   double *x = random_array(N, 1), *y = random_array(N, 2);
@@ -249,8 +241,7 @@ Test(cuda_vector, axpy_matches_reference)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_vector, scale_matches_reference)
-{
+Test(cuda_vector, scale_matches_reference) {
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
   double *x = random_array(N, 3);
@@ -278,13 +269,11 @@ Test(cuda_vector, scale_matches_reference)
 /* Each side's sum of n products is within gamma_n * sum |x_i y_i| of the
  * exact value (u of the arithmetic, FP32 for 16-bit data); the result is
  * returned unrounded to storage. */
-static double reduction_tol(fea_precision p, size_t n)
-{
+static double reduction_tol(fea_precision p, size_t n) {
   return 2.0 * (double)(n + 2) * compute_roundoff(p);
 }
 
-Test(cuda_vector, dot_and_nrm2_match_reference)
-{
+Test(cuda_vector, dot_and_nrm2_match_reference) {
   fea_context *gpu = open_gpu();
   fea_context *ref = open_ref();
   double *x = random_array(N, 4), *y = random_array(N, 5);
@@ -318,8 +307,7 @@ Test(cuda_vector, dot_and_nrm2_match_reference)
 
 /* A 16-bit dot product far above the FP16 range: the FP32 sum must come back
  * as it is, not rounded or overflowed to the storage format. */
-Test(cuda_vector, half_dot_is_not_rounded_to_storage)
-{
+Test(cuda_vector, half_dot_is_not_rounded_to_storage) {
   fea_context *gpu = open_gpu();
   double *x = malloc(N * sizeof *x);
   for (size_t i = 0; i < N; i++) x[i] = 100.0 + (double)(i % 7); /* exact in f16 and bf16 */
@@ -342,8 +330,7 @@ Test(cuda_vector, half_dot_is_not_rounded_to_storage)
   OK(fea_context_destroy(&gpu));
 }
 
-Test(cuda_vector, empty_vectors)
-{
+Test(cuda_vector, empty_vectors) {
   fea_context *gpu = open_gpu();
   double dummy = 0.0;
   for (int p = 0; p < 4; p++) {
@@ -369,8 +356,7 @@ Test(cuda_vector, empty_vectors)
 
 /* More entries than one launch has threads (8192 blocks of 256), so the
  * grid-stride loops of the kernels must cover the rest. */
-Test(cuda_vector, kernels_cover_long_vectors)
-{
+Test(cuda_vector, kernels_cover_long_vectors) {
   const fea_index n = 3 * 8192 * 256 + 17;
   fea_context *gpu = open_gpu();
   double *x = awkward_array((size_t)n);

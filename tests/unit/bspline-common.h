@@ -50,12 +50,8 @@ static inline fea_knots make_knots(int p, double a, double b, int nint, const do
 static inline fea_knots knot_case(int p, int c) {
   fea_knots k;
   switch (c) {
-  case 0:
-    cr_assert_eq(fea_knots_uniform(NULL, p, 1, 0.0, 1.0, &k), FEA_SUCCESS);
-    return k;
-  case 1:
-    cr_assert_eq(fea_knots_uniform(NULL, p, 5, 0.0, 1.0, &k), FEA_SUCCESS);
-    return k;
+  case 0: cr_assert_eq(fea_knots_uniform(NULL, p, 1, 0.0, 1.0, &k), FEA_SUCCESS); return k;
+  case 1: cr_assert_eq(fea_knots_uniform(NULL, p, 5, 0.0, 1.0, &k), FEA_SUCCESS); return k;
   case 2: {
     const double x[] = {-1.9, -1.5, -0.2, 0.1, 2.0, 2.9};
     return make_knots(p, -2.0, 3.0, 6, x, NULL);

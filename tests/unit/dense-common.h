@@ -23,40 +23,40 @@ struct cpu_param {
 };
 
 /* Static data; no library call in the generator (it runs in the parent). */
-#define CPU_TEST(Suite, Name)                                                                \
-  ParameterizedTestParameters(Suite, Name) {                                                 \
-    static struct cpu_param cpus[] = {{"/cpu/ref"}, {"/cpu/threads"}};                      \
-    return cr_make_param_array(struct cpu_param, cpus, sizeof cpus / sizeof cpus[0]);        \
-  }                                                                                          \
-  static void Suite##_##Name##_body(fea_context *ctx);                                       \
-  ParameterizedTest(struct cpu_param *param, Suite, Name) {                                  \
-    cr_log_info("backend %s", param->resource);                                              \
-    fea_context *ctx = NULL;                                                                 \
-    fea_status open_status_ = fea_context_create(param->resource, &ctx);                     \
-    cr_assert_eq(open_status_, FEA_SUCCESS, "%s: %s", param->resource,                       \
-                 fea_context_last_error(NULL));                                              \
-    Suite##_##Name##_body(ctx);                                                              \
-    cr_assert_eq(fea_context_destroy(&ctx), FEA_SUCCESS);                                    \
-  }                                                                                          \
+#define CPU_TEST(Suite, Name)                                                         \
+  ParameterizedTestParameters(Suite, Name) {                                          \
+    static struct cpu_param cpus[] = {{"/cpu/ref"}, {"/cpu/threads"}};                \
+    return cr_make_param_array(struct cpu_param, cpus, sizeof cpus / sizeof cpus[0]); \
+  }                                                                                   \
+  static void Suite##_##Name##_body(fea_context *ctx);                                \
+  ParameterizedTest(struct cpu_param *param, Suite, Name) {                           \
+    cr_log_info("backend %s", param->resource);                                       \
+    fea_context *ctx = NULL;                                                          \
+    fea_status open_status_ = fea_context_create(param->resource, &ctx);              \
+    cr_assert_eq(open_status_, FEA_SUCCESS, "%s: %s", param->resource,                \
+                 fea_context_last_error(NULL));                                       \
+    Suite##_##Name##_body(ctx);                                                       \
+    cr_assert_eq(fea_context_destroy(&ctx), FEA_SUCCESS);                             \
+  }                                                                                   \
   static void Suite##_##Name##_body(fea_context *ctx)
 
-#define OK(expr)                                                                             \
-  do {                                                                                       \
-    fea_status ok_status_ = (expr);                                                          \
-    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                       \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+#define OK(expr)                                                               \
+  do {                                                                         \
+    fea_status ok_status_ = (expr);                                            \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,         \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL)); \
   } while (0)
 
 /* expr fails with `want` and the context's message contains `needle`. */
-#define EXPECT_FAIL(expr, want, ctx, needle)                                                 \
-  do {                                                                                       \
-    fea_status fail_status_ = (expr);                                                        \
-    cr_assert_eq(fail_status_, (want), "%s returned %s, expected %s (%s)", #expr,            \
-                 fea_status_string(fail_status_), fea_status_string(want),                   \
-                 fea_context_last_error(NULL));                                              \
-    const char *fail_msg_ = fea_context_last_error(ctx);                                     \
-    cr_assert(strstr(fail_msg_, (needle)) != NULL, "message of %s lacks '%s': \"%s\"",       \
-              #expr, (needle), fail_msg_);                                                   \
+#define EXPECT_FAIL(expr, want, ctx, needle)                                                  \
+  do {                                                                                        \
+    fea_status fail_status_ = (expr);                                                         \
+    cr_assert_eq(fail_status_, (want), "%s returned %s, expected %s (%s)", #expr,             \
+                 fea_status_string(fail_status_), fea_status_string(want),                    \
+                 fea_context_last_error(NULL));                                               \
+    const char *fail_msg_ = fea_context_last_error(ctx);                                      \
+    cr_assert(strstr(fail_msg_, (needle)) != NULL, "message of %s lacks '%s': \"%s\"", #expr, \
+              (needle), fail_msg_);                                                           \
   } while (0)
 
 /* A rows x cols matrix with leading dimension ld in a vector of precision p;

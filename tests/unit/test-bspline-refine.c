@@ -62,7 +62,7 @@ static void check_transfer(const fea_knots *coarse, const fea_knots *fine, const
 }
 
 Test(insert, knots_land_in_order_and_counts_grow) {
-  fea_knots k = knot_case(3, 1), r; /* uniform, 5 elements on [0, 1] */
+  fea_knots k = knot_case(3, 1), r;          /* uniform, 5 elements on [0, 1] */
   const double add[] = {0.9, 0.1, 0.4, 0.4}; /* unsorted, one repeated, 0.4 is a knot already */
   cr_assert_eq(fea_knots_insert(NULL, &k, 4, add, &r), FEA_SUCCESS, "%s", fea_thread_last_error());
   cr_assert_eq(r.p, 3);
@@ -108,7 +108,8 @@ Test(transfer, knot_insertion_keeps_the_function) {
       /* Midpoints of all elements, plus an existing interior knot raised to p. */
       double add[64];
       int na = 0;
-      for (fea_index e = 0; e < k.nelem; e++) add[na++] = 0.5 * (k.t[k.span[e]] + k.t[k.span[e] + 1]);
+      for (fea_index e = 0; e < k.nelem; e++)
+        add[na++] = 0.5 * (k.t[k.span[e]] + k.t[k.span[e] + 1]);
       if (k.nelem > 1) {
         double v = k.t[k.span[1]];
         int have = 0;
@@ -230,8 +231,9 @@ Test(transfer_errors, not_nested_names_the_knot) {
    * in the coarse space, but C^2 is forced by a single knot at degree 3. */
   f = make_knots(3, 0, 1, 2, xc, NULL);
   cr_assert_eq(fea_knots_transfer_matrix(NULL, &c, &f, T), FEA_ERR_INVALID_ARG);
-  expect_msg("coarse knot 0.25 (index 3) appears 1 times in the fine knot vector, nesting needs 2 "
-             "(multiplicity 1 + degree raise 1)");
+  expect_msg(
+      "coarse knot 0.25 (index 3) appears 1 times in the fine knot vector, nesting needs 2 "
+      "(multiplicity 1 + degree raise 1)");
   fea_knots_free(&f);
   /* Lower degree. */
   f = make_knots(1, 0, 1, 2, xc, NULL);

@@ -40,7 +40,8 @@ Test(knots, repeated_knots_make_no_elements) {
   cr_assert_eq(fea_knots_num_functions(&k), 10);
   cr_assert_eq(k.nelem, 4);
   const fea_index want[] = {3, 4, 7, 9};
-  for (int e = 0; e < 4; e++) cr_assert_eq(k.span[e], want[e], "span[%d] = %lld", e, (long long)k.span[e]);
+  for (int e = 0; e < 4; e++)
+    cr_assert_eq(k.span[e], want[e], "span[%d] = %lld", e, (long long)k.span[e]);
   fea_knots_free(&k);
 }
 
@@ -52,11 +53,12 @@ Test(knots, find_span_brackets_every_point) {
       int n = sample_points(&k, 300, 7 + p, x);
       for (int i = 0; i < n; i++) {
         fea_index s = fea_knots_find_span(&k, x[i]);
-        cr_assert(s >= p && s < fea_knots_num_functions(&k), "span %lld out of range", (long long)s);
+        cr_assert(s >= p && s < fea_knots_num_functions(&k), "span %lld out of range",
+                  (long long)s);
         cr_assert(k.t[s] < k.t[s + 1], "span %lld is empty", (long long)s);
         if (x[i] < k.t[k.m - 1])
-          cr_assert(k.t[s] <= x[i] && x[i] < k.t[s + 1], "p=%d case %d: x=%.17g not in span %lld", p,
-                    c, x[i], (long long)s);
+          cr_assert(k.t[s] <= x[i] && x[i] < k.t[s + 1], "p=%d case %d: x=%.17g not in span %lld",
+                    p, c, x[i], (long long)s);
         else
           cr_assert_eq(s, k.span[k.nelem - 1], "the right end belongs to the last element");
       }
@@ -158,20 +160,23 @@ Test(basis, derivatives_match_central_differences) {
         double len = k.t[s + 1] - k.t[s], h = 1e-5 * len;
         for (int trial = 0; trial < 5; trial++) {
           double x = k.t[s] + len * (0.05 + 0.9 * rnd(&seed));
-          double d[(MAXP + 1) * (MAXP + 1)], dp[(MAXP + 1) * (MAXP + 1)], dm[(MAXP + 1) * (MAXP + 1)];
+          double d[(MAXP + 1) * (MAXP + 1)], dp[(MAXP + 1) * (MAXP + 1)],
+              dm[(MAXP + 1) * (MAXP + 1)];
           fea_bspline_basis_ders(&k, s, x, p, d);
           fea_bspline_basis_ders(&k, s, x + h, p, dp);
           fea_bspline_basis_ders(&k, s, x - h, p, dm);
           for (int kd = 1; kd <= p; kd++) {
             double scale = 0.0;
             for (int j = 0; j <= p; j++)
-              scale = fmax(scale, fmax(fabs(d[kd * (p + 1) + j]), fabs(d[(kd - 1) * (p + 1) + j]) / len));
+              scale = fmax(scale,
+                           fmax(fabs(d[kd * (p + 1) + j]), fabs(d[(kd - 1) * (p + 1) + j]) / len));
             for (int j = 0; j <= p; j++) {
               double fd = (dp[(kd - 1) * (p + 1) + j] - dm[(kd - 1) * (p + 1) + j]) / (2 * h);
               double got = d[kd * (p + 1) + j];
-              cr_assert(fabs(fd - got) <= 1e-7 * scale, "p=%d case %d x=%.17g: d^%d N_%lld = %.12g, "
-                        "finite difference %.12g (scale %g)", p, c, x, kd, (long long)(s - p + j),
-                        got, fd, scale);
+              cr_assert(fabs(fd - got) <= 1e-7 * scale,
+                        "p=%d case %d x=%.17g: d^%d N_%lld = %.12g, "
+                        "finite difference %.12g (scale %g)",
+                        p, c, x, kd, (long long)(s - p + j), got, fd, scale);
             }
           }
         }
@@ -195,10 +200,11 @@ Test(basis, derivatives_sum_to_zero_and_vanish_above_p) {
           for (int j = 0; j <= p; j++) {
             sum += d[kd * (p + 1) + j];
             mag = fmax(mag, fabs(d[kd * (p + 1) + j]));
-            if (kd > p) cr_assert(d[kd * (p + 1) + j] == 0.0, "d^%d of degree %d is not zero", kd, p);
+            if (kd > p)
+              cr_assert(d[kd * (p + 1) + j] == 0.0, "d^%d of degree %d is not zero", kd, p);
           }
-          cr_assert(fabs(sum) <= 1e-12 * fmax(mag, 1.0), "p=%d case %d x=%g: sum of d^%d = %g (size %g)",
-                    p, c, x[i], kd, sum, mag);
+          cr_assert(fabs(sum) <= 1e-12 * fmax(mag, 1.0),
+                    "p=%d case %d x=%g: sum of d^%d = %g (size %g)", p, c, x[i], kd, sum, mag);
         }
       }
       fea_knots_free(&k);
@@ -231,8 +237,8 @@ Test(basis, continuity_at_a_knot_of_multiplicity_m) {
           cr_assert(jump <= 1e-12 * scale, "p=%d m=%d: d^%d jumps by %g (size %g)", p, m, kd, jump,
                     scale);
         else
-          cr_assert(jump >= 1e-3 * scale && scale > 0, "p=%d m=%d: d^%d should jump (%g, size %g)", p,
-                    m, kd, jump, scale);
+          cr_assert(jump >= 1e-3 * scale && scale > 0, "p=%d m=%d: d^%d should jump (%g, size %g)",
+                    p, m, kd, jump, scale);
       }
       fea_knots_free(&k);
     }
@@ -247,7 +253,8 @@ Test(greville, points_are_ordered_and_reproduce_x) {
       fea_knots_greville(&k, g);
       cr_assert(g[0] == k.t[0] && g[n - 1] == k.t[k.m - 1], "p=%d case %d: ends %.17g %.17g", p, c,
                 g[0], g[n - 1]);
-      for (fea_index i = 1; i < n; i++) cr_assert(g[i] > g[i - 1], "p=%d case %d: g not increasing", p, c);
+      for (fea_index i = 1; i < n; i++)
+        cr_assert(g[i] > g[i - 1], "p=%d case %d: g not increasing", p, c);
       /* Linear precision: sum_i g_i N_i(x) = x. */
       double x[300];
       int np = sample_points(&k, 200, 3 + p, x);
@@ -276,8 +283,9 @@ Test(greville, solve_recovers_spline_coefficients) {
       cr_assert_eq(fea_knots_greville_solve(NULL, &k, 2, b, 64), FEA_SUCCESS);
       for (int r = 0; r < 2; r++)
         for (fea_index i = 0; i < n; i++)
-          cr_assert(fabs(b[r * 64 + i] - coef[r][i]) <= 1e-13, "p=%d case %d rhs %d: c_%lld %.17g vs %.17g",
-                    p, c, r, (long long)i, b[r * 64 + i], coef[r][i]);
+          cr_assert(fabs(b[r * 64 + i] - coef[r][i]) <= 1e-13,
+                    "p=%d case %d rhs %d: c_%lld %.17g vs %.17g", p, c, r, (long long)i,
+                    b[r * 64 + i], coef[r][i]);
       fea_knots_free(&k);
     }
 }
@@ -287,7 +295,8 @@ Test(greville, solve_recovers_spline_coefficients) {
 static void expect_bad(int p, int m, const double *t, const char *needle) {
   fea_knots k;
   memset(&k, 0x5a, sizeof k);
-  cr_assert_eq(fea_knots_create(NULL, p, m, t, &k), FEA_ERR_INVALID_ARG, "accepted (p=%d): %s", p, needle);
+  cr_assert_eq(fea_knots_create(NULL, p, m, t, &k), FEA_ERR_INVALID_ARG, "accepted (p=%d): %s", p,
+               needle);
   expect_msg(needle);
   cr_assert_null(k.t);
   cr_assert_null(k.span);

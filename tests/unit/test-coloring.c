@@ -96,8 +96,8 @@ static void assert_conflict_reported(const struct incidence *in, const fea_index
   cr_assert_eq(sscanf(at, "elements %lld and %lld both have color %lld and share DoF %lld", &a, &b,
                       &color, &dof),
                4, "message: %s", msg);
-  cr_assert(a == planted || b == planted, "the conflict %lld/%lld does not involve element %lld",
-            a, b, (long long)planted);
+  cr_assert(a == planted || b == planted, "the conflict %lld/%lld does not involve element %lld", a,
+            b, (long long)planted);
   cr_assert(colors[a] == color && colors[b] == color, "message: %s", msg);
   int in_a = 0, in_b = 0;
   for (int i = 0; i < in->per_elem; i++) {
@@ -283,8 +283,9 @@ Test(coloring, validator_accepts_any_labels_and_repeated_dofs) {
                fea_context_last_error(NULL));
   const fea_index clash[3] = {7, 7, 5};
   cr_assert_eq(fea_coloring_check(NULL, 3, 2, dofs, 4, clash), FEA_ERR_INVALID_ARG);
-  cr_assert(strstr(fea_context_last_error(NULL), "elements 0 and 1 both have color 7 and share "
-                                                 "DoF 1"),
+  cr_assert(strstr(fea_context_last_error(NULL),
+                   "elements 0 and 1 both have color 7 and share "
+                   "DoF 1"),
             "%s", fea_context_last_error(NULL));
 }
 

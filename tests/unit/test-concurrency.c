@@ -71,8 +71,8 @@ static void unmake(setup *s) {
 }
 
 static fea_conc_config config(int threads) {
-  fea_conc_config c = {.threads = threads, .lock_stripe = 8, .tsx_batch = 8, .tsx_retries = 8,
-                       .backoff = 1};
+  fea_conc_config c = {
+      .threads = threads, .lock_stripe = 8, .tsx_batch = 8, .tsx_retries = 8, .backoff = 1};
   return c;
 }
 
@@ -98,13 +98,15 @@ static double *serial_in_order(setup *s, const fea_index *order) {
 }
 
 static void expect_bitwise(const setup *s, const double *t, const char *what) {
-  cr_assert(memcmp(t, s->A->values, (size_t)s->A->nnz * sizeof(double)) == 0, "%s: A differs", what);
+  cr_assert(memcmp(t, s->A->values, (size_t)s->A->nnz * sizeof(double)) == 0, "%s: A differs",
+            what);
   cr_assert(memcmp(t + s->A->nnz, s->b, (size_t)s->pb->num_free * sizeof(double)) == 0,
             "%s: b differs", what);
 }
 
 Test(concurrency, coloring_is_serial_in_color_order_bit_for_bit) {
-  static const int cases[][4] = {{0, 2, 1, 6}, {0, 2, 3, 3}, {0, 3, 2, 2}, {1, 2, 3, 4}, {1, 3, 2, 2}};
+  static const int cases[][4] = {
+      {0, 2, 1, 6}, {0, 2, 3, 3}, {0, 3, 2, 2}, {1, 2, 3, 4}, {1, 3, 2, 2}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     setup s;
     make(&s, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
@@ -122,7 +124,8 @@ Test(concurrency, coloring_is_serial_in_color_order_bit_for_bit) {
     for (int threads = 1; threads <= 4; threads++) {
       fea_conc_config cfg = config(threads);
       fea_assembly_stats st = FEA_ASSEMBLY_STATS_INIT;
-      cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_COLORING, &cfg, &st), FEA_SUCCESS);
+      cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_COLORING, &cfg, &st),
+                   FEA_SUCCESS);
       cr_expect_eq(st.colors, nc);
       expect_bitwise(&s, want, "coloring");
     }
@@ -216,7 +219,8 @@ Test(concurrency, artificial_work_and_constant_element_leave_the_sum) {
   cfg.const_Ke = Ke;
   cfg.const_fe = fe;
   fea_assembly_stats st = FEA_ASSEMBLY_STATS_INIT;
-  cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_ATOMIC_CAS, &cfg, &st), FEA_SUCCESS);
+  cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_ATOMIC_CAS, &cfg, &st),
+               FEA_SUCCESS);
   for (fea_index k = 0; k < s.A->nnz; k++)
     cr_assert(fabs(s.A->values[k] - want[k]) <= 1e-13, "entry %lld", (long long)k);
   free(want);
@@ -268,8 +272,10 @@ Test(concurrency, ownership_plan_is_the_first_toucher_for_any_block_count) {
         int b = -1, dir = 0;
         for (int i = 0; i < nb; i++) {
           const fea_index r = s.pb->free_index[edofs[e * nb + i]];
-          if (r < 0) dir = 1;
-          else b = b == -1 || b == owner[r] ? owner[r] : -2;
+          if (r < 0)
+            dir = 1;
+          else
+            b = b == -1 || b == owner[r] ? owner[r] : -2;
         }
         const int want = b < 0 ? -1 : dir ? -(b + 2) : b;
         cr_assert_eq(plan.elem_block[e], want, "%d blocks: element %lld flag %d, not %d", blocks,

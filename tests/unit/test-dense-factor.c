@@ -43,7 +43,7 @@ static void check_cholesky(fea_context *ctx, fea_uplo uplo, fea_precision p) {
   OK(fea_dense_potrf(ctx, uplo, &A.m));
   double *F = mat_read(&A);
   /* R is upper with A = R^T R: R(i, j) = L(j, i) for a lower factor. */
-#define R_AT(i, j) ((i) > (j) ? 0.0 : uplo == FEA_UPPER ? F[(i) + (j) * A.ld] : F[(j) + (i) * A.ld])
+#define R_AT(i, j) ((i) > (j) ? 0.0 : uplo == FEA_UPPER ? F[(i) + (j)*A.ld] : F[(j) + (i)*A.ld])
   double RtR_abs[8][8];
   for (fea_index i = 0; i < n; i++)
     for (fea_index j = 0; j < n; j++) {
@@ -107,7 +107,8 @@ CPU_TEST(dense_factor, cholesky_indefinite) {
 }
 
 /* P |L| |U| for a getrf result F (unit lower L, upper U) and its pivots. */
-static void plu_abs(const double *F, fea_index ld, fea_index n, const fea_index *ipiv, double *out) {
+static void plu_abs(const double *F, fea_index ld, fea_index n, const fea_index *ipiv,
+                    double *out) {
   for (fea_index i = 0; i < n; i++)
     for (fea_index j = 0; j < n; j++) {
       long double s = 0;
@@ -141,7 +142,8 @@ static void check_lu(fea_context *ctx, fea_precision p) {
   OK(fea_dense_getrf(ctx, &A.m, ipiv));
   int swapped = 0;
   for (fea_index i = 0; i < n; i++) {
-    cr_assert(ipiv[i] >= i + 1 && ipiv[i] <= n, "ipiv[%lld] = %lld", (long long)i, (long long)ipiv[i]);
+    cr_assert(ipiv[i] >= i + 1 && ipiv[i] <= n, "ipiv[%lld] = %lld", (long long)i,
+              (long long)ipiv[i]);
     swapped |= ipiv[i] != i + 1;
   }
   cr_assert(swapped, "this matrix needs row interchanges");
@@ -166,7 +168,8 @@ static void check_lu(fea_context *ctx, fea_precision p) {
     }
   for (fea_index i = 0; i < n; i++)
     for (fea_index j = 0; j < n; j++)
-      cr_assert(fabs(LU[i + j * n] - *mat_at(&A0, i, j)) <= 2.0 * (double)n * u * PLU[i + j * n] + 1e-300,
+      cr_assert(fabs(LU[i + j * n] - *mat_at(&A0, i, j)) <=
+                    2.0 * (double)n * u * PLU[i + j * n] + 1e-300,
                 "P L U differs from A at (%lld, %lld)", (long long)i, (long long)j);
 
   for (int trans = 0; trans < 2; trans++) {
@@ -220,7 +223,8 @@ CPU_TEST(dense_factor, shape_errors) {
   mat_make(ctx, &C, 4, 2, 4, FEA_F64, 3, 0);
   mat_make(ctx, &S, 4, 4, 4, FEA_F64, 4, 8.0);
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &A.m, &B.m, 0, &C.m,
-                             FEA_COMPUTE_DEFAULT), FEA_ERR_DIMENSION, ctx, "4 x 3");
+                             FEA_COMPUTE_DEFAULT),
+              FEA_ERR_DIMENSION, ctx, "4 x 3");
   double *got = mat_read(&C);
   cr_assert(memcmp(got, C.h, 8 * sizeof *got) == 0, "C written by a failed gemm");
   free(got);
@@ -242,7 +246,8 @@ CPU_TEST(dense_factor, shape_errors) {
   fea_dmat bad = C.m;
   bad.ld = 3; /* < rows */
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &A.m, &B.m, 0, &bad,
-                             FEA_COMPUTE_DEFAULT), FEA_ERR_DIMENSION, ctx, "ld 3");
+                             FEA_COMPUTE_DEFAULT),
+              FEA_ERR_DIMENSION, ctx, "ld 3");
   bad = C.m;
   bad.rows = -1;
   EXPECT_FAIL(fea_dense_potrf(ctx, FEA_LOWER, &bad), FEA_ERR_DIMENSION, ctx, "-1");
@@ -274,15 +279,19 @@ CPU_TEST(dense_factor, precision_errors) {
   EXPECT_FAIL(fea_dense_getrf(ctx, &H2.m, ipiv), FEA_ERR_UNSUPPORTED, ctx, "bf16");
   /* Mixed precisions. */
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &D.m, &F.m, 0, &D.m,
-                             FEA_COMPUTE_DEFAULT), FEA_ERR_INVALID_ARG, ctx, "f32");
+                             FEA_COMPUTE_DEFAULT),
+              FEA_ERR_INVALID_ARG, ctx, "f32");
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &H.m, &H.m, 0, &D.m,
-                             FEA_COMPUTE_DEFAULT), FEA_ERR_INVALID_ARG, ctx, "f64");
+                             FEA_COMPUTE_DEFAULT),
+              FEA_ERR_INVALID_ARG, ctx, "f64");
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &H.m, &H2.m, 0, &F.m,
-                             FEA_COMPUTE_DEFAULT), FEA_ERR_INVALID_ARG, ctx, "bf16");
+                             FEA_COMPUTE_DEFAULT),
+              FEA_ERR_INVALID_ARG, ctx, "bf16");
   EXPECT_FAIL(fea_dense_potrs(ctx, FEA_LOWER, &D.m, &F.m), FEA_ERR_INVALID_ARG, ctx, "f32");
   /* TF32 is for f32 data only. */
   EXPECT_FAIL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1, &D.m, &D.m, 0, &D.m,
-                             FEA_COMPUTE_TF32), FEA_ERR_INVALID_ARG, ctx, "f64");
+                             FEA_COMPUTE_TF32),
+              FEA_ERR_INVALID_ARG, ctx, "f64");
   fea_dmat bad = D.m;
   bad.prec = (fea_precision)9;
   EXPECT_FAIL(fea_dense_potrf(ctx, FEA_LOWER, &bad), FEA_ERR_INVALID_ARG, ctx, "precision 9");
@@ -313,7 +322,8 @@ CPU_TEST(dense_factor, ipiv_errors) {
   double *got = mat_read(&B);
   cr_assert(memcmp(got, B.h, 4 * sizeof *got) == 0, "B written by a failed getrs");
   free(got);
-  EXPECT_FAIL(fea_dense_getrs(ctx, FEA_NO_TRANS, &A.m, NULL, &B.m), FEA_ERR_INVALID_ARG, ctx, "ipiv");
+  EXPECT_FAIL(fea_dense_getrs(ctx, FEA_NO_TRANS, &A.m, NULL, &B.m), FEA_ERR_INVALID_ARG, ctx,
+              "ipiv");
   EXPECT_FAIL(fea_dense_getrf(ctx, &A.m, NULL), FEA_ERR_INVALID_ARG, ctx, "ipiv");
   mat_free(&A);
   mat_free(&B);

@@ -40,9 +40,9 @@ static void check_gemm(fea_context *ctx, fea_transpose ta, fea_transpose tb, fea
       long double absval = fabs(alpha) * abssum + fabs(beta) * fabs(*mat_at(&C, i, j));
       double tol = gemm_tol(k, pin, pout, ref, absval);
       cr_assert(fabsl(got[i + j * C.ld] - ref) <= tol,
-                "gemm %c%c %s->%s C(%lld,%lld) = %.17g, expected %.17Lg (tol %.3g)",
-                ta ? 'T' : 'N', tb ? 'T' : 'N', fea_precision_name(pin), fea_precision_name(pout),
-                (long long)i, (long long)j, got[i + j * C.ld], ref, tol);
+                "gemm %c%c %s->%s C(%lld,%lld) = %.17g, expected %.17Lg (tol %.3g)", ta ? 'T' : 'N',
+                tb ? 'T' : 'N', fea_precision_name(pin), fea_precision_name(pout), (long long)i,
+                (long long)j, got[i + j * C.ld], ref, tol);
     }
   }
   assert_padding_kept(&C, got, "gemm C");
@@ -202,9 +202,10 @@ static void check_trsm(fea_context *ctx, fea_side side, fea_uplo uplo, fea_trans
   double *X = mat_read(&B);
 
   /* T(i, j) as meant by uplo and diag. */
-#define T_AT(i, j)                                                                        \
-  ((i) == (j) ? (diag == FEA_UNIT ? 1.0 : *mat_at(&A, (i), (j)))                          \
-   : (uplo == FEA_LOWER ? (i) > (j) : (i) < (j)) ? *mat_at(&A, (i), (j)) : 0.0)
+#define T_AT(i, j)                                                                                  \
+  ((i) == (j)                                    ? (diag == FEA_UNIT ? 1.0 : *mat_at(&A, (i), (j))) \
+   : (uplo == FEA_LOWER ? (i) > (j) : (i) < (j)) ? *mat_at(&A, (i), (j))                            \
+                                                 : 0.0)
 #define OPT_AT(i, j) (trans ? T_AT((j), (i)) : T_AT((i), (j)))
   for (fea_index j = 0; j < nb; j++) {
     for (fea_index i = 0; i < m; i++) {
@@ -276,7 +277,7 @@ CPU_TEST(dense, gemm_empty_inner_dimension_clears_c) {
                                 FEA_COMPUTE_DEFAULT),
                  FEA_SUCCESS, "%s", fea_context_last_error(ctx));
     for (int i = 0; i < 6; i++)
-      cr_expect(c[i] == 0.0f, "%s: C[%d] = %g after k = 0, beta = 0",
-                fea_precision_name(precs[q]), i, (double)c[i]);
+      cr_expect(c[i] == 0.0f, "%s: C[%d] = %g after k = 0, beta = 0", fea_precision_name(precs[q]),
+                i, (double)c[i]);
   }
 }

@@ -15,11 +15,11 @@
 #include "etree.h"
 #include "problem.h"
 
-#define OK(expr)                                                                          \
-  do {                                                                                    \
-    fea_status ok_ = (expr);                                                              \
-    cr_assert_eq(ok_, FEA_SUCCESS, "%s returned %s: %s", #expr, fea_status_string(ok_),   \
-                 fea_context_last_error(NULL));                                           \
+#define OK(expr)                                                                        \
+  do {                                                                                  \
+    fea_status ok_ = (expr);                                                            \
+    cr_assert_eq(ok_, FEA_SUCCESS, "%s returned %s: %s", #expr, fea_status_string(ok_), \
+                 fea_context_last_error(NULL));                                         \
   } while (0)
 
 typedef struct fixture {
@@ -32,8 +32,8 @@ typedef struct fixture {
 /* Open uniform knots of degree p[k] over n[k] elements, then count extra
  * copies of the knot at element boundary sep[k] (0: none). */
 static void open_tree(fixture *fx, const char *resource, int dim, const int p[3],
-                      const fea_index n[3], const fea_index sep[3], int extra, fea_multifrontal_merge merge,
-                      int keep_boundary) {
+                      const fea_index n[3], const fea_index sep[3], int extra,
+                      fea_multifrontal_merge merge, int keep_boundary) {
   memset(fx, 0, sizeof *fx);
   OK(fea_context_create(resource, &fx->ctx));
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
@@ -92,10 +92,12 @@ static void check_invariants(const fixture *fx, int keep_boundary) {
     const fea_etree_node *nd = &t->nodes[n];
     const fea_index *f = t->front_dofs + nd->front_off;
     for (fea_index i = 0; i < nd->q; i++) seen[f[i]]++;
-    for (fea_index i = 1; i < nd->q; i++) cr_assert(f[i - 1] < f[i], "q of node %lld unsorted", (long long)n);
+    for (fea_index i = 1; i < nd->q; i++)
+      cr_assert(f[i - 1] < f[i], "q of node %lld unsorted", (long long)n);
     for (fea_index i = nd->q + 1; i < nd->q + nd->r; i++) cr_assert(f[i - 1] < f[i]);
     if (nd->parent >= 0) {
-      cr_assert(nd->parent > n, "post-order: parent %lld of %lld", (long long)nd->parent, (long long)n);
+      cr_assert(nd->parent > n, "post-order: parent %lld of %lld", (long long)nd->parent,
+                (long long)n);
       cr_assert(t->nodes[nd->parent].level > nd->level);
       const fea_etree_node *pn = &t->nodes[nd->parent];
       for (fea_index i = 0; i < nd->r; i++) {
@@ -122,7 +124,8 @@ static void check_invariants(const fixture *fx, int keep_boundary) {
     for (fea_index i = 0; i < root->r; i++)
       cr_assert_eq(t->front_dofs[root->front_off + root->q + i], fx->space->boundary_dofs[i]);
   } else {
-    cr_assert_eq(eliminated, N, "%lld of %lld DoFs eliminated", (long long)eliminated, (long long)N);
+    cr_assert_eq(eliminated, N, "%lld of %lld DoFs eliminated", (long long)eliminated,
+                 (long long)N);
     cr_assert_eq(root->r, 0);
   }
   cr_assert_eq(t->num_eliminated, eliminated);
@@ -142,8 +145,10 @@ static void check_invariants(const fixture *fx, int keep_boundary) {
           OK(fea_space_get_element_dofs(s, e, ed));
           for (int j = 0; j < s->dofs_per_element; j++, m++) {
             fea_index td = keep_boundary ? ed[j] : fx->problem->free_index[ed[j]];
-            if (td < 0) cr_assert_eq(*m, -1);
-            else cr_assert_eq(t->front_dofs[nd->front_off + *m], td);
+            if (td < 0)
+              cr_assert_eq(*m, -1);
+            else
+              cr_assert_eq(t->front_dofs[nd->front_off + *m], td);
           }
         }
   }
@@ -253,13 +258,14 @@ Test(etree, every_dof_once) {
     fea_index n[3], sep[3];
     int extra;
   } cases[] = {
-      {2, {2, 3, 0}, {13, 17, 1}, {0, 0, 0}, 0},   {2, {3, 3, 0}, {20, 9, 1}, {7, 4, 0}, 2},
-      {2, {1, 4, 0}, {3, 30, 1}, {0, 11, 0}, 3},   {3, {2, 2, 2}, {7, 6, 9}, {0, 0, 0}, 0},
-      {3, {1, 2, 3}, {8, 5, 11}, {0, 2, 5}, 1},    {2, {5, 5, 0}, {4, 23, 1}, {0, 0, 0}, 0},
-      {2, {2, 2, 0}, {1, 1, 1}, {0, 0, 0}, 0},     {3, {3, 3, 3}, {2, 3, 4}, {0, 0, 0}, 0},
+      {2, {2, 3, 0}, {13, 17, 1}, {0, 0, 0}, 0}, {2, {3, 3, 0}, {20, 9, 1}, {7, 4, 0}, 2},
+      {2, {1, 4, 0}, {3, 30, 1}, {0, 11, 0}, 3}, {3, {2, 2, 2}, {7, 6, 9}, {0, 0, 0}, 0},
+      {3, {1, 2, 3}, {8, 5, 11}, {0, 2, 5}, 1},  {2, {5, 5, 0}, {4, 23, 1}, {0, 0, 0}, 0},
+      {2, {2, 2, 0}, {1, 1, 1}, {0, 0, 0}, 0},   {3, {3, 3, 3}, {2, 3, 4}, {0, 0, 0}, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-    for (int merge = FEA_MULTIFRONTAL_MERGE_TENSOR; merge <= FEA_MULTIFRONTAL_MERGE_PAIRWISE; merge++)
+    for (int merge = FEA_MULTIFRONTAL_MERGE_TENSOR; merge <= FEA_MULTIFRONTAL_MERGE_PAIRWISE;
+         merge++)
       for (int keep = 0; keep <= 1; keep++) {
         fixture fx;
         open_tree(&fx, "/cpu/ref", cases[c].dim, cases[c].p, cases[c].n, cases[c].sep,

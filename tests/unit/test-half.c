@@ -44,10 +44,10 @@ struct fmt {
   float (*to_f32)(uint16_t);
 };
 
-static const struct fmt f16 = {"f16", 10, 15, 0x7bff, 0x7c00, fea_f32_to_f16, fea_f64_to_f16,
-                               fea_f16_to_f32};
-static const struct fmt bf16 = {"bf16", 7, 127, 0x7f7f, 0x7f80, fea_f32_to_bf16, fea_f64_to_bf16,
-                                fea_bf16_to_f32};
+static const struct fmt f16 = {
+    "f16", 10, 15, 0x7bff, 0x7c00, fea_f32_to_f16, fea_f64_to_f16, fea_f16_to_f32};
+static const struct fmt bf16 = {
+    "bf16", 7, 127, 0x7f7f, 0x7f80, fea_f32_to_bf16, fea_f64_to_bf16, fea_bf16_to_f32};
 
 /* Every pattern decodes to its defined value and encodes back bit for bit
  * (NaNs stay NaNs of the same sign, payload kept, quiet bit set). */
@@ -103,7 +103,9 @@ static void check_f32_vs_f64(const struct fmt *F, uint32_t lo_exp, uint32_t hi_e
 
 /* f16 exponents 2^-14..2^15 and the underflow region below: float exponents 98..143. */
 Test(half, f16_float_route_matches_double_route, .timeout = 60) { check_f32_vs_f64(&f16, 98, 143); }
-Test(half, bf16_float_route_matches_double_route, .timeout = 60) { check_f32_vs_f64(&bf16, 0, 254); }
+Test(half, bf16_float_route_matches_double_route, .timeout = 60) {
+  check_f32_vs_f64(&bf16, 0, 254);
+}
 
 /* Halfway between each pair of consecutive finite values (and between the
  * largest finite and the overflow threshold's upper neighbour 2^(emax+1)),
@@ -112,7 +114,8 @@ Test(half, bf16_float_route_matches_double_route, .timeout = 60) { check_f32_vs_
 static void check_halfway(const struct fmt *F) {
   for (uint16_t h = 0; h <= F->max_finite; h++) {
     double lo = decode(h, F->mbits, F->bias);
-    double hi = h == F->max_finite ? ldexp(1.0, F->bias + 1) : decode((uint16_t)(h + 1), F->mbits, F->bias);
+    double hi = h == F->max_finite ? ldexp(1.0, F->bias + 1)
+                                   : decode((uint16_t)(h + 1), F->mbits, F->bias);
     float mid = (float)((lo + hi) / 2);
     cr_assert_eq((double)mid, (lo + hi) / 2, "midpoint not exact in float");
     uint16_t up = (uint16_t)(h + 1); /* the pattern after max_finite is infinity */
@@ -142,27 +145,27 @@ Test(half, known_encodings) {
     double x;
     uint16_t f16, bf16;
   } cases[] = {
-    {1.0, 0x3c00, 0x3f80},
-    {-2.0, 0xc000, 0xc000},
-    {0.0, 0x0000, 0x0000},
-    {-0.0, 0x8000, 0x8000},           /* sign of zero kept */
-    {65504.0, 0x7bff, 0x4780},        /* f16 max; bf16 1111111|111 rounds up to 2^16 */
-    {65520.0, 0x7c00, 0x4780},        /* f16: halfway to 2^16, ties to even = infinity */
-    {65519.0, 0x7bff, 0x4780},
-    {0x1p-24, 0x0001, 0x3380},        /* smallest f16 subnormal */
-    {0x1p-25, 0x0000, 0x3300},        /* halfway to it: ties to even zero */
-    {0x1.8p-25, 0x0001, 0x3340},      /* above halfway: up */
-    {-0x1p-26, 0x8000, 0xb280},       /* underflows to -0 */
-    {0x1p-14, 0x0400, 0x3880},        /* smallest f16 normal */
-    {0x1p-14 - 0x1p-25, 0x0400, 0x3880}, /* halfway from 0x03ff: to even 0x0400 */
-    {1.0 / 3.0, 0x3555, 0x3eab},
-    {INFINITY, 0x7c00, 0x7f80},
-    {-INFINITY, 0xfc00, 0xff80},
-    {0x1.fep127, 0x7c00, 0x7f7f},     /* bf16 max */
-    {0x1.ffp127, 0x7c00, 0x7f80},     /* halfway above bf16 max: infinity */
-    {0x1.fffffep127, 0x7c00, 0x7f80}, /* FLT_MAX */
-    {0x1p-133, 0x0000, 0x0001},       /* smallest bf16 subnormal */
-    {0x1p-134, 0x0000, 0x0000},       /* halfway to it */
+      {1.0, 0x3c00, 0x3f80},
+      {-2.0, 0xc000, 0xc000},
+      {0.0, 0x0000, 0x0000},
+      {-0.0, 0x8000, 0x8000},    /* sign of zero kept */
+      {65504.0, 0x7bff, 0x4780}, /* f16 max; bf16 1111111|111 rounds up to 2^16 */
+      {65520.0, 0x7c00, 0x4780}, /* f16: halfway to 2^16, ties to even = infinity */
+      {65519.0, 0x7bff, 0x4780},
+      {0x1p-24, 0x0001, 0x3380},           /* smallest f16 subnormal */
+      {0x1p-25, 0x0000, 0x3300},           /* halfway to it: ties to even zero */
+      {0x1.8p-25, 0x0001, 0x3340},         /* above halfway: up */
+      {-0x1p-26, 0x8000, 0xb280},          /* underflows to -0 */
+      {0x1p-14, 0x0400, 0x3880},           /* smallest f16 normal */
+      {0x1p-14 - 0x1p-25, 0x0400, 0x3880}, /* halfway from 0x03ff: to even 0x0400 */
+      {1.0 / 3.0, 0x3555, 0x3eab},
+      {INFINITY, 0x7c00, 0x7f80},
+      {-INFINITY, 0xfc00, 0xff80},
+      {0x1.fep127, 0x7c00, 0x7f7f},     /* bf16 max */
+      {0x1.ffp127, 0x7c00, 0x7f80},     /* halfway above bf16 max: infinity */
+      {0x1.fffffep127, 0x7c00, 0x7f80}, /* FLT_MAX */
+      {0x1p-133, 0x0000, 0x0001},       /* smallest bf16 subnormal */
+      {0x1p-134, 0x0000, 0x0000},       /* halfway to it */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     double x = cases[i].x;
@@ -184,13 +187,13 @@ Test(half, known_encodings) {
  * point of the 16-bit format but is so close to it that rounding to float
  * first lands exactly on the halfway point, which then ties to even. */
 Test(half, f64_rounds_once) {
-  const double f16_case = 1.0 + 0x1p-11 + 0x1p-40;   /* halfway 0x3c00/0x3c01 + 2^-40 */
+  const double f16_case = 1.0 + 0x1p-11 + 0x1p-40; /* halfway 0x3c00/0x3c01 + 2^-40 */
   cr_assert_eq(fea_f64_to_f16(f16_case), 0x3c01);
   cr_assert_eq(fea_f32_to_f16((float)f16_case), 0x3c00, "the double-rounded result differs");
-  const double sub_case = 0x2.8p-24 + 0x1p-60;       /* halfway 0x0002/0x0003 + 2^-60 */
+  const double sub_case = 0x2.8p-24 + 0x1p-60; /* halfway 0x0002/0x0003 + 2^-60 */
   cr_assert_eq(fea_f64_to_f16(sub_case), 0x0003);
   cr_assert_eq(fea_f32_to_f16((float)sub_case), 0x0002);
-  const double bf16_case = 1.0 + 0x1p-8 + 0x1p-40;   /* halfway 0x3f80/0x3f81 + 2^-40 */
+  const double bf16_case = 1.0 + 0x1p-8 + 0x1p-40; /* halfway 0x3f80/0x3f81 + 2^-40 */
   cr_assert_eq(fea_f64_to_bf16(bf16_case), 0x3f81);
   cr_assert_eq(fea_f32_to_bf16((float)bf16_case), 0x3f80);
   cr_assert_eq(fea_f64_to_f16(-f16_case), 0xbc01);
@@ -219,8 +222,8 @@ static void check_nearest_f64(const struct fmt *F, int lo_exp, int hi_exp) {
       uint16_t nb = (uint16_t)(h + step);
       if ((nb & 0x7fffu) > F->max_finite) continue;
       double dn = fabs(decode(nb, F->mbits, F->bias) - x);
-      cr_assert(d < dn || (d == dn && !(h & 1u)), "%s of %a: 0x%04x, but 0x%04x is nearer",
-                F->name, x, h, nb);
+      cr_assert(d < dn || (d == dn && !(h & 1u)), "%s of %a: 0x%04x, but 0x%04x is nearer", F->name,
+                x, h, nb);
     }
   }
 }
@@ -251,8 +254,12 @@ Test(half, convert_and_load) {
         switch (precs[b]) {
         case FEA_F64: want = v; break;
         case FEA_F32: want = (float)v; break;
-        case FEA_F16: want = fea_f16_to_f32(a == 0 ? fea_f64_to_f16(v) : fea_f32_to_f16((float)v)); break;
-        default: want = fea_bf16_to_f32(a == 0 ? fea_f64_to_bf16(v) : fea_f32_to_bf16((float)v)); break;
+        case FEA_F16:
+          want = fea_f16_to_f32(a == 0 ? fea_f64_to_f16(v) : fea_f32_to_f16((float)v));
+          break;
+        default:
+          want = fea_bf16_to_f32(a == 0 ? fea_f64_to_bf16(v) : fea_f32_to_bf16((float)v));
+          break;
         }
         cr_assert(got == want && !signbit(got) == !signbit(want), "convert %d -> %d [%d]: %a vs %a",
                   a, b, i, got, want);

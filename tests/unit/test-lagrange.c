@@ -302,8 +302,8 @@ Test(lagrange_element, counts_and_local_order) {
       for (int v = 1; v < nv; v++) vx[v][v - 1] = 1.0;
       for (int i = 0; i < el.nb; i++)
         for (int k = 0; k < d; k++) {
-          double want =
-              i < nv ? vx[i][k] : 0.5 * (vx[edges[i - nv][0]][k] + vx[edges[i - nv][1]][k]);
+          double want = i < nv ? vx[i][k]
+                               : 0.5 * (vx[edges[i - nv][0]][k] + vx[edges[i - nv][1]][k]);
           cr_assert(el.nodes[i * d + k] == want, "%s P%d node %d coordinate %d: %g",
                     NAME(ks[t].cell), p, i, k, el.nodes[i * d + k]);
         }
@@ -625,8 +625,8 @@ static fea_mesh *scramble(fea_context *ctx, const fea_mesh *m, double jitter) {
       boundary |= x == m->lower[k] || x == m->upper[k];
     }
     for (int k = 0; k < m->dim; k++)
-      s->coords[perm[i] * m->dim + k] =
-          m->coords[i * m->dim + k] + (boundary ? 0.0 : jitter * h * (2 * urand() - 1));
+      s->coords[perm[i] * m->dim + k] = m->coords[i * m->dim + k] +
+                                        (boundary ? 0.0 : jitter * h * (2 * urand() - 1));
   }
   int npc = m->nodes_per_cell, d = cell_dim(m->type);
   for (fea_index c = 0; c < m->num_cells; c++) {

@@ -25,11 +25,11 @@
 #include "multigrid-impl.h"
 #include "vector.h"
 
-#define OK(expr)                                                                             \
-  do {                                                                                       \
-    fea_status ok_status_ = (expr);                                                          \
-    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                       \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+#define OK(expr)                                                               \
+  do {                                                                         \
+    fea_status ok_status_ = (expr);                                            \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,         \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL)); \
   } while (0)
 
 #define PI 3.14159265358979323846
@@ -113,7 +113,8 @@ static void check_prolongation(int dim, int simplices, fea_index n) {
   double *cfull = calloc((size_t)nvc, sizeof *cfull), *cfree = malloc((size_t)c.nf * sizeof *cfree);
   double *coords = malloc((size_t)(nvf * dim) * sizeof *coords);
   double *vals = malloc((size_t)nvf * sizeof *vals), *pf = malloc((size_t)f.nf * sizeof *pf);
-  double *ffull = malloc((size_t)nvf * sizeof *ffull), *ffree = malloc((size_t)f.nf * sizeof *ffree);
+  double *ffull = malloc((size_t)nvf * sizeof *ffull),
+         *ffree = malloc((size_t)f.nf * sizeof *ffree);
   cr_assert(cfull && cfree && coords && vals && pf && ffull && ffree);
   OK(fea_mesh_get_coordinates(f.mesh, nvf * dim, coords));
 
@@ -154,8 +155,8 @@ static void check_prolongation(int dim, int simplices, fea_index n) {
   }
   cr_assert(full_rows > f.nf / 4, "only %lld of %lld rows have full support", (long long)full_rows,
             (long long)f.nf);
-  cr_assert(err <= 1e-13, "%s n=%lld: P misses the linear function by %g",
-            el_name(dim, simplices), (long long)n, err);
+  cr_assert(err <= 1e-13, "%s n=%lld: P misses the linear function by %g", el_name(dim, simplices),
+            (long long)n, err);
   free(cfull), free(cfree), free(coords), free(vals), free(pf), free(ffull), free(ffree);
   fea_matrix_destroy(&P);
   fixture_free(&c);
@@ -190,8 +191,10 @@ static void check_galerkin(int dim, int simplices, fea_index n) {
   cr_assert(dg && dc);
   double scale = 0, err = 0;
   for (fea_index i = 0; i < m; i++) {
-    for (fea_index k = G->row_ptr[i]; k < G->row_ptr[i + 1]; k++) dg[i * m + G->col_idx[k]] += G->values[k];
-    for (fea_index k = Ac->row_ptr[i]; k < Ac->row_ptr[i + 1]; k++) dc[i * m + Ac->col_idx[k]] += Ac->values[k];
+    for (fea_index k = G->row_ptr[i]; k < G->row_ptr[i + 1]; k++)
+      dg[i * m + G->col_idx[k]] += G->values[k];
+    for (fea_index k = Ac->row_ptr[i]; k < Ac->row_ptr[i + 1]; k++)
+      dc[i * m + Ac->col_idx[k]] += Ac->values[k];
   }
   for (fea_index i = 0; i < m * m; i++) scale = fmax(scale, fabs(dc[i]));
   for (fea_index i = 0; i < m * m; i++) err = fmax(err, fabs(dg[i] - dc[i]));
@@ -239,8 +242,8 @@ static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_d
   fea_multigrid_stats s;
   fea_mg_get_stats(mg, &s);
   cr_assert_eq(s.fine_dofs, x.nf);
-  run_result r = {s.iterations, s.converged, s.num_levels, s.coarse_dofs, s.convergence_factor,
-                  0.0, s.lambda_max, NULL};
+  run_result r = {s.iterations,         s.converged, s.num_levels, s.coarse_dofs,
+                  s.convergence_factor, 0.0,         s.lambda_max, NULL};
   if (want_l2) {
     double *full = malloc((size_t)x.space->num_dofs * sizeof *full);
     cr_assert(full);
@@ -248,8 +251,10 @@ static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_d
     OK(fea_problem_error_norms(x.pb, full, exact_u, NULL, &dims[dim], &r.l2, NULL));
     free(full);
   }
-  if (keep) r.u = u;
-  else free(u);
+  if (keep)
+    r.u = u;
+  else
+    free(u);
   free(b);
   fea_mg_destroy(&mg);
   fixture_free(&x);
@@ -257,7 +262,9 @@ static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_d
 }
 
 static const char *kind_name(fea_operator_kind k) {
-  return k == FEA_OPERATOR_CSR ? "csr" : k == FEA_OPERATOR_MATFREE_SUMFACT ? "sumfact" : "element-matrix";
+  return k == FEA_OPERATOR_CSR               ? "csr"
+         : k == FEA_OPERATOR_MATFREE_SUMFACT ? "sumfact"
+                                             : "element-matrix";
 }
 
 /* Iteration counts over the sizes: all converged, max - min <= spread. */
@@ -267,10 +274,11 @@ static void check_h_independent(const char *name, int dim, int simplices, const 
   fea_index lo = INT64_MAX, hi = 0;
   for (int i = 0; i < count; i++) {
     run_result r = run(dim, simplices, ns[i], d, 0, 0);
-    cr_log_info("%s (%s): n=%lld levels=%d coarse_dofs=%lld iterations=%lld factor=%.3f "
-                "lambda_max=%.4g", name, kind_name(d->operator_kind), (long long)ns[i], r.levels,
-                (long long)r.coarse_dofs,
-                (long long)r.iterations, r.factor, r.lambda_max);
+    cr_log_info(
+        "%s (%s): n=%lld levels=%d coarse_dofs=%lld iterations=%lld factor=%.3f "
+        "lambda_max=%.4g",
+        name, kind_name(d->operator_kind), (long long)ns[i], r.levels, (long long)r.coarse_dofs,
+        (long long)r.iterations, r.factor, r.lambda_max);
     cr_assert(r.converged, "%s n=%lld: not converged in %lld iterations (factor %.3f)", name,
               (long long)ns[i], (long long)r.iterations, r.factor);
     if (counts) counts[i] = r.iterations;
@@ -302,7 +310,8 @@ static double *direct_solution(int dim, int simplices, fea_index n, double *l2) 
   fea_cg_desc cd = FEA_CG_DESC_INIT;
   cd.rtol = 1e-13;
   OK(fea_cg_solve(op, b, u, &cd, NULL));
-  double *sol = malloc((size_t)x.nf * sizeof *sol), *full = malloc((size_t)x.space->num_dofs * sizeof *full);
+  double *sol = malloc((size_t)x.nf * sizeof *sol),
+         *full = malloc((size_t)x.space->num_dofs * sizeof *full);
   cr_assert(sol && full);
   memcpy(sol, u->data, (size_t)x.nf * sizeof *sol);
   OK(fea_problem_expand_solution(x.pb, sol, full));
@@ -324,9 +333,11 @@ Test(multigrid, paper_configuration_h_independent_to_discretization_error, .time
     run_result r = run(2, 0, sizes2d[i], &d, 1, 1);
     double l2_direct;
     double *ref = direct_solution(2, 0, sizes2d[i], &l2_direct);
-    cr_log_info("paper Q1 2D: n=%lld levels=%d iterations=%lld factor=%.3f lambda_max=%.4g "
-                "l2=%.6e l2_direct=%.6e", (long long)sizes2d[i], r.levels,
-                (long long)r.iterations, r.factor, r.lambda_max, r.l2, l2_direct);
+    cr_log_info(
+        "paper Q1 2D: n=%lld levels=%d iterations=%lld factor=%.3f lambda_max=%.4g "
+        "l2=%.6e l2_direct=%.6e",
+        (long long)sizes2d[i], r.levels, (long long)r.iterations, r.factor, r.lambda_max, r.l2,
+        l2_direct);
     cr_assert(r.converged);
     cr_assert_eq(r.coarse_dofs, 0, "the one-element coarsest mesh has no free DoF");
     cr_assert(fabs(r.l2 - l2_direct) <= 1e-3 * l2_direct,
@@ -344,7 +355,8 @@ Test(multigrid, paper_configuration_h_independent_to_discretization_error, .time
   /* Least-squares slope of log(error) against log(h). */
   double mx = 0, my = 0, sxy = 0, sxx = 0;
   for (int i = 0; i < N; i++) mx += lx[i] / N, my += ly[i] / N;
-  for (int i = 0; i < N; i++) sxy += (lx[i] - mx) * (ly[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
+  for (int i = 0; i < N; i++)
+    sxy += (lx[i] - mx) * (ly[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
   const double order = sxy / sxx;
   cr_log_info("paper Q1 2D: fitted L2 order %.3f", order);
   cr_assert(fabs(order - 2.0) <= 0.15, "L2 order %.3f, not 2", order);
@@ -359,7 +371,8 @@ Test(multigrid, solution_equals_direct_solve) {
   fixture x;
   fixture_make(&x, 2, 0, 64);
   double e = 0, s = 0;
-  for (fea_index i = 0; i < x.nf; i++) e += (r.u[i] - ref[i]) * (r.u[i] - ref[i]), s += ref[i] * ref[i];
+  for (fea_index i = 0; i < x.nf; i++)
+    e += (r.u[i] - ref[i]) * (r.u[i] - ref[i]), s += ref[i] * ref[i];
   cr_assert(sqrt(e / s) <= 1e-9, "multigrid and CG differ by %g", sqrt(e / s));
   fixture_free(&x);
   free(ref);
@@ -424,15 +437,17 @@ static void check_same_counts(const char *name, int dim, int simplices, const fe
   d.operator_kind = kind;
   check_h_independent(name, dim, simplices, ns, count, &d, 2, matfree);
   for (int i = 0; i < count; i++)
-    cr_assert(llabs((long long)(csr[i] - matfree[i])) <= 1, "%s n=%lld: %lld iterations with CSR, %lld matrix-free",
-              name, (long long)ns[i], (long long)csr[i], (long long)matfree[i]);
+    cr_assert(llabs((long long)(csr[i] - matfree[i])) <= 1,
+              "%s n=%lld: %lld iterations with CSR, %lld matrix-free", name, (long long)ns[i],
+              (long long)csr[i], (long long)matfree[i]);
 }
 
 Test(multigrid, matrix_free_levels_match_csr, .timeout = 60) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MATFREE_SUMFACT);
   d.omega = 0.2;
-  check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
+  check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d,
+                    FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   check_same_counts("sumfact Q1 3D", 3, 0, sizes3d, 3, d, FEA_OPERATOR_MATFREE_SUMFACT);
@@ -451,7 +466,8 @@ Test(multigrid, dense_coarsest_level, .timeout = 60) {
   d.cycle = FEA_MG_CYCLE_V;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
-  check_h_independent("coarsest 4 cells Q1 3D", 3, 0, (const fea_index[]){8, 16, 32}, 3, &d, 2, NULL);
+  check_h_independent("coarsest 4 cells Q1 3D", 3, 0, (const fea_index[]){8, 16, 32}, 3, &d, 2,
+                      NULL);
   /* Odd cell counts stop coarsening at once: one level, solved directly. */
   d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
   r = run(2, 1, 9, &d, 0, 0);
@@ -468,8 +484,8 @@ static void expect_refusal(const fea_problem *pb, const fea_multigrid_desc *d, f
   fea_mg *mg = (fea_mg *)(uintptr_t)1;
   fea_status st = fea_mg_create(ctx, pb, d, &mg);
   const char *msg = fea_context_last_error(ctx);
-  cr_assert_eq(st, code, "expected %s, got %s: %s", fea_status_string(code),
-               fea_status_string(st), msg);
+  cr_assert_eq(st, code, "expected %s, got %s: %s", fea_status_string(code), fea_status_string(st),
+               msg);
   cr_assert_null(mg);
   cr_assert(strstr(msg, w1), "message '%s' does not name '%s'", msg, w1);
   cr_assert(!w2 || strstr(msg, w2), "message '%s' does not name '%s'", msg, w2);
@@ -497,11 +513,11 @@ Test(multigrid, bad_options_refused) {
   fixture_make(&x, 2, 0, 8);
   const fea_multigrid_desc def = FEA_MULTIGRID_DESC_INIT;
   fea_multigrid_desc d;
-#define BAD(field, value, word)                                          \
-  do {                                                                   \
-    d = def;                                                             \
-    d.field = value;                                                     \
-    expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, word, NULL);           \
+#define BAD(field, value, word)                                \
+  do {                                                         \
+    d = def;                                                   \
+    d.field = value;                                           \
+    expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, word, NULL); \
   } while (0)
   BAD(cycle, (fea_mg_cycle)2, "cycle is 2");
   BAD(smoother, (fea_mg_smoother)-1, "smoother is -1");
@@ -628,15 +644,14 @@ static fea_index solve_after_destroy(fea_context *c) {
 
 static fea_index ref_iterations = 7; /* measured on /cpu/ref by problem_destroyed_first */
 
-Test(multigrid, problem_destroyed_first) {
-  cr_assert_eq(solve_after_destroy(ctx), ref_iterations);
-}
+Test(multigrid, problem_destroyed_first) { cr_assert_eq(solve_after_destroy(ctx), ref_iterations); }
 
 Test(multigrid_threads, same_counts_as_ref) {
   fea_context *tctx;
   OK(fea_context_create("/cpu/threads", &tctx));
   const fea_index it = solve_after_destroy(tctx);
-  cr_assert(llabs((long long)(it - ref_iterations)) <= 1, "%lld iterations on /cpu/threads, %lld on /cpu/ref",
-            (long long)it, (long long)ref_iterations);
+  cr_assert(llabs((long long)(it - ref_iterations)) <= 1,
+            "%lld iterations on /cpu/threads, %lld on /cpu/ref", (long long)it,
+            (long long)ref_iterations);
   OK(fea_context_destroy(&tctx));
 }

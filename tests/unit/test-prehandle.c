@@ -19,11 +19,11 @@
 #include "matrix.h"
 #include "prehandle.h"
 
-#define OK(expr)                                                                             \
-  do {                                                                                       \
-    fea_status ok_status_ = (expr);                                                          \
-    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                       \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+#define OK(expr)                                                               \
+  do {                                                                         \
+    fea_status ok_status_ = (expr);                                            \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,         \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL)); \
   } while (0)
 
 static fea_context *ctx;
@@ -104,8 +104,9 @@ static void check_sweeps(fea_ph_element el, fea_index n, fea_index n0) {
   fea_ph_apply_s(&g, sx);
   fea_ph_apply_st(&g, sty);
   OK(fea_matrix_multiply(S, x, ref));
-  cr_assert(max_diff(g.num, sx, ref) < 1e-12, "%s n=%lld n0=%lld: sweep S differs from explicit S by %g",
-            el ? "P1" : "Q1", (long long)n, (long long)n0, max_diff(g.num, sx, ref));
+  cr_assert(max_diff(g.num, sx, ref) < 1e-12,
+            "%s n=%lld n0=%lld: sweep S differs from explicit S by %g", el ? "P1" : "Q1",
+            (long long)n, (long long)n0, max_diff(g.num, sx, ref));
   /* Explicit S^T y, column by column of S. */
   for (fea_index i = 0; i < g.num; i++) ref[i] = 0;
   for (fea_index i = 0; i < g.num; i++)
@@ -268,7 +269,8 @@ Test(prehandle, blocks_of_the_prehandled_matrix) {
         cr_assert(fabs(col[q] - (q == c)) < 1e-13, "%s A_CC(%lld,%lld) = %.3g", el ? "P1" : "Q1",
                   (long long)q, (long long)c, col[q]);
       for (fea_index q = I0; q < N; q++)
-        cr_assert(fabs(col[q]) < 1e-13, "A_IC(%lld,%lld) = %.3g", (long long)q, (long long)c, col[q]);
+        cr_assert(fabs(col[q]) < 1e-13, "A_IC(%lld,%lld) = %.3g", (long long)q, (long long)c,
+                  col[q]);
     }
     /* I columns: unit diagonal, nothing outside the own macro cell in I, and
      * every cell's block equal to the first cell's. */
@@ -331,7 +333,8 @@ Test(prehandle, split_sizes_match_table_1) {
       if (el == FEA_PH_P1) e = (3 * n0 - 2) * (n - n0), i = (n - 2 * n0) * (n - n0);
       cr_assert(s.nc == c && s.ne == e && s.ni == i,
                 "%s h=1/%lld h0=1/%lld: |C|,|E|,|I| = %lld, %lld, %lld, expected %lld, %lld, %lld",
-                el ? "P1" : "Q1", n, n0, (long long)s.nc, (long long)s.ne, (long long)s.ni, c, e, i);
+                el ? "P1" : "Q1", n, n0, (long long)s.nc, (long long)s.ne, (long long)s.ni, c, e,
+                i);
       cr_assert_eq(s.nc + s.ne + s.ni, (n - 1) * (n - 1));
       /* perm and pos are inverse permutations. */
       for (fea_index p = 0; p < g.num; p++) cr_assert_eq(s.pos[s.perm[p]], p);
@@ -345,7 +348,8 @@ Test(prehandle, nodal_condition_number_h256) {
   fea_matrix *A = nodal_matrix(FEA_PH_Q1, 256);
   double lmin, lmax;
   OK(fea_lanczos_extremes_csr(A, 400, 0, 1, &lmin, &lmax));
-  const double c = cos(3.14159265358979323846 / 256), exact = (8 + 4 * c * c) / (8 - 4 * c - 4 * c * c);
+  const double c = cos(3.14159265358979323846 / 256),
+               exact = (8 + 4 * c * c) / (8 - 4 * c - 4 * c * c);
   cr_log_info("kappa(A_h) = %.6g (exact %.6g, paper 13280)", lmax / lmin, exact);
   cr_assert(fabs(lmax / lmin - 13280) <= 0.001 * 13280, "kappa(A_h) = %.6g, paper 13,280",
             lmax / lmin);

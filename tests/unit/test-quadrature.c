@@ -44,7 +44,8 @@ Test(gauss_legendre, weights_sum_to_one_and_points_ascend_symmetric) {
     cr_assert_eq(fea_gauss_legendre(n, x, w), FEA_SUCCESS);
     for (int i = 0; i < n; i++) {
       sum += w[i];
-      cr_assert(x[i] > 0.0 && x[i] < 1.0 && w[i] > 0.0, "n=%d point %d: x=%g w=%g", n, i, x[i], w[i]);
+      cr_assert(x[i] > 0.0 && x[i] < 1.0 && w[i] > 0.0, "n=%d point %d: x=%g w=%g", n, i, x[i],
+                w[i]);
       if (i) cr_assert(x[i] > x[i - 1], "n=%d: points not ascending at %d", n, i);
       cr_assert(fabs(x[i] + x[n - 1 - i] - 1.0) <= 2e-16, "n=%d: not symmetric at %d", n, i);
       cr_assert(fabs(w[i] - w[n - 1 - i]) <= 1e-16, "n=%d: weights not symmetric at %d", n, i);
@@ -64,8 +65,8 @@ Test(gauss_legendre, tabulated_small_rules) {
   cr_assert_eq(fea_gauss_legendre(3, x, w), FEA_SUCCESS);
   cr_assert(fabs(x[0] - 0.5 * (1.0 - sqrt(0.6))) <= 2e-16, "x0 = %.17g", x[0]);
   cr_assert(x[1] == 0.5);
-  cr_assert(fabs(w[0] - 5.0 / 18.0) <= 2e-16 && fabs(w[1] - 8.0 / 18.0) <= 4e-16,
-            "w = %.17g %.17g", w[0], w[1]);
+  cr_assert(fabs(w[0] - 5.0 / 18.0) <= 2e-16 && fabs(w[1] - 8.0 / 18.0) <= 4e-16, "w = %.17g %.17g",
+            w[0], w[1]);
 }
 
 /* The nodes are the roots of P_n(2x - 1): Newton's correction P_n / P_n'
@@ -98,7 +99,8 @@ Test(gauss_legendre, exact_to_degree_2n_minus_1_not_2n) {
     for (int a = 0; a <= 2 * n - 1; a++) {
       int e[3] = {a, 0, 0};
       double exact = 1.0 / (a + 1), got = rule_monomial(&q, e);
-      cr_assert(fabs(got - exact) <= REL_TOL * exact, "n=%d x^%d: %.17g vs %.17g", n, a, got, exact);
+      cr_assert(fabs(got - exact) <= REL_TOL * exact, "n=%d x^%d: %.17g vs %.17g", n, a, got,
+                exact);
     }
     /* Degree 2n is not integrated exactly (the error term is visible for small n). */
     if (n <= 6) {
@@ -113,9 +115,11 @@ Test(gauss_legendre, exact_to_degree_2n_minus_1_not_2n) {
 Test(gauss_legendre, rejects_bad_counts) {
   double x[FEA_QUAD_MAX_1D + 1], w[FEA_QUAD_MAX_1D + 1];
   cr_assert_eq(fea_gauss_legendre(0, x, w), FEA_ERR_INVALID_ARG);
-  cr_assert(strstr(fea_thread_last_error(), "0 Gauss-Legendre points"), "%s", fea_thread_last_error());
+  cr_assert(strstr(fea_thread_last_error(), "0 Gauss-Legendre points"), "%s",
+            fea_thread_last_error());
   cr_assert_eq(fea_gauss_legendre(21, x, w), FEA_ERR_INVALID_ARG);
-  cr_assert(strstr(fea_thread_last_error(), "21 Gauss-Legendre points"), "%s", fea_thread_last_error());
+  cr_assert(strstr(fea_thread_last_error(), "21 Gauss-Legendre points"), "%s",
+            fea_thread_last_error());
 }
 
 Test(quadrature_tensor, anisotropic_exactness_in_each_direction) {
@@ -150,7 +154,8 @@ Test(quadrature_tensor, rejects_bad_arguments) {
   cr_assert_eq(fea_quadrature_tensor(4, n, &q), FEA_ERR_INVALID_ARG);
   cr_assert_null(q.points);
   cr_assert_eq(fea_quadrature_tensor(3, bad, &q), FEA_ERR_INVALID_ARG);
-  cr_assert(strstr(fea_thread_last_error(), "21 points in direction 1"), "%s", fea_thread_last_error());
+  cr_assert(strstr(fea_thread_last_error(), "21 points in direction 1"), "%s",
+            fea_thread_last_error());
   cr_assert_null(q.points);
 }
 
@@ -203,8 +208,8 @@ Test(quadrature_simplex, tetrahedron_exact_for_total_degree_2n_minus_1) {
           int c = deg - a - b, e[3] = {a, b, c};
           double exact = factorial(a) * factorial(b) * factorial(c) / factorial(deg + 3);
           double got = rule_monomial(&q, e);
-          cr_assert(fabs(got - exact) <= REL_TOL * exact, "n=%d x^%d y^%d z^%d: %.17g vs %.17g",
-                    n, a, b, c, got, exact);
+          cr_assert(fabs(got - exact) <= REL_TOL * exact, "n=%d x^%d y^%d z^%d: %.17g vs %.17g", n,
+                    a, b, c, got, exact);
         }
     if (n <= 5) {
       int e[3] = {0, 0, 2 * n};
@@ -229,8 +234,10 @@ Test(quadrature_for_cell, every_cell_type) {
     fea_cell_type type;
     int dim, npts;
     double measure;
-  } cases[] = {{FEA_CELL_INTERVAL, 1, 3, 1.0},    {FEA_CELL_QUAD, 2, 9, 1.0},
-               {FEA_CELL_HEXAHEDRON, 3, 27, 1.0}, {FEA_CELL_TRIANGLE, 2, 9, 0.5},
+  } cases[] = {{FEA_CELL_INTERVAL, 1, 3, 1.0},
+               {FEA_CELL_QUAD, 2, 9, 1.0},
+               {FEA_CELL_HEXAHEDRON, 3, 27, 1.0},
+               {FEA_CELL_TRIANGLE, 2, 9, 0.5},
                {FEA_CELL_TETRAHEDRON, 3, 27, 1.0 / 6.0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fea_quadrature q;
@@ -239,7 +246,8 @@ Test(quadrature_for_cell, every_cell_type) {
     cr_assert_eq(q.npts, cases[c].npts);
     double sum = 0;
     for (int i = 0; i < q.npts; i++) sum += q.weights[i];
-    cr_assert(fabs(sum - cases[c].measure) <= 2e-15, "cell %d: measure %.17g", (int)cases[c].type, sum);
+    cr_assert(fabs(sum - cases[c].measure) <= 2e-15, "cell %d: measure %.17g", (int)cases[c].type,
+              sum);
     fea_quadrature_free(&q);
     cr_assert_null(q.points);
     fea_quadrature_free(&q); /* freeing twice is harmless */

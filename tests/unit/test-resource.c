@@ -152,13 +152,14 @@ Test(resource, opt_int) {
   cr_assert_eq(fea_resource_opt_int(&opts, "absent", 1, 2, &v), FEA_SUCCESS);
   cr_assert_eq(v, -99, "an absent key leaves the value alone");
 
-  static const struct { const char *key; long lo, hi; const char *needle; } bad[] = {
-    {"threads", 1, 11, "threads=12"},
-    {"threads", 13, 20, "threads=12"},
-    {"neg", 0, 5, "neg=-3"},
-    {"bad", 1, 1024, "bad=12abc"},
-    {"word", 1, 1024, "word=abc"},
-    {"big", 1, 1024, "big=9999"},
+  static const struct {
+    const char *key;
+    long lo, hi;
+    const char *needle;
+  } bad[] = {
+      {"threads", 1, 11, "threads=12"}, {"threads", 13, 20, "threads=12"},
+      {"neg", 0, 5, "neg=-3"},          {"bad", 1, 1024, "bad=12abc"},
+      {"word", 1, 1024, "word=abc"},    {"big", 1, 1024, "big=9999"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     v = -99;

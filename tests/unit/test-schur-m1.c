@@ -27,11 +27,11 @@
 #include "prehandle.h"
 #include "schur-m1.h"
 
-#define OK(expr)                                                                             \
-  do {                                                                                       \
-    fea_status ok_status_ = (expr);                                                          \
-    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,                       \
-                 fea_status_string(ok_status_), fea_context_last_error(NULL));               \
+#define OK(expr)                                                               \
+  do {                                                                         \
+    fea_status ok_status_ = (expr);                                            \
+    cr_assert_eq(ok_status_, FEA_SUCCESS, "%s returned %s: %s", #expr,         \
+                 fea_status_string(ok_status_), fea_context_last_error(NULL)); \
   } while (0)
 
 #define PI 3.14159265358979323846
@@ -217,8 +217,8 @@ Test(schur_m1, fp32_within_kappa_scaled_bound) {
       fea_m1_get_info(m, &info);
       cr_assert_eq(info.prec, FEA_F32);
       cr_assert_eq(info.dense_bytes,
-                   sizeof(float) * (size_t)(info.nc * info.ne + info.block * info.block +
-                                            info.ne * info.ne));
+                   sizeof(float) *
+                       (size_t)(info.nc * info.ne + info.block * info.block + info.ne * info.ne));
       free(op.tmp), free(ref), free(u);
       fea_m1_destroy(&m);
       fixture_free(&x);
@@ -319,10 +319,12 @@ Test(schur_m1, rhs_scaling_prevents_fp16_underflow) {
       memcpy(u, tiny, (size_t)n * sizeof *u);
       OK(fea_m1_solve_nodal(m, x.f, 1, u));
       const double eu = rel_diff(n, u, ref);
-      cr_log_info("%s load x %g, FP16 vs dpbsv: scaled %.3g, unscaled %.3g; scaled vs %g x the "
-                  "solve of the load %.3g",
-                  el_name(x.el), factors[t], es, eu, factors[t], e_vs_big);
-      cr_assert(es <= 1e-2, "%s x %g: scaled FP16 solve off by %.3g", el_name(x.el), factors[t], es);
+      cr_log_info(
+          "%s load x %g, FP16 vs dpbsv: scaled %.3g, unscaled %.3g; scaled vs %g x the "
+          "solve of the load %.3g",
+          el_name(x.el), factors[t], es, eu, factors[t], e_vs_big);
+      cr_assert(es <= 1e-2, "%s x %g: scaled FP16 solve off by %.3g", el_name(x.el), factors[t],
+                es);
       cr_assert(e_vs_big <= 1e-4, "%s x %g: scaled tiny solve vs the scaled solution %.3g",
                 el_name(x.el), factors[t], e_vs_big);
       cr_assert(eu >= lost[t] && eu >= 100 * es,
@@ -340,7 +342,8 @@ Test(schur_m1, rhs_scaling_prevents_fp16_underflow) {
     direct_solve(x.A, ref);
     OK(fea_m1_solve_nodal(m, x.f, 1, tiny));
     const double eb = rel_diff(n, tiny, ref);
-    cr_assert(eb <= 1e-2, "%s: unscaled BF16 solve of the tiny load off by %.3g", el_name(x.el), eb);
+    cr_assert(eb <= 1e-2, "%s: unscaled BF16 solve of the tiny load off by %.3g", el_name(x.el),
+              eb);
     fea_m1_destroy(&m);
     free(tiny), free(ref), free(big);
     fixture_free(&x);
@@ -378,9 +381,10 @@ Test(schur_m1, refinement_reaches_fp64) {
       double rr = -1;
       OK(fea_m1_refine(m, x.f, x.A, 1, x.b, u, 1e-12, 30, &it, &rr));
       const double ed = rel_diff(n, u, ref), e64 = rel_diff(n, u, u64), l2 = l2_error(&x, u);
-      cr_log_info("%s h=1/64 h0=1/8 %s: IR %d corrections, rel. residual %.3g, vs dpbsv %.3g, "
-                  "vs FP64 M1 %.3g, L2 %.6g (direct %.6g)",
-                  el_name(x.el), fea_precision_name(precs[pr]), it, rr, ed, e64, l2, l2ref);
+      cr_log_info(
+          "%s h=1/64 h0=1/8 %s: IR %d corrections, rel. residual %.3g, vs dpbsv %.3g, "
+          "vs FP64 M1 %.3g, L2 %.6g (direct %.6g)",
+          el_name(x.el), fea_precision_name(precs[pr]), it, rr, ed, e64, l2, l2ref);
       cr_assert(rr <= 1e-12);
       cr_assert(ed <= 1e-10 && e64 <= 1e-10, "%s %s: refined solution off by %.3g / %.3g",
                 el_name(x.el), fea_precision_name(precs[pr]), ed, e64);
@@ -466,11 +470,12 @@ Test(schur_m1, many_rhs_equal_single_solves) {
       for (fea_index c = 0; c < k; c++) {
         OK(fea_m1_solve_nodal(m, x.f, 1, single + c * n));
         const double e = rel_diff(n, many + c * n, single + c * n);
-        cr_assert(e <= tol[pr], "%s %s column %lld of %lld: batched vs single %.3g",
-                  el_name(x.el), fea_precision_name(precs[pr]), (long long)c, (long long)k, e);
+        cr_assert(e <= tol[pr], "%s %s column %lld of %lld: batched vs single %.3g", el_name(x.el),
+                  fea_precision_name(precs[pr]), (long long)c, (long long)k, e);
       }
       /* The prehandled solve alone, into a separate output. */
-      double *in = malloc((size_t)(n * k) * sizeof *in), *out = malloc((size_t)(n * k) * sizeof *out);
+      double *in = malloc((size_t)(n * k) * sizeof *in),
+             *out = malloc((size_t)(n * k) * sizeof *out);
       cr_assert(in && out);
       for (fea_index i = 0; i < n * k; i++) in[i] = urand();
       OK(fea_m1_solve(m, k, in, out));
@@ -577,7 +582,8 @@ Test(schur_m1, info_and_bad_input) {
   fea_m1_destroy(&m);
   /* The nodal matrix is not prehandled: A_CI != 0 must be refused. */
   cr_assert_eq(fea_m1_create(ctx, &x.g, &x.s, x.A, x.f, FEA_F64, &bad), FEA_ERR_INVALID_ARG);
-  cr_assert(strstr(fea_context_last_error(ctx), "A_CI") || strstr(fea_context_last_error(ctx), "A_II"),
+  cr_assert(strstr(fea_context_last_error(ctx), "A_CI") ||
+                strstr(fea_context_last_error(ctx), "A_II"),
             "%s", fea_context_last_error(ctx));
   cr_assert_null(bad);
   fixture_free(&x);

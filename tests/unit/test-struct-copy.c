@@ -12,11 +12,12 @@
 typedef struct grown {
   size_t size;
   int a;
-  double b;   /* last field of version 1 */
-  int c;      /* appended in version 2 */
+  double b; /* last field of version 1 */
+  int c;    /* appended in version 2 */
 } grown;
 
-#define GROWN_INIT {sizeof(grown), 1, 2.0, 3}
+#define GROWN_INIT \
+  { sizeof(grown), 1, 2.0, 3 }
 
 static const fea_struct_type grown_type = {"grown", "GROWN_INIT", FEA_SIZE_THROUGH(grown, b),
                                            sizeof(grown)};

@@ -40,17 +40,18 @@ static void expect_batch(const sf_plan *p, const fea_index *ed, const fea_index 
   const int nb = p->nb, W = p->lanes;
   cr_assert(e0 >= 0 && e0 + W <= p->ne, "%s: batch at %lld leaves the mesh", what, (long long)e0);
   const fea_index *rows = kind == 2 ? p->brow + (fea_index)p->brow_at[e0] * 2 * nb : NULL;
-  if (kind == 2) cr_assert(p->brow_at[e0] >= 0, "%s: boundary batch at %lld without rows", what,
-                           (long long)e0);
+  if (kind == 2)
+    cr_assert(p->brow_at[e0] >= 0, "%s: boundary batch at %lld without rows", what, (long long)e0);
   for (int l = 0; l < W; l++)
     for (int i = 0; i < nb; i++) {
       const fea_index want = fi[ed[(e0 + l) * nb + i]];
-      const fea_index got = kind == 1 ? lane_row(p, e0, i, l)
+      const fea_index got = kind == 1     ? lane_row(p, e0, i, l)
                             : rows[i] < 0 ? -1
                                           : rows[i] + (fea_index)l * rows[nb + i];
-      cr_assert_eq(got, want, "%s: line batch (kind %d) at element %lld, lane %d, DoF %d: row "
-                   "%lld, the table's %lld", what, kind, (long long)e0, l, i, (long long)got,
-                   (long long)want);
+      cr_assert_eq(got, want,
+                   "%s: line batch (kind %d) at element %lld, lane %d, DoF %d: row "
+                   "%lld, the table's %lld",
+                   what, kind, (long long)e0, l, i, (long long)got, (long long)want);
     }
 }
 
@@ -58,8 +59,13 @@ static void expect_batch(const sf_plan *p, const fea_index *ed, const fea_index 
 static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, int nb, int lanes,
                        int tiles, const char *what, int expect_lines) {
   sf_plan p;
-  const sf_plan_input in = {.edofs = ed, .free_index = fi, .ne = ne, .nb = nb, .lanes = lanes,
-                            .tiles = tiles, .threads = 2};
+  const sf_plan_input in = {.edofs = ed,
+                            .free_index = fi,
+                            .ne = ne,
+                            .nb = nb,
+                            .lanes = lanes,
+                            .tiles = tiles,
+                            .threads = 2};
   cr_assert_eq(sf_plan_build(&in, &p), FEA_SUCCESS, "%s: plan not built", what);
   cr_assert(p.nclass >= 1 && p.nclass <= nb, "%s: %d classes for %d DoFs", what, p.nclass, nb);
   for (fea_index e = 0; e < ne; e++) {
@@ -75,8 +81,10 @@ static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, i
               (long long)e);
     for (int i = 0; i < nb; i++) {
       const fea_index r = p.fbase[e * p.nfclass + p.fcls[i]] + p.foff[i];
-      cr_assert_eq(r, fi[ed[e * nb + i]], "%s: element %lld DoF %d in row %lld, the table's is "
-                   "%lld", what, (long long)e, i, (long long)r, (long long)fi[ed[e * nb + i]]);
+      cr_assert_eq(r, fi[ed[e * nb + i]],
+                   "%s: element %lld DoF %d in row %lld, the table's is "
+                   "%lld",
+                   what, (long long)e, i, (long long)r, (long long)fi[ed[e * nb + i]]);
     }
   }
   if (expect_lines >= 0)
@@ -111,8 +119,10 @@ static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, i
       cr_assert_eq(p.lstride[p.fcls[i]], 1, "%s: chain %d holds DoF %d of stride %d", what, c, i,
                    p.lstride[p.fcls[i]]);
       if (j > p.chain_start[c])
-        cr_assert_eq(p.foff[i], p.foff[p.chain_dof[j - 1]] + 1, "%s: chain %d not consecutive at "
-                     "DoF %d", what, c, i);
+        cr_assert_eq(p.foff[i], p.foff[p.chain_dof[j - 1]] + 1,
+                     "%s: chain %d not consecutive at "
+                     "DoF %d",
+                     what, c, i);
       seen[i]++;
     }
   /* Tiles: slot q of tile k is the DoF at offset tile_off + q of its class. */
@@ -135,8 +145,7 @@ static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, i
       seen[i]++;
       if (n >= 0) {
         cr_assert(p.fcls[n] == p.block_cls[k] && p.foff[n] == p.block_off[k] + p.block_st[k] + j,
-                  "%s: block %d column %d's next is DoF %d at offset %d", what, k, j, n,
-                  p.foff[n]);
+                  "%s: block %d column %d's next is DoF %d at offset %d", what, k, j, n, p.foff[n]);
         seen[n]++;
       }
     }
@@ -161,7 +170,8 @@ static void check_problem(const fea_problem *pb, const char *what, int expect_li
     check_plan(ed, pb->free_index, ne, nb, t ? 8 : 4, t, w, expect_lines);
   }
   /* Renumbered: DoF d becomes perm[d]; the free rows follow their DoFs. */
-  fea_index *perm = malloc((size_t)N * sizeof *perm), *ed2 = malloc((size_t)(ne * nb) * sizeof *ed2);
+  fea_index *perm = malloc((size_t)N * sizeof *perm),
+            *ed2 = malloc((size_t)(ne * nb) * sizeof *ed2);
   fea_index *fi2 = malloc((size_t)N * sizeof *fi2);
   uint64_t r = 12345;
   for (fea_index d = 0; d < N; d++) perm[d] = d;

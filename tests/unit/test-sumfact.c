@@ -117,8 +117,8 @@ static void compare(const char *what, const char *desc, const double *a, const d
   for (fea_index e = 0; e < ne; e++)
     for (int i = 0; i < nb; i++) {
       double err = fabs(a[e * nb + i] - b[e * nb + i]);
-      cr_assert(err <= tol * scale[e], "%s (%s): element %lld entry %d: %.17g vs %.17g", what,
-                desc, (long long)e, i, a[e * nb + i], b[e * nb + i]);
+      cr_assert(err <= tol * scale[e], "%s (%s): element %lld entry %d: %.17g vs %.17g", what, desc,
+                (long long)e, i, a[e * nb + i], b[e * nb + i]);
     }
 }
 
@@ -192,7 +192,8 @@ static void bspline_case(int dim, const int p[3], int nonuniform, int quad_point
     }
   }
   fea_space *s;
-  cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
   fea_problem *pb = poisson(s, 1.7, quad_points);
   check_problem(pb);
   fea_problem_destroy(&pb);
@@ -382,8 +383,8 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   }
   int *owner3 = malloc((size_t)nf * sizeof *owner3 + 1);
   for (fea_index r = 0; r < nf; r++) {
-    owner[r] = (int)((r / 7) % 3);   /* scattered: few elements owned whole */
-    owner3[r] = (int)(r * 3 / nf);   /* three contiguous blocks, as PRIVATE_BUFFERS */
+    owner[r] = (int)((r / 7) % 3); /* scattered: few elements owned whole */
+    owner3[r] = (int)(r * 3 / nf); /* three contiguous blocks, as PRIVATE_BUFFERS */
   }
   for (fea_index e = 0; e < ne; e++) elems[e] = e; /* element order, as the strategies visit */
   /* Reference: apply, then add the free rows. */
@@ -411,8 +412,10 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
           int b = -1, dir = 0; /* b: the one owner so far (-1: none yet, -2: several) */
           for (int i = 0; i < nb && b != -2; i++) {
             fea_index r = pb->free_index[dofs[i]];
-            if (r < 0) dir = 1;
-            else b = b == -1 || b == (own ? ow[r] : 0) ? (own ? ow[r] : 0) : -2;
+            if (r < 0)
+              dir = 1;
+            else
+              b = b == -1 || b == (own ? ow[r] : 0) ? (own ? ow[r] : 0) : -2;
           }
           eb[e] = b < 0 ? -1 : dir ? -(b + 2) : b;
         }
@@ -426,12 +429,18 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
           const int cap = flags & 4 ? FEA_MATFREE_RUN_MAX : 1;
           for (fea_index e = ne - 1; e >= 0; e--) {
             const int r = e + 1 < ne && eb[e + 1] == blk ? run[e + 1] : 0;
-            run[e] = (unsigned char)(eb[e] == blk ? (r < cap ? r + 1 : cap)
-                                     : eb[e] == -(blk + 2) ? FEA_MATFREE_WRITE_ROWS : 0);
+            run[e] = (unsigned char)(eb[e] == blk          ? (r < cap ? r + 1 : cap)
+                                     : eb[e] == -(blk + 2) ? FEA_MATFREE_WRITE_ROWS
+                                                           : 0);
           }
-          fea_matfree_target tg = {.y = y, .row = pb->free_index, .free_rows = fr,
-                                   .write = flags & 1 ? run : NULL, .write_first = 0,
-                                   .write_end = ne, .keep = own ? ow : NULL, .keep_key = blk,
+          fea_matfree_target tg = {.y = y,
+                                   .row = pb->free_index,
+                                   .free_rows = fr,
+                                   .write = flags & 1 ? run : NULL,
+                                   .write_first = 0,
+                                   .write_end = ne,
+                                   .keep = own ? ow : NULL,
+                                   .keep_key = blk,
                                    .updates = &updates};
           for (fea_index e0 = 0; e0 < ne; e0 += chunk) { /* short batches too */
             int m = (int)(ne - e0 < chunk ? ne - e0 : chunk);
@@ -448,8 +457,8 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
           double v = fr ? y[r] : y[d];
           cr_assert(fabs(v - yref[r]) <= 1e-13 * big,
                     "apply_add (chunk %d, free_rows %d, owners %d, flags %d) row %lld: %.17g vs "
-                    "%.17g [%s]", chunk, fr, own, flags, (long long)r, v, yref[r],
-                    k->describe(st));
+                    "%.17g [%s]",
+                    chunk, fr, own, flags, (long long)r, v, yref[r], k->describe(st));
         }
         free(y);
       }
@@ -541,8 +550,8 @@ static void apply_add_chunks(fea_problem *pb, int expect_lines, int expect_fused
   if (expect_lines)
     cr_assert(strstr(k->describe(st), "lines:"), "no line batches: %s", k->describe(st));
   if (expect_lines || !expect_fused)
-    cr_assert_eq(strstr(k->describe(st), "fused") != NULL, expect_fused,
-                 "fused line batches: %s", k->describe(st));
+    cr_assert_eq(strstr(k->describe(st), "fused") != NULL, expect_fused, "fused line batches: %s",
+                 k->describe(st));
   k->destroy(st);
   const int chunks[] = {3, 6, 8, B};
   for (int c = 0; c < 4; c++) check_apply_add(pb, chunks[c]);
@@ -618,8 +627,7 @@ static void expect_same_state(const sf_state *sa, const sf_state *sb, const char
   if (!a->line_ok) return;
   cr_assert_eq(a->line_batches, b->line_batches, "%s: line batch count", what);
   for (fea_index e = 0; e < ne; e++) {
-    cr_assert_eq(a->line_ok[e], b->line_ok[e], "%s: element %lld's line flag", what,
-                 (long long)e);
+    cr_assert_eq(a->line_ok[e], b->line_ok[e], "%s: element %lld's line flag", what, (long long)e);
     cr_assert_eq(a->brow_at[e], b->brow_at[e], "%s: element %lld's boundary slot", what,
                  (long long)e);
     if (a->brow_at[e] >= 0)
@@ -635,9 +643,10 @@ static void expect_same_state(const sf_state *sa, const sf_state *sb, const char
  * chains): on 2, 3 and 8 threads (more than the rows of some meshes, so
  * that some shares are empty) the state is the one-thread state. */
 Test(sumfact, setup_on_threads_is_the_one_thread_setup) {
-  const struct { int dim, p, n[3]; } cases[] = {
-      {2, 1, {61, 7, 0}}, {2, 3, {37, 23, 0}}, {2, 2, {300, 2, 0}}, {3, 2, {14, 11, 9}},
-      {3, 1, {40, 3, 2}}, {2, 5, {22, 5, 0}}, {1, 2, {50, 0, 0}}};
+  const struct {
+    int dim, p, n[3];
+  } cases[] = {{2, 1, {61, 7, 0}}, {2, 3, {37, 23, 0}}, {2, 2, {300, 2, 0}}, {3, 2, {14, 11, 9}},
+               {3, 1, {40, 3, 2}}, {2, 5, {22, 5, 0}},  {1, 2, {50, 0, 0}}};
   fea_context *tc; /* the reference backend runs on one thread */
   cr_assert_eq(fea_context_create("/cpu/threads", &tc), FEA_SUCCESS);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

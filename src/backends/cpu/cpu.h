@@ -14,12 +14,12 @@ extern const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops;
 /* Multifrontal work on one node (multifrontal-ref.c), shared by both CPU backends.
  * They touch only the node's own storage, its children's blocks and the
  * rows of its q DoFs, so nodes of one level may run concurrently. */
-fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
-                                  double *flops, double *integrate_s);
-fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                   fea_index n);
-fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                    fea_index n);
+fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f,
+                                            fea_index n, double *flops, double *integrate_s);
+fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f,
+                                             fea_multifrontal_solve *sv, fea_index n);
+fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f,
+                                              fea_multifrontal_solve *sv, fea_index n);
 /* After a level: free its children's Schur blocks; after level 0, add the
  * leaves' loads into f->load. Serial. */
 void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level);

@@ -30,8 +30,7 @@ static int classes_on(const fea_index *idx, const fea_index *map, const unsigned
       fea_index k = 0;
       for (; k < nel; k++) {
         const fea_index e = el ? el[k] : first + k;
-        if ((!use || use[e]) &&
-            mapped(map, idx[e * nb + i]) - mapped(map, idx[e * nb + j]) != dd)
+        if ((!use || use[e]) && mapped(map, idx[e * nb + i]) - mapped(map, idx[e * nb + j]) != dd)
           break;
       }
       if (k == nel && dd >= INT32_MIN && dd <= INT32_MAX) break;
@@ -246,8 +245,7 @@ static void build_block(sf_plan *s, int c, int *order, unsigned char *tiled) {
 
 /* The DoFs of classes with stride > 1 that tiled[] does not reach at
  * level `level` (1: in any tile, 2: in a full tile), by stride, in runs. */
-static void build_singles(const sf_plan *s, const unsigned char *tiled, int level,
-                          sf_singles *g) {
+static void build_singles(const sf_plan *s, const unsigned char *tiled, int level, sf_singles *g) {
   g->n = 0;
   for (int i = 0; i < s->nb; i++) { /* by stride (insertion), then DoF */
     if (s->lstride[s->fcls[i]] == 1 || tiled[i] >= level) continue;
@@ -348,8 +346,7 @@ static fea_status build_line(sf_plan *s, const sf_plan_input *in, const unsigned
     s->lstride[c] = (int)st;
   }
   s->line_ok = malloc((size_t)ne);
-  if (!s->line_ok)
-    return FEA_ERR_OUT_OF_MEMORY;
+  if (!s->line_ok) return FEA_ERR_OUT_OF_MEMORY;
   s->bytes += (uint64_t)ne;
   /* line_ok[e] first as "e and e + 1 are both all-free and one stride
    * apart in every class" (or, below, a boundary step: 2), then as runs
@@ -514,8 +511,8 @@ static int same_bytes(const void *a, const void *b, size_t n) { return !memcmp(a
 /* Whether the plan's line layout is g's: the same classes and strides,
  * chains, tiles (with their masks), blocks and singles; offsets aside. */
 int sf_plan_layout_is(const sf_plan *s, const sf_line_sig *g) {
-  if (g->nfclass != s->nfclass || g->nchain != s->nchain ||
-      g->ntile != s->ntile || g->nblock != s->nblock || g->nsingle != s->sg.n)
+  if (g->nfclass != s->nfclass || g->nchain != s->nchain || g->ntile != s->ntile ||
+      g->nblock != s->nblock || g->nsingle != s->sg.n)
     return 0;
   if (!same_ints(g->lstride, s->lstride, s->nfclass) || !same_ints(g->fcls, s->fcls, s->nb) ||
       !same_ints(g->chain_start, s->chain_start, s->nchain + 1) ||
@@ -540,7 +537,7 @@ int sf_plan_layout_is(const sf_plan *s, const sf_line_sig *g) {
 }
 
 fea_index sf_plan_sig_offset(const sf_plan *s, int src) {
-  return src >= 0              ? s->foff[src]
+  return src >= 0               ? s->foff[src]
          : src >= -SF_MAX_TILES ? s->tile_off[-(src + 1)]
                                 : s->block_off[-(src + 1) - SF_MAX_TILES];
 }

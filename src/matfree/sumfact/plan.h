@@ -13,7 +13,7 @@
 
 #include <feaccel/types.h>
 
-#define SF_MAX_N 9        /* functions per direction: p <= 8 */
+#define SF_MAX_N 9                                 /* functions per direction: p <= 8 */
 #define SF_MAX_NB (SF_MAX_N * SF_MAX_N * SF_MAX_N) /* DoFs per element at most */
 #define SF_MAX_LANES 8
 #define SF_MAX_PF 96      /* prefetched windows per line batch at most */
@@ -32,8 +32,8 @@ static inline int sf_tile_stride(int st) {
 /* DoFs added or loaded lane by lane (sf_plan.sg, .ss). */
 typedef struct sf_singles {
   int n;
-  int dof[SF_MAX_NB];      /* by stride */
-  int nrun;                /* runs of equal stride */
+  int dof[SF_MAX_NB]; /* by stride */
+  int nrun;           /* runs of equal stride */
   int run_start[SF_MAX_NB + 1];
   int run_st[SF_MAX_NB];
 } sf_singles;
@@ -43,10 +43,10 @@ typedef struct sf_plan_input {
   const fea_index *edofs;      /* ne x nb, fea_element_dof_table's layout */
   const fea_index *free_index; /* per DoF: its free row, or -1 (Dirichlet) */
   fea_index ne;
-  int nb;                      /* <= SF_MAX_NB */
-  int lanes;                   /* W: elements per line batch, 4 or 8 */
-  int tiles;                   /* build tiles (lanes 8: the AVX-512 line kernels have them) */
-  int threads;                 /* for the setup loops */
+  int nb;      /* <= SF_MAX_NB */
+  int lanes;   /* W: elements per line batch, 4 or 8 */
+  int tiles;   /* build tiles (lanes 8: the AVX-512 line kernels have them) */
+  int threads; /* for the setup loops */
 } sf_plan_input;
 
 /* The plan, read-only once built. The fields that apply_add and the line
@@ -87,19 +87,19 @@ typedef struct sf_plan {
    * base); the gather and scatter touch the same windows SF_PF_AHEAD
    * batches later along the line. */
   int npf;
-  int pf_start[SF_MAX_PF];            /* class c's windows: from pf_start[c] */
-  fea_index pf_off[SF_MAX_PF];        /* includes SF_PF_AHEAD lanes' strides */
+  int pf_start[SF_MAX_PF];     /* class c's windows: from pf_start[c] */
+  fea_index pf_off[SF_MAX_PF]; /* includes SF_PF_AHEAD lanes' strides */
   int nchain, ntile, nblock;
   int cls[SF_MAX_NB], off[SF_MAX_NB];
   int fcls[SF_MAX_NB], foff[SF_MAX_NB];
-  int lstride[SF_MAX_NB];             /* per free class */
+  int lstride[SF_MAX_NB]; /* per free class */
   /* Chains: unit-stride DoFs of one class at offsets o, o + 1, ..., o + k
    * (the DoFs one element shares with the next along x): their lanes
    * overlap shifted by one, so the scatter sums them in registers (lane
    * shifts) into one vector at o and k scalar tail adds, and never adds
    * twice into one entry within a vector. */
-  int chain_start[SF_MAX_NB + 1];     /* into chain_dof */
-  int chain_dof[SF_MAX_NB];           /* DoFs by chain, offsets increasing */
+  int chain_start[SF_MAX_NB + 1]; /* into chain_dof */
+  int chain_dof[SF_MAX_NB];       /* DoFs by chain, offsets increasing */
   /* Tiles (tiles set): DoFs of one class with stride ST whose offsets lie
    * in [o, o + 2 ST): the ST x W doubles from o hold lane l of the DoF at
    * o + s (slot s) at o + s + ST l, and of the DoF at o + ST + s (slot
@@ -134,8 +134,8 @@ typedef struct sf_plan {
   sf_singles sg, ss;
   /* Cold: for describe and memory. */
   fea_index ne;
-  fea_index line_batches;             /* elements that start one */
-  uint64_t bytes;                     /* the arrays the plan keeps */
+  fea_index line_batches; /* elements that start one */
+  uint64_t bytes;         /* the arrays the plan keeps */
 } sf_plan;
 
 /* Builds the plan (every field; the arrays allocated here). Returns

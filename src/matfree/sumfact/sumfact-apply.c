@@ -60,8 +60,8 @@ static void batch_init(const sf_state *s, double *scratch, sf_batch *b, double *
   sf_point_tables(s, W, s->per_span ? *lt : s->lane_tab, b);
 }
 
-void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full,
-              double *y, double *scratch) {
+void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full, double *y,
+              double *scratch) {
   const sf_state *s = state;
   const int W = s->lanes, nb = s->nb;
   sf_batch b;
@@ -237,8 +237,8 @@ static inline void flags_prefetch(const sf_plan *P, const fea_matfree_target *tg
  * W - r): they must be valid lanes that this call has just served (its
  * elements k - j for j <= W - r), so that the zeros go only where this
  * thread adds anyway. Returns the batch's kind (line_ok). */
-static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first, int k,
-                      int count, const fea_matfree_target *tg, int *skip) {
+static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first, int k, int count,
+                      const fea_matfree_target *tg, int *skip) {
   const int W = P->lanes, left = count - k;
   const fea_index e0 = SF_ELEM(elems, first, k);
   const unsigned char v = P->line_ok[e0];
@@ -258,8 +258,7 @@ static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first,
       return 1;
     }
     int ok = 1;
-    for (int r = 0; r < W; r++)
-      ok &= (SF_ELEM(elems, first, k + r) == e0 + r) & whole(tg, e0 + r);
+    for (int r = 0; r < W; r++) ok &= (SF_ELEM(elems, first, k + r) == e0 + r) & whole(tg, e0 + r);
     if (ok) {
       *skip = 0;
       return 1;
@@ -270,7 +269,8 @@ static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first,
   while (r < W && r < left && SF_ELEM(elems, first, k + r) == e0 + r &&
          lane_ok(P, tg, e0 + r, kind))
     r++;
-  if (r < W / 2) return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
+  if (r < W / 2)
+    return 0; /* a short run (or none: COLORING's order) is cheaper in a general batch */
   const fea_index start = e0 - (W - r);
   if (start < 0 || W - r > k || P->line_ok[start] != kind) return 0;
   for (int j = 1; j <= W - r; j++) /* this call's elements just before: done by this thread */

@@ -61,34 +61,34 @@ typedef double sf_vd __attribute__((vector_size(SF_W * sizeof(double))));
  * inputs (the instantiations pass constant n, inner, outer, hq = Q used,
  * hr = R used: the pointers themselves are not constants). SF_LINE_FN makes
  * one line (o, t), sf_pass runs all of them. */
-#define SF_LINE_FN(name, UNROLL)                                                              \
-  SF_INLINE void name(int n, int inner, int o, int t, const sf_vd *restrict u,                \
-                      const sf_vd *restrict v, const sf_vd *restrict P,                       \
-                      const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,   \
-                      sf_vd *restrict o2, int hq, int hr) {                                   \
-    sf_vd uu[SF_MAX_N] = {0}, vv[SF_MAX_N] = {0};                                             \
-    UNROLL                                                                                    \
-    for (int i = 0; i < n; i++) {                                                             \
-      uu[i] = u[(o * n + i) * inner + t];                                                     \
-      if (hq) vv[i] = v[(o * n + i) * inner + t];                                             \
-    }                                                                                         \
-    UNROLL                                                                                    \
-    for (int j = 0; j < n; j++) {                                                             \
-      sf_vd acc = P[j * n] * uu[0];                                                           \
-      UNROLL                                                                                  \
-      for (int i = 1; i < n; i++) acc += P[j * n + i] * uu[i];                                \
-      if (hq) {                                                                               \
-        UNROLL                                                                                \
-        for (int i = 0; i < n; i++) acc += Q[j * n + i] * vv[i];                              \
-      }                                                                                       \
-      o1[(o * n + j) * inner + t] = acc;                                                      \
-      if (hr) {                                                                               \
-        sf_vd acc2 = R[j * n] * uu[0];                                                        \
-        UNROLL                                                                                \
-        for (int i = 1; i < n; i++) acc2 += R[j * n + i] * uu[i];                             \
-        o2[(o * n + j) * inner + t] = acc2;                                                   \
-      }                                                                                       \
-    }                                                                                         \
+#define SF_LINE_FN(name, UNROLL)                                                                 \
+  SF_INLINE void name(int n, int inner, int o, int t, const sf_vd *restrict u,                   \
+                      const sf_vd *restrict v, const sf_vd *restrict P, const sf_vd *restrict Q, \
+                      const sf_vd *restrict R, sf_vd *restrict o1, sf_vd *restrict o2, int hq,   \
+                      int hr) {                                                                  \
+    sf_vd uu[SF_MAX_N] = {0}, vv[SF_MAX_N] = {0};                                                \
+    UNROLL                                                                                       \
+    for (int i = 0; i < n; i++) {                                                                \
+      uu[i] = u[(o * n + i) * inner + t];                                                        \
+      if (hq) vv[i] = v[(o * n + i) * inner + t];                                                \
+    }                                                                                            \
+    UNROLL                                                                                       \
+    for (int j = 0; j < n; j++) {                                                                \
+      sf_vd acc = P[j * n] * uu[0];                                                              \
+      UNROLL                                                                                     \
+      for (int i = 1; i < n; i++) acc += P[j * n + i] * uu[i];                                   \
+      if (hq) {                                                                                  \
+        UNROLL                                                                                   \
+        for (int i = 0; i < n; i++) acc += Q[j * n + i] * vv[i];                                 \
+      }                                                                                          \
+      o1[(o * n + j) * inner + t] = acc;                                                         \
+      if (hr) {                                                                                  \
+        sf_vd acc2 = R[j * n] * uu[0];                                                           \
+        UNROLL                                                                                   \
+        for (int i = 1; i < n; i++) acc2 += R[j * n + i] * uu[i];                                \
+        o2[(o * n + j) * inner + t] = acc2;                                                      \
+      }                                                                                          \
+    }                                                                                            \
   }
 
 /* The line, unrolled for the instantiations (fixed n), rolled for the
@@ -99,13 +99,12 @@ SF_LINE_FN(sf_line, SF_UNROLL)
 SF_LINE_FN(sf_line_rolled, SF_ROLLED)
 
 SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
-                       const sf_vd *restrict v, const sf_vd *restrict P,
-                       const sf_vd *restrict Q, const sf_vd *restrict R, sf_vd *restrict o1,
-                       sf_vd *restrict o2, int hq, int hr, int rolled) {
+                       const sf_vd *restrict v, const sf_vd *restrict P, const sf_vd *restrict Q,
+                       const sf_vd *restrict R, sf_vd *restrict o1, sf_vd *restrict o2, int hq,
+                       int hr, int rolled) {
   if (rolled) {
     for (int o = 0; o < outer; o++)
-      for (int t = 0; t < inner; t++)
-        sf_line_rolled(n, inner, o, t, u, v, P, Q, R, o1, o2, hq, hr);
+      for (int t = 0; t < inner; t++) sf_line_rolled(n, inner, o, t, u, v, P, Q, R, o1, o2, hq, hr);
   } else if (n <= 2 && outer <= 8 && inner <= 8) { /* Q1: all lines unrolled, all in registers */
     SF_UNROLL_LINES
     for (int o = 0; o < 8; o++) {
@@ -126,8 +125,8 @@ SF_INLINE void sf_pass(int n, int inner, int outer, const sf_vd *restrict u,
 
 /* 1D: y = c0 S0 x. */
 SF_INLINE void sf_body1(int rolled, int n0, const sf_batch *b) {
-  sf_pass(n0, 1, 1, (const sf_vd *)b->x, NULL, SF_T(SF_CS0), NULL, NULL, (sf_vd *)b->y, NULL, 0,
-          0, rolled);
+  sf_pass(n0, 1, 1, (const sf_vd *)b->x, NULL, SF_T(SF_CS0), NULL, NULL, (sf_vd *)b->y, NULL, 0, 0,
+          rolled);
 }
 
 /* 2D, x as [i1][i0]: a = M0 x, b = S0 x along 0; y = (c1 S1) a + (c0 M1) b
@@ -146,8 +145,8 @@ SF_INLINE void sf_body3(int rolled, int n0, int n1, int n2, const sf_batch *b) {
   /* Q1: the intermediates as locals, which the compiler keeps in registers. */
   sf_vd local[4 * 8];
   sf_vd *ta = N <= 8 ? local : (sf_vd *)b->work, *tb = ta + N, *taa = tb + N, *tt = taa + N;
-  sf_pass(n0, 1, n1 * n2, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb, 0,
-          1, rolled);
+  sf_pass(n0, 1, n1 * n2, (const sf_vd *)b->x, NULL, SF_T(SF_M0), NULL, SF_T(SF_S0), ta, tb, 0, 1,
+          rolled);
   sf_pass(n1, n0, n2, ta, tb, SF_T(SF_CS1), SF_T(SF_CM1), SF_T(SF_M1), tt, taa, 1, 1, rolled);
   sf_pass(n2, n0 * n1, 1, taa, tt, SF_T(SF_CS2), SF_T(SF_M2), NULL, (sf_vd *)b->y, NULL, 1, 0,
           rolled);
@@ -158,9 +157,9 @@ SF_INLINE void sf_body3(int rolled, int n0, int n1, int n2, const sf_batch *b) {
 #define SF_FN(name) SF_CAT(name, SF_CAT(_, SF_ISA_VAR))
 
 /* The instantiations: N = p + 1 functions and points in every direction. */
-#define SF_INSTANTIATE(N)                                                                       \
-  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(0, N, b); }              \
-  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(0, N, N, b); }           \
+#define SF_INSTANTIATE(N)                                                             \
+  static SF_TARGET void SF_FN(sf_k1_##N)(const sf_batch *b) { sf_body1(0, N, b); }    \
+  static SF_TARGET void SF_FN(sf_k2_##N)(const sf_batch *b) { sf_body2(0, N, N, b); } \
   static SF_TARGET void SF_FN(sf_k3_##N)(const sf_batch *b) { sf_body3(0, N, N, N, b); }
 SF_INSTANTIATE(2)
 SF_INSTANTIATE(3)
@@ -187,10 +186,10 @@ typedef long long sf_vi __attribute__((vector_size(SF_W * sizeof(long long))));
  * one two-source permute with AVX-512. Masks index v (0 .. W-1) or the
  * zero vector (W). */
 #if SF_W == 8
-static const sf_vi SF_FN(sf_up)[8] = {
-  {0, 1, 2, 3, 4, 5, 6, 7}, {8, 0, 1, 2, 3, 4, 5, 6}, {8, 8, 0, 1, 2, 3, 4, 5},
-  {8, 8, 8, 0, 1, 2, 3, 4}, {8, 8, 8, 8, 0, 1, 2, 3}, {8, 8, 8, 8, 8, 0, 1, 2},
-  {8, 8, 8, 8, 8, 8, 0, 1}, {8, 8, 8, 8, 8, 8, 8, 0}};
+static const sf_vi SF_FN(sf_up)[8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 0, 1, 2, 3, 4, 5, 6},
+                                      {8, 8, 0, 1, 2, 3, 4, 5}, {8, 8, 8, 0, 1, 2, 3, 4},
+                                      {8, 8, 8, 8, 0, 1, 2, 3}, {8, 8, 8, 8, 8, 0, 1, 2},
+                                      {8, 8, 8, 8, 8, 8, 0, 1}, {8, 8, 8, 8, 8, 8, 8, 0}};
 #elif SF_W == 4
 static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, {4, 4, 4, 0}};
 #else
@@ -201,8 +200,7 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 
 /* Lanes l < W - 1 of v moved down by one, t into lane W - 1. */
 #if SF_W == 8
-#define SF_SHIFT_DOWN1(v, t) \
-  __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
+#define SF_SHIFT_DOWN1(v, t) __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
 #else
 #define SF_SHIFT_DOWN1(v, t) __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4})
 #endif
@@ -246,21 +244,21 @@ SF_INLINE void SF_FN(sf_singles_add)(const sf_plan *s, const fea_index *base, co
 }
 
 /* Run k of the singles (equal strides) with its stride as a constant. */
-#define SF_BY_STRIDE(fn, g, k, ...)                                                       \
-  do {                                                                                    \
-    const int j0_ = (g)->run_start[k], j1_ = (g)->run_start[(k) + 1];                     \
-    switch ((g)->run_st[k]) {                                                             \
-    case 2: fn(__VA_ARGS__, j0_, j1_, 2); break;                                          \
-    case 3: fn(__VA_ARGS__, j0_, j1_, 3); break;                                          \
-    case 4: fn(__VA_ARGS__, j0_, j1_, 4); break;                                          \
-    case 5: fn(__VA_ARGS__, j0_, j1_, 5); break;                                          \
-    case 6: fn(__VA_ARGS__, j0_, j1_, 6); break;                                          \
-    case 8: fn(__VA_ARGS__, j0_, j1_, 8); break;                                          \
-    case 9: fn(__VA_ARGS__, j0_, j1_, 9); break;                                          \
-    case 12: fn(__VA_ARGS__, j0_, j1_, 12); break;                                        \
-    case 16: fn(__VA_ARGS__, j0_, j1_, 16); break;                                        \
-    default: fn(__VA_ARGS__, j0_, j1_, (g)->run_st[k]); break;                            \
-    }                                                                                     \
+#define SF_BY_STRIDE(fn, g, k, ...)                                   \
+  do {                                                                \
+    const int j0_ = (g)->run_start[k], j1_ = (g)->run_start[(k) + 1]; \
+    switch ((g)->run_st[k]) {                                         \
+    case 2: fn(__VA_ARGS__, j0_, j1_, 2); break;                      \
+    case 3: fn(__VA_ARGS__, j0_, j1_, 3); break;                      \
+    case 4: fn(__VA_ARGS__, j0_, j1_, 4); break;                      \
+    case 5: fn(__VA_ARGS__, j0_, j1_, 5); break;                      \
+    case 6: fn(__VA_ARGS__, j0_, j1_, 6); break;                      \
+    case 8: fn(__VA_ARGS__, j0_, j1_, 8); break;                      \
+    case 9: fn(__VA_ARGS__, j0_, j1_, 9); break;                      \
+    case 12: fn(__VA_ARGS__, j0_, j1_, 12); break;                    \
+    case 16: fn(__VA_ARGS__, j0_, j1_, 16); break;                    \
+    default: fn(__VA_ARGS__, j0_, j1_, (g)->run_st[k]); break;        \
+    }                                                                 \
   } while (0)
 
 #if defined(SF_TILE_SLOTS)
@@ -314,19 +312,19 @@ SF_INLINE void SF_FN(sf_tile_add)(const sf_plan *s, const fea_index *base, const
 }
 
 /* Tile k with its stride as a constant (sf_tile_stride's list). */
-#define SF_BY_TILE(fn, s, k, ...)                     \
-  do {                                                \
-    switch ((s)->tile_st[k]) {                        \
-    case 2: fn(__VA_ARGS__, k, 2); break;             \
-    case 3: fn(__VA_ARGS__, k, 3); break;             \
-    case 4: fn(__VA_ARGS__, k, 4); break;             \
-    case 5: fn(__VA_ARGS__, k, 5); break;             \
-    case 6: fn(__VA_ARGS__, k, 6); break;             \
-    case 8: fn(__VA_ARGS__, k, 8); break;             \
-    case 9: fn(__VA_ARGS__, k, 9); break;             \
-    case 12: fn(__VA_ARGS__, k, 12); break;           \
-    default: fn(__VA_ARGS__, k, 16); break;           \
-    }                                                 \
+#define SF_BY_TILE(fn, s, k, ...)           \
+  do {                                      \
+    switch ((s)->tile_st[k]) {              \
+    case 2: fn(__VA_ARGS__, k, 2); break;   \
+    case 3: fn(__VA_ARGS__, k, 3); break;   \
+    case 4: fn(__VA_ARGS__, k, 4); break;   \
+    case 5: fn(__VA_ARGS__, k, 5); break;   \
+    case 6: fn(__VA_ARGS__, k, 6); break;   \
+    case 8: fn(__VA_ARGS__, k, 8); break;   \
+    case 9: fn(__VA_ARGS__, k, 9); break;   \
+    case 12: fn(__VA_ARGS__, k, 12); break; \
+    default: fn(__VA_ARGS__, k, 16); break; \
+    }                                       \
   } while (0)
 #endif
 
@@ -422,7 +420,7 @@ SF_INLINE void SF_FN(sf_block_add)(const sf_plan *s, const fea_index *base, cons
 /* Unit-stride DoFs (the chains') by vector loads, the tiles, the blocks,
  * then the other DoFs run by run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_gather)(const sf_plan *s, const fea_index *base,
-                                           const double *x, double *X) {
+                                            const double *x, double *X) {
   sf_vd *Xv = (sf_vd *)X;
   /* The lines of a batch are streams that the hardware prefetchers miss
    * (the lanes' loads at a stride, many streams at once): on the shared
@@ -471,7 +469,7 @@ SF_INLINE void SF_FN(sf_chain_add)(double *p, const int *d, const double *Y, con
 /* Chains first (sf_chain_add), then the full tiles, the blocks, and the DoFs of other
  * strides lane by lane, run by run of equal strides. */
 static SF_TARGET void SF_FN(sf_line_scatter)(const sf_plan *s, const fea_index *base,
-                                            const double *Y, double *y) {
+                                             const double *Y, double *y) {
   for (int c = 0; c < s->nfclass && s->npf; c++) {
     double *b = y + base[c];
     for (int k = s->pf_start[c]; k < s->pf_start[c + 1]; k++)
@@ -498,7 +496,7 @@ static SF_TARGET void SF_FN(sf_line_scatter)(const sf_plan *s, const fea_index *
 }
 
 static SF_TARGET void SF_FN(sf_bline_gather)(int nb, const fea_index *rows, const double *x,
-                                            double *X) {
+                                             double *X) {
   sf_vd *Xv = (sf_vd *)X;
   for (int i = 0; i < nb; i++) {
     sf_vd v = {0};
@@ -514,7 +512,7 @@ static SF_TARGET void SF_FN(sf_bline_gather)(int nb, const fea_index *rows, cons
  * whose lanes overlap (shared with the neighbour along x) add one after
  * the other. */
 static SF_TARGET void SF_FN(sf_bline_scatter)(int nb, const fea_index *rows, const double *Y,
-                                             double *y) {
+                                              double *y) {
   const sf_vd *Yv = (const sf_vd *)Y;
   for (int i = 0; i < nb; i++) {
     if (rows[i] < 0) continue;
@@ -589,13 +587,13 @@ SF_INLINE void SF_FN(sf_qline_body)(const sf_state *s, const int dim, fea_index 
   }
 }
 
-static SF_TARGET void SF_FN(sf_qline2)(const sf_state *s, fea_index base, int skip,
-                                      const double *x, double *y) {
+static SF_TARGET void SF_FN(sf_qline2)(const sf_state *s, fea_index base, int skip, const double *x,
+                                       double *y) {
   SF_FN(sf_qline_body)(s, 2, base, skip, x, y);
 }
 
-static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int skip,
-                                      const double *x, double *y) {
+static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int skip, const double *x,
+                                       double *y) {
   SF_FN(sf_qline_body)(s, 3, base, skip, x, y);
 }
 
@@ -606,25 +604,25 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
  * it the sanitizer build spent four minutes on this file); ASan checks
  * their memory accesses, unit-sumfact their results. */
 #define SF_GLINE_FN static SF_TARGET __attribute__((no_sanitize("undefined")))
-#define SF_GLINE_BEGIN(DIM, N, NFC)                                                          \
-  /* sized for this element (not SF_MAX_N: a 2D Q3 batch 1.2x slower with */              \
-  /* 280 KB of stack frame spread over these arrays) */                                     \
+#define SF_GLINE_BEGIN(DIM, N, NFC)                                                               \
+  /* sized for this element (not SF_MAX_N: a 2D Q3 batch 1.2x slower with */                      \
+  /* 280 KB of stack frame spread over these arrays) */                                           \
   sf_vd X[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)], Y[(DIM) == 2 ? (N) * (N) : (N) * (N) * (N)]; \
-  sf_vd work[(DIM) == 2 ? 2 * (N) * (N) : 4 * (N) * (N) * (N)], S[SF_TILE_MAX_ST], V[SF_W]; \
-  const double *xc[NFC];                                                                    \
-  double *yc[NFC];                                                                          \
-  SF_UNROLL                                                                                 \
-  for (int c = 0; c < NFC; c++) {                                                           \
-    xc[c] = x + base[c];                                                                    \
-    yc[c] = y + base[c];                                                                    \
-  }                                                                                         \
-  const sf_plan *P_ = s->plan;                                                              \
-  for (int c = 0; c < NFC; c++) /* see sf_line_gather */                                    \
-    for (int k = P_->pf_start[c]; k < P_->pf_start[c + 1]; k++) {                           \
-      __builtin_prefetch(x + base[c] + P_->pf_off[k], 0, 3);                                \
-      __builtin_prefetch(y + base[c] + P_->pf_off[k], 1, 3);                                \
-    }                                                                                       \
-  (void)S, (void)V; /* not every layout has tiles and blocks */                            \
+  sf_vd work[(DIM) == 2 ? 2 * (N) * (N) : 4 * (N) * (N) * (N)], S[SF_TILE_MAX_ST], V[SF_W];       \
+  const double *xc[NFC];                                                                          \
+  double *yc[NFC];                                                                                \
+  SF_UNROLL                                                                                       \
+  for (int c = 0; c < NFC; c++) {                                                                 \
+    xc[c] = x + base[c];                                                                          \
+    yc[c] = y + base[c];                                                                          \
+  }                                                                                               \
+  const sf_plan *P_ = s->plan;                                                                    \
+  for (int c = 0; c < NFC; c++) /* see sf_line_gather */                                          \
+    for (int k = P_->pf_start[c]; k < P_->pf_start[c + 1]; k++) {                                 \
+      __builtin_prefetch(x + base[c] + P_->pf_off[k], 0, 3);                                      \
+      __builtin_prefetch(y + base[c] + P_->pf_off[k], 1, 3);                                      \
+    }                                                                                             \
+  (void)S, (void)V; /* not every layout has tiles and blocks */                                   \
   const double *Yd = (const double *)Y
 
 /* The first skip lanes zeroed, the kernel from X into Y: inlined for 3D Q2
@@ -635,12 +633,12 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
   SF_FN(sf_fused_kernel)(s, (DIM), (N), skip, X, Y, work, (DIM) == 3 && (N) == 3)
 
 /* A DoF of stride ST in no tile or block: its lanes added one by one. */
-#define SF_GLINE_SINGLE_ADD(p, ST, v)                                                        \
-  do {                                                                                      \
-    double *p_ = (p);                                                                       \
-    const sf_vd v_ = (v);                                                                   \
-    SF_UNROLL                                                                               \
-    for (int l = 0; l < SF_W; l++) p_[l * (ST)] += v_[l];                                   \
+#define SF_GLINE_SINGLE_ADD(p, ST, v)                     \
+  do {                                                    \
+    double *p_ = (p);                                     \
+    const sf_vd v_ = (v);                                 \
+    SF_UNROLL                                             \
+    for (int l = 0; l < SF_W; l++) p_[l * (ST)] += v_[l]; \
   } while (0)
 
 #define SF_GLINE_CODE
@@ -649,27 +647,29 @@ static SF_TARGET void SF_FN(sf_qline3)(const sf_state *s, fea_index base, int sk
 
 #endif
 
-#define SF_ROW(d) {NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), \
-                   SF_FN(sf_k##d##_5), SF_FN(sf_k##d##_6), SF_FN(sf_k##d##_7),             \
-                   SF_FN(sf_k##d##_8), SF_FN(sf_k##d##_9)}
+#define SF_ROW(d)                                                                               \
+  {                                                                                             \
+    NULL, NULL, SF_FN(sf_k##d##_2), SF_FN(sf_k##d##_3), SF_FN(sf_k##d##_4), SF_FN(sf_k##d##_5), \
+        SF_FN(sf_k##d##_6), SF_FN(sf_k##d##_7), SF_FN(sf_k##d##_8), SF_FN(sf_k##d##_9)          \
+  }
 
 const sf_isa SF_CAT(fea_sf_isa_, SF_ISA_VAR) = {
-  .name = SF_ISA_NAME,
-  .lanes = SF_W,
-  .available = SF_ISA_AVAILABLE,
-  .fixed = {SF_ROW(1), SF_ROW(2), SF_ROW(3)},
-  .generic = SF_FN(sf_generic),
-  .line_gather = SF_FN(sf_line_gather),
-  .line_scatter = SF_FN(sf_line_scatter),
-  .bline_gather = SF_FN(sf_bline_gather),
-  .bline_scatter = SF_FN(sf_bline_scatter),
+    .name = SF_ISA_NAME,
+    .lanes = SF_W,
+    .available = SF_ISA_AVAILABLE,
+    .fixed = {SF_ROW(1), SF_ROW(2), SF_ROW(3)},
+    .generic = SF_FN(sf_generic),
+    .line_gather = SF_FN(sf_line_gather),
+    .line_scatter = SF_FN(sf_line_scatter),
+    .bline_gather = SF_FN(sf_bline_gather),
+    .bline_scatter = SF_FN(sf_bline_scatter),
 #if defined(SF_TILE_SLOTS)
-  .tiles = 1,
+    .tiles = 1,
 #endif
-  .qline = {NULL, SF_FN(sf_qline2), SF_FN(sf_qline3)},
+    .qline = {NULL, SF_FN(sf_qline2), SF_FN(sf_qline3)},
 #if defined(SF_TILE_SLOTS)
 #if defined(SF_GLINE_TABLE)
-  .gline = SF_GLINE_TABLE,
+    .gline = SF_GLINE_TABLE,
 #endif
 #endif
 };

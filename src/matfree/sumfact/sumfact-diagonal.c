@@ -5,8 +5,7 @@
  * (Jacobi), so it stays scalar. */
 #include "sumfact.h"
 
-void sf_diagonal(const void *state, const fea_index *elems, int count, double *d,
-                 double *scratch) {
+void sf_diagonal(const void *state, const fea_index *elems, int count, double *d, double *scratch) {
   const sf_state *s = state;
   const int nb = s->nb;
   for (int e = 0; e < count; e++) {

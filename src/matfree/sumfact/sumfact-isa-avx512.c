@@ -16,10 +16,10 @@ static int has_avx512(void) {
 
 #include "sumfact.h"
 /* Lanes p[0], p[st], ..., p[7 st] with one vgatherdpd (st < 2^31 / 8). */
-#define SF_GATHER(p, st)                                                                      \
-  ((sf_vd)_mm512_i32gather_pd(                                                                \
-      _mm256_mullo_epi32(_mm256_set1_epi32((int)(st)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
-      (p), 8))
+#define SF_GATHER(p, st)                                                                     \
+  ((sf_vd)_mm512_i32gather_pd(_mm256_mullo_epi32(_mm256_set1_epi32((int)(st)),               \
+                                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
+                              (p), 8))
 
 /* The same lanes for st = 2..16 from the masked loads that hold them (st for
  * st <= 8, 8 beyond), merged pairwise by independent two-source permutes
@@ -56,8 +56,8 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_pair_
   return _mm512_setr_epi64(q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
 }
 
-static inline __attribute__((always_inline, target("avx512f"))) __m512d
-sf_strided_n(const double *p, const int st) {
+static inline __attribute__((always_inline, target("avx512f"))) __m512d sf_strided_n(
+    const double *p, const int st) {
   const __m512i idx = sf_pair_index(st);
   __m512d r = _mm512_setzero_pd();
   const int loads = 7 * st / 8 + 1; /* lane 7 is in the last */
@@ -74,8 +74,8 @@ sf_strided_n(const double *p, const int st) {
   return r;
 }
 
-static inline __attribute__((always_inline, target("avx512f"))) __m512d
-sf_strided(const double *p, int st) {
+static inline __attribute__((always_inline, target("avx512f"))) __m512d sf_strided(const double *p,
+                                                                                   int st) {
   switch (st) { /* constant strides: the loops above unrolled, their tables constants */
   case 2: return sf_strided_n(p, 2);
   case 3: return sf_strided_n(p, 3);
@@ -104,7 +104,7 @@ sf_strided(const double *p, int st) {
  * (2m, 2m + 1) at index (g % ST) % 2 * 8 + g / ST. With ST constant every
  * index and mask below is one. */
 static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_slot_index(int st,
-                                                                                    int q) {
+                                                                                      int q) {
   long long v[8];
   SF_UNROLL8
   for (int l = 0; l < 8; l++) v[l] = (q + st * l) % 16;
@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) unsigned sf_slot_mask(int st, int q
 }
 
 static inline __attribute__((always_inline, target("avx512f"))) __m512i sf_pack_index(int st,
-                                                                                    int v) {
+                                                                                      int v) {
   long long w[8];
   SF_UNROLL8
   for (int b = 0; b < 8; b++) w[b] = (8 * v + b) % st % 2 * 8 + (8 * v + b) / st;
@@ -137,8 +137,8 @@ static inline __attribute__((always_inline)) unsigned sf_pack_mask(int st, int v
 
 /* Lanes from the vector pairs (2k, 2k + 1) of src[0 .. n): where m[k] has
  * a bit, pair k at index idx. */
-static inline __attribute__((always_inline, target("avx512f"))) __m512d
-sf_merge_pairs(const __m512d *src, int n, __m512i idx, const unsigned m[8]) {
+static inline __attribute__((always_inline, target("avx512f"))) __m512d sf_merge_pairs(
+    const __m512d *src, int n, __m512i idx, const unsigned m[8]) {
   __m512d r = _mm512_setzero_pd();
   int first = 1;
   SF_UNROLL8
@@ -152,8 +152,8 @@ sf_merge_pairs(const __m512d *src, int n, __m512i idx, const unsigned m[8]) {
   return r;
 }
 
-static inline __attribute__((always_inline, target("avx512f"))) void
-sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d *S) {
+static inline __attribute__((always_inline, target("avx512f"))) void sf_tile_slots(
+    const double *p, const unsigned char *lmask, const int st, __m512d *S) {
   __m512d V[SF_TILE_MAX_ST];
   SF_UNROLL16
   for (int v = 0; v < st; v++) V[v] = _mm512_maskz_loadu_pd((__mmask8)lmask[v], p + 8 * v);
@@ -169,8 +169,8 @@ sf_tile_slots(const double *p, const unsigned char *lmask, const int st, __m512d
 /* Back: the transposed sums added to the ST vectors from p; with lmask
  * (tiles that are not full) only the entries it marks, the batch's own,
  * are read and written (masked loads and stores), none of the others. */
-static inline __attribute__((always_inline, target("avx512f"))) void
-sf_tile_add(double *p, const unsigned char *lmask, const int st, const __m512d *S) {
+static inline __attribute__((always_inline, target("avx512f"))) void sf_tile_add(
+    double *p, const unsigned char *lmask, const int st, const __m512d *S) {
   SF_UNROLL16
   for (int v = 0; v < st; v++) {
     unsigned m[8];

@@ -36,23 +36,29 @@ double sf_flops(int dim, const int n[3]) {
   switch (dim) {
   case 1: return n0 * (2 * n0 - 1);
   case 2: return n0 * n1 * (2 * (2 * n0 - 1) + (4 * n1 - 1));
-  default:
-    return n0 * n1 * n2 * (2 * (2 * n0 - 1) + (4 * n1 - 1) + (2 * n1 - 1) + (4 * n2 - 1));
+  default: return n0 * n1 * n2 * (2 * (2 * n0 - 1) + (4 * n1 - 1) + (2 * n1 - 1) + (4 * n2 - 1));
   }
 }
 
 /* Slot -> (direction, stiffness?, scaled by c of which direction, or -1). */
-static const struct { int dir, stiff, cdir; } slot_def[SF_NTAB] = {
-  [SF_M0] = {0, 0, -1}, [SF_S0] = {0, 1, -1}, [SF_M1] = {1, 0, -1}, [SF_CM1] = {1, 0, 0},
-  [SF_CS1] = {1, 1, 1}, [SF_M2] = {2, 0, -1}, [SF_CS2] = {2, 1, 2}, [SF_CS0] = {0, 1, 0},
+static const struct {
+  int dir, stiff, cdir;
+} slot_def[SF_NTAB] = {
+    [SF_M0] = {0, 0, -1}, [SF_S0] = {0, 1, -1}, [SF_M1] = {1, 0, -1}, [SF_CM1] = {1, 0, 0},
+    [SF_CS1] = {1, 1, 1}, [SF_M2] = {2, 0, -1}, [SF_CS2] = {2, 1, 2}, [SF_CS0] = {0, 1, 0},
 };
 
 int sf_tables_used(int dim, int which[SF_NTAB]) {
   static const int used[3][SF_NTAB] = {
-    [0] = {[SF_CS0] = 1},
-    [1] = {[SF_M0] = 1, [SF_S0] = 1, [SF_CM1] = 1, [SF_CS1] = 1},
-    [2] = {[SF_M0] = 1, [SF_S0] = 1, [SF_M1] = 1, [SF_CM1] = 1, [SF_CS1] = 1, [SF_M2] = 1,
-           [SF_CS2] = 1},
+      [0] = {[SF_CS0] = 1},
+      [1] = {[SF_M0] = 1, [SF_S0] = 1, [SF_CM1] = 1, [SF_CS1] = 1},
+      [2] = {[SF_M0] = 1,
+             [SF_S0] = 1,
+             [SF_M1] = 1,
+             [SF_CM1] = 1,
+             [SF_CS1] = 1,
+             [SF_M2] = 1,
+             [SF_CS2] = 1},
   };
   int count = 0;
   for (int t = 0; t < SF_NTAB; t++) count += which[t] = used[dim - 1][t];
@@ -240,15 +246,21 @@ static fea_status build_plan(const fea_problem *pb, const fea_index *edofs, sf_s
     for (fea_index e = 0; e < ne; e++) sp->ops->element_dofs(sp, e, dofs + e * nb);
   }
   sf_plan *P = aligned_alloc(SF_ALIGN, (sizeof *P + SF_ALIGN - 1) / SF_ALIGN * SF_ALIGN);
-  const sf_plan_input in = {
-    .edofs = given ? given : dofs, .free_index = pb->free_index, .ne = ne, .nb = nb,
-    .lanes = s->isa->lanes, .tiles = s->isa->tiles, .threads = pb->ctx->nthreads};
+  const sf_plan_input in = {.edofs = given ? given : dofs,
+                            .free_index = pb->free_index,
+                            .ne = ne,
+                            .nb = nb,
+                            .lanes = s->isa->lanes,
+                            .tiles = s->isa->tiles,
+                            .threads = pb->ctx->nthreads};
   const fea_status st = P ? sf_plan_build(&in, P) : FEA_ERR_OUT_OF_MEMORY;
   free(dofs);
   if (st != FEA_SUCCESS) {
     free(P);
-    return FEA_ERROR(pb->ctx, st, "no memory for the DoF classes and line batches of %lld "
-                     "elements", (long long)ne);
+    return FEA_ERROR(pb->ctx, st,
+                     "no memory for the DoF classes and line batches of %lld "
+                     "elements",
+                     (long long)ne);
   }
   s->plan = P;
   s->bytes += sizeof *P + P->bytes;
@@ -339,16 +351,16 @@ static uint64_t sf_memory(const void *state) { return ((const sf_state *)state)-
 static const char *sf_describe(const void *state) { return ((const sf_state *)state)->desc; }
 
 const fea_matfree_kernel_ops fea_matfree_kernel_sumfact = {
-  .name = "sum-factorization",
-  .supports = sf_supports_op,
-  .create = sf_create,
-  .destroy = sf_destroy,
-  .batch = sf_batch_size,
-  .apply = sf_apply,
-  .apply_add = sf_apply_add,
-  .diagonal = sf_diagonal,
-  .scratch_doubles = sf_scratch,
-  .cost = sf_cost,
-  .memory = sf_memory,
-  .describe = sf_describe,
+    .name = "sum-factorization",
+    .supports = sf_supports_op,
+    .create = sf_create,
+    .destroy = sf_destroy,
+    .batch = sf_batch_size,
+    .apply = sf_apply,
+    .apply_add = sf_apply_add,
+    .diagonal = sf_diagonal,
+    .scratch_doubles = sf_scratch,
+    .cost = sf_cost,
+    .memory = sf_memory,
+    .describe = sf_describe,
 };

@@ -40,8 +40,10 @@ static int rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
     total *= nq[k];
   }
   if (q->dim != dim || q->npts != total)
-    return REFUSE("the problem's quadrature rule (%d points in %dD) is not the tensor rule of "
-                  "%d x %d x %d points", q->npts, q->dim, nq[0], nq[1], nq[2]);
+    return REFUSE(
+        "the problem's quadrature rule (%d points in %dD) is not the tensor rule of "
+        "%d x %d x %d points",
+        q->npts, q->dim, nq[0], nq[1], nq[2]);
   double g[3][FEA_QUAD_MAX_1D], gw[FEA_QUAD_MAX_1D];
   for (int k = 0; k < dim; k++)
     if (fea_gauss_legendre(nq[k], g[k], gw) != FEA_SUCCESS)
@@ -70,25 +72,31 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
   const fea_space *s = pb->space;
   int nq[3];
   if (pb->desc.sigma_fn)
-    return REFUSE("sigma is a function of x; the sum-factorization kernel serves a constant sigma "
-                  "only (the element-matrix kernel handles a variable one)");
+    return REFUSE(
+        "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
+        "only (the element-matrix kernel handles a variable one)");
   if (s->dim < 1 || s->dim > 3) return REFUSE("dimension %d is outside 1..3", s->dim);
   if (s->kind == FEA_SPACE_LAGRANGE) {
     const fea_mesh *m = s->mesh;
     if (s->cell == FEA_CELL_TRIANGLE || s->cell == FEA_CELL_TETRAHEDRON)
-      return REFUSE("the space's elements are %ss: P_p on simplices has no tensor-product "
-                    "basis to factor", fea_cell_name(s->cell));
+      return REFUSE(
+          "the space's elements are %ss: P_p on simplices has no tensor-product "
+          "basis to factor",
+          fea_cell_name(s->cell));
     if (!m->structured || m->simplices || m->dim != s->dim)
-      return REFUSE("the mesh is not a structured box mesh: sum factorization here needs one "
-                    "diagonal Jacobian for all cells (per-quadrature-point geometry is not "
-                    "implemented; the element-matrix kernel serves general meshes)");
+      return REFUSE(
+          "the mesh is not a structured box mesh: sum factorization here needs one "
+          "diagonal Jacobian for all cells (per-quadrature-point geometry is not "
+          "implemented; the element-matrix kernel serves general meshes)");
     double J[9];
     structured_jacobian(m, J);
     for (int i = 0; i < s->dim; i++)
       for (int k = 0; k < s->dim; k++)
         if ((i == k && !(J[i * s->dim + k] > 0)) || (i != k && J[i * s->dim + k] != 0))
-          return REFUSE("the structured mesh's cells are not axis-aligned boxes in reference "
-                        "orientation (J[%d][%d] = %g)", i, k, J[i * s->dim + k]);
+          return REFUSE(
+              "the structured mesh's cells are not axis-aligned boxes in reference "
+              "orientation (J[%d][%d] = %g)",
+              i, k, J[i * s->dim + k]);
   } else if (s->kind != FEA_SPACE_BSPLINE) {
     return REFUSE("unknown kind of space %d", (int)s->kind);
   }
@@ -136,7 +144,8 @@ static void lagrange_tables(const fea_space *sp, int k, const double *gq, sf_sta
   const fea_lagrange_element *el = fea_space_lagrange_element(sp);
   int n = s->n[k], nq = s->nq[k];
   double B[FEA_QUAD_MAX_1D * SF_MAX_N], D[FEA_QUAD_MAX_1D * SF_MAX_N];
-  for (int q = 0; q < nq; q++) fea_lagrange_basis_1d(el->order, el->x1d, gq[q], B + q * n, D + q * n);
+  for (int q = 0; q < nq; q++)
+    fea_lagrange_basis_1d(el->order, el->x1d, gq[q], B + q * n, D + q * n);
   fold_1d(n, nq, s->w1[k], B, D, s->tab[k], s->tab[k] + n * n);
   double J[9];
   structured_jacobian(sp->mesh, J);

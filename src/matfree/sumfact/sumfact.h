@@ -24,7 +24,7 @@
 #include "matfree-kernel.h"
 #include "plan.h"
 
-#define SF_ALIGN 64       /* bytes; every lane array starts on this */
+#define SF_ALIGN 64 /* bytes; every lane array starts on this */
 
 /* The lane tables of one batch (each an n_k x n_k matrix as lane vectors,
  * entry (j, i) of lane l at [(j * n_k + i) * W + l]), with the 1D mass
@@ -40,11 +40,11 @@ enum { SF_M0, SF_S0, SF_M1, SF_CM1, SF_CS1, SF_M2, SF_CS2, SF_CS0, SF_NTAB };
 /* One batch: sizes, lane tables, input and output. */
 typedef struct sf_batch {
   int dim;
-  int n[3];                /* basis functions per direction (p_k + 1) */
-  const double *T[SF_NTAB];/* the lane tables the dimension uses (others NULL) */
-  const double *x;         /* nb lane inputs */
-  double *y;               /* nb lane outputs */
-  double *work;            /* sf_work_vectors() lane vectors */
+  int n[3];                 /* basis functions per direction (p_k + 1) */
+  const double *T[SF_NTAB]; /* the lane tables the dimension uses (others NULL) */
+  const double *x;          /* nb lane inputs */
+  double *y;                /* nb lane outputs */
+  double *work;             /* sf_work_vectors() lane vectors */
 } sf_batch;
 
 typedef void (*sf_kernel_fn)(const sf_batch *b);
@@ -85,15 +85,15 @@ typedef struct sf_isa {
   sf_line_scatter_fn line_scatter;
   sf_bline_gather_fn bline_gather;
   sf_bline_scatter_fn bline_scatter;
-  int tiles;                /* the line gather and scatter serve tiles (sf_state.tile_*) */
-  sf_qline_fn qline[3];     /* fused line batches of Q1, by dimension (NULL: none) */
+  int tiles;            /* the line gather and scatter serve tiles (sf_state.tile_*) */
+  sf_qline_fn qline[3]; /* fused line batches of Q1, by dimension (NULL: none) */
   sf_gline_fn gline[3][SF_MAX_N + 1]; /* generated fused line batches, by dim - 1 and N = p + 1
                                           (NULL: none) */
 } sf_isa;
 
-extern const sf_isa fea_sf_isa_baseline;  /* sumfact-isa-base.c: x86-64 baseline / any CPU */
-extern const sf_isa fea_sf_isa_avx2;      /* sumfact-isa-avx2.c (x86 only; NULL kernels elsewhere) */
-extern const sf_isa fea_sf_isa_avx512;    /* sumfact-isa-avx512.c */
+extern const sf_isa fea_sf_isa_baseline; /* sumfact-isa-base.c: x86-64 baseline / any CPU */
+extern const sf_isa fea_sf_isa_avx2;     /* sumfact-isa-avx2.c (x86 only; NULL kernels elsewhere) */
+extern const sf_isa fea_sf_isa_avx512;   /* sumfact-isa-avx512.c */
 
 /* Lane vectors of work space a batch of these sizes needs. */
 int sf_work_vectors(int dim, const int n[3]);
@@ -110,7 +110,7 @@ int sf_tables_used(int dim, int which[SF_NTAB]);
  * "The state's layout"). */
 typedef struct sf_state {
   /* Hot. */
-  sf_plan *plan;            /* its own allocation, built by sf_plan_build */
+  sf_plan *plan; /* its own allocation, built by sf_plan_build */
   const sf_isa *isa;
   sf_kernel_fn fn;
   /* Fused line batches: where the elements' DoFs are one class, all of
@@ -121,7 +121,7 @@ typedef struct sf_state {
    * registers and no per-DoF address look-ups: the separate gather, kernel
    * and scatter spent more instructions on addressing and calls than the
    * kernel on its arithmetic (3D Q1: about 500 per batch of 8 elements). */
-  sf_qline_fn qline;        /* NULL: not this space or ISA */
+  sf_qline_fn qline; /* NULL: not this space or ISA */
   /* Generated fused line batches (2D Lagrange Q3 - Q5, 3D Q2 - Q4 on
    * structured meshes, sumfact-lines-gen.h): where the plan's line layout
    * is the one a generated function was made from (choose_gline), that
@@ -129,7 +129,7 @@ typedef struct sf_state {
    * single a constant. */
   sf_gline_fn gline;
   int dim, nb, lanes, per_span;
-  const double *lane_tab;   /* shared tables (Lagrange): the used SF_* slots as lane vectors,
+  const double *lane_tab;      /* shared tables (Lagrange): the used SF_* slots as lane vectors,
                                each padded to SF_ALIGN; NULL for per-span tables */
   const double *qtab[SF_NTAB]; /* the shared lane tables, by slot (fused line batches) */
   int qoff[SF_MAX_N * SF_MAX_N];
@@ -142,15 +142,15 @@ typedef struct sf_state {
   const fea_space *space;
   int nqt, instantiated;
   int n[3], nq[3];
-  fea_index nel[3];        /* element indices per direction that have tables (1 when shared) */
-  double *tab[3];          /* per direction nel x (M: n x n, then S: n x n), scalars: the
+  fea_index nel[3]; /* element indices per direction that have tables (1 when shared) */
+  double *tab[3];   /* per direction nel x (M: n x n, then S: n x n), scalars: the
                               1D mass and stiffness matrices on [0, 1] by the Gauss rule */
-  double *len[3];          /* per direction nel physical element lengths (the diagonal of J) */
-  double w1[3][20];        /* 1D Gauss weights on [0, 1] */
-  double *w;               /* nqt tensor weights */
+  double *len[3];   /* per direction nel physical element lengths (the diagonal of J) */
+  double w1[3][20]; /* 1D Gauss weights on [0, 1] */
+  double *w;        /* nqt tensor weights */
   double sigma;
-  fea_index scratch;       /* doubles per apply call */
-  uint64_t bytes;          /* what the state keeps, its plan included */
+  fea_index scratch; /* doubles per apply call */
+  uint64_t bytes;    /* what the state keeps, its plan included */
   char desc[192];
 } sf_state;
 
@@ -182,8 +182,8 @@ static inline fea_index sf_pad(fea_index n) {
 }
 
 /* sumfact-apply.c: the ops table's apply and apply_add. */
-void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full,
-              double *y, double *scratch);
+void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full, double *y,
+              double *scratch);
 void sf_apply_add(const void *state, const fea_index *elems, int count, const double *x_full,
                   const fea_matfree_target *tg, double *scratch);
 

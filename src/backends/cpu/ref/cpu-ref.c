@@ -11,15 +11,15 @@ static fea_status ref_set_num_threads(fea_context *ctx, int nthreads) {
 }
 
 const struct fea_backend fea_backend_cpu_ref = {
-  .abi = FEA_BACKEND_ABI,
-  .prefix = "/cpu/ref",
-  .priority = 10,
-  .delegate = NULL,
-  .mem = FEA_MEM_HOST,
-  .options = NULL,
-  .probe = NULL, /* always usable */
-  .set_num_threads = ref_set_num_threads,
-  .vec = &fea_cpu_ref_vec_ops,
-  .multifrontal = &fea_cpu_ref_multifrontal_ops,
-  .dense = &fea_cpu_ref_dense_ops,
+    .abi = FEA_BACKEND_ABI,
+    .prefix = "/cpu/ref",
+    .priority = 10,
+    .delegate = NULL,
+    .mem = FEA_MEM_HOST,
+    .options = NULL,
+    .probe = NULL, /* always usable */
+    .set_num_threads = ref_set_num_threads,
+    .vec = &fea_cpu_ref_vec_ops,
+    .multifrontal = &fea_cpu_ref_multifrontal_ops,
+    .dense = &fea_cpu_ref_dense_ops,
 };

@@ -35,7 +35,7 @@ static char lp_uplo(fea_uplo u) { return u == FEA_UPPER ? 'U' : 'L'; }
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *s, float *d,
-                                                                 fea_index n) {
+                                                                fea_index n) {
   fea_index i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
@@ -85,7 +85,8 @@ static fea_status gemm_half(fea_context *ctx, fea_transpose ta, fea_transpose tb
   fea_index kb = HALF_TILE_FLOATS / (m > n ? (m > 0 ? m : 1) : (n > 0 ? n : 1));
   if (kb < 32) kb = 32;
   if (kb > k) kb = k > 0 ? k : 1;
-  float *a = malloc((size_t)(m * kb) * sizeof *a + 1), *b = malloc((size_t)(n * kb) * sizeof *b + 1);
+  float *a = malloc((size_t)(m * kb) * sizeof *a + 1),
+        *b = malloc((size_t)(n * kb) * sizeof *b + 1);
   float *c = C->prec == FEA_F32 ? C->data : malloc((size_t)(m * n) * sizeof *c + 1);
   const fea_index ldc = C->prec == FEA_F32 ? C->ld : (m > 1 ? m : 1);
   fea_status s = FEA_SUCCESS;
@@ -102,13 +103,17 @@ static fea_status gemm_half(fea_context *ctx, fea_transpose ta, fea_transpose tb
   for (fea_index k0 = 0; k0 < k; k0 += kb) {
     const fea_index kt = k - k0 < kb ? k - k0 : kb;
     /* op(A)(:, k0:k0+kt) and op(B)(k0:k0+kt, :), stored as A and B are. */
-    if (ta) widen_block(A, k0, kt, 0, m, a);
-    else widen_block(A, 0, m, k0, kt, a);
-    if (tb) widen_block(B, 0, n, k0, kt, b);
-    else widen_block(B, k0, kt, 0, n, b);
+    if (ta)
+      widen_block(A, k0, kt, 0, m, a);
+    else
+      widen_block(A, 0, m, k0, kt, a);
+    if (tb)
+      widen_block(B, 0, n, k0, kt, b);
+    else
+      widen_block(B, k0, kt, 0, n, b);
     const int lda = (int)(ta ? kt : (m > 1 ? m : 1)), ldb = (int)(tb ? (n > 1 ? n : 1) : kt);
-    cblas_sgemm(CblasColMajor, cb_trans(ta), cb_trans(tb), (int)m, (int)n, (int)kt, (float)alpha,
-                a, lda, b, ldb, k0 == 0 ? (float)beta : 1.0f, c, (int)ldc);
+    cblas_sgemm(CblasColMajor, cb_trans(ta), cb_trans(tb), (int)m, (int)n, (int)kt, (float)alpha, a,
+                lda, b, ldb, k0 == 0 ? (float)beta : 1.0f, c, (int)ldc);
   }
   if (c != C->data)
     for (fea_index j = 0; j < n; j++)
@@ -139,8 +144,7 @@ static fea_status ref_gemm(fea_context *ctx, fea_transpose ta, fea_transpose tb,
     cblas_sgemm(CblasColMajor, cb_trans(ta), cb_trans(tb), m, n, k, (float)alpha, A->data,
                 (int)A->ld, B->data, (int)B->ld, (float)beta, C->data, (int)C->ld);
     return FEA_SUCCESS;
-  default:
-    return gemm_half(ctx, ta, tb, alpha, A, B, beta, C);
+  default: return gemm_half(ctx, ta, tb, alpha, A, B, beta, C);
   }
 }
 
@@ -185,12 +189,15 @@ static fea_status ref_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A) {
   FEA_CALL(fits_int(ctx, "potrf", A));
   fea_blas_use_threads(ctx->nthreads);
   lapack_int info = A->prec == FEA_F64
-      ? LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, lp_uplo(uplo), (lapack_int)A->rows, A->data, (lapack_int)A->ld)
-      : LAPACKE_spotrf_work(LAPACK_COL_MAJOR, lp_uplo(uplo), (lapack_int)A->rows, A->data, (lapack_int)A->ld);
+                        ? LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, lp_uplo(uplo), (lapack_int)A->rows,
+                                              A->data, (lapack_int)A->ld)
+                        : LAPACKE_spotrf_work(LAPACK_COL_MAJOR, lp_uplo(uplo), (lapack_int)A->rows,
+                                              A->data, (lapack_int)A->ld);
   FEA_CALL(lapack_info(ctx, "potrf", info));
-  FEA_CHECK(info == 0, ctx, FEA_ERR_NOT_POSDEF,
-            "potrf: the leading minor of order %d of the %lld x %lld matrix is not positive definite",
-            (int)info, (long long)A->rows, (long long)A->cols);
+  FEA_CHECK(
+      info == 0, ctx, FEA_ERR_NOT_POSDEF,
+      "potrf: the leading minor of order %d of the %lld x %lld matrix is not positive definite",
+      (int)info, (long long)A->rows, (long long)A->cols);
   return FEA_SUCCESS;
 }
 
@@ -200,8 +207,10 @@ static fea_status ref_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, 
   fea_blas_use_threads(ctx->nthreads);
   lapack_int n = (lapack_int)A->rows, nrhs = (lapack_int)B->cols;
   lapack_int info = A->prec == FEA_F64
-      ? LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, lp_uplo(uplo), n, nrhs, A->data, (lapack_int)A->ld, B->data, (lapack_int)B->ld)
-      : LAPACKE_spotrs_work(LAPACK_COL_MAJOR, lp_uplo(uplo), n, nrhs, A->data, (lapack_int)A->ld, B->data, (lapack_int)B->ld);
+                        ? LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, lp_uplo(uplo), n, nrhs, A->data,
+                                              (lapack_int)A->ld, B->data, (lapack_int)B->ld)
+                        : LAPACKE_spotrs_work(LAPACK_COL_MAJOR, lp_uplo(uplo), n, nrhs, A->data,
+                                              (lapack_int)A->ld, B->data, (lapack_int)B->ld);
   return lapack_info(ctx, "potrs", info);
 }
 
@@ -211,14 +220,15 @@ static fea_status ref_getrf(fea_context *ctx, fea_dmat *A, fea_index *ipiv) {
   lapack_int n = (lapack_int)A->rows;
   lapack_int *piv = malloc((size_t)n * sizeof *piv);
   FEA_CHECK(piv, ctx, FEA_ERR_OUT_OF_MEMORY, "getrf: no memory for %d pivots", (int)n);
-  lapack_int info = A->prec == FEA_F64
-      ? LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A->data, (lapack_int)A->ld, piv)
-      : LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, A->data, (lapack_int)A->ld, piv);
+  lapack_int info = A->prec == FEA_F64 ? LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, A->data,
+                                                             (lapack_int)A->ld, piv)
+                                       : LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, A->data,
+                                                             (lapack_int)A->ld, piv);
   for (lapack_int i = 0; i < n; i++) ipiv[i] = piv[i];
   free(piv);
   FEA_CALL(lapack_info(ctx, "getrf", info));
-  FEA_CHECK(info == 0, ctx, FEA_ERR_SINGULAR, "getrf: U(%d,%d) is exactly zero: the matrix is singular",
-            (int)info, (int)info);
+  FEA_CHECK(info == 0, ctx, FEA_ERR_SINGULAR,
+            "getrf: U(%d,%d) is exactly zero: the matrix is singular", (int)info, (int)info);
   return FEA_SUCCESS;
 }
 
@@ -233,18 +243,20 @@ static fea_status ref_getrs(fea_context *ctx, fea_transpose trans, const fea_dma
   for (lapack_int i = 0; i < n; i++) piv[i] = (lapack_int)ipiv[i];
   char t = trans ? 'T' : 'N';
   lapack_int info = A->prec == FEA_F64
-      ? LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, t, n, nrhs, A->data, (lapack_int)A->ld, piv, B->data, (lapack_int)B->ld)
-      : LAPACKE_sgetrs_work(LAPACK_COL_MAJOR, t, n, nrhs, A->data, (lapack_int)A->ld, piv, B->data, (lapack_int)B->ld);
+                        ? LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, t, n, nrhs, A->data,
+                                              (lapack_int)A->ld, piv, B->data, (lapack_int)B->ld)
+                        : LAPACKE_sgetrs_work(LAPACK_COL_MAJOR, t, n, nrhs, A->data,
+                                              (lapack_int)A->ld, piv, B->data, (lapack_int)B->ld);
   free(piv);
   return lapack_info(ctx, "getrs", info);
 }
 
 const struct fea_dense_ops fea_cpu_ref_dense_ops = {
-  .gemm = ref_gemm,
-  .syrk = ref_syrk,
-  .trsm = ref_trsm,
-  .potrf = ref_potrf,
-  .potrs = ref_potrs,
-  .getrf = ref_getrf,
-  .getrs = ref_getrs,
+    .gemm = ref_gemm,
+    .syrk = ref_syrk,
+    .trsm = ref_trsm,
+    .potrf = ref_potrf,
+    .potrs = ref_potrs,
+    .getrf = ref_getrf,
+    .getrs = ref_getrs,
 };

@@ -33,12 +33,15 @@ static double now_s(void) {
 static inline void front_add(double *P, double *S, fea_index q, fea_index m, fea_index a,
                              fea_index b, double v) {
   fea_index row = a > b ? a : b, col = a > b ? b : a;
-  if (col < q) P[row + col * m] += v;
-  else S[(row - q) + (col - q) * (m - q)] += v;
+  if (col < q)
+    P[row + col * m] += v;
+  else
+    S[(row - q) + (col - q) * (m - q)] += v;
 }
 
-fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, double *P,
-                                double *S, double *load, double *integrate_s) {
+fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f,
+                                          fea_index n, double *P, double *S, double *load,
+                                          double *integrate_s) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_problem *pb = f->problem;
@@ -89,16 +92,18 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
   return st;
 }
 
-static fea_status assemble_leaf(fea_context *ctx, fea_multifrontal_factor *f, fea_index n, double *P,
-                                double *S, double *integrate_s) {
+static fea_status assemble_leaf(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
+                                double *P, double *S, double *integrate_s) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   const fea_index m = nd->q + nd->r;
   *integrate_s = 0;
   double *load = calloc((size_t)(m ? m : 1), sizeof *load);
   FEA_CHECK(load, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the load of leaf %lld", (long long)n);
   fea_status st = fea_multifrontal_assemble_leaf(ctx, f, n, P, S, load, integrate_s);
-  if (st == FEA_SUCCESS) f->leaf_load[n] = load;
-  else free(load);
+  if (st == FEA_SUCCESS)
+    f->leaf_load[n] = load;
+  else
+    free(load);
   return st;
 }
 
@@ -131,16 +136,18 @@ static void extend_add(fea_multifrontal_factor *f, fea_index n, double *P, doubl
         double *dst = S + (cj - q) * r - q;
         for (fea_index i = j; i < rc; i++) {
           fea_index ri = mp[i];
-          if (ri >= q) dst[ri] += col[i];
-          else P[cj + ri * m] += col[i]; /* (cj, ri) lies in panel column ri */
+          if (ri >= q)
+            dst[ri] += col[i];
+          else
+            P[cj + ri * m] += col[i]; /* (cj, ri) lies in panel column ri */
         }
       }
     }
   }
 }
 
-fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
-                                  double *flops, double *integrate_s) {
+fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_factor *f,
+                                            fea_index n, double *flops, double *integrate_s) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_index q = nd->q, r = nd->r, m = q + r;
@@ -150,14 +157,17 @@ fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_f
   memset(P, 0, (size_t)(m * q) * sizeof *P);
   if (r > 0) {
     S = malloc((size_t)(r * r) * sizeof *S);
-    FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld Schur block of node %lld",
-              (long long)r, (long long)r, (long long)n);
+    FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for the %lld x %lld Schur block of node %lld", (long long)r, (long long)r,
+              (long long)n);
     /* Only the lower triangle is ever written or read (syrk, extend-add, export). */
     for (fea_index j = 0; j < r; j++) memset(S + j * r + j, 0, (size_t)(r - j) * sizeof *S);
     f->schur[n] = S;
   }
-  if (nd->num_children == 0) FEA_CALL(assemble_leaf(ctx, f, n, P, S, integrate_s));
-  else extend_add(f, n, P, S);
+  if (nd->num_children == 0)
+    FEA_CALL(assemble_leaf(ctx, f, n, P, S, integrate_s));
+  else
+    extend_add(f, n, P, S);
   if (q == 0) return FEA_SUCCESS;
   fea_dmat A11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
   FEA_CALL(fea_dense_potrf(ctx, FEA_LOWER, &A11));
@@ -193,8 +203,8 @@ void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level) {
   }
 }
 
-fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n, fea_status st,
-                             const char *why) {
+fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f,
+                                       fea_index n, fea_status st, const char *why) {
   const fea_etree_node *nd = &f->tree->nodes[n];
   char box[192];
   size_t u = 0;
@@ -210,8 +220,8 @@ fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_
                    box, why);
 }
 
-fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                   fea_index n) {
+fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifrontal_factor *f,
+                                             fea_multifrontal_solve *sv, fea_index n) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_index q = nd->q, r = nd->r, m = q + r, nrhs = sv->nrhs, N = t->num_dofs;
@@ -249,8 +259,8 @@ fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifr
   return FEA_SUCCESS;
 }
 
-fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                    fea_index n) {
+fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f,
+                                              fea_multifrontal_solve *sv, fea_index n) {
   const fea_etree *t = f->tree;
   const fea_etree_node *nd = &t->nodes[n];
   const fea_index q = nd->q, r = nd->r, m = q + r, nrhs = sv->nrhs, N = t->num_dofs;
@@ -336,16 +346,16 @@ static fea_status ref_factor_level(fea_context *ctx, fea_multifrontal_factor *f,
   return FEA_SUCCESS;
 }
 
-static fea_status ref_forward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                    int level) {
+static fea_status ref_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                    fea_multifrontal_solve *sv, int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
     FEA_CALL(fea_multifrontal_cpu_forward_node(ctx, f, sv, t->level_nodes[k]));
   return FEA_SUCCESS;
 }
 
-static fea_status ref_backward_level(fea_context *ctx, const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
-                                     int level) {
+static fea_status ref_backward_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                     fea_multifrontal_solve *sv, int level) {
   const fea_etree *t = f->tree;
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++)
     FEA_CALL(fea_multifrontal_cpu_backward_node(ctx, f, sv, t->level_nodes[k]));
@@ -353,9 +363,9 @@ static fea_status ref_backward_level(fea_context *ctx, const fea_multifrontal_fa
 }
 
 const struct fea_multifrontal_ops fea_cpu_ref_multifrontal_ops = {
-  .factor_alloc = ref_factor_alloc,
-  .factor_release = ref_factor_release,
-  .factor_level = ref_factor_level,
-  .forward_level = ref_forward_level,
-  .backward_level = ref_backward_level,
+    .factor_alloc = ref_factor_alloc,
+    .factor_release = ref_factor_release,
+    .factor_level = ref_factor_level,
+    .forward_level = ref_forward_level,
+    .backward_level = ref_backward_level,
 };

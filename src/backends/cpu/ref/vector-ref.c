@@ -35,8 +35,9 @@ static fea_status ref_alloc(fea_context *ctx, fea_vector *v) {
   size_t bytes = (size_t)v->n * fea_cpu_elem_size(v->prec);
   size_t padded = (bytes + 63) & ~(size_t)63; /* aligned_alloc needs a multiple of the alignment */
   v->data = aligned_alloc(64, padded);
-  FEA_CHECK(v->data, ctx, FEA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a %s vector of %lld entries",
-            padded, fea_precision_name(v->prec), (long long)v->n);
+  FEA_CHECK(v->data, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "cannot allocate %zu bytes for a %s vector of %lld entries", padded,
+            fea_precision_name(v->prec), (long long)v->n);
   memset(v->data, 0, padded);
   return FEA_SUCCESS;
 }
@@ -46,12 +47,14 @@ static void ref_release(fea_context *ctx, fea_vector *v) {
   v->data = NULL;
 }
 
-static fea_status ref_write(fea_context *ctx, fea_vector *v, fea_precision host_prec, const void *host) {
+static fea_status ref_write(fea_context *ctx, fea_vector *v, fea_precision host_prec,
+                            const void *host) {
   fea_convert(host_prec, host, v->prec, v->data, v->n);
   return FEA_SUCCESS;
 }
 
-static fea_status ref_read(fea_context *ctx, const fea_vector *v, fea_precision host_prec, void *host) {
+static fea_status ref_read(fea_context *ctx, const fea_vector *v, fea_precision host_prec,
+                           void *host) {
   fea_convert(v->prec, v->data, host_prec, host, v->n);
   return FEA_SUCCESS;
 }
@@ -183,14 +186,14 @@ static fea_status ref_nrm2(fea_context *ctx, const fea_vector *x, double *r) {
 }
 
 const struct fea_vector_ops fea_cpu_ref_vec_ops = {
-  .alloc = ref_alloc,
-  .release = ref_release,
-  .write = ref_write,
-  .read = ref_read,
-  .set_all = ref_set_all,
-  .copy = ref_copy,
-  .axpy = ref_axpy,
-  .scale = ref_scale,
-  .dot = ref_dot,
-  .nrm2 = ref_nrm2,
+    .alloc = ref_alloc,
+    .release = ref_release,
+    .write = ref_write,
+    .read = ref_read,
+    .set_all = ref_set_all,
+    .copy = ref_copy,
+    .axpy = ref_axpy,
+    .scale = ref_scale,
+    .dot = ref_dot,
+    .nrm2 = ref_nrm2,
 };

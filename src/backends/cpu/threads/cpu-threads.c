@@ -18,8 +18,10 @@ static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
   if (nthreads > topo.pus)
     fea_log(ctx, FEA_LOG_WARN, "%d threads on %d hardware threads: oversubscribed", nthreads,
             topo.pus);
-  if (bind) FEA_CALL(fea_topology_bind_omp_threads(ctx, nthreads));
-  else if (ctx->bound) FEA_CALL(fea_topology_unbind_omp_threads(ctx, ctx->nthreads));
+  if (bind)
+    FEA_CALL(fea_topology_bind_omp_threads(ctx, nthreads));
+  else if (ctx->bound)
+    FEA_CALL(fea_topology_unbind_omp_threads(ctx, ctx->nthreads));
   ctx->nthreads = nthreads;
   ctx->bound = bind;
   fea_log(ctx, FEA_LOG_INFO, "/cpu/threads: %d threads on %d cores (%d PUs), %s", nthreads,
@@ -56,17 +58,17 @@ static void threads_finalize(fea_context *ctx) {
 }
 
 const struct fea_backend fea_backend_cpu_threads = {
-  .abi = FEA_BACKEND_ABI,
-  .prefix = "/cpu/threads",
-  .priority = 20,
-  .delegate = "/cpu/ref",
-  .mem = FEA_MEM_HOST,
-  .options = threads_options,
-  .probe = NULL, /* OpenMP is linked in: always usable */
-  .init = threads_init,
-  .finalize = threads_finalize,
-  .set_num_threads = threads_set_num_threads,
-  .vec = &fea_cpu_threads_vec_ops,
-  .multifrontal = &fea_cpu_threads_multifrontal_ops, /* level-parallel; storage from /cpu/ref */
-  .dense = NULL, /* /cpu/ref's, with multithreaded OpenBLAS */
+    .abi = FEA_BACKEND_ABI,
+    .prefix = "/cpu/threads",
+    .priority = 20,
+    .delegate = "/cpu/ref",
+    .mem = FEA_MEM_HOST,
+    .options = threads_options,
+    .probe = NULL, /* OpenMP is linked in: always usable */
+    .init = threads_init,
+    .finalize = threads_finalize,
+    .set_num_threads = threads_set_num_threads,
+    .vec = &fea_cpu_threads_vec_ops,
+    .multifrontal = &fea_cpu_threads_multifrontal_ops, /* level-parallel; storage from /cpu/ref */
+    .dense = NULL,                                     /* /cpu/ref's, with multithreaded OpenBLAS */
 };

@@ -19,8 +19,8 @@ typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } mult
 
 /* Run one step on the nodes of a level, concurrently or one by one. The
  * smallest failing node's error is reported on ctx. */
-static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f, fea_multifrontal_solve *sv, int level,
-                            multifrontal_step step) {
+static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
+                            fea_multifrontal_solve *sv, int level, multifrontal_step step) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -32,9 +32,11 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f, fea_mu
   if (nthreads <= 1 || count < nthreads) {
     for (fea_index k = 0; k < count && bad < 0; k++) {
       double fl = 0, it = 0;
-      fea_status st = step == STEP_FACTOR ? fea_multifrontal_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
-                      : step == STEP_FORWARD ? fea_multifrontal_cpu_forward_node(ctx, f, sv, nodes[k])
-                                             : fea_multifrontal_cpu_backward_node(ctx, f, sv, nodes[k]);
+      fea_status st = step == STEP_FACTOR
+                          ? fea_multifrontal_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
+                      : step == STEP_FORWARD
+                          ? fea_multifrontal_cpu_forward_node(ctx, f, sv, nodes[k])
+                          : fea_multifrontal_cpu_backward_node(ctx, f, sv, nodes[k]);
       flops += fl;
       integ += it;
       if (st < 0) {
@@ -68,10 +70,11 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f, fea_mu
 #pragma omp for schedule(dynamic, 1)
       for (fea_index k = 0; k < count; k++) {
         double fl = 0, it = 0;
-        fea_status st =
-            step == STEP_FACTOR ? fea_multifrontal_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
-            : step == STEP_FORWARD ? fea_multifrontal_cpu_forward_node(&local, &fw, sv, nodes[k])
-                                   : fea_multifrontal_cpu_backward_node(&local, &fw, sv, nodes[k]);
+        fea_status st = step == STEP_FACTOR
+                            ? fea_multifrontal_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
+                        : step == STEP_FORWARD
+                            ? fea_multifrontal_cpu_forward_node(&local, &fw, sv, nodes[k])
+                            : fea_multifrontal_cpu_backward_node(&local, &fw, sv, nodes[k]);
         flops += fl;
         integ += it;
         if (st < 0) {
@@ -114,7 +117,7 @@ static fea_status threads_backward_level(fea_context *ctx, const fea_multifronta
 }
 
 const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops = {
-  .factor_level = threads_factor_level,
-  .forward_level = threads_forward_level,
-  .backward_level = threads_backward_level,
+    .factor_level = threads_factor_level,
+    .forward_level = threads_forward_level,
+    .backward_level = threads_backward_level,
 };

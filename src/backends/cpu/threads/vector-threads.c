@@ -35,8 +35,9 @@ static fea_status threads_alloc(fea_context *ctx, fea_vector *v) {
   size_t size = fea_cpu_elem_size(v->prec);
   size_t padded = ((size_t)v->n * size + 63) & ~(size_t)63;
   v->data = aligned_alloc(64, padded);
-  FEA_CHECK(v->data, ctx, FEA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a %s vector of %lld entries",
-            padded, fea_precision_name(v->prec), (long long)v->n);
+  FEA_CHECK(v->data, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "cannot allocate %zu bytes for a %s vector of %lld entries", padded,
+            fea_precision_name(v->prec), (long long)v->n);
   /* First touch by the threads that will use each slice places pages on their NUMA node. */
   int team = v->n < PAR_MIN ? 1 : ctx->nthreads;
 #pragma omp parallel num_threads(team)
@@ -48,12 +49,14 @@ static fea_status threads_alloc(fea_context *ctx, fea_vector *v) {
   return FEA_SUCCESS;
 }
 
-static fea_status threads_write(fea_context *ctx, fea_vector *v, fea_precision hp, const void *host) {
+static fea_status threads_write(fea_context *ctx, fea_vector *v, fea_precision hp,
+                                const void *host) {
   par_convert(ctx, hp, host, v->prec, v->data, v->n);
   return FEA_SUCCESS;
 }
 
-static fea_status threads_read(fea_context *ctx, const fea_vector *v, fea_precision hp, void *host) {
+static fea_status threads_read(fea_context *ctx, const fea_vector *v, fea_precision hp,
+                               void *host) {
   par_convert(ctx, v->prec, v->data, hp, host, v->n);
   return FEA_SUCCESS;
 }
@@ -74,10 +77,10 @@ static fea_status threads_set_all(fea_context *ctx, fea_vector *v, double alpha)
 }
 
 const struct fea_vector_ops fea_cpu_threads_vec_ops = {
-  .alloc = threads_alloc,
-  .release = NULL, /* /cpu/ref's free() matches aligned_alloc */
-  .write = threads_write,
-  .read = threads_read,
-  .set_all = threads_set_all,
-  .copy = threads_copy,
+    .alloc = threads_alloc,
+    .release = NULL, /* /cpu/ref's free() matches aligned_alloc */
+    .write = threads_write,
+    .read = threads_read,
+    .set_all = threads_set_all,
+    .copy = threads_copy,
 };
