@@ -180,3 +180,12 @@ fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method
   free(d);
   return st;
 }
+
+fea_status fea_space_coloring_check(const fea_space *space, const fea_index *colors) {
+  fea_index *d = NULL;
+  FEA_CALL(fea_element_dof_table(space, &d));
+  fea_status st = fea_coloring_check(space->ctx, space->num_elements, space->dofs_per_element, d,
+                                     space->num_dofs, colors);
+  free(d);
+  return st;
+}

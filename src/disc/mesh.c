@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "context.h"
 #include "error.h"
@@ -250,5 +251,22 @@ fea_status fea_mesh_check_cells(const fea_mesh *mesh) {
     fea_mesh_format_cell(mesh, c, cell, sizeof cell);
     return FEA_ERROR(mesh->ctx, FEA_ERR_INVALID_ARG, "cell %lld (%s) %s", (long long)c, cell, why);
   }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mesh_build_from_arrays(fea_context *ctx, int dim, fea_cell_type type,
+                                      fea_index num_nodes, const double *coords,
+                                      fea_index num_cells, const fea_index *cells, fea_mesh **out) {
+  const int npc = fea_cell_num_nodes(type);
+  fea_mesh *m;
+  FEA_CALL(fea_mesh_alloc(ctx, dim, type, num_nodes, num_cells, &m));
+  memcpy(m->coords, coords, (size_t)num_nodes * (size_t)dim * sizeof *coords);
+  memcpy(m->cells, cells, (size_t)num_cells * (size_t)npc * sizeof *cells);
+  fea_status s = fea_mesh_check_cells(m);
+  if (s != FEA_SUCCESS) {
+    fea_object_release(m);
+    return s;
+  }
+  *out = m;
   return FEA_SUCCESS;
 }

@@ -388,3 +388,12 @@ fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc 
   for (int k = 0; k < 3; k++) fea_knots_free(&knots[k]);
   return st;
 }
+
+fea_status fea_space_bspline_with_knots(const fea_space *space, int dir, const fea_knots *kn,
+                                        fea_space **out) {
+  const fea_bspline_space *b = space->impl;
+  fea_knots knots[3];
+  memcpy(knots, b->knots, sizeof knots);
+  knots[dir] = *kn; /* shallow: build copies */
+  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, out);
+}

@@ -86,17 +86,7 @@ fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type 
                   "cell %lld lists node %lld twice (as its nodes %d and %d)", (long long)c,
                   (long long)v, j, i);
     }
-  fea_mesh *m;
-  FEA_CALL(fea_mesh_alloc(ctx, dim, type, num_nodes, num_cells, &m));
-  memcpy(m->coords, coords, (size_t)num_nodes * (size_t)dim * sizeof *coords);
-  memcpy(m->cells, cells, (size_t)num_cells * (size_t)npc * sizeof *cells);
-  fea_status s = fea_mesh_check_cells(m);
-  if (s != FEA_SUCCESS) {
-    fea_object_release(m);
-    return s;
-  }
-  *out = m;
-  return FEA_SUCCESS;
+  return fea_mesh_build_from_arrays(ctx, dim, type, num_nodes, coords, num_cells, cells, out);
 }
 
 fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine) {

@@ -12,7 +12,6 @@
 #include "error.h"
 #include "operator.h"
 #include "operator-device.h"
-#include "lanczos.h"
 #include "space.h"
 #include "struct-copy.h"
 #include "vector.h"
@@ -103,23 +102,6 @@ fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
   return FEA_SUCCESS;
 }
 
-/* The operator (or D^-1/2 A D^-1/2) as a Lanczos apply callback. */
-typedef struct spectrum_apply {
-  fea_operator *op;
-  const double *dinv_sqrt; /* or NULL */
-  double *tmp;
-} spectrum_apply;
-
-static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
-  spectrum_apply *a = user;
-  const fea_index n = a->op->num_free;
-  if (!a->dinv_sqrt) return a->op->impl->apply(a->op, x, y, 0);
-  for (fea_index i = 0; i < n; i++) a->tmp[i] = a->dinv_sqrt[i] * x[i];
-  FEA_CALL(a->op->impl->apply(a->op, a->tmp, y, 0));
-  for (fea_index i = 0; i < n; i++) y[i] *= a->dinv_sqrt[i];
-  return FEA_SUCCESS;
-}
-
 fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                              double *lambda_min, double *lambda_max) {
   FEA_CHECK_NULL(op, NULL);
@@ -136,43 +118,7 @@ fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int ja
             ctx->resource);
   const fea_index n = op->num_free;
   FEA_CHECK(n >= 1, ctx, FEA_ERR_DIMENSION, "the operator has no free DoFs: no eigenvalues");
-  spectrum_apply a = {op, NULL, NULL};
-  double *d = NULL;
-  if (jacobi) {
-    d = malloc((size_t)n * sizeof *d);
-    a.tmp = malloc((size_t)n * sizeof *a.tmp);
-    fea_status st = d && a.tmp
-                        ? op->impl->diagonal(op, d)
-                        : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
-                                    "no memory for a diagonal of %lld entries", (long long)n);
-    for (fea_index i = 0; i < n && st >= 0; i++) {
-      if (!(d[i] > 0 && isfinite(d[i])))
-        st = FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
-                       "diagonal entry %lld of the operator is %g: Jacobi scaling needs positive "
-                       "entries",
-                       (long long)i, d[i]);
-      else
-        d[i] = 1.0 / sqrt(d[i]);
-    }
-    if (st < 0) {
-      free(d);
-      free(a.tmp);
-      return st;
-    }
-    a.dinv_sqrt = d;
-  }
-  double lmin = 0, lmax = 0;
-  fea_status st = fea_lanczos_extremes(ctx, n, spectrum_apply_fn, &a, steps, 1, 20261121, &lmin,
-                                       &lmax);
-  free(d);
-  free(a.tmp);
-  if (st < 0) return st;
-  FEA_CHECK(lmin > 0 && lmax >= lmin, ctx, FEA_ERR_NOT_POSDEF,
-            "Lanczos estimates the eigenvalues in [%g, %g]: the operator is not positive definite",
-            lmin, lmax);
-  *lambda_min = lmin;
-  *lambda_max = lmax;
-  return FEA_SUCCESS;
+  return fea_operator_spectrum(op, steps, jacobi, lambda_min, lambda_max);
 }
 
 fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info) {

@@ -63,15 +63,6 @@ fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *de
   return fea_space_bspline_from_desc(ctx, &d, out);
 }
 
-/* A new space like @p space with direction dir's knots replaced by *kn. */
-static fea_status rebuild(const fea_space *space, int dir, const fea_knots *kn, fea_space **out) {
-  const fea_bspline_space *b = space->impl;
-  fea_knots knots[3];
-  memcpy(knots, b->knots, sizeof knots);
-  knots[dir] = *kn; /* shallow: build copies */
-  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, out);
-}
-
 fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
                                           const double *knots, fea_space **out) {
   if (out) *out = NULL;
@@ -86,7 +77,7 @@ fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_i
   const fea_bspline_space *b = space->impl;
   fea_knots kn;
   FEA_CALL(fea_knots_insert(space->ctx, &b->knots[dir], count, knots, &kn));
-  fea_status st = rebuild(space, dir, &kn, out);
+  fea_status st = fea_space_bspline_with_knots(space, dir, &kn, out);
   fea_knots_free(&kn);
   return st;
 }
@@ -102,7 +93,7 @@ fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int
   const fea_bspline_space *b = space->impl;
   fea_knots kn;
   FEA_CALL(fea_knots_elevate(space->ctx, &b->knots[dir], t, &kn));
-  fea_status st = rebuild(space, dir, &kn, out);
+  fea_status st = fea_space_bspline_with_knots(space, dir, &kn, out);
   fea_knots_free(&kn);
   return st;
 }

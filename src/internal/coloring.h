@@ -30,4 +30,8 @@ int fea_space_cartesian_stride(const fea_space *s);
 fea_status fea_space_coloring(const fea_space *space, fea_coloring_method method, fea_index *colors,
                               int *num_colors);
 
+/* Whether colors is a valid coloring of space's elements (what
+ * fea_space_check_coloring answers). */
+fea_status fea_space_coloring_check(const fea_space *space, const fea_index *colors);
+
 #endif

@@ -21,4 +21,11 @@ fea_status fea_matrix_alloc(fea_context *ctx, fea_index rows, fea_index cols, fe
 /* y = A x on host arrays (the reference product). */
 void fea_csr_multiply_vector(const fea_matrix *A, const double *x, double *y);
 
+/* Matrix Market files of A (coordinate) and of n values (array), on
+ * checked arguments (src/linalg/matrix-market.c): FEA_ERR_IO naming the
+ * path and the system's reason when it cannot be written. */
+fea_status fea_matrix_market_write(const fea_matrix *A, const char *path);
+fea_status fea_matrix_market_write_array(fea_context *ctx, fea_index n, const double *values,
+                                         const char *path);
+
 #endif

@@ -45,6 +45,11 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
  * layer (src/interface/mesh.c) has validated. Each builds a whole mesh or
  * nothing. */
 fea_status fea_mesh_build_structured(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh **out);
+/* The mesh of the given (checked) nodes and cells, its cells checked for
+ * orientation and degeneracy. */
+fea_status fea_mesh_build_from_arrays(fea_context *ctx, int dim, fea_cell_type type,
+                                      fea_index num_nodes, const double *coords,
+                                      fea_index num_cells, const fea_index *cells, fea_mesh **out);
 fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine);
 fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out);
 fea_status fea_mesh_vtu_write(const fea_mesh *mesh, const char *path, int num_fields,

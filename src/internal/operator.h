@@ -63,4 +63,10 @@ fea_status fea_cg_run(fea_operator *A, const fea_vector *b, fea_vector *x, const
 fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                  const fea_cg_desc *d, fea_cg_stats *s);
 
+/* lambda_min and lambda_max of op (jacobi: of D^-1/2 A D^-1/2) from `steps`
+ * Lanczos steps, on checked arguments and a host operator with free DoFs
+ * (src/matfree/operator-spectrum.c). */
+fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double *lambda_min,
+                                 double *lambda_max);
+
 #endif

@@ -35,4 +35,14 @@ fea_status fea_form_mass(const fea_element_values *ev, double *Me);
  * the simplex rule exact for the mass matrix plus extra. */
 fea_status fea_problem_rule(const fea_space *s, int points, int extra, fea_quadrature *q);
 
+/* On checked arguments (src/disc/problem-evaluate.c): element e's
+ * stiffness and load (Ke, fe) and mass (Me) on the problem's rule, each
+ * skipped when NULL; the full-DoF vector of a reduced solution; the L2
+ * error and H1 seminorm error (unless h1_semi is NULL) of u_full. */
+fea_status fea_problem_element_forms(const fea_problem *pb, fea_index e, double *Ke, double *fe,
+                                     double *Me);
+void fea_problem_expand(const fea_problem *pb, const double *u_free, double *u_full);
+fea_status fea_problem_norms(const fea_problem *problem, const double *u_full, fea_scalar_fn exact,
+                             fea_gradient_fn exact_grad, void *user, double *l2, double *h1_semi);
+
 #endif

@@ -90,4 +90,18 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
 fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc *d,
                                        fea_space **out);
 
+/* Values (and gradients, unless NULL) of the function with coeffs at npts
+ * checked physical points (src/disc/space-functions.c). */
+fea_status fea_space_evaluate_points(fea_space *s, const double *coeffs, fea_index npts,
+                                     const double *points, double *values, double *gradients);
+/* The coefficients in fine of the coarse function (spaces of one kind and
+ * dimension); FEA_ERR_INVALID_ARG when fine does not contain it. */
+fea_status fea_space_transfer_coeffs(fea_space *coarse, const double *coarse_coeffs,
+                                     const fea_space *fine, double *fine_coeffs);
+
+/* A new space like the B-spline space `space` with direction dir's knots
+ * replaced by *kn (knot insertion, degree elevation). */
+fea_status fea_space_bspline_with_knots(const fea_space *space, int dir, const fea_knots *kn,
+                                        fea_space **out);
+
 #endif
