@@ -1,15 +1,9 @@
 /* Concurrent assembly API: argument checks and the options, then the
  * drivers of src/assembly/assemble.c. */
-#include <limits.h>
-#include <omp.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "assembly/assemble.h"
 #include "assembly/conc.h"
 #include "context.h"
 #include "error.h"
-#include "matrix.h"
 #include "pattern.h"
 #include "struct-copy.h"
 

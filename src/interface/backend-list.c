@@ -1,6 +1,5 @@
 /* fea_backend_list(): what was built and what is usable here. */
 #include <stdio.h>
-#include <string.h>
 
 #include "backend.h"
 #include "error.h"

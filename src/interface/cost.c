@@ -2,7 +2,6 @@
  * the models themselves are in src/multifrontal/cost-model.c. */
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "bspline.h"
 #include "cost-model.h"

@@ -1,8 +1,5 @@
 /* CSR matrix API: argument checks, queries and Matrix Market output; the
  * object and its product are in src/linalg/csr-matrix.c. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "context.h"

@@ -1,18 +1,11 @@
 /* Operator API: argument checks (the descriptor, the vectors of every
  * application), then the operator object of src/matfree/operator.c. */
-#include <omp.h>
-#include <stdio.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "coloring.h"
 #include "context.h"
 #include "error.h"
 #include "operator.h"
 #include "operator-device.h"
-#include "space.h"
 #include "struct-copy.h"
 #include "vector.h"
 

@@ -2,8 +2,6 @@
  * builds the object; element systems, reduced-solution expansion and error
  * norms. */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "context.h"
 #include "error.h"

@@ -1,12 +1,8 @@
 /* Prehandled Schur-complement solver API: the options' checks, the problem's
  * (src/prehandled/problem-check.c), then the solver kind of
  * src/prehandled/solver-kind.c. */
-#include <math.h>
-#include <stdlib.h>
-
 #include "context.h"
 #include "error.h"
-#include "mesh.h"
 #include "prehandled.h"
 #include "struct-copy.h"
 

@@ -4,7 +4,6 @@
  * Problems have no reference count, so a solver keeps its own copy (made
  * from the caller's complete descriptor): the caller may destroy theirs. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "context.h"
 #include "error.h"

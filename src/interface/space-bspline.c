@@ -6,7 +6,6 @@
  * onto [lower, upper], so knots passed to fea_space_bspline_insert_knots are
  * in the same parameter units fea_space_bspline_get_knots returns. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"

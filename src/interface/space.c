@@ -2,14 +2,12 @@
  * interpolation, transfer between nested spaces and element coloring. The
  * kinds plug in through struct fea_space_ops (space-lagrange.c, space-bspline.c). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "coloring.h"
 #include "context.h"
 #include "error.h"
 #include "mesh.h"
-#include "pattern.h"
 #include "space.h"
 #include "struct-copy.h"
 

@@ -1,6 +1,5 @@
 /* Vector API: argument checks, then the vector object of src/linalg/vector.c. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "context.h"
 #include "error.h"
