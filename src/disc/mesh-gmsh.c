@@ -200,16 +200,23 @@ static fea_status need_line(struct reader *r, const char *section, const char *w
   return FEA_SUCCESS;
 }
 
-/* The line must be exactly `text` (blanks around it allowed). */
+/* The line must be exactly `text` (blanks around it allowed). Only the bytes
+ * of the line up to its NUL are looked at, whatever its length: past `text`
+ * is read only once the line is known to hold all of `text`. */
 static fea_status expect_text(struct reader *r, const char *text, const char *after) {
   FEA_CALL(need_line(r, after, text));
   const char *p = r->buf;
   while (*p == ' ' || *p == '\t') p++;
-  size_t n = strlen(text);
-  const char *q = p + n;
-  while (*q == ' ' || *q == '\t') q++;
-  if (strncmp(p, text, n) != 0 || *q != '\0') {
+  const size_t n = strlen(text);
+  int ok = strncmp(p, text, n) == 0; /* false at the line's NUL if it is shorter */
+  if (ok) {
+    const char *q = p + n;
+    while (*q == ' ' || *q == '\t') q++;
+    ok = *q == '\0';
+  }
+  if (!ok) {
     char tok[32];
+    if (*p == '\0') return FAIL(r, "expected %s after %s, found an empty line", text, after);
     return FAIL(r, "expected %s after %s, found '%s'", text, after, show(p, tok));
   }
   return FEA_SUCCESS;

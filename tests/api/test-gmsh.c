@@ -487,6 +487,43 @@ Test(gmsh, format_and_sections) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* The line that must close a section, of any length and cut anywhere: only
+ * the line's own bytes may be read (the sanitizer build and valgrind see any
+ * other). */
+Test(gmsh, end_lines_of_any_length) {
+  fea_context *ctx = open_ref();
+  tmp_init();
+  static const int blanks[] = {0, 1, 13, 14, 241, 242, 254, 255, 256, 300, 5000};
+  for (size_t i = 0; i < sizeof blanks / sizeof *blanks; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "blanks-%d.msh", blanks[i]);
+    const char *p = tmp_path(name);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fprintf(f, "$MeshFormat\n4.1 0 8\n%*s\n$EndMeshFormat\n", blanks[i], "");
+    fclose(f);
+    expect_error(ctx, p, FEA_ERR_IO, 3,
+                 "expected $EndMeshFormat after $MeshFormat, found an empty line");
+  }
+  /* Cut inside the closing line, with and without its end of line. */
+  static const char *const cut[] = {"$EndMe", "$EndMe\n", "  $EndMeshFormat_", "$",
+                                    "$EndMeshForma\r"};
+  for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
+    char name[32], text[96];
+    snprintf(name, sizeof name, "cut-%zu.msh", i);
+    snprintf(text, sizeof text, "$MeshFormat\n4.1 0 8\n%s", cut[i]);
+    expect_error(ctx, write_text(name, text), FEA_ERR_IO, 3,
+                 "expected $EndMeshFormat after $MeshFormat, found '$");
+  }
+  /* Blanks around the closing line are allowed. */
+  static const char padded[] =
+      "$MeshFormat\n4.1 0 8\n \t$EndMeshFormat \t\n$Nodes\n0 0 0 0\n$EndNodes\n";
+  expect_error(ctx, write_text("padded.msh", padded), FEA_ERR_IO, 7,
+               "the file has no $Elements section");
+  tmp_cleanup();
+  OK(fea_context_destroy(&ctx));
+}
+
 Test(gmsh, header_counts_and_ranges) {
   fea_context *ctx = open_ref();
   tmp_init();
