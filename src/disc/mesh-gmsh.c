@@ -82,7 +82,8 @@ struct reader {
   int eof;
 
   /* $Nodes: node i (in file order) has tag tag[i], coordinates xyz[3i..3i+3)
-   * written on line line_of[i]; index_of[t - min_tag] is the node of tag t, -1 if none. */
+   * written on line line_of[i] (while its block's tags are read, the line of
+   * its tag); index_of[t - min_tag] is the node of tag t, -1 if none. */
   int have_nodes;
   long long nodes_line; /* line of the $Nodes header, for messages */
   fea_index num_nodes, min_tag, max_tag;
@@ -397,11 +398,16 @@ static fea_status read_nodes(struct reader *r) {
       if (t < tmin || t > tmax)
         return FAIL(r, "node tag %lld is outside the range %lld..%lld declared at line %lld", t,
                     tmin, tmax, header);
-      if (r->index_of[t - tmin] >= 0)
+      const fea_index first = r->index_of[t - tmin];
+      if (first >= done) /* in this block: line_of[first] is still the line of its tag */
+        return FAIL(r, "node tag %lld is defined twice, at lines %lld and %lld", t,
+                    r->line_of[first], r->line);
+      if (first >= 0)
         return FAIL(r, "node tag %lld is defined twice (first for the coordinates at line %lld)", t,
-                    r->line_of[r->index_of[t - tmin]]);
+                    r->line_of[first]);
       r->index_of[t - tmin] = i;
       r->tag[i] = t;
+      r->line_of[i] = r->line; /* the tag's line, until the coordinates' line replaces it */
     }
     const int extra = param ? (int)edim : 0; /* parametric coordinates u [v [w]] */
     for (long long i = done; i < done + count; i++) {

@@ -335,7 +335,17 @@ Test(gmsh, bad_node_tags) {
   const int block = find(&t, nodes, "1 1 0 ");
   snprintf(line, sizeof line, "%s", t.line[block]); /* the block's first tag */
   p = write_edited(&t, "duplicate.msh", t.n, block + 2, line);
-  expect_error(ctx, p, FEA_ERR_IO, block + 2, "is defined twice");
+  char twice[300];
+  snprintf(twice, sizeof twice, "node tag %s is defined twice, at lines %d and %d", line, block + 1,
+           block + 2);
+  expect_error(ctx, p, FEA_ERR_IO, block + 2, twice);
+  /* The tag of an earlier block's node (tag 1, coordinates on line nodes + 4):
+   * that node's coordinates' line is named. */
+  cr_assert_str_eq(t.line[nodes + 2], "1");
+  p = write_edited(&t, "duplicate-block.msh", t.n, block + 1, "1");
+  snprintf(twice, sizeof twice,
+           "node tag 1 is defined twice (first for the coordinates at line %d)", nodes + 4);
+  expect_error(ctx, p, FEA_ERR_IO, block + 1, twice);
   /* A tag outside the range the $Nodes header declares. */
   p = write_edited(&t, "tag-range.msh", t.n, block + 1, "99");
   expect_error(ctx, p, FEA_ERR_IO, block + 1, "node tag 99 is outside the range 1..98 declared");
