@@ -20,6 +20,7 @@
  * Cells that are inverted or degenerate are errors naming their line: the
  * reader never reorders nodes behind the user's back. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "mesh.h"
@@ -702,6 +704,16 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
   return build_mesh(r, out);
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
 fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out) {
   struct reader *r = calloc(1, sizeof *r);
   FEA_CHECK(r, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to read %s", path);
@@ -710,16 +722,21 @@ fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out
   r->cap = 256;
   r->buf = malloc(r->cap);
   fea_status s = FEA_SUCCESS;
-  r->f = fopen(path, "rb");
+  /* Opened without blocking and checked before any read: opening a FIFO for
+   * reading would otherwise wait for a writer forever. */
   struct stat st;
+  const int fd = r->buf ? open(path, O_RDONLY | O_NONBLOCK) : -1;
   if (!r->buf)
     s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to read %s", path);
-  else if (!r->f)
+  else if (fd < 0)
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
-  else if (fstat(fileno(r->f), &st) != 0)
+  else if (fstat(fd, &st) != 0)
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
   else if (!S_ISREG(st.st_mode))
-    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: not a regular file", path);
+    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+  else if (fcntl(fd, F_SETFL, 0) != 0 || !(r->f = fdopen(fd, "rb"))) /* O_NONBLOCK off */
+    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
+  if (fd >= 0 && !r->f) close(fd);
   if (s == FEA_SUCCESS) {
     r->size = (long long)st.st_size;
     s = read_file(r, out);

@@ -231,6 +231,32 @@ Test(gmsh, format_corners) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* ---- special files -------------------------------------------------------------------------- */
+
+/* A FIFO, a directory and a device are refused by what they are, and none is
+ * read: opening a FIFO for reading must not wait for a writer. */
+static void expect_special(fea_context *ctx, const char *path, const char *kind) {
+  fea_mesh *m = (fea_mesh *)&m;
+  char want[400];
+  snprintf(want, sizeof want, "%s: is %s, not a regular file", path, kind);
+  EXPECT_FAIL(fea_mesh_read_gmsh(ctx, path, &m), FEA_ERR_IO, ctx, want);
+  cr_assert_null(m, "a failed read left *out set");
+}
+
+Test(gmsh, special_files, .timeout = 30) {
+  fea_context *ctx = open_ref();
+  tmp_init();
+  const char *fifo = tmp_path("fifo.msh");
+  cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo %s: %s", fifo, strerror(errno));
+  expect_special(ctx, fifo, "a FIFO");
+  expect_special(ctx, tmp_dir, "a directory");
+  struct stat st;
+  if (stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode))
+    expect_special(ctx, "/dev/null", "a character device");
+  tmp_cleanup();
+  OK(fea_context_destroy(&ctx));
+}
+
 /* ---- bad files ------------------------------------------------------------------------------ */
 
 Test(gmsh, truncated_files) {
@@ -620,6 +646,7 @@ Test(gmsh, bad_bytes_and_lines) {
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, missing, &m), FEA_ERR_IO, ctx, "No such file or directory");
   cr_assert_null(m);
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, tmp_dir, &m), FEA_ERR_IO, ctx, "not a regular file");
+  cr_assert_null(m);
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, "", &m), FEA_ERR_INVALID_ARG, ctx, "path is empty");
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, NULL, &m), FEA_ERR_INVALID_ARG, ctx, "path");
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, missing, NULL), FEA_ERR_INVALID_ARG, ctx, "out");
