@@ -275,7 +275,7 @@ fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_inde
 fea_status fea_knots_elevate(const fea_context *ctx, const fea_knots *k, int t, fea_knots *out) {
   memset(out, 0, sizeof *out);
   FEA_CHECK(t >= 0 && t <= FEA_BSPLINE_MAX_DEGREE - k->p, ctx, FEA_ERR_INVALID_ARG,
-            "raising degree %d by %d gives %d, outside 1..%d", k->p, t, k->p + t,
+            "raising degree %d by %d gives %lld, outside 1..%d", k->p, t, (long long)k->p + t,
             FEA_BSPLINE_MAX_DEGREE);
   fea_index distinct = 1;
   for (fea_index i = 1; i < k->m; i++) distinct += k->t[i] != k->t[i - 1];

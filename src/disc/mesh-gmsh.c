@@ -20,6 +20,7 @@
  * Cells that are inverted or degenerate are errors naming their line: the
  * reader never reorders nodes behind the user's back. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "mesh.h"
@@ -82,7 +84,8 @@ struct reader {
   int eof;
 
   /* $Nodes: node i (in file order) has tag tag[i], coordinates xyz[3i..3i+3)
-   * written on line line_of[i]; index_of[t - min_tag] is the node of tag t, -1 if none. */
+   * written on line line_of[i] (while its block's tags are read, the line of
+   * its tag); index_of[t - min_tag] is the node of tag t, -1 if none. */
   int have_nodes;
   long long nodes_line; /* line of the $Nodes header, for messages */
   fea_index num_nodes, min_tag, max_tag;
@@ -200,16 +203,23 @@ static fea_status need_line(struct reader *r, const char *section, const char *w
   return FEA_SUCCESS;
 }
 
-/* The line must be exactly `text` (blanks around it allowed). */
+/* The line must be exactly `text` (blanks around it allowed). Only the bytes
+ * of the line up to its NUL are looked at, whatever its length: past `text`
+ * is read only once the line is known to hold all of `text`. */
 static fea_status expect_text(struct reader *r, const char *text, const char *after) {
   FEA_CALL(need_line(r, after, text));
   const char *p = r->buf;
   while (*p == ' ' || *p == '\t') p++;
-  size_t n = strlen(text);
-  const char *q = p + n;
-  while (*q == ' ' || *q == '\t') q++;
-  if (strncmp(p, text, n) != 0 || *q != '\0') {
+  const size_t n = strlen(text);
+  int ok = strncmp(p, text, n) == 0; /* false at the line's NUL if it is shorter */
+  if (ok) {
+    const char *q = p + n;
+    while (*q == ' ' || *q == '\t') q++;
+    ok = *q == '\0';
+  }
+  if (!ok) {
     char tok[32];
+    if (*p == '\0') return FAIL(r, "expected %s after %s, found an empty line", text, after);
     return FAIL(r, "expected %s after %s, found '%s'", text, after, show(p, tok));
   }
   return FEA_SUCCESS;
@@ -390,11 +400,16 @@ static fea_status read_nodes(struct reader *r) {
       if (t < tmin || t > tmax)
         return FAIL(r, "node tag %lld is outside the range %lld..%lld declared at line %lld", t,
                     tmin, tmax, header);
-      if (r->index_of[t - tmin] >= 0)
+      const fea_index first = r->index_of[t - tmin];
+      if (first >= done) /* in this block: line_of[first] is still the line of its tag */
+        return FAIL(r, "node tag %lld is defined twice, at lines %lld and %lld", t,
+                    r->line_of[first], r->line);
+      if (first >= 0)
         return FAIL(r, "node tag %lld is defined twice (first for the coordinates at line %lld)", t,
-                    r->line_of[r->index_of[t - tmin]]);
+                    r->line_of[first]);
       r->index_of[t - tmin] = i;
       r->tag[i] = t;
+      r->line_of[i] = r->line; /* the tag's line, until the coordinates' line replaces it */
     }
     const int extra = param ? (int)edim : 0; /* parametric coordinates u [v [w]] */
     for (long long i = done; i < done + count; i++) {
@@ -689,6 +704,16 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
   return build_mesh(r, out);
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
 fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out) {
   struct reader *r = calloc(1, sizeof *r);
   FEA_CHECK(r, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to read %s", path);
@@ -697,16 +722,21 @@ fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out
   r->cap = 256;
   r->buf = malloc(r->cap);
   fea_status s = FEA_SUCCESS;
-  r->f = fopen(path, "rb");
+  /* Opened without blocking and checked before any read: opening a FIFO for
+   * reading would otherwise wait for a writer forever. */
   struct stat st;
+  const int fd = r->buf ? open(path, O_RDONLY | O_NONBLOCK) : -1;
   if (!r->buf)
     s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to read %s", path);
-  else if (!r->f)
+  else if (fd < 0)
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
-  else if (fstat(fileno(r->f), &st) != 0)
+  else if (fstat(fd, &st) != 0)
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
   else if (!S_ISREG(st.st_mode))
-    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: not a regular file", path);
+    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+  else if (fcntl(fd, F_SETFL, 0) != 0 || !(r->f = fdopen(fd, "rb"))) /* O_NONBLOCK off */
+    s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
+  if (fd >= 0 && !r->f) close(fd);
   if (s == FEA_SUCCESS) {
     r->size = (long long)st.st_size;
     s = read_file(r, out);

@@ -3,6 +3,7 @@
  *
  * Problems have no reference count, so a solver keeps its own copy (made
  * from the caller's complete descriptor): the caller may destroy theirs. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "context.h"
@@ -87,6 +88,20 @@ fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
             (long long)ldx, (long long)need_ld);
   FEA_CHECK(x || nrhs == 0 || nf == 0, ctx, FEA_ERR_INVALID_ARG, "argument 'x' is NULL");
   if (nrhs == 0 || nf == 0) return FEA_SUCCESS;
+  if (b) {
+    /* solver.h: x may be b (in place, ldx = ldb); no other overlap. The
+     * ranges are compared as addresses: pointers into different objects have
+     * no order in C. */
+    const uintptr_t b0 = (uintptr_t)b, x0 = (uintptr_t)x;
+    const uintptr_t b1 = b0 + ((uintptr_t)(nrhs - 1) * (uintptr_t)ldb + (uintptr_t)nf) * sizeof *b;
+    const uintptr_t x1 = x0 + ((uintptr_t)(nrhs - 1) * (uintptr_t)ldx + (uintptr_t)nf) * sizeof *x;
+    const int in_place = b0 == x0 && (ldb == ldx || nrhs == 1);
+    FEA_CHECK(in_place || b1 <= x0 || x1 <= b0, ctx, FEA_ERR_INVALID_ARG,
+              "b [%p, %p) (ldb = %lld) and x [%p, %p) (ldx = %lld) overlap; only x = b with "
+              "ldx = ldb (in place) is allowed",
+              (const void *)b, (const void *)b1, (long long)ldb, (const void *)x, (const void *)x1,
+              (long long)ldx);
+  }
   return solver->ops->solve(solver, nrhs, b, ldb, x, ldx);
 }
 

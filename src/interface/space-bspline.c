@@ -90,6 +90,11 @@ fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int
   FEA_CALL(check_dir(space, dir));
   FEA_CHECK(t >= 0, space->ctx, FEA_ERR_INVALID_ARG, "degree raise %d is negative", t);
   const fea_bspline_space *b = space->impl;
+  /* Compared as max - p, and the sum shown in long long: p + t can overflow. */
+  const int p = b->knots[dir].p;
+  FEA_CHECK(t <= FEA_BSPLINE_MAX_DEGREE - p, space->ctx, FEA_ERR_INVALID_ARG,
+            "raising degree %d by %d gives %lld, outside 1..%d", p, t, (long long)p + t,
+            FEA_BSPLINE_MAX_DEGREE);
   fea_knots kn;
   FEA_CALL(fea_knots_elevate(space->ctx, &b->knots[dir], t, &kn));
   fea_status st = fea_space_bspline_with_knots(space, dir, &kn, out);

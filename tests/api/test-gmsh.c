@@ -231,6 +231,32 @@ Test(gmsh, format_corners) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* ---- special files -------------------------------------------------------------------------- */
+
+/* A FIFO, a directory and a device are refused by what they are, and none is
+ * read: opening a FIFO for reading must not wait for a writer. */
+static void expect_special(fea_context *ctx, const char *path, const char *kind) {
+  fea_mesh *m = (fea_mesh *)&m;
+  char want[400];
+  snprintf(want, sizeof want, "%s: is %s, not a regular file", path, kind);
+  EXPECT_FAIL(fea_mesh_read_gmsh(ctx, path, &m), FEA_ERR_IO, ctx, want);
+  cr_assert_null(m, "a failed read left *out set");
+}
+
+Test(gmsh, special_files, .timeout = 30) {
+  fea_context *ctx = open_ref();
+  tmp_init();
+  const char *fifo = tmp_path("fifo.msh");
+  cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo %s: %s", fifo, strerror(errno));
+  expect_special(ctx, fifo, "a FIFO");
+  expect_special(ctx, tmp_dir, "a directory");
+  struct stat st;
+  if (stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode))
+    expect_special(ctx, "/dev/null", "a character device");
+  tmp_cleanup();
+  OK(fea_context_destroy(&ctx));
+}
+
 /* ---- bad files ------------------------------------------------------------------------------ */
 
 Test(gmsh, truncated_files) {
@@ -335,7 +361,17 @@ Test(gmsh, bad_node_tags) {
   const int block = find(&t, nodes, "1 1 0 ");
   snprintf(line, sizeof line, "%s", t.line[block]); /* the block's first tag */
   p = write_edited(&t, "duplicate.msh", t.n, block + 2, line);
-  expect_error(ctx, p, FEA_ERR_IO, block + 2, "is defined twice");
+  char twice[300];
+  snprintf(twice, sizeof twice, "node tag %s is defined twice, at lines %d and %d", line, block + 1,
+           block + 2);
+  expect_error(ctx, p, FEA_ERR_IO, block + 2, twice);
+  /* The tag of an earlier block's node (tag 1, coordinates on line nodes + 4):
+   * that node's coordinates' line is named. */
+  cr_assert_str_eq(t.line[nodes + 2], "1");
+  p = write_edited(&t, "duplicate-block.msh", t.n, block + 1, "1");
+  snprintf(twice, sizeof twice,
+           "node tag 1 is defined twice (first for the coordinates at line %d)", nodes + 4);
+  expect_error(ctx, p, FEA_ERR_IO, block + 1, twice);
   /* A tag outside the range the $Nodes header declares. */
   p = write_edited(&t, "tag-range.msh", t.n, block + 1, "99");
   expect_error(ctx, p, FEA_ERR_IO, block + 1, "node tag 99 is outside the range 1..98 declared");
@@ -487,6 +523,43 @@ Test(gmsh, format_and_sections) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* The line that must close a section, of any length and cut anywhere: only
+ * the line's own bytes may be read (the sanitizer build and valgrind see any
+ * other). */
+Test(gmsh, end_lines_of_any_length) {
+  fea_context *ctx = open_ref();
+  tmp_init();
+  static const int blanks[] = {0, 1, 13, 14, 241, 242, 254, 255, 256, 300, 5000};
+  for (size_t i = 0; i < sizeof blanks / sizeof *blanks; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "blanks-%d.msh", blanks[i]);
+    const char *p = tmp_path(name);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fprintf(f, "$MeshFormat\n4.1 0 8\n%*s\n$EndMeshFormat\n", blanks[i], "");
+    fclose(f);
+    expect_error(ctx, p, FEA_ERR_IO, 3,
+                 "expected $EndMeshFormat after $MeshFormat, found an empty line");
+  }
+  /* Cut inside the closing line, with and without its end of line. */
+  static const char *const cut[] = {"$EndMe", "$EndMe\n", "  $EndMeshFormat_", "$",
+                                    "$EndMeshForma\r"};
+  for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
+    char name[32], text[96];
+    snprintf(name, sizeof name, "cut-%zu.msh", i);
+    snprintf(text, sizeof text, "$MeshFormat\n4.1 0 8\n%s", cut[i]);
+    expect_error(ctx, write_text(name, text), FEA_ERR_IO, 3,
+                 "expected $EndMeshFormat after $MeshFormat, found '$");
+  }
+  /* Blanks around the closing line are allowed. */
+  static const char padded[] =
+      "$MeshFormat\n4.1 0 8\n \t$EndMeshFormat \t\n$Nodes\n0 0 0 0\n$EndNodes\n";
+  expect_error(ctx, write_text("padded.msh", padded), FEA_ERR_IO, 7,
+               "the file has no $Elements section");
+  tmp_cleanup();
+  OK(fea_context_destroy(&ctx));
+}
+
 Test(gmsh, header_counts_and_ranges) {
   fea_context *ctx = open_ref();
   tmp_init();
@@ -573,6 +646,7 @@ Test(gmsh, bad_bytes_and_lines) {
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, missing, &m), FEA_ERR_IO, ctx, "No such file or directory");
   cr_assert_null(m);
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, tmp_dir, &m), FEA_ERR_IO, ctx, "not a regular file");
+  cr_assert_null(m);
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, "", &m), FEA_ERR_INVALID_ARG, ctx, "path is empty");
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, NULL, &m), FEA_ERR_INVALID_ARG, ctx, "path");
   EXPECT_FAIL(fea_mesh_read_gmsh(ctx, missing, NULL), FEA_ERR_INVALID_ARG, ctx, "out");

@@ -529,6 +529,20 @@ Test(multifrontal, errors) {
   OK(fea_solver_setup(sv));
   EXPECT_FAIL(fea_solver_solve(sv, 2, NULL, 0, x, nf), FEA_ERR_INVALID_ARG, ctx, "nrhs = 2");
   EXPECT_FAIL(fea_solver_solve(sv, 1, x, nf - 1, x, nf), FEA_ERR_DIMENSION, ctx, "ldb");
+  /* x may be b (in place, ldx = ldb), but no other overlap. */
+  double *w = malloc((size_t)(2 * nf + 1) * sizeof *w);
+  for (fea_index i = 0; i < 2 * nf + 1; i++) w[i] = 1.0;
+  EXPECT_FAIL(fea_solver_solve(sv, 2, w, nf, w + 1, nf), FEA_ERR_INVALID_ARG, ctx, "overlap");
+  EXPECT_FAIL(fea_solver_solve(sv, 1, w + nf - 1, nf, w, nf), FEA_ERR_INVALID_ARG, ctx, "overlap");
+  EXPECT_FAIL(fea_solver_solve(sv, 2, w, nf, w, nf + 1), FEA_ERR_INVALID_ARG, ctx, "ldx = ");
+  for (fea_index i = 0; i < 2 * nf + 1; i++) cr_assert_eq(w[i], 1.0, "a refused solve wrote x");
+  double *y = malloc((size_t)(2 * nf) * sizeof *y);
+  OK(fea_solver_solve(sv, 2, w, nf, y, nf));
+  OK(fea_solver_solve(sv, 2, w, nf, w, nf));
+  for (fea_index i = 0; i < 2 * nf; i++)
+    cr_assert(fabs(w[i] - y[i]) <= 1e-12 * fabs(y[i]), "an in-place solve differs at %lld",
+              (long long)i);
+  free(w), free(y);
   EXPECT_FAIL(fea_solver_get_boundary_schur(sv, 0, NULL, NULL, &nf), FEA_ERR_STATE, ctx,
               "keep_boundary");
   fea_solver_level lv = {.size = sizeof lv};

@@ -121,6 +121,24 @@ Test(multigrid_api, many_rhs_and_reuse) {
   memcpy(x, B, (size_t)nf * sizeof *x);
   cr_assert_eq(fea_solver_solve(sv, 1, x, nf, x, nf), FEA_SUCCESS);
   cr_expect(rel_diff(nf, x, X) < 1e-14, "an in-place solve differs");
+  /* In place with two columns (ldx = ldb); x just before b does not overlap it. */
+  double *W = malloc((size_t)(2 * nf + 1) * sizeof *W);
+  memcpy(W, B, (size_t)(2 * nf) * sizeof *W);
+  cr_assert_eq(fea_solver_solve(sv, 2, W, nf, W, nf), FEA_SUCCESS);
+  cr_expect(rel_diff(2 * nf, W, X) < 1e-14, "an in-place solve of two columns differs");
+  cr_assert_eq(fea_solver_solve(sv, 1, B + nf, nf, B, nf), FEA_SUCCESS);
+  cr_expect(rel_diff(nf, B, X + nf) < 1e-14, "x just before b: the solve differs");
+  for (fea_index i = 0; i < nf; i++) B[i] = sin(0.37 * (double)i);
+  /* Other overlaps are refused, naming both ranges; x is left alone. */
+  for (fea_index i = 0; i < 2 * nf + 1; i++) W[i] = 1.0;
+  cr_expect_eq(fea_solver_solve(sv, 2, W, nf, W + 1, nf), FEA_ERR_INVALID_ARG);
+  cr_expect(strstr(fea_context_last_error(ctx), "overlap") != NULL, "%s",
+            fea_context_last_error(ctx));
+  cr_expect_eq(fea_solver_solve(sv, 1, W + 1, nf, W, nf), FEA_ERR_INVALID_ARG);
+  cr_expect_eq(fea_solver_solve(sv, 1, W, nf, W + nf - 1, nf), FEA_ERR_INVALID_ARG);
+  cr_expect_eq(fea_solver_solve(sv, 2, W, nf, W, nf + 1), FEA_ERR_INVALID_ARG);
+  for (fea_index i = 0; i < 2 * nf + 1; i++) cr_assert_eq(W[i], 1.0, "a refused solve wrote x");
+  free(W);
   /* A new problem (sigma = 1.5; unscaled omega = 0.3 needs lambda_max < 6.7)
    * divides the solution by 1.5. */
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;

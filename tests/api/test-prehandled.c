@@ -547,6 +547,19 @@ Test(prehandled, bad_input_is_refused) {
   cr_expect_eq(fea_solver_solve(sv, 1, NULL, 0, x, nf - 1), FEA_ERR_DIMENSION);
   cr_expect_eq(fea_solver_solve(sv, 1, NULL, 0, x, nf), FEA_SUCCESS, "%s",
                fea_context_last_error(ctx));
+  /* x overlapping b is refused (it answered 0.7 % wrong); x = b in place is allowed. */
+  double *w = malloc((size_t)(2 * nf + 1) * sizeof *w);
+  for (fea_index i = 0; i < 2 * nf + 1; i++) w[i] = 1.0;
+  cr_expect_eq(fea_solver_solve(sv, 2, w, nf, w + 1, nf), FEA_ERR_INVALID_ARG);
+  cr_expect(strstr(fea_context_last_error(ctx), "overlap") != NULL, "%s",
+            fea_context_last_error(ctx));
+  cr_expect_eq(fea_solver_solve(sv, 1, w + 1, nf, w, nf), FEA_ERR_INVALID_ARG);
+  for (fea_index i = 0; i < 2 * nf + 1; i++) cr_assert_eq(w[i], 1.0, "a refused solve wrote x");
+  cr_expect_eq(fea_solver_solve(sv, 1, w, nf, x, nf), FEA_SUCCESS);
+  cr_expect_eq(fea_solver_solve(sv, 1, w, nf, w, nf), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  cr_expect(rel_diff(nf, w, x) < 1e-14, "an in-place solve differs");
+  free(w);
   fea_prehandled_desc small = FEA_PREHANDLED_DESC_INIT;
   small.memory_limit_bytes = 1000;
   fea_solver *tiny = ph_create(ctx, &s, 0, FEA_F64, 0);

@@ -6,6 +6,7 @@
  * inputs, each naming the bad value and leaving *out NULL.
  *
  * Spaces live on the host, so one backend (/cpu/ref) is enough here. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -620,6 +621,15 @@ Test(space_bspline_errors, refinement_arguments) {
   o = SENTINEL;
   EXPECT_FAIL(fea_space_bspline_elevate_degree(s, 0, -1, &o), FEA_ERR_INVALID_ARG, ctx,
               "degree raise -1 is negative");
+  cr_assert_null(o);
+  /* A raise so large that degree + raise overflows an int is refused by its size. */
+  o = SENTINEL;
+  EXPECT_FAIL(fea_space_bspline_elevate_degree(s, 0, INT_MAX, &o), FEA_ERR_INVALID_ARG, ctx,
+              "raising degree 2 by 2147483647 gives 2147483649, outside 1..8");
+  cr_assert_null(o);
+  o = SENTINEL;
+  EXPECT_FAIL(fea_space_bspline_elevate_degree(s, 1, INT_MAX - 6, &o), FEA_ERR_INVALID_ARG, ctx,
+              "raising degree 7 by 2147483641 gives 2147483648, outside 1..8");
   cr_assert_null(o);
   fea_space_destroy(&s);
   fea_context_destroy(&ctx);
