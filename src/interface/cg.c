@@ -1,6 +1,7 @@
 /* CG API: argument checks (vectors, options, stats size), then the solve
  * of src/matfree/operator-cg.c. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "context.h"
 #include "error.h"
@@ -39,6 +40,33 @@ static fea_status check_vector(const fea_operator *A, const fea_vector *v, const
   return FEA_SUCCESS;
 }
 
+/* A NaN or Inf in b or the initial x would only show as a breakdown ("not
+ * positive definite") deep in the iteration: refuse it here, by name. */
+static fea_status check_finite(const fea_operator *A, const fea_vector *v, const char *name) {
+  if (v->n == 0) return FEA_SUCCESS;
+  const double *vals = v->data;
+  double *copy = NULL;
+  if (A->ctx->backend->mem != FEA_MEM_HOST) {
+    copy = malloc((size_t)v->n * sizeof *copy);
+    FEA_CHECK(copy, A->ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for a host copy of vector '%s' (%lld entries)", name, (long long)v->n);
+    fea_status st = fea_vec_read(v, FEA_F64, copy);
+    if (st != FEA_SUCCESS) {
+      free(copy);
+      return st;
+    }
+    vals = copy;
+  }
+  fea_index bad = -1;
+  for (fea_index i = 0; i < v->n && bad < 0; i++)
+    if (!isfinite(vals[i])) bad = i;
+  const double value = bad >= 0 ? vals[bad] : 0.0;
+  free(copy);
+  FEA_CHECK(bad < 0, A->ctx, FEA_ERR_INVALID_ARG,
+            "vector '%s' has entry %lld = %g; CG needs finite values", name, (long long)bad, value);
+  return FEA_SUCCESS;
+}
+
 fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                         const fea_cg_desc *desc, fea_cg_stats *stats) {
   FEA_CHECK_NULL(A, NULL);
@@ -48,6 +76,8 @@ fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
   if (stats) FEA_CALL(fea_struct_check(A->ctx, stats, "stats", &fea_struct_cg_stats));
   fea_cg_desc d;
   FEA_CALL(read_desc(A, desc, &d));
+  FEA_CALL(check_finite(A, b, "b"));
+  FEA_CALL(check_finite(A, x, "x"));
   fea_cg_stats s;
   fea_status st = fea_operator_cg_solve(A, b, x, &d, &s);
   if (stats && st >= 0) /* cannot fail: checked above */

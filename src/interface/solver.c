@@ -3,6 +3,7 @@
  *
  * Problems have no reference count, so a solver keeps its own copy (made
  * from the caller's complete descriptor): the caller may destroy theirs. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -101,6 +102,15 @@ fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
               "ldx = ldb (in place) is allowed",
               (const void *)b, (const void *)b1, (long long)ldb, (const void *)x, (const void *)x1,
               (long long)ldx);
+    /* types.h: NaN is an invalid argument; a factorization would only
+     * spread it over x and report success. */
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < nf; i++) {
+        const double v = b[j * ldb + i];
+        FEA_CHECK(isfinite(v), ctx, FEA_ERR_INVALID_ARG,
+                  "b has entry %g in column %lld, row %lld; right-hand sides must be finite", v,
+                  (long long)j, (long long)i);
+      }
   }
   return solver->ops->solve(solver, nrhs, b, ldb, x, ldx);
 }

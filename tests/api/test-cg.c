@@ -6,7 +6,12 @@
  *   error, which falls at the expected L2 order (~3); 3D Q2 too;
  * - every kind and CG without preconditioner reach the same solution;
  * - a tiny iteration limit answers FEA_WARN_NOT_CONVERGED with a valid x and
- *   the residual history; bad input is refused. */
+ *   the residual history; bad input is refused;
+ * - a NaN or Inf in b or in the initial x is refused up front, naming the
+ *   vector, the entry and the value (not a later "not positive definite"). */
+#include <stdio.h>
+
+#include "api-common.h"
 #include "solve-common.h"
 
 static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX,
@@ -201,6 +206,44 @@ Test(cg, iteration_limit_warns_with_history) {
   cr_expect_eq(fea_cg_solve(NULL, b, x, NULL, NULL), FEA_ERR_INVALID_ARG);
   fea_vector_destroy(&shortv);
   fea_vector_destroy(&f32);
+  fea_vector_destroy(&b);
+  fea_vector_destroy(&x);
+  fea_operator_destroy(&op);
+  sine_free(&s);
+}
+
+Test(cg, non_finite_b_or_x0_refused) {
+  sine_problem s;
+  sine_make(&s, 2, 1, 4);
+  cr_assert(s.nf > 3);
+  fea_operator *op = NULL;
+  OK(fea_operator_create(s.ctx, s.pb, NULL, &op));
+  fea_vector *b = NULL, *x = NULL;
+  OK(fea_vector_create(s.ctx, s.nf, FEA_F64, &b));
+  OK(fea_vector_create(s.ctx, s.nf, FEA_F64, &x));
+  OK(fea_operator_get_rhs(op, b));
+  double *v = calloc((size_t)s.nf, sizeof *v);
+  OK(fea_vector_read(b, s.nf, FEA_F64, v));
+  v[3] = NAN;
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  EXPECT_FAIL(fea_cg_solve(op, b, x, NULL, NULL), FEA_ERR_INVALID_ARG, s.ctx,
+              "vector 'b' has entry 3 = nan");
+  v[3] = 1.0;
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  memset(v, 0, (size_t)s.nf * sizeof *v);
+  v[s.nf - 1] = -INFINITY;
+  OK(fea_vector_write(x, s.nf, FEA_F64, v));
+  char want[64];
+  snprintf(want, sizeof want, "vector 'x' has entry %lld = -inf", (long long)(s.nf - 1));
+  EXPECT_FAIL(fea_cg_solve(op, b, x, NULL, NULL), FEA_ERR_INVALID_ARG, s.ctx, want);
+  /* The refused x is left as it was; with finite entries the solve works. */
+  double last = 0;
+  OK(fea_vector_read(x, s.nf, FEA_F64, v));
+  last = v[s.nf - 1];
+  cr_expect(isinf(last) && last < 0);
+  OK(fea_vector_set_all(x, 0.0));
+  OK(fea_cg_solve(op, b, x, NULL, NULL));
+  free(v);
   fea_vector_destroy(&b);
   fea_vector_destroy(&x);
   fea_operator_destroy(&op);

@@ -542,6 +542,16 @@ Test(multifrontal, errors) {
   for (fea_index i = 0; i < 2 * nf; i++)
     cr_assert(fabs(w[i] - y[i]) <= 1e-12 * fabs(y[i]), "an in-place solve differs at %lld",
               (long long)i);
+  /* types.h: NaN (and Inf) in b is an invalid argument, not a NaN solution. */
+  for (fea_index i = 0; i < 2 * nf; i++) w[i] = 1.0, y[i] = 7.0;
+  w[nf + 2] = NAN;
+  EXPECT_FAIL(fea_solver_solve(sv, 2, w, nf, y, nf), FEA_ERR_INVALID_ARG, ctx,
+              "b has entry nan in column 1, row 2");
+  w[nf + 2] = 1.0;
+  w[0] = INFINITY;
+  EXPECT_FAIL(fea_solver_solve(sv, 1, w, nf, w, nf), FEA_ERR_INVALID_ARG, ctx,
+              "b has entry inf in column 0, row 0");
+  for (fea_index i = 0; i < 2 * nf; i++) cr_assert_eq(y[i], 7.0, "a refused solve wrote x");
   free(w), free(y);
   EXPECT_FAIL(fea_solver_get_boundary_schur(sv, 0, NULL, NULL, &nf), FEA_ERR_STATE, ctx,
               "keep_boundary");
