@@ -203,26 +203,35 @@ static fea_status need_line(struct reader *r, const char *section, const char *w
   return FEA_SUCCESS;
 }
 
+/* Whether line is `text` with blanks around it; a section line may also end
+ * in "\r" (on top of the "\r\n" read_line drops), as editors on Windows leave
+ * them. Only the line's bytes up to its NUL are read. */
+static int header_is(const char *line, const char *text) {
+  while (*line == ' ' || *line == '\t') line++;
+  const size_t n = strlen(text);
+  if (strncmp(line, text, n) != 0) return 0; /* false at the line's NUL if it is shorter */
+  const char *q = line + n;
+  while (*q == ' ' || *q == '\t' || *q == '\r') q++;
+  return *q == '\0';
+}
+
 /* The line must be exactly `text` (blanks around it allowed). Only the bytes
  * of the line up to its NUL are looked at, whatever its length: past `text`
  * is read only once the line is known to hold all of `text`. */
 static fea_status expect_text(struct reader *r, const char *text, const char *after) {
   FEA_CALL(need_line(r, after, text));
+  if (header_is(r->buf, text)) return FEA_SUCCESS;
   const char *p = r->buf;
   while (*p == ' ' || *p == '\t') p++;
+  char tok[32];
+  if (*p == '\0') return FAIL(r, "expected %s after %s, found an empty line", text, after);
   const size_t n = strlen(text);
-  int ok = strncmp(p, text, n) == 0; /* false at the line's NUL if it is shorter */
-  if (ok) {
+  if (strncmp(p, text, n) == 0 && (p[n] == ' ' || p[n] == '\t')) {
     const char *q = p + n;
-    while (*q == ' ' || *q == '\t') q++;
-    ok = *q == '\0';
+    while (*q == ' ' || *q == '\t' || *q == '\r') q++;
+    return FAIL(r, "unexpected '%s' after %s", show(q, tok), text);
   }
-  if (!ok) {
-    char tok[32];
-    if (*p == '\0') return FAIL(r, "expected %s after %s, found an empty line", text, after);
-    return FAIL(r, "expected %s after %s, found '%s'", text, after, show(p, tok));
-  }
-  return FEA_SUCCESS;
+  return FAIL(r, "expected %s after %s, found '%s'", text, after, show(p, tok));
 }
 
 /* ---- numbers -------------------------------------------------------------------------------- */
@@ -317,7 +326,7 @@ static fea_status skip_section(struct reader *r, const char *name) {
     if (!got)
       return FAIL_AT(r, FEA_ERR_IO, r->line + 1, "the file ends inside $%s (line %lld), before %s",
                      name, start, end);
-    if (strcmp(skip_blanks(r->buf), end) == 0) return FEA_SUCCESS;
+    if (header_is(r->buf, end)) return FEA_SUCCESS;
   }
 }
 
@@ -662,10 +671,12 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
   int got;
   FEA_CALL(read_line(r, &got));
   if (!got) return FAIL_AT(r, FEA_ERR_IO, 1, "the file is empty, expected $MeshFormat");
-  if (strcmp(skip_blanks(r->buf), "$MeshFormat") != 0) {
+  if (!header_is(r->buf, "$MeshFormat")) {
     char tok[32];
-    return FAIL(r, "not a Gmsh file: expected $MeshFormat, found '%s'",
-                show(skip_blanks(r->buf), tok));
+    const char *p = skip_blanks(r->buf);
+    if (strncmp(p, "$MeshFormat", 11) == 0 && (p[11] == ' ' || p[11] == '\t'))
+      return FAIL(r, "unexpected '%s' after $MeshFormat", show(skip_blanks(p + 11), tok));
+    return FAIL(r, "not a Gmsh file: expected $MeshFormat, found '%s'", show(p, tok));
   }
   FEA_CALL(read_format(r));
   long long nodes_at = 0, elements_at = 0;
@@ -677,8 +688,8 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
     char tok[32];
     if (*p != '$') return FAIL(r, "expected a section such as $Nodes, found '%s'", show(p, tok));
     char name[72];
-    const size_t len = strcspn(p + 1, " \t");
-    if (len == 0 || len >= sizeof name || *skip_blanks(p + 1 + len) != '\0')
+    const size_t len = strcspn(p + 1, " \t\r");
+    if (len == 0 || len >= sizeof name || !header_is(p + 1 + len, ""))
       return FAIL(r, "'%s' is not a section name", show(p, tok));
     memcpy(name, p + 1, len);
     name[len] = '\0';

@@ -523,6 +523,34 @@ Test(gmsh, format_and_sections) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* Section lines with blanks after the name, and "\r" before the "\r\n" or
+ * "\n" (files edited on Windows), are section lines; other text after the name
+ * is named as such, not as a wrong section. */
+Test(gmsh, section_lines_with_trailing_blanks) {
+  fea_context *ctx = open_ref();
+  tmp_init();
+  static const char blanks[] =
+      "$MeshFormat \t\r\n4.1 0 8\r\n$EndMeshFormat  \r\n"
+      "$Comments\t\n$EndComments \r\r\n"
+      "$Nodes \n1 3 1 3\n1 1 0 3\n1\n2\n3\n0 2 7\n1 2 7\n3 2 7\n$EndNodes\t \n"
+      "$Elements\r\r\n1 2 1 2\n1 1 1 2\n1 1 2\n2 2 3\n$EndElements \r\n";
+  fea_mesh *m = NULL;
+  OK(fea_mesh_read_gmsh(ctx, write_text("blanks.msh", blanks), &m));
+  struct arrays a = get_arrays(m);
+  cr_assert_eq(a.dim, 1);
+  cr_assert(a.nn == 3 && a.nc == 2);
+  free_arrays(&a);
+  OK(fea_mesh_destroy(&m));
+  static const char extra[] = "$MeshFormat v4\n4.1 0 8\n$EndMeshFormat\n";
+  expect_error(ctx, write_text("extra.msh", extra), FEA_ERR_IO, 1,
+               "unexpected 'v4' after $MeshFormat");
+  static const char extra_end[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat 1\n";
+  expect_error(ctx, write_text("extra-end.msh", extra_end), FEA_ERR_IO, 3,
+               "unexpected '1' after $EndMeshFormat");
+  tmp_cleanup();
+  OK(fea_context_destroy(&ctx));
+}
+
 /* The line that must close a section, of any length and cut anywhere: only
  * the line's own bytes may be read (the sanitizer build and valgrind see any
  * other). */
