@@ -23,6 +23,14 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
   if (out) *out = NULL;
   FEA_CHECK_NULL(mesh, NULL);
   FEA_CHECK_NULL(out, mesh->ctx);
+  /* Meshes of curves and surfaces (cells of lower dimension than the
+   * coordinates) are meshes, to refine and write, but the elements below map
+   * reference cells of the coordinate dimension only. */
+  FEA_CHECK(fea_cell_dim(mesh->type) == mesh->dim, mesh->ctx, FEA_ERR_UNSUPPORTED,
+            "%s cells have dimension %d but the mesh's coordinates have dimension %d: Lagrange "
+            "spaces on curves or surfaces (cells of lower dimension than the coordinates) are "
+            "not supported",
+            fea_cell_name(mesh->type), fea_cell_dim(mesh->type), mesh->dim);
   FEA_CHECK(nodes == FEA_NODES_EQUISPACED || nodes == FEA_NODES_GAUSS_LOBATTO, mesh->ctx,
             FEA_ERR_INVALID_ARG, "unknown Lagrange node set %d", (int)nodes);
   int simplex = mesh->type == FEA_CELL_TRIANGLE || mesh->type == FEA_CELL_TETRAHEDRON;

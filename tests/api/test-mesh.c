@@ -302,6 +302,34 @@ Test(mesh, from_arrays_copies) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* A ring of intervals in 2D and the closed surface of a tetrahedron in 3D
+ * are meshes (to refine, to write), but no Lagrange space is built on them:
+ * refused at the space, naming the cell type and both dimensions. */
+Test(mesh, lagrange_space_needs_cells_of_the_coordinate_dimension) {
+  fea_context *ctx = open_ref();
+  const double ring_x[8] = {0, 0, 1, 0, 1, 1, 0, 1};
+  const fea_index ring_c[8] = {0, 1, 1, 2, 2, 3, 3, 0};
+  const double tet_x[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const fea_index tet_c[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 0, 3, 2};
+  fea_mesh *ring = NULL, *surf = NULL, *fine = NULL;
+  OK(fea_mesh_create_from_arrays(ctx, 2, FEA_CELL_INTERVAL, 4, ring_x, 4, ring_c, &ring));
+  OK(fea_mesh_create_from_arrays(ctx, 3, FEA_CELL_TRIANGLE, 4, tet_x, 4, tet_c, &surf));
+  OK(fea_mesh_refine_uniform(ring, &fine));
+  fea_space *sp = (fea_space *)&sp;
+  EXPECT_FAIL(fea_space_create_lagrange(ring, 1, FEA_NODES_EQUISPACED, &sp), FEA_ERR_UNSUPPORTED,
+              ctx, "interval cells have dimension 1 but the mesh's coordinates have dimension 2");
+  cr_assert_null(sp);
+  EXPECT_FAIL(fea_space_create_lagrange(fine, 2, FEA_NODES_EQUISPACED, &sp), FEA_ERR_UNSUPPORTED,
+              ctx, "interval cells have dimension 1");
+  EXPECT_FAIL(fea_space_create_lagrange(surf, 1, FEA_NODES_EQUISPACED, &sp), FEA_ERR_UNSUPPORTED,
+              ctx, "triangle cells have dimension 2 but the mesh's coordinates have dimension 3");
+  cr_assert_null(sp);
+  OK(fea_mesh_destroy(&fine));
+  OK(fea_mesh_destroy(&surf));
+  OK(fea_mesh_destroy(&ring));
+  OK(fea_context_destroy(&ctx));
+}
+
 /* from_arrays must fail with want and a message containing needle, leaving *out NULL. */
 #define BAD_ARRAYS(want, needle, ...)                                                \
   do {                                                                               \
