@@ -47,6 +47,11 @@ static fea_status check_finite(const fea_operator *A, const fea_vector *v, const
   const double *vals = v->data;
   double *copy = NULL;
   if (A->ctx->backend->mem != FEA_MEM_HOST) {
+    /* A reduction on the device first (BLAS nrm2 scales, so a finite vector
+     * never overflows it): the host copy only to name the bad entry. */
+    double nrm;
+    FEA_CALL(fea_vec_nrm2(v, &nrm));
+    if (isfinite(nrm)) return FEA_SUCCESS;
     copy = malloc((size_t)v->n * sizeof *copy);
     FEA_CHECK(copy, A->ctx, FEA_ERR_OUT_OF_MEMORY,
               "no memory for a host copy of vector '%s' (%lld entries)", name, (long long)v->n);
