@@ -36,6 +36,9 @@ typedef enum fea_lagrange_nodes {
  * DoFs are numbered: mesh nodes first (same numbers), then edge, face and cell
  * interior DoFs. The space holds a reference on the mesh.
  * @param order 1..2 on simplices, 1..6 on intervals, quads and hexahedra
+ * @return FEA_ERR_INVALID_ARG for an order or node set out of range;
+ *         FEA_ERR_UNSUPPORTED when the mesh's cells have a lower dimension than
+ *         its coordinates (curves in 2D or 3D, surfaces in 3D)
  */
 FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                              fea_space **out);
