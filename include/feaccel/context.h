@@ -85,6 +85,30 @@ FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
 FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level,
                                                 fea_log_fn fn, void *user);
 
+/**
+ * @brief Limit the memory that creates and setups on @p ctx may plan to use.
+ *
+ * Every create and setup estimates its memory from its description before it
+ * allocates anything and refuses with FEA_ERR_OUT_OF_MEMORY, naming both
+ * figures, when the estimate exceeds the budget: the least of @p bytes (0:
+ * the kernel's MemAvailable), the process's RLIMIT_AS and RLIMIT_DATA minus
+ * what it uses of them, and its cgroup memory limits minus their usage. A
+ * solver descriptor's own memory_limit_bytes takes precedence over @p bytes.
+ *
+ * @param bytes the limit in bytes; 0 restores the default (MemAvailable)
+ * @return FEA_ERR_INVALID_ARG for a NULL @p ctx.
+ */
+FEA_API fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes);
+
+/**
+ * @brief The memory budget of the next create or setup on @p ctx, in bytes.
+ *
+ * The figure fea_context_set_memory_limit() describes, read now (it moves
+ * with the process's usage and the machine's MemAvailable).
+ * @return FEA_ERR_INVALID_ARG for a NULL @p ctx or @p bytes.
+ */
+FEA_API fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes);
+
 /** Facts about a context; initialize with FEA_CONTEXT_INFO_INIT so that `.size` is set. */
 typedef struct fea_context_info {
   size_t size;                  /**< sizeof(fea_context_info) as compiled by the caller */

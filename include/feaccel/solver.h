@@ -70,11 +70,14 @@ typedef struct fea_solver_desc {
    * several patches. The complement does not depend on the Dirichlet data;
    * fea_solver_solve() still solves the problem's Dirichlet system. */
   int keep_boundary;
-  /** Refuse setup when its memory would exceed this; 0: the physical memory. */
+  /** Refuse creation when a lower bound of the factorization's memory (from
+   * the knot vectors, before the tree is built) exceeds this, and setup
+   * when the tree's exact peak does; 0: the context's budget
+   * (fea_context_set_memory_limit()). rlimits and cgroup limits always apply. */
   uint64_t memory_limit_bytes;
 } fea_solver_desc;
 
-/** Initializer: automatic merge, full elimination, memory limit = physical memory. */
+/** Initializer: automatic merge, full elimination, the context's memory budget. */
 #define FEA_SOLVER_DESC_INIT \
   { sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0 }
 
@@ -230,7 +233,8 @@ typedef struct fea_prehandled_desc {
    * that small loads neither underflow nor overflow (default 1; 0 exists to
    * show what it prevents). */
   int rhs_scaling;
-  /** Refuse setup when its memory would exceed this; 0: the physical memory. */
+  /** Refuse setup when its memory would exceed this; 0: the context's budget
+   * (fea_context_set_memory_limit()). rlimits and cgroup limits always apply. */
   uint64_t memory_limit_bytes;
   /** FEA_F32 on /gpu/cuda: 1 runs the dense products on TF32 tensor cores
    * (inputs rounded to 10-bit mantissas, FP32 accumulation); 0 (default):

@@ -1,9 +1,11 @@
 /* The Poisson problem object: its quadrature rule and the Dirichlet
  * elimination (free-DoF numbering, boundary values) set up once. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "error.h"
+#include "memory-limit.h"
 #include "problem.h"
 
 static void problem_free(void *object) {
@@ -17,6 +19,12 @@ static void problem_free(void *object) {
 
 fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_problem **out) {
   fea_context *ctx = space->ctx;
+  /* The free-DoF map and the Dirichlet values, and as much again for the
+   * interpolation's work arrays when there is Dirichlet data. */
+  char what[96];
+  snprintf(what, sizeof what, "the problem's DoF maps over %lld DoFs", (long long)space->num_dofs);
+  FEA_CALL(fea_memory_require(ctx, 0, fea_bytes((double)space->num_dofs, d->dirichlet ? 32 : 16),
+                              what));
   fea_problem *pb;
   FEA_CALL(fea_object_alloc(ctx, sizeof *pb, "problem", problem_free, (void **)&pb));
   pb->space = space;

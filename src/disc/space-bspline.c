@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "memory-limit.h"
 #include "space.h"
 
 /* A point may lie this far (relative to the box) outside and still belong to it. */
@@ -300,24 +301,38 @@ static const struct fea_space_ops bspline_ops = {
     .destroy = destroy,
 };
 
-/* The sorted DoFs with index 0 or n_k - 1 in some direction. */
+/* The sorted DoFs with index 0 or n_k - 1 in some direction, listed row by
+ * row along direction 0 (a row on the boundary in another direction is
+ * whole, any other row has its two ends): work and memory O(boundary), not
+ * O(DoFs), so that a space far too large to solve on is still refused or
+ * built at once. The list's size is checked against the memory budget
+ * before it is allocated. */
 static fea_status boundary(const fea_context *ctx, int dim, const fea_index n[3], fea_index total,
                            fea_index *count, fea_index **out) {
   fea_index interior = 1;
-  for (int k = 0; k < dim; k++) interior *= n[k] - 2;
+  for (int k = 0; k < dim; k++) interior *= n[k] > 2 ? n[k] - 2 : 0;
   *count = total - interior;
+  char what[96];
+  snprintf(what, sizeof what, "the list of %lld boundary DoFs", (long long)*count);
+  FEA_CALL(fea_memory_require(ctx, 0, fea_bytes((double)*count, sizeof(fea_index)), what));
   fea_index *d = malloc((size_t)(*count > 0 ? *count : 1) * sizeof *d);
   FEA_CHECK(d, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary DoFs", (long long)*count);
   fea_index c = 0;
-  for (fea_index idx = 0; idx < total; idx++) {
-    fea_index r = idx;
+  const fea_index rows = total / n[0];
+  for (fea_index row = 0; row < rows; row++) {
     int on = 0;
-    for (int k = 0; k < dim; k++) {
+    for (fea_index r = row, k = 1; k < dim; k++) {
       fea_index i = r % n[k];
       r /= n[k];
       on |= i == 0 || i == n[k] - 1;
     }
-    if (on) d[c++] = idx;
+    const fea_index first = row * n[0];
+    if (on || n[0] <= 2) {
+      for (fea_index i = 0; i < n[0]; i++) d[c++] = first + i;
+    } else {
+      d[c++] = first;
+      d[c++] = first + n[0] - 1;
+    }
   }
   *out = d;
   return FEA_SUCCESS;

@@ -7,6 +7,7 @@
 #include "blas.h"
 #include "context.h"
 #include "error.h"
+#include "memory-limit.h"
 #include "resource.h"
 #include "struct-copy.h"
 #include "topology.h"
@@ -74,6 +75,21 @@ fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads) {
   FEA_CHECK(nthreads == ctx->nthreads, ctx, FEA_ERR_UNSUPPORTED,
             "backend %s runs on %d thread(s) and cannot use %d", ctx->backend->prefix,
             ctx->nthreads, nthreads);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes) {
+  FEA_CHECK_NULL(ctx, NULL);
+  ctx->memory_limit = bytes;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes) {
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(bytes, ctx);
+  fea_memory_budget b;
+  fea_memory_budget_get(ctx, 0, &b);
+  *bytes = b.bytes;
   return FEA_SUCCESS;
 }
 

@@ -54,12 +54,7 @@ fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64
   fea_cost_query v;
   FEA_CALL(check_query(ctx, q, &v));
   FEA_CHECK_NULL(fits, ctx);
-  fea_cost c = FEA_COST_INIT;
-  double peak = 0.0;
-  /* The critical path is not needed: one processor makes it the flops. */
-  FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, 1, &c, &peak));
-  *fits = peak <= (double)bytes;
-  return FEA_SUCCESS;
+  return fea_cost_fits_eval(ctx, v.dim, v.p, v.n, bytes, fits);
 }
 
 fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes) {

@@ -1,8 +1,8 @@
 /* The solver handle: argument checks common to every kind, dispatch through
  * the kind's ops (src/internal/solver.h).
  *
- * Problems have no reference count, so a solver keeps its own copy (made
- * from the caller's complete descriptor): the caller may destroy theirs. */
+ * A solver holds a reference on its problem (problems do not change after
+ * creation), so the caller may destroy theirs; no copy of the DoF maps. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,11 +27,8 @@ fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_k
   fea_object_retain(s->space);
   s->kind = kind;
   s->ops = ops;
-  fea_status st = fea_problem_build(s->space, &problem->desc, &s->problem);
-  if (st != FEA_SUCCESS) {
-    fea_object_release(s);
-    return st;
-  }
+  s->problem = problem;
+  fea_object_retain(problem);
   *out = s;
   return FEA_SUCCESS;
 }
@@ -54,12 +51,11 @@ fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem) {
             (long long)problem->space->num_dofs, (long long)solver->space->num_dofs);
   if (solver->ops->check_problem) FEA_CALL(solver->ops->check_problem(solver, problem));
   /* Same space, so the same free DoFs: the numbering stays. */
-  fea_problem *copy = NULL;
-  FEA_CALL(fea_problem_create_poisson(solver->space, &problem->desc, &copy));
+  fea_object_retain(problem);
   if (solver->ops->reset) solver->ops->reset(solver);
   solver->ready = 0;
-  fea_problem_destroy(&solver->problem);
-  solver->problem = copy;
+  fea_object_release(solver->problem);
+  solver->problem = problem;
   return FEA_SUCCESS;
 }
 

@@ -34,4 +34,9 @@ fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *n
 fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int nproc,
                                fea_cost *c, double *peak_bytes);
 
+/* fea_cost_model_fits: *fits = 0 from the tree's lower bound when it
+ * exceeds bytes (no O(DoF) memory), else from the exact peak. */
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, uint64_t bytes,
+                              int *fits);
+
 #endif

@@ -61,6 +61,26 @@ typedef struct fea_etree {
   fea_index peak_entries;     /* doubles alive at the peak of the numeric setup (see etree.c) */
 } fea_etree;
 
+/* A lower bound of a tree's sizes from the knot vectors alone
+ * (src/multifrontal/etree-bound.c), in entries, as doubles. */
+typedef struct fea_etree_bound {
+  double factor_entries; /* <= fea_etree.factor_entries of any problem on the space */
+  double front_entries;  /* <= the tree's front index lists, sum q + r */
+  double num_nodes;      /* the tree's node count (exact when complete) */
+  double interior_dofs;  /* DoFs interior in every direction: free in every problem */
+  int complete;          /* 0: the walk stopped once factor_entries passed stop */
+} fea_etree_bound;
+
+/* Walk the boxes fea_etree_build makes for space s with merge (AUTO allowed)
+ * and bound its sizes from below; stop > 0 ends the walk once
+ * factor_entries exceeds it (out->complete = 0). No O(DoF) memory.
+ * Errors: FEA_ERR_UNSUPPORTED for a non-B-spline space, FEA_ERR_OUT_OF_MEMORY. */
+fea_status fea_etree_bound_eval(const fea_space *s, fea_multifrontal_merge merge, double stop,
+                                fea_etree_bound *out);
+/* The same from the knot vectors of a space not built (dim directions). */
+fea_status fea_etree_bound_knots(const fea_context *ctx, int dim, const fea_knots knots[3],
+                                 fea_multifrontal_merge merge, double stop, fea_etree_bound *out);
+
 /* Build the tree of B-spline space s. free_index has one entry per DoF: its
  * index in the tree's numbering, or -1 for a DoF that is not solved for
  * (Dirichlet). merge AUTO takes the default documented in etree.c. With

@@ -33,23 +33,22 @@ static void operator_free(void *object) {
   free(op);
 }
 
-/* The object with the operator's own problem (the caller may destroy
+/* The object with a reference on the problem (the caller may destroy
  * theirs first) and room for the right-hand side. */
 static fea_status operator_alloc(fea_context *ctx, const fea_problem *problem, fea_operator **out) {
   fea_operator *op;
   FEA_CALL(fea_object_alloc(ctx, sizeof *op, "operator", operator_free, (void **)&op));
   op->info = (fea_operator_info)FEA_OPERATOR_INFO_INIT;
-  fea_status st = fea_problem_build(problem->space, &problem->desc, &op->problem);
-  if (st == FEA_SUCCESS) {
-    op->num_free = op->problem->num_free;
-    op->rhs = calloc((size_t)op->num_free + 1, sizeof *op->rhs);
-    if (!op->rhs)
-      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand-side values",
-                     (long long)op->num_free);
-  }
-  if (st != FEA_SUCCESS) {
+  /* The reference count is bookkeeping, not the problem's state: a const
+   * problem may be retained. */
+  op->problem = (fea_problem *)problem;
+  fea_object_retain(op->problem);
+  op->num_free = op->problem->num_free;
+  op->rhs = calloc((size_t)op->num_free + 1, sizeof *op->rhs);
+  if (!op->rhs) {
     fea_object_release(op);
-    return st;
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand-side values",
+                     (long long)op->num_free);
   }
   *out = op;
   return FEA_SUCCESS;

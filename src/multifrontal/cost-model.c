@@ -3,11 +3,13 @@
  * eq. (23) over any tree, and the exact counts from the solver's own symbolic
  * tree. See include/feaccel/cost.h for the definitions. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cost-model.h"
 #include "error.h"
 #include "etree.h"
+#include "memory-limit.h"
 #include "space.h"
 
 /* ------------------------------------------------------------------------ */
@@ -121,15 +123,38 @@ fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *n
  * problem with the whole boundary Dirichlet: the same tree
  * fea_solver_create_multifrontal builds with the default options, since the
  * tree depends only on the space and on which DoFs are free. */
-static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_etree *t) {
+static fea_status query_space(fea_context *ctx, int dim, int p, fea_index n, fea_space **s) {
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   d.dim = dim;
   for (int k = 0; k < 3; k++) {
     d.degree[k] = p;
     d.n[k] = n;
   }
+  return fea_space_bspline_from_desc(ctx, &d, s);
+}
+
+/* What building the exact tree of s takes, from below (etree-bound.c): the
+ * free-DoF map, the DoF list of the split, the front index lists and the
+ * nodes. Checked against the budget before anything O(DoF) is allocated. */
+static fea_status check_tree_fits(fea_context *ctx, const fea_space *s) {
+  fea_etree_bound b;
+  FEA_CALL(fea_etree_bound_eval(s, FEA_MULTIFRONTAL_MERGE_AUTO, 0, &b));
+  const double need = sizeof(fea_index) * (2.0 * (double)s->num_dofs + b.front_entries) +
+                      sizeof(fea_etree_node) * b.num_nodes;
+  char what[128];
+  snprintf(what, sizeof what, "the symbolic tree of %lld DoFs (%.0f nodes)", (long long)s->num_dofs,
+           b.num_nodes);
+  return fea_memory_require(ctx, 0, need, what);
+}
+
+static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_etree *t) {
   fea_space *s = NULL;
-  FEA_CALL(fea_space_bspline_from_desc(ctx, &d, &s));
+  FEA_CALL(query_space(ctx, dim, p, n, &s));
+  fea_status guard = check_tree_fits(ctx, s);
+  if (guard != FEA_SUCCESS) {
+    fea_object_release(s);
+    return guard;
+  }
   fea_index *free_index = malloc((size_t)s->num_dofs * sizeof *free_index);
   fea_status st = free_index ? FEA_SUCCESS
                              : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -183,4 +208,30 @@ fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, in
   free(nodes);
   fea_etree_free(&t);
   return st;
+}
+
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, uint64_t bytes,
+                              int *fits) {
+  /* The peak holds at least the factors and the load vector, so a lower
+   * bound above bytes answers "no" from the knot vectors alone (no space,
+   * whose boundary list is O(n^(d-1))), after a walk that stops as soon as
+   * it passes bytes. */
+  fea_knots kn = {0};
+  FEA_CALL(fea_knots_uniform(ctx, p, n, 0.0, 1.0, &kn));
+  const fea_knots knots[3] = {kn, kn, kn}; /* shallow: one vector for every direction */
+  fea_etree_bound b;
+  fea_status st = fea_etree_bound_knots(ctx, dim, knots, FEA_MULTIFRONTAL_MERGE_AUTO,
+                                        (double)bytes / sizeof(double), &b);
+  fea_knots_free(&kn);
+  FEA_CALL(st);
+  if (!b.complete || sizeof(double) * (b.factor_entries + b.interior_dofs) > (double)bytes) {
+    *fits = 0;
+    return FEA_SUCCESS;
+  }
+  fea_cost c = FEA_COST_INIT;
+  double peak = 0.0;
+  /* The critical path is not needed: one processor makes it the flops. */
+  FEA_CALL(fea_cost_exact_eval(ctx, dim, p, n, 1, &c, &peak));
+  *fits = peak <= (double)bytes;
+  return FEA_SUCCESS;
 }

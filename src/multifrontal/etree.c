@@ -47,22 +47,15 @@
 
 #include "error.h"
 #include "etree.h"
+#include "etree-split.h"
 #include "sort.h"
-
-typedef struct dir_info {
-  int p;
-  fea_index ne, nf;           /* elements, functions */
-  fea_index *sup_lo, *sup_hi; /* per function: first and last element of its support */
-  fea_index *fn_lo, *fn_hi;   /* per element: first and last function non-zero on it */
-  unsigned char *c0;          /* per element boundary b in 1..ne-1: a C0 separator */
-} dir_info;
 
 typedef struct builder {
   const fea_space *s;
   const fea_index *free_index;
   int dim, keep_boundary;
   fea_multifrontal_merge merge;
-  dir_info dir[3];
+  fea_etree_dir dir[3];
   fea_index stride[3]; /* DoF index = sum i_k stride_k */
   fea_etree_node *nodes;
   fea_index num_nodes, cap_nodes;
@@ -83,59 +76,6 @@ double fea_multifrontal_node_flops(fea_index q, fea_index r) {
 fea_multifrontal_merge fea_etree_auto_merge(int dim) {
   (void)dim;
   return FEA_MULTIFRONTAL_MERGE_PAIRWISE;
-}
-
-static void dir_free(dir_info *d) {
-  free(d->sup_lo);
-  free(d->sup_hi);
-  free(d->fn_lo);
-  free(d->fn_hi);
-  free(d->c0);
-}
-
-static fea_status dir_init(const fea_space *s, int k, dir_info *d) {
-  const fea_bspline_space *b = s->impl;
-  const fea_knots *kn = &b->knots[k];
-  d->p = kn->p;
-  d->ne = kn->nelem;
-  d->nf = fea_knots_num_functions(kn);
-  d->sup_lo = malloc((size_t)d->nf * sizeof *d->sup_lo);
-  d->sup_hi = malloc((size_t)d->nf * sizeof *d->sup_hi);
-  d->fn_lo = malloc((size_t)d->ne * sizeof *d->fn_lo);
-  d->fn_hi = malloc((size_t)d->ne * sizeof *d->fn_hi);
-  d->c0 = calloc((size_t)d->ne + 1, 1);
-  FEA_CHECK(d->sup_lo && d->sup_hi && d->fn_lo && d->fn_hi && d->c0, s->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for the knot spans of direction %d (%lld elements)", k, (long long)d->ne);
-  for (fea_index i = 0; i < d->nf; i++) d->sup_lo[i] = d->ne, d->sup_hi[i] = -1;
-  for (fea_index e = 0; e < d->ne; e++) {
-    fea_index sp = kn->span[e];
-    d->fn_lo[e] = sp - d->p;
-    d->fn_hi[e] = sp;
-    for (fea_index i = sp - d->p; i <= sp; i++) {
-      if (e < d->sup_lo[i]) d->sup_lo[i] = e;
-      if (e > d->sup_hi[i]) d->sup_hi[i] = e;
-    }
-    /* span[e] is the last index of its knot value and span[e-1] the last of
-     * the previous one, so their difference is the multiplicity between them. */
-    if (e > 0 && d->p >= 2 && kn->span[e] - kn->span[e - 1] >= d->p) d->c0[e] = 1;
-  }
-  return FEA_SUCCESS;
-}
-
-/* Where direction k of [lo, hi) splits, or -1 when it does not; *sep says
- * whether the split is at a C0 separator. */
-static fea_index split_at(const dir_info *d, fea_index lo, fea_index hi, int *sep) {
-  fea_index best = -1, twice_mid = lo + hi;
-  for (fea_index b = lo + 1; b < hi; b++) {
-    if (!d->c0[b]) continue;
-    fea_index dist = 2 * b > twice_mid ? 2 * b - twice_mid : twice_mid - 2 * b;
-    fea_index bdist = 2 * best > twice_mid ? 2 * best - twice_mid : twice_mid - 2 * best;
-    if (best < 0 || dist < bdist) best = b;
-  }
-  *sep = best >= 0;
-  if (best >= 0) return best;
-  if (hi - lo >= 2 * ((fea_index)d->p + 1)) return lo + (hi - lo) / 2;
-  return -1;
 }
 
 static void *grow(void *ptr, fea_index *cap, fea_index need, size_t elem) {
@@ -221,27 +161,8 @@ static fea_index subtract(fea_index *a, fea_index na, const fea_index *q, fea_in
  * Returns the node index, or -1 with b->st set. */
 static fea_index build(builder *b, const fea_index lo[3], const fea_index hi[3], fea_index *dofs,
                        fea_index n) {
-  fea_index cut[3] = {-1, -1, -1};
-  int nsplit = 0;
-  if (b->merge == FEA_MULTIFRONTAL_MERGE_TENSOR) {
-    for (int k = 0; k < b->dim; k++) {
-      int sep;
-      cut[k] = split_at(&b->dir[k], lo[k], hi[k], &sep);
-      nsplit += cut[k] >= 0;
-    }
-  } else {
-    int best = -1, best_sep = 0;
-    fea_index best_cut = -1;
-    for (int k = 0; k < b->dim; k++) {
-      int sep;
-      fea_index c = split_at(&b->dir[k], lo[k], hi[k], &sep);
-      if (c < 0) continue;
-      int better = best < 0 || (sep && !best_sep) ||
-                   (sep == best_sep && hi[k] - lo[k] > hi[best] - lo[best]);
-      if (better) best = k, best_sep = sep, best_cut = c;
-    }
-    if (best >= 0) cut[best] = best_cut, nsplit = 1;
-  }
+  fea_index cut[3];
+  const int nsplit = fea_etree_choose_cuts(b->dir, b->dim, b->merge, lo, hi, cut);
   const int nch = 1 << nsplit;
   fea_index child_nodes[8];
   fea_index nq = n;
@@ -488,7 +409,8 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
   fea_index st = 1;
   for (int k = 0; k < 3; k++) {
     if (k < s->dim) {
-      b.st = dir_init(s, k, &b.dir[k]);
+      b.st = fea_etree_dir_init(s->ctx, &((const fea_bspline_space *)s->impl)->knots[k], k,
+                                &b.dir[k]);
       if (b.st != FEA_SUCCESS) goto fail;
     } else {
       b.dir[k].nf = 1; /* so that index arithmetic in unused directions is 0 */
@@ -528,7 +450,7 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
   b.st = finish(s, free_index, out);
   if (b.st != FEA_SUCCESS) fea_etree_free(out);
 fail:
-  for (int k = 0; k < s->dim; k++) dir_free(&b.dir[k]);
+  for (int k = 0; k < s->dim; k++) fea_etree_dir_free(&b.dir[k]);
   free(b.nodes);
   free(b.children);
   free(b.front);

@@ -7,6 +7,7 @@
  * with keep_boundary, every DoF of the space (space numbering) so that the
  * boundary DoFs can stay in the root. Right-hand sides and solutions of the
  * API are always in the problem's reduced numbering. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,14 +84,14 @@ static fea_status multifrontal_setup(fea_solver *s) {
   fea_context *ctx = s->ctx;
   multifrontal_solver *m = multifrontal_of(s);
   const fea_etree *t = &m->tree;
-  uint64_t need = (uint64_t)t->peak_entries * sizeof(double);
-  uint64_t limit = fea_memory_limit(m->desc.memory_limit_bytes);
-  FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
-            "the factorization needs %llu bytes (%llu of factors, front of up to %lld DoFs) but "
-            "the memory limit is %llu bytes",
-            (unsigned long long)need,
-            (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
-            (long long)t->max_front, (unsigned long long)limit);
+  char what[200];
+  snprintf(what, sizeof what,
+           "the factorization (%llu bytes of factors, a front of up to %lld DoFs, and the live "
+           "Schur complements)",
+           (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
+           (long long)t->max_front);
+  FEA_CALL(fea_memory_require(ctx, m->desc.memory_limit_bytes,
+                              (double)t->peak_entries * sizeof(double), what));
   multifrontal_reset(s);
   fea_multifrontal_factor *f = &m->factor;
   memset(f, 0, sizeof *f);
@@ -163,8 +164,29 @@ out:
   return st;
 }
 
+/* Refuse a space whose factorization cannot fit before the O(DoF) tree is
+ * built: the bound of etree-bound.c (factors, load vector and the tree's
+ * index lists, all from below) against the budget, walking only as far as
+ * it takes to exceed it. */
+static fea_status check_fits(fea_solver *s, const fea_solver_desc *d) {
+  fea_memory_budget budget;
+  fea_memory_budget_get(s->ctx, d->memory_limit_bytes, &budget);
+  const double stop = (double)budget.bytes / sizeof(double);
+  fea_etree_bound b;
+  FEA_CALL(fea_etree_bound_eval(s->space, d->merge, stop, &b));
+  const double need = sizeof(double) * (b.factor_entries + b.interior_dofs + b.front_entries) +
+                      sizeof(fea_etree_node) * b.num_nodes;
+  char what[200];
+  snprintf(what, sizeof what,
+           "the multifrontal factorization of %.0f interior DoFs (a lower bound from the patch "
+           "tree: %.4g factor entries%s)",
+           b.interior_dofs, b.factor_entries, b.complete ? "" : " in its top nodes alone");
+  return fea_memory_require(s->ctx, d->memory_limit_bytes, need, what);
+}
+
 fea_status fea_multifrontal_attach(fea_solver *s, const fea_solver_desc *d) {
   fea_context *ctx = s->ctx;
+  FEA_CALL(check_fits(s, d));
   multifrontal_solver *m = calloc(1, sizeof *m);
   FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
   s->data = m;

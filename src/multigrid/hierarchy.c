@@ -207,9 +207,9 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   mg->levels = calloc((size_t)L, sizeof *mg->levels);
   FEA_CHECK(mg->levels, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d levels", L);
   mg->num_levels = L;
-  /* Level 0: the operator and transfers need a problem the caller may destroy. */
-  fea_problem *pb;
-  FEA_CALL(fea_problem_build(problem->space, &problem->desc, &pb));
+  /* Level 0: a reference on the caller's problem, which they may destroy. */
+  fea_problem *pb = (fea_problem *)problem;
+  fea_object_retain(pb);
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
     FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb));

@@ -24,6 +24,7 @@
 
 #include "context.h"
 #include "error.h"
+#include "memory-limit.h"
 #include "prehandled-device.h"
 #include "matrix.h"
 #include "prehandled.h"
@@ -182,11 +183,12 @@ static fea_status to_device(fea_solver *s) {
 static fea_status ph_setup(fea_solver *s) {
   fea_context *ctx = s->ctx;
   ph_solver *p = ph_of(s);
-  const uint64_t need = setup_bytes(p), limit = fea_memory_limit(p->desc.memory_limit_bytes);
-  FEA_CHECK(need <= limit, ctx, FEA_ERR_OUT_OF_MEMORY,
-            "the prehandled setup needs about %llu bytes (|E| = %lld: Pi and its inverse in FP64) "
-            "but the memory limit is %llu bytes; a smaller n / n0 (coarse_cells) shrinks |E|",
-            (unsigned long long)need, (long long)p->info.ne, (unsigned long long)limit);
+  char what[160];
+  snprintf(what, sizeof what,
+           "the prehandled setup (|E| = %lld: Pi and its inverse in FP64; a smaller n / n0 "
+           "shrinks |E|)",
+           (long long)p->info.ne);
+  FEA_CALL(fea_memory_require(ctx, p->desc.memory_limit_bytes, (double)setup_bytes(p), what));
   if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
   s->ready = 0;
@@ -381,10 +383,9 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
   /* Pi in FP64 is |E|^2 doubles, as in setup (less the inverse). */
   const double need = block ? 8.0 * (double)p->info.block * (double)p->info.block
                             : 8.0 * (double)p->info.ne * (double)p->info.ne;
-  const uint64_t limit = fea_memory_limit(p->desc.memory_limit_bytes);
-  FEA_CHECK(need <= (double)limit, s->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "the %s in FP64 needs %.4g bytes but the memory limit is %llu bytes",
-            block ? "macro-cell block" : "Schur complement Pi", need, (unsigned long long)limit);
+  FEA_CALL(fea_memory_require(s->ctx, p->desc.memory_limit_bytes, need,
+                              block ? "the macro-cell block in FP64"
+                                    : "the Schur complement Pi in FP64"));
   FEA_CHECK(block ? p->info.block > 0 : p->info.ne > 0, s->ctx, FEA_ERR_INVALID_ARG,
             "the %s is empty on this grid (n = %lld, n0 = %lld)",
             block ? "macro-cell block" : "Schur complement", (long long)p->grid.n,

@@ -372,3 +372,30 @@ Test(cost, exact_p_dependence) {
   cr_assert(fabs(em - 2.0) <= 0.4, "2D memory/(N log(N/p)) ~ p^%.3f, expected p^2", em);
   OK(fea_context_destroy(&ctx));
 }
+
+/* Problems far beyond the budget are answered "does not fit" from the
+ * tree's lower bound, without the O(DoF) tree: 3D p = 3 with n = 1024 (1.1e9
+ * DoFs; building its tree needed more than 8.5 GB) and n = 4096 (6.9e10
+ * DoFs) against 8 GiB. The context's limit is set far below what the tree
+ * would take, so that building it would fail with FEA_ERR_OUT_OF_MEMORY. */
+Test(cost, fits_refused_without_the_tree) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  OK(fea_context_set_memory_limit(ctx, 256u << 20));
+  fea_cost_query q = FEA_COST_QUERY_INIT;
+  q.dim = 3;
+  q.p = 3;
+  const fea_index sizes[2] = {1024, 4096};
+  for (int k = 0; k < 2; k++) {
+    q.n = sizes[k];
+    int fits = -1;
+    OK(fea_cost_model_fits(ctx, &q, 8ull << 30, &fits));
+    cr_assert_eq(fits, 0, "n = %lld", (long long)q.n);
+  }
+  /* The exact model needs the tree: refused with both figures, before it is built. */
+  q.n = 1024;
+  fea_cost c = FEA_COST_INIT;
+  EXPECT_FAIL(fea_cost_model_exact(ctx, &q, &c), FEA_ERR_OUT_OF_MEMORY, ctx,
+              "the symbolic tree of 1083206683 DoFs");
+  OK(fea_context_destroy(&ctx));
+}

@@ -513,15 +513,27 @@ Test(multifrontal, errors) {
   EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb, &bad, &sv), FEA_ERR_INVALID_ARG, ctx,
               "merge = 7");
 
+  /* A limit the factorization's lower bound exceeds: refused at creation,
+   * before the tree is built. */
   fea_solver_desc small = FEA_SOLVER_DESC_INIT;
   small.memory_limit_bytes = 1000;
-  OK(fea_solver_create_multifrontal(ctx, s, pb, &small, &sv));
+  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb, &small, &sv), FEA_ERR_OUT_OF_MEMORY, ctx,
+              "limit is 1000 bytes");
+  cr_assert_null(sv);
+  /* The context's limit, lowered after creation: setup refuses on the
+   * exact peak, before it allocates. */
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  OK(fea_context_set_memory_limit(ctx, 1000));
+  uint64_t limit = 0;
+  OK(fea_context_get_memory_limit(ctx, &limit));
+  cr_assert_eq(limit, 1000);
   fea_index nf = 0;
   OK(fea_problem_get_num_free_dofs(pb, &nf));
   double *x = calloc((size_t)nf, sizeof *x);
   EXPECT_FAIL(fea_solver_solve(sv, 1, NULL, 0, x, nf), FEA_ERR_STATE, ctx, "fea_solver_setup");
   EXPECT_FAIL(fea_solver_setup(sv), FEA_ERR_OUT_OF_MEMORY, ctx, "limit is 1000 bytes");
   EXPECT_FAIL(fea_solver_solve(sv, 1, NULL, 0, x, nf), FEA_ERR_STATE, ctx, "fea_solver_setup");
+  OK(fea_context_set_memory_limit(ctx, 0));
   EXPECT_FAIL(fea_solver_set_problem(sv, pb_other), FEA_ERR_INVALID_ARG, ctx, "another space");
   OK(fea_solver_destroy(&sv));
 

@@ -394,3 +394,77 @@ static void check_not_posdef(const char *resource) {
 
 Test(etree, not_posdef_ref) { check_not_posdef("/cpu/ref"); }
 Test(etree, not_posdef_threads) { check_not_posdef("/cpu/threads:threads=2"); }
+
+/* Whether space DoF i is interior in every direction (index 1 .. n_k - 2). */
+static int interior_dof(const fixture *fx, fea_index i) {
+  const fea_bspline_space *b = fx->space->impl;
+  for (int k = 0; k < fx->space->dim; k++) {
+    fea_index nf = fea_knots_num_functions(&b->knots[k]), ik = i % nf;
+    i /= nf;
+    if (ik == 0 || ik == nf - 1) return 0;
+  }
+  return 1;
+}
+
+/* The memory bound of etree-bound.c against the built tree: with
+ * keep_boundary (tree numbering = space numbering) its sum equals the
+ * tree's sum (q + r) q recounted over the interior DoFs of each front, and
+ * its node count the tree's; without it, it stays at most the tree's factor
+ * entries. A stop below the total ends the walk early and says so. */
+static void check_bound(int dim, int p, fea_index n, const fea_index *sep, int extra,
+                        fea_multifrontal_merge merge) {
+  const int pp[3] = {p, p, p};
+  const fea_index nn[3] = {n, n + 1, n + 2};
+  fixture fx;
+  for (int keep = 0; keep < 2; keep++) {
+    open_tree(&fx, "/cpu/ref", dim, pp, nn, sep, extra, merge, keep);
+    fea_etree_bound b;
+    OK(fea_etree_bound_eval(fx.space, merge, 0, &b));
+    cr_assert(b.complete);
+    cr_assert_eq((fea_index)b.num_nodes, fx.tree.num_nodes,
+                 "dim %d p %d n %lld: %g nodes, tree %lld", dim, p, (long long)n, b.num_nodes,
+                 (long long)fx.tree.num_nodes);
+    cr_assert_leq(b.factor_entries, (double)fx.tree.factor_entries);
+    if (keep) {
+      double recount = 0;
+      for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
+        const fea_etree_node *nd = &fx.tree.nodes[k];
+        const fea_index *f = fx.tree.front_dofs + nd->front_off;
+        double q = 0, r = 0;
+        for (fea_index i = 0; i < nd->q; i++) q += interior_dof(&fx, f[i]);
+        for (fea_index i = nd->q; i < nd->q + nd->r; i++) r += interior_dof(&fx, f[i]);
+        recount += (q + r) * q;
+      }
+      cr_assert_eq(b.factor_entries, recount, "dim %d p %d n %lld: bound %g, recount %g", dim, p,
+                   (long long)n, b.factor_entries, recount);
+      fea_etree_bound part;
+      OK(fea_etree_bound_eval(fx.space, merge, recount / 2, &part));
+      cr_assert(!part.complete && part.factor_entries > recount / 2 &&
+                part.factor_entries <= recount);
+    }
+    close_tree(&fx);
+  }
+}
+
+Test(etree, memory_bound) {
+  for (int dim = 1; dim <= 3; dim++)
+    for (int p = 1; p <= 3; p++) {
+      const fea_index n = dim == 3 ? 9 : 3 * (p + 1) + 5;
+      check_bound(dim, p, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_PAIRWISE);
+      check_bound(dim, p, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR);
+    }
+  const fea_index sep[3] = {6, 6, 6};
+  check_bound(2, 3, 13, sep, 2, FEA_MULTIFRONTAL_MERGE_PAIRWISE);
+  check_bound(3, 2, 12, sep, 1, FEA_MULTIFRONTAL_MERGE_TENSOR);
+  /* Tightness where it matters, a large open uniform 2D space: the interior
+   * DoFs are nearly all, so the bound is most of the factor. */
+  fixture fx;
+  const int p3[3] = {3, 3, 0};
+  const fea_index n64[3] = {64, 64, 1};
+  open_tree(&fx, "/cpu/ref", 2, p3, n64, NULL, 0, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+  fea_etree_bound b;
+  OK(fea_etree_bound_eval(fx.space, FEA_MULTIFRONTAL_MERGE_AUTO, 0, &b));
+  cr_assert(b.factor_entries > 0.8 * (double)fx.tree.factor_entries, "bound %g, tree %lld",
+            b.factor_entries, (long long)fx.tree.factor_entries);
+  close_tree(&fx);
+}
