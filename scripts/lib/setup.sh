@@ -3,7 +3,8 @@
 # configure and build.
 # Sourced, not run; expects $root (the project root).
 
-packages="meson ninja-build pkg-config gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
+# cmake: the install-prefix test builds a find_package(feaccel) consumer with it.
+packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
 # feaccel-bench (optional; the library and the tests never use it).
 demo_packages="libsuitesparse-dev"
