@@ -45,8 +45,10 @@
  * memory runs out and, on `/gpu/cuda`, FEA_ERR_DEVICE (a CUDA call failed) or
  * FEA_ERR_BACKEND (cuBLAS, cuSPARSE or cuSOLVER failed). Where a setup
  * integrates elements, a sigma that is not positive and finite or a load that
- * is not finite at a quadrature point is FEA_ERR_INVALID_ARG. The other codes
- * are listed under each function.
+ * is not finite at a quadrature point is FEA_ERR_INVALID_ARG, and where the
+ * solver copies the problem (create, fea_solver_set_problem()) a failure of
+ * LAPACK to compute a triangle or tetrahedron quadrature rule is
+ * FEA_ERR_BACKEND. The other codes are listed under each function.
  */
 #ifndef FEACCEL_SOLVER_H
 #define FEACCEL_SOLVER_H
@@ -125,19 +127,20 @@ FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *probl
  * @brief Numeric phase: element integration (fused into the leaves, the
  * global matrix is never formed) and the factorization, level by level.
  *
- * @retval FEA_ERR_OUT_OF_MEMORY (multifrontal) before any large allocation
- *         when the tree's exact memory estimate exceeds the limit
+ * @retval FEA_ERR_OUT_OF_MEMORY (multifrontal, prehandled) before any large
+ *         allocation when the exact memory estimate exceeds the limit
  * @retval FEA_ERR_NOT_POSDEF (multifrontal) naming the tree node (index,
  *         level, element box) whose front is not positive definite;
- *         (prehandled) when a pivot of the partial Cholesky, a diagonal entry
- *         or a Lanczos estimate is not positive; (multigrid) when a level's
- *         diagonal or largest eigenvalue estimate is not positive
+ *         (prehandled) when a pivot of the partial Cholesky or a diagonal
+ *         entry of the transformed matrix is not positive; (multigrid) when a
+ *         level's diagonal or largest eigenvalue estimate is not positive
  * @retval FEA_ERR_INVALID_ARG (prehandled) when the transformed matrix does not
  *         have the block structure M1 needs; (multigrid, after
  *         fea_solver_set_problem()) for an unstable Richardson omega
  * @retval FEA_ERR_UNSUPPORTED (prehandled) for FP16 when an entry exceeds
- *         FP16's range, or TF32 on a backend without tensor cores; for a
- *         dense block beyond the 32-bit integers of the BLAS
+ *         FP16's range; (multigrid, after fea_solver_set_problem()) as
+ *         fea_solver_create_multigrid(); for a dense block beyond the 32-bit
+ *         integers of the BLAS
  * @retval FEA_ERR_BACKEND when LAPACK rejects a factorization's arguments
  */
 FEA_API fea_status fea_solver_setup(fea_solver *solver);
