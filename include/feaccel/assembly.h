@@ -11,6 +11,11 @@
  *
  * The matrix pattern is built once (fea_matrix_create_pattern) and reused
  * by every assembly into it.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job, and FEA_ERR_INVALID_ARG when the problem, matrix or an output
+ * pointer it needs is NULL. The other codes are listed under each function.
  */
 #ifndef FEACCEL_ASSEMBLY_H
 #define FEACCEL_ASSEMBLY_H
@@ -84,6 +89,7 @@ typedef struct fea_assembly_stats {
  * Rows and columns run over the free DoFs; each row holds the sorted free
  * columns of the elements around it (the reference assembly's pattern).
  * Build it once and assemble into it as often as needed.
+ * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails.
  */
 FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A);
 
@@ -102,8 +108,16 @@ FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_mat
  * @param b num_free_dofs right-hand-side values (load minus lifting)
  * @param desc options, or NULL for FEA_ASSEMBLY_DESC_INIT
  * @param stats what ran and its counters, or NULL
- * @return FEA_ERR_INVALID_ARG for an unknown strategy or a negative thread
- *         count; FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM.
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` or `stats->size` outside the
+ *         accepted sizes, an unknown strategy, threads outside 0..1024,
+ *         lock_stripe below 1, tsx_batch or tsx_retries outside 1..64, spin or
+ *         backoff not 0 or 1, a NULL @p b when there are free DoFs, a pattern
+ *         that lacks an entry the problem couples, or sigma or f not
+ *         admissible at a quadrature point
+ * @retval FEA_ERR_DIMENSION when A is not num_free_dofs x num_free_dofs
+ * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
+ * @retval FEA_ERR_OUT_OF_MEMORY when the scratch storage or a thread's
+ *         buffers cannot be allocated
  */
 FEA_API fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *A, double *b,
                                         const fea_assembly_desc *desc, fea_assembly_stats *stats);
@@ -115,6 +129,11 @@ FEA_API fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *
  * entries spread over memory. Entries outside the pattern are set to zero.
  * Same strategies, checks and failure guarantee as fea_problem_assemble.
  * @param ld leading dimension, >= num_free_dofs
+ * @retval FEA_ERR_INVALID_ARG as fea_problem_assemble(), and for a NULL
+ *         @p A_dense when there are free DoFs
+ * @retval FEA_ERR_DIMENSION when @p ld is below num_free_dofs (or below 1)
+ * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
+ * @retval FEA_ERR_OUT_OF_MEMORY when scratch storage cannot be allocated
  */
 FEA_API fea_status fea_problem_assemble_dense(const fea_problem *problem, double *A_dense,
                                               fea_index ld, double *b,
@@ -132,6 +151,7 @@ FEA_EXPORT const char *fea_update_strategy_name(fea_update_strategy strategy);
  * bit 11) and not RTM_ALWAYS_ABORT (leaf 7, EDX bit 11).
  * @param[out] available 1 or 0
  * @param reason a sentence (may be NULL); @p len its capacity
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p available.
  */
 FEA_API fea_status fea_tsx_available(int *available, char *reason, size_t len);
 

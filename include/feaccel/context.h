@@ -15,6 +15,13 @@
  * `/cpu/threads:threads=4,bind=core`, `/gpu/cuda:device=1`.
  *
  * A context is not thread-safe: use one context per thread, or serialize.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job. Except fea_context_destroy(), each also returns
+ * FEA_ERR_INVALID_ARG when the context or a pointer it must write through is
+ * NULL; the message then goes to fea_context_last_error(NULL) when there is
+ * no context to hold it. The other codes are listed under each function.
  */
 #ifndef FEACCEL_CONTEXT_H
 #define FEACCEL_CONTEXT_H
@@ -45,16 +52,27 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  *        the `FEACCEL_BACKEND` environment variable, else the best usable
  *        backend (highest priority whose probe and init succeed).
  * @param[out] out the new context; set to NULL on failure.
- * @return FEA_ERR_INVALID_ARG for an unknown resource or option,
- *         FEA_ERR_UNSUPPORTED when the backend was not built,
- *         FEA_ERR_DEVICE when it was built but no device is usable.
- *         On failure fea_context_last_error(NULL) says why.
+ * @retval FEA_ERR_INVALID_ARG for a malformed or unknown resource, an option
+ *         the backend does not have, set twice or out of its range
+ *         (`threads` 1..1024, `bind` core or none, `device` an ordinal
+ *         of a present GPU), or a NULL @p out
+ * @retval FEA_ERR_UNSUPPORTED when the named backend was not built, or no
+ *         backend of the named family (or none at all, for NULL) was built
+ * @retval FEA_ERR_DEVICE when the backend was built but its probe or device
+ *         initialization fails here (no GPU, a CUDA call failed)
+ * @retval FEA_ERR_BACKEND when the backend was built for another backend ABI,
+ *         or hwloc cannot load the topology or bind the threads
+ * @retval FEA_ERR_OUT_OF_MEMORY when the context's state cannot be allocated
+ * For a family or NULL, backends are tried by priority and the first
+ * failure is the one returned. On failure fea_context_last_error(NULL) says why.
  */
 FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
 
 /**
  * @brief Release the caller's reference; objects created from the context keep
  * it alive until they are destroyed. Accepts NULL and `*ctx == NULL`; sets `*ctx = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
  */
 FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
 
@@ -68,7 +86,10 @@ FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
  */
 FEA_EXPORT const char *fea_context_last_error(const fea_context *ctx);
 
-/** @brief Number of threads the context's CPU work uses (1 on `/cpu/ref`). */
+/**
+ * @brief Number of threads the context's CPU work uses (1 on `/cpu/ref`).
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx or @p nthreads.
+ */
 FEA_API fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthreads);
 
 /**
@@ -76,11 +97,17 @@ FEA_API fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthr
  *
  * `/cpu/ref` accepts only 1. On `/cpu/threads` a count above the number of
  * hardware threads is allowed (and logged as a warning) but oversubscribes.
+ * @retval FEA_ERR_INVALID_ARG for a count outside 1..1024
+ * @retval FEA_ERR_UNSUPPORTED when the backend runs on a fixed thread count
+ *         (`/cpu/ref`: 1) and @p nthreads is another
+ * @retval FEA_ERR_BACKEND on `/cpu/threads` with `bind=core` when hwloc cannot
+ *         load the topology or bind the threads
  */
 FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
 
 /**
  * @brief Install a log callback receiving messages up to @p max_level; NULL removes it.
+ * @retval FEA_ERR_INVALID_ARG for a level outside FEA_LOG_ERROR..FEA_LOG_DEBUG.
  */
 FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level,
                                                 fea_log_fn fn, void *user);
@@ -134,6 +161,9 @@ typedef struct fea_context_info {
 /**
  * @brief Fill @p info (whose `.size` the caller set) with facts about @p ctx.
  * Fields beyond the caller's `.size` are not written.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p info or an `info->size` outside
+ *         the sizes this library accepts
+ * @retval FEA_ERR_BACKEND when hwloc could not load the machine topology
  */
 FEA_API fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info);
 
@@ -159,6 +189,10 @@ typedef struct fea_backend_info {
  *        NULL when @p capacity is 0, to ask only for the count.
  * @param[out] count the number of known backends (may exceed @p capacity;
  *        only the first @p capacity entries are written).
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p count, NULL @p infos with
+ *         @p capacity > 0, an `infos[0].size` outside the accepted sizes, or
+ *         an entry whose `.size` differs from `infos[0].size`; nothing is
+ *         written then. No context exists: fea_context_last_error(NULL) says why.
  */
 FEA_API fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count);
 

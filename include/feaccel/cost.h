@@ -19,6 +19,13 @@
  *   ratios and exponents mean something.
  *
  * See docs/multifrontal.md for the tree, the formulas and measured figures.
+ *
+ * @par Errors common to this header
+ * Every function here returns FEA_SUCCESS when it did its job, and
+ * FEA_ERR_INVALID_ARG when the context, the query or an output it must
+ * write is NULL, or for a query whose .size is outside the accepted sizes or
+ * whose fields are out of range (dim 1..3, p 1..8, n >= 1, nproc >= 0),
+ * naming the field. The other codes are listed under each function.
  */
 #ifndef FEACCEL_COST_H
 #define FEACCEL_COST_H
@@ -83,9 +90,12 @@ typedef struct fea_cost {
  * Time and memory grow like the problem: 2D p = 3 with n = 1024 takes about a
  * second. Nothing numeric is allocated.
  *
- * @return FEA_ERR_INVALID_ARG naming the bad field (dim 1..3, p 1..8, n >= 1,
- *         nproc >= 0, size); FEA_ERR_OUT_OF_MEMORY when the space or the tree
- *         does not fit in host memory.
+ * @retval FEA_ERR_INVALID_ARG naming the bad field (dim 1..3, p 1..8, n >= 1,
+ *         nproc >= 0, size), or an `out->size` outside the accepted sizes
+ * @retval FEA_ERR_OUT_OF_MEMORY when the space or the tree does not fit in
+ *         host memory
+ * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
+ *         positions
  */
 FEA_API fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_cost *out);
 
@@ -110,7 +120,8 @@ FEA_API fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *
  * memory_bytes counts 8 bytes per entry. num_levels is s + 1 (the root
  * included) and root_front the Table 1 size at level s, 2^((d−1)s) p^d.
  *
- * @return FEA_ERR_INVALID_ARG naming the bad field.
+ * @retval FEA_ERR_INVALID_ARG naming the bad field, or an `out->size`
+ *         outside the accepted sizes
  */
 FEA_API fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out);
 
@@ -121,6 +132,11 @@ FEA_API fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out);
  * plus the largest set of live Schur complements and fronts, the figure
  * fea_solver_setup() compares with the available memory before it allocates)
  * is at most @p bytes, else 0. The query's nproc is not used.
+ * @retval FEA_ERR_INVALID_ARG naming the bad field of @p q, or a NULL @p fits
+ * @retval FEA_ERR_OUT_OF_MEMORY when the space or the tree does not fit in
+ *         host memory
+ * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
+ *         positions
  */
 FEA_API fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64_t bytes,
                                        int *fits);
@@ -131,6 +147,8 @@ FEA_API fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q
  * The order of the root's dense problem, 8 bytes per entry for L and U: about
  * 5.5e9 (5.71e9) bytes for N = 5e5 unknowns and p = 3.
  * @param p 1..8; @param N unknowns, finite and >= 1
+ * @retval FEA_ERR_INVALID_ARG for @p p outside 1..8, @p N not finite or
+ *         below 1, or a NULL @p bytes
  */
 FEA_API fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes);
 
@@ -142,6 +160,8 @@ FEA_API fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes);
  * E = T_1 / (P T_P). The paper draws them for 1D, n = 2048 elements, p = 1..4.
  * @param q a query with nproc >= 1
  * @param speedup, efficiency outputs; either may be NULL
+ * @retval FEA_ERR_INVALID_ARG naming the bad field of @p q, including an
+ *         nproc below 1
  */
 FEA_API fea_status fea_cost_strong_scaling_paper(const fea_cost_query *q, double *speedup,
                                                  double *efficiency);

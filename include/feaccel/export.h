@@ -28,7 +28,10 @@
 #endif
 
 /** Public functions that return a status: exported and warn-unused-result.
- * Only the destroy functions, which cannot fail, are plain FEA_EXPORT. */
+ * The destroy functions and fea_version(), which cannot fail, are plain
+ * FEA_EXPORT: GCC's warn_unused_result cannot be silenced by a (void) cast,
+ * so the attribute on them would break -Werror builds that call them on
+ * cleanup paths. tests/abi/check-headers.py holds both sides of this. */
 #define FEA_API FEA_EXPORT FEA_NODISCARD
 
 #ifdef __cplusplus

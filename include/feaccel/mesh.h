@@ -13,6 +13,13 @@
  * | FEA_CELL_HEXAHEDRON | 8     | bottom face counter-clockwise, then the top face above it |
  *
  * Meshes live on the host; they are shared read-only by the spaces built on them.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job. Except fea_mesh_destroy(), each also returns FEA_ERR_INVALID_ARG
+ * when the context, mesh or an output pointer it needs is NULL, and each that
+ * makes a mesh returns FEA_ERR_OUT_OF_MEMORY when an allocation fails. The
+ * other codes are listed under each function.
  */
 #ifndef FEACCEL_MESH_H
 #define FEACCEL_MESH_H
@@ -54,6 +61,10 @@ typedef struct fea_mesh_desc {
  * Nodes are numbered lexicographically, x fastest; cells likewise. With
  * `simplices`, cell (i,j[,k]) of the box mesh becomes cells 2c, 2c+1 (2D) or
  * 6c .. 6c+5 (3D, Kuhn subdivision along the main diagonal), so the mesh is conforming.
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
+ *         dim outside 1..3, simplices not 0 or 1 (or 1 with dim 1), an n[k]
+ *         below 1, or a box side that is not finite with lower < upper
+ * @retval FEA_ERR_OUT_OF_MEMORY when the node count is too large to address
  */
 FEA_API fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc,
                                               fea_mesh **out);
@@ -63,8 +74,12 @@ FEA_API fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_d
  * @param dim space dimension (1..3), at least the cell's dimension
  * @param coords num_nodes * dim coordinates, node by node; no NaN or infinity
  * @param cells num_cells * nodes-per-cell node indices in [0, num_nodes), in the order of the table above
- * @return FEA_ERR_INVALID_ARG for bad indices or coordinates, and for inverted
- *         or degenerate cells (zero or negative measure), naming the cell.
+ * @retval FEA_ERR_INVALID_ARG for an unknown @p type, @p dim outside 1..3 or
+ *         below the cell's dimension, counts below 1, NULL arrays, a coordinate
+ *         that is not finite, a node index outside [0, num_nodes) or repeated
+ *         in a cell, and for inverted or degenerate cells (zero or negative
+ *         measure), naming the cell
+ * @retval FEA_ERR_OUT_OF_MEMORY for counts above 2^56, too many to address
  */
 FEA_API fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type type,
                                                fea_index num_nodes, const double *coords,
@@ -76,27 +91,47 @@ FEA_API fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_ce
  *
  * The fine mesh keeps the coarse nodes first, with the same numbers, and
  * records each fine cell's parent (fea_mesh_get_parents()), so refinements
- * build nested hierarchies. Tetrahedral meshes are not refined (FEA_ERR_UNSUPPORTED).
+ * build nested hierarchies.
+ * @retval FEA_ERR_UNSUPPORTED for a tetrahedral mesh, which is not refined
+ * @retval FEA_ERR_OUT_OF_MEMORY when the fine mesh is too large to address
+ *         or its allocation fails
  */
 FEA_API fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine);
 
-/** @brief Destroy a mesh (spaces keep it alive while they use it). Accepts NULL; sets `*mesh = NULL`. */
+/**
+ * @brief Destroy a mesh (spaces keep it alive while they use it). Accepts NULL; sets `*mesh = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
 FEA_EXPORT fea_status fea_mesh_destroy(fea_mesh **mesh);
 
-/** @brief Space dimension, cell type and counts. Any output pointer may be NULL. */
+/**
+ * @brief Space dimension, cell type and counts. Any output pointer may be NULL.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p mesh.
+ */
 FEA_API fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_type *type,
                                      fea_index *num_nodes, fea_index *num_cells);
 
-/** @brief Copy the coordinates (num_nodes * dim doubles) into @p coords. */
+/**
+ * @brief Copy the coordinates (num_nodes * dim doubles) into @p coords.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p coords
+ * @retval FEA_ERR_DIMENSION when @p capacity is below num_nodes * dim
+ */
 FEA_API fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity,
                                             double *coords);
 
-/** @brief Copy the connectivity (num_cells * nodes-per-cell indices) into @p cells. */
+/**
+ * @brief Copy the connectivity (num_cells * nodes-per-cell indices) into @p cells.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p cells
+ * @retval FEA_ERR_DIMENSION when @p capacity is below num_cells * nodes-per-cell
+ */
 FEA_API fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, fea_index *cells);
 
 /**
  * @brief Parent cell of each cell in the coarser mesh it was refined from.
- * @return FEA_ERR_STATE when the mesh was not made by fea_mesh_refine_uniform().
+ * @retval FEA_ERR_STATE when the mesh was not made by fea_mesh_refine_uniform()
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p parents
+ * @retval FEA_ERR_DIMENSION when @p capacity is below num_cells
  */
 FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity,
                                         fea_index *parents);
@@ -106,8 +141,21 @@ FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity
  *
  * The cells of the highest dimension present become the mesh (lower-dimensional
  * boundary entities are skipped); node tags are renumbered densely. Only one
- * cell type per mesh. Errors are FEA_ERR_IO with the line number, e.g.
+ * cell type per mesh. Errors about the file's content name its line, e.g.
  * `"mesh.msh:57: node tag 912 is not defined"`.
+ * @retval FEA_ERR_INVALID_ARG for a NULL or empty @p path
+ * @retval FEA_ERR_IO when the file cannot be opened or read, is not a
+ *         regular file, or its content is malformed: syntax, counts, undefined
+ *         or repeated tags, missing sections, an unknown element type number,
+ *         no cells of dimension 1 to 3, a 2D mesh outside a plane z = const
+ *         (1D: a line), inverted or degenerate cells
+ * @retval FEA_ERR_UNSUPPORTED for well-formed input libfeaccel cannot
+ *         represent: a format version other than 4.1, binary files, Gmsh
+ *         element types other than linear lines, triangles, quadrangles,
+ *         tetrahedra and hexahedra (e.g. second order), two cell types of the
+ *         top dimension, and node or element tags so sparse that they need
+ *         renumbering
+ * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails
  */
 FEA_API fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_mesh **out);
 
@@ -124,6 +172,12 @@ typedef struct fea_field {
 
 /**
  * @brief Write the mesh and fields as VTK XML UnstructuredGrid (`.vtu`, ASCII) for ParaView.
+ * @retval FEA_ERR_INVALID_ARG for a NULL or empty @p path, a negative
+ *         @p num_fields, NULL @p fields with num_fields > 0, a field without a
+ *         name or with a control character in it, two fields of one location
+ *         with the same name, an unknown location, components outside 1..9,
+ *         NULL values, or a value that is not finite (VTK cannot read it)
+ * @retval FEA_ERR_IO when the file cannot be opened or written
  */
 FEA_API fea_status fea_mesh_write_vtu(const fea_mesh *mesh, const char *path, int num_fields,
                                       const fea_field *fields);

@@ -26,6 +26,16 @@
  * operator's data is built on the host and uploaded: CSR, element matrices
  * (ATOMIC_CAS/AUTO or COLORING), sum factorization falling back to element
  * matrices; vectors are device vectors of that context. See docs/operators.md.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job (fea_cg_solve() may also return FEA_WARN_NOT_CONVERGED). Except
+ * fea_operator_destroy(), each also returns FEA_ERR_INVALID_ARG when the
+ * context, operator, problem or an output pointer it needs is NULL, and each
+ * that builds, applies or solves returns FEA_ERR_OUT_OF_MEMORY when host or
+ * device memory runs out. On `/gpu/cuda` those may also return
+ * FEA_ERR_DEVICE (a CUDA call failed) or FEA_ERR_BACKEND (cuBLAS or cuSPARSE
+ * failed). The other codes are listed under each function.
  */
 #ifndef FEACCEL_OPERATOR_H
 #define FEACCEL_OPERATOR_H
@@ -72,9 +82,14 @@ typedef struct fea_operator_desc {
  * @param ctx the context the operator runs on (threads); vectors given to it
  *        must belong to this context
  * @param desc options, or NULL for FEA_OPERATOR_DESC_INIT
- * @return FEA_ERR_INVALID_ARG for an unknown kind or strategy;
- *         FEA_ERR_UNSUPPORTED for TSX without usable RTM, or on a device backend
- *         for strategies other than AUTO, ATOMIC_CAS and COLORING.
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
+ *         an unknown kind or strategy, or (as fea_problem_assemble() reports
+ *         them) a sigma or f that is not admissible at a quadrature point
+ * @retval FEA_ERR_UNSUPPORTED for TSX without usable RTM, on a device backend
+ *         for strategies other than AUTO, ATOMIC_CAS and COLORING, or on a
+ *         device backend without operators
+ * @retval FEA_ERR_BACKEND on a device backend whose host delegate cannot be
+ *         found or created
  */
 FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
                                        const fea_operator_desc *desc, fea_operator **out);
@@ -84,13 +99,28 @@ FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *prob
  * on the operator's context (else FEA_ERR_DIMENSION or FEA_ERR_INVALID_ARG
  * naming the values). @p op is not const: the matrix-free kinds gather and
  * scatter through buffers the operator keeps.
+ * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         than the operator's, or not FEA_F64, or @p x and @p y
+ *         the same vector
+ * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
  */
 FEA_API fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y);
 
-/** @brief y += A x; same rules as fea_operator_apply(). */
+/**
+ * @brief y += A x; same rules as fea_operator_apply().
+ * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         than the operator's, or not FEA_F64, or @p x and @p y
+ *         the same vector
+ * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ */
 FEA_API fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y);
 
-/** @brief The diagonal of A (computed element by element for matrix-free kinds). */
+/**
+ * @brief The diagonal of A (computed element by element for matrix-free kinds).
+ * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         than the operator's, or not FEA_F64
+ * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ */
 FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag);
 
 /**
@@ -98,6 +128,10 @@ FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector 
  * fea_problem_assemble_reference() computes it; without a global matrix for
  * matrix-free kinds. @p op is not const: matrix-free kinds compute it on the
  * first call and keep it.
+ * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         than the operator's, or not FEA_F64, or a load f that
+ *         is not finite at a quadrature point
+ * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
  */
 FEA_API fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b);
 
@@ -118,7 +152,10 @@ typedef struct fea_operator_info {
 #define FEA_OPERATOR_INFO_INIT \
   { sizeof(fea_operator_info), FEA_OPERATOR_CSR, FEA_UPDATE_SERIAL, 0, 0, 0.0, "", 0.0, 0.0 }
 
-/** @brief Fill @p info up to its .size. */
+/**
+ * @brief Fill @p info up to its .size.
+ * @retval FEA_ERR_INVALID_ARG for an `info->size` outside the accepted sizes.
+ */
 FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info);
 
 /**
@@ -130,12 +167,21 @@ FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_in
  * extremes converge first (200 steps give 4 digits for 2D Poisson up to
  * h = 1/256). A diagnostic, not a solver ingredient. Applies @p op (hence not const).
  * @param steps 2..1000 (fewer are run if the Krylov space is exhausted)
- * @return FEA_ERR_NOT_POSDEF when an estimate is not positive.
+ * @retval FEA_ERR_INVALID_ARG for @p steps outside 2..1000 or @p jacobi not 0 or 1
+ * @retval FEA_ERR_UNSUPPORTED on a backend that keeps the operator on a device
+ * @retval FEA_ERR_DIMENSION when the operator has no free DoFs
+ * @retval FEA_ERR_NOT_POSDEF when an estimate, or with @p jacobi a diagonal
+ *         entry, is not positive
+ * @retval FEA_ERR_BACKEND when LAPACK fails on the Lanczos matrix
  */
 FEA_API fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                                      double *lambda_min, double *lambda_max);
 
-/** @brief Destroy an operator. Accepts NULL and `*op == NULL`; sets `*op = NULL`. */
+/**
+ * @brief Destroy an operator. Accepts NULL and `*op == NULL`; sets `*op = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
 FEA_EXPORT fea_status fea_operator_destroy(fea_operator **op);
 
 /** Options of fea_cg_solve(); initialize with FEA_CG_DESC_INIT. */
@@ -175,9 +221,20 @@ typedef struct fea_cg_stats {
  * go through fea_vector_* (BLAS). @p A is applied, hence not const.
  * @param desc options, or NULL for FEA_CG_DESC_INIT
  * @param stats or NULL
- * @return FEA_WARN_NOT_CONVERGED (x holds the last iterate) when
- *         max_iterations is reached; FEA_ERR_NOT_POSDEF when p.Ap <= 0 or the
- *         Jacobi diagonal has an entry <= 0.
+ * @retval FEA_WARN_NOT_CONVERGED (x holds the last iterate) when
+ *         max_iterations is reached
+ * @retval FEA_ERR_NOT_POSDEF when p.Ap <= 0 or the Jacobi diagonal has an
+ *         entry <= 0
+ * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         than the operator's, or not FEA_F64, @p b and @p x
+ *         the same vector, a `desc->size` or `stats->size` outside the
+ *         accepted sizes, rtol or atol negative or not finite, a negative
+ *         max_iterations, jacobi not 0 or 1, history_capacity negative or set
+ *         without history, or an entry of @p b or of the initial @p x that is
+ *         not finite
+ * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ * @retval FEA_ERR_UNSUPPORTED for jacobi = 1 on a device backend without
+ *         device Jacobi scaling
  */
 FEA_API fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                 const fea_cg_desc *desc, fea_cg_stats *stats);

@@ -8,6 +8,16 @@
  * their contribution moves to the right-hand side (lifting). Systems and
  * reduced solutions therefore run over the free DoFs only; full coefficient
  * vectors (all DoFs, boundary values included) are what the user gets back.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job. Except fea_problem_destroy(), each also returns FEA_ERR_INVALID_ARG
+ * when the problem, space or a pointer it must read or write through is
+ * NULL, and each that integrates or makes an object returns
+ * FEA_ERR_OUT_OF_MEMORY when an allocation fails. Where the user's sigma_fn
+ * or source is evaluated, a sigma that is not positive and finite, or a load
+ * that is not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the
+ * point. The other codes are listed under each function.
  */
 #ifndef FEACCEL_PROBLEM_H
 #define FEACCEL_PROBLEM_H
@@ -39,14 +49,29 @@ typedef struct fea_problem_desc {
 #define FEA_PROBLEM_DESC_INIT \
   { sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
 
-/** @brief Create a Poisson problem on @p space (which it holds a reference on). */
+/**
+ * @brief Create a Poisson problem on @p space (which it holds a reference on).
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes, a
+ *         constant sigma that is not positive and finite (without sigma_fn),
+ *         quad_points outside 0..20, or Dirichlet data g that is not finite at
+ *         a boundary DoF
+ * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
+ *         points of a triangle or tetrahedron rule
+ */
 FEA_API fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                               fea_problem **out);
 
-/** @brief Destroy a problem. Accepts NULL; sets `*problem = NULL`. */
+/**
+ * @brief Destroy a problem. Accepts NULL; sets `*problem = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
 FEA_EXPORT fea_status fea_problem_destroy(fea_problem **problem);
 
-/** @brief Number of free (non-Dirichlet) DoFs: the size of the reduced system. */
+/**
+ * @brief Number of free (non-Dirichlet) DoFs: the size of the reduced system.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p problem or @p n.
+ */
 FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea_index *n);
 
 /**
@@ -54,11 +79,16 @@ FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea
  * @param Ke dofs_per_element^2 entries, row-major (symmetric), or NULL
  * @param fe dofs_per_element entries, or NULL
  * The element's DoFs are those of fea_space_get_element_dofs().
+ * @retval FEA_ERR_INVALID_ARG for @p e outside [0, num_elements), or sigma or
+ *         f not admissible at a quadrature point
  */
 FEA_API fea_status fea_problem_element_system(const fea_problem *problem, fea_index e, double *Ke,
                                               double *fe);
 
-/** @brief Element mass matrix (dofs_per_element^2, row-major). */
+/**
+ * @brief Element mass matrix (dofs_per_element^2, row-major).
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p Me or @p e outside [0, num_elements).
+ */
 FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me);
 
 /**
@@ -69,6 +99,8 @@ FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_inde
  * through its last parameter.
  * @param[out] b num_free_dofs right-hand side values (load minus lifting), caller-allocated
  * @param[out] A the new CSR matrix (sorted column indices), on the host; NULL on failure
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p A, a NULL @p b when there are free
+ *         DoFs, or sigma or f not admissible at a quadrature point
  */
 FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b,
                                                   fea_matrix **A);
@@ -76,6 +108,8 @@ FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, do
 /**
  * @brief Full coefficients from a reduced solution: free DoFs from @p u_free,
  * boundary DoFs from the interpolant of g.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p u_full, or a NULL @p u_free when
+ *         there are free DoFs
  */
 FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const double *u_free,
                                                double *u_full);
@@ -85,6 +119,10 @@ FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const
  * @param exact u(x); @param exact_grad its gradient, or NULL (then *h1_semi is not computed)
  * @param[out] l2 ||u - u_h||_L2; @param[out] h1_semi |u - u_h|_H1 (may be NULL)
  * Integrated with the problem's quadrature plus two points per direction.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p u_full, @p exact or @p l2, or
+ *         @p h1_semi asked for without @p exact_grad
+ * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
+ *         points of a triangle or tetrahedron rule
  */
 FEA_API fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
                                            fea_scalar_fn exact, fea_gradient_fn exact_grad,

@@ -34,6 +34,21 @@
  * fea_solver_solve(s, 1, NULL, 0, u_free, num_free);           // the problem's own load
  * fea_solver_destroy(&s);
  * @endcode
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job (fea_solver_solve() may also return FEA_WARN_NOT_CONVERGED). Except
+ * fea_solver_destroy(), each also returns FEA_ERR_INVALID_ARG when the
+ * context, solver, space, problem or an output pointer it needs is NULL, or a
+ * size-versioned struct's .size is outside the accepted sizes; each that
+ * creates, sets up or solves returns FEA_ERR_OUT_OF_MEMORY when host or device
+ * memory runs out and, on `/gpu/cuda`, FEA_ERR_DEVICE (a CUDA call failed) or
+ * FEA_ERR_BACKEND (cuBLAS, cuSPARSE or cuSOLVER failed). Where a setup
+ * integrates elements, a sigma that is not positive and finite or a load that
+ * is not finite at a quadrature point is FEA_ERR_INVALID_ARG, and where the
+ * solver copies the problem (create, fea_solver_set_problem()) a failure of
+ * LAPACK to compute a triangle or tetrahedron quadrature rule is
+ * FEA_ERR_BACKEND. The other codes are listed under each function.
  */
 #ifndef FEACCEL_SOLVER_H
 #define FEACCEL_SOLVER_H
@@ -88,8 +103,12 @@ typedef struct fea_solver_desc {
  * exact FLOP and memory counts) runs here; nothing numeric does. The solver
  * holds references on the context, the space and the problem.
  * @param desc options, or NULL for the defaults
- * @return FEA_ERR_UNSUPPORTED for a space that is not a B-spline space,
- *         FEA_ERR_INVALID_ARG when @p problem is defined on another space.
+ * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, a
+ *         backend without multifrontal ops, or a front beyond the solver's
+ *         32-bit front positions
+ * @retval FEA_ERR_INVALID_ARG when @p problem is defined on another space, the
+ *         space belongs to another context, or merge or keep_boundary is out
+ *         of range
  */
 FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
                                                   fea_problem *problem, const fea_solver_desc *desc,
@@ -99,6 +118,11 @@ FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *s
  * @brief Replace the problem (e.g. a new sigma or source) by another one on
  * the same space. The tree is kept; the next fea_solver_setup() refactors.
  * Until then fea_solver_solve() answers FEA_ERR_STATE.
+ * @retval FEA_ERR_INVALID_ARG when @p problem is defined on another space
+ *         than the solver's, or its Dirichlet data are not finite at a
+ *         boundary DoF
+ * @retval FEA_ERR_UNSUPPORTED when the solver's kind cannot take the problem
+ *         (prehandled: a variable sigma or another space), naming what differs
  */
 FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem);
 
@@ -106,10 +130,21 @@ FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *probl
  * @brief Numeric phase: element integration (fused into the leaves, the
  * global matrix is never formed) and the factorization, level by level.
  *
- * @return FEA_ERR_OUT_OF_MEMORY before any large allocation when the tree's
- *         exact memory estimate exceeds the limit;
- *         FEA_ERR_NOT_POSDEF naming the tree node (index, level, element box)
- *         whose front is not positive definite.
+ * @retval FEA_ERR_OUT_OF_MEMORY (multifrontal, prehandled) before any large
+ *         allocation when the exact memory estimate exceeds the limit
+ * @retval FEA_ERR_NOT_POSDEF (multifrontal) naming the tree node (index,
+ *         level, element box) whose front is not positive definite;
+ *         (prehandled) when a pivot of the partial Cholesky or a diagonal
+ *         entry of the transformed matrix is not positive; (multigrid) when a
+ *         level's diagonal or largest eigenvalue estimate is not positive
+ * @retval FEA_ERR_INVALID_ARG (prehandled) when the transformed matrix does not
+ *         have the block structure M1 needs; (multigrid, after
+ *         fea_solver_set_problem()) for an unstable Richardson omega
+ * @retval FEA_ERR_UNSUPPORTED (prehandled) for FP16 when an entry exceeds
+ *         FP16's range; (multigrid, after fea_solver_set_problem()) as
+ *         fea_solver_create_multigrid(); for a dense block beyond the 32-bit
+ *         integers of the BLAS
+ * @retval FEA_ERR_BACKEND when LAPACK rejects a factorization's arguments
  */
 FEA_API fea_status fea_solver_setup(fea_solver *solver);
 
@@ -124,9 +159,18 @@ FEA_API fea_status fea_solver_setup(fea_solver *solver);
  * @param x the reduced solutions (num_free x nrhs, leading dimension @p ldx);
  *        fea_problem_expand_solution() turns one into full coefficients. x
  *        may be b (in place, ldx = ldb); other overlaps are not allowed.
- * @return FEA_ERR_STATE before fea_solver_setup(); FEA_WARN_NOT_CONVERGED
- *         from an iterative kind (multigrid, prehandled with refinement)
- *         whose iteration limit was reached, x holding the last iterate.
+ * @retval FEA_ERR_STATE before fea_solver_setup() (or after
+ *         fea_solver_set_problem() without a new setup)
+ * @retval FEA_WARN_NOT_CONVERGED from an iterative kind (multigrid, prehandled
+ *         with refinement) whose iteration limit was reached, x holding the
+ *         last iterate; multigrid also when the residual stops being finite
+ * @retval FEA_ERR_INVALID_ARG for a negative @p nrhs, NULL @p b with nrhs other
+ *         than 1, NULL @p x, @p b and @p x overlapping other than in place, or
+ *         an entry of @p b that is not finite
+ * @retval FEA_ERR_DIMENSION when @p ldb (with @p b) or @p ldx is below the
+ *         number of free DoFs
+ * @retval FEA_ERR_NOT_POSDEF (multigrid with krylov = 1) when CG meets
+ *         p.Ap <= 0
  */
 FEA_API fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
                                     fea_index ldb, double *x, fea_index ldx);
@@ -140,8 +184,10 @@ FEA_API fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const do
  * @param dofs the boundary DoFs in the space's numbering (ascending), or NULL
  * @param S the dense n x n complement, column-major, leading dimension n, or NULL
  * @param[out] n the number of boundary DoFs
- * @return FEA_ERR_STATE without keep_boundary or before setup,
- *         FEA_ERR_DIMENSION when capacity < n and dofs or S is given.
+ * @retval FEA_ERR_STATE without keep_boundary or before setup
+ * @retval FEA_ERR_DIMENSION when capacity < n and dofs or S is given
+ *         (*n is set all the same)
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal
  */
 FEA_API fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index capacity,
                                                  fea_index *dofs, double *S, fea_index *n);
@@ -171,7 +217,10 @@ typedef struct fea_solver_stats {
 #define FEA_SOLVER_STATS_INIT \
   { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
-/** @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve. */
+/**
+ * @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve.
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal.
+ */
 FEA_API fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats);
 
 /** One level of the tree; initialize with FEA_SOLVER_LEVEL_INIT. */
@@ -188,7 +237,11 @@ typedef struct fea_solver_level {
 #define FEA_SOLVER_LEVEL_INIT \
   { sizeof(fea_solver_level), 0, 0, 0, 0, 0, 0.0, 0.0 }
 
-/** @brief Facts about level @p level (0 = leaves, num_levels - 1 = the root). */
+/**
+ * @brief Facts about level @p level (0 = leaves, num_levels - 1 = the root).
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal, or
+ *         @p level outside [0, num_levels)
+ */
 FEA_API fea_status fea_solver_get_level(const fea_solver *solver, int level,
                                         fea_solver_level *info);
 
@@ -207,7 +260,11 @@ typedef struct fea_solver_node {
 #define FEA_SOLVER_NODE_INIT \
   { sizeof(fea_solver_node), 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0 }
 
-/** @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1. */
+/**
+ * @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1.
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal, or
+ *         @p node outside [0, num_nodes)
+ */
 FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
                                        fea_solver_node *info);
 
@@ -262,9 +319,13 @@ typedef struct fea_prehandled_desc {
  * /cpu/threads context) and hands the working-precision matrices to the GPU;
  * every solve (transforms, M1, refinement residuals) then runs there, with
  * the right-hand sides and solutions still host arrays.
- * @return FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
- *         naming what differs, or a device backend without a device M1;
- *         FEA_ERR_INVALID_ARG for a bad option.
+ * @retval FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
+ *         naming what differs, an odd cell count with coarse_cells = 0 (no
+ *         coarse mesh nests), or a device backend without a device M1
+ * @retval FEA_ERR_INVALID_ARG for a bad option (coarse_cells negative or not
+ *         leaving a fine level with n / n0 a power of two, precision,
+ *         refine, refine_rtol, refine_max_iterations, rhs_scaling, tf32), or a
+ *         problem whose space belongs to another context
  */
 FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                                 const fea_prehandled_desc *desc, fea_solver **out);
@@ -300,7 +361,10 @@ typedef struct fea_prehandled_stats {
         0, 0.0, 0                                                                                \
   }
 
-/** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a prehandled solver. */
+/**
+ * @brief Fill @p stats.
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than prehandled.
+ */
 FEA_API fea_status fea_solver_get_prehandled_stats(const fea_solver *solver,
                                                    fea_prehandled_stats *stats);
 
@@ -321,6 +385,12 @@ typedef enum fea_prehandled_matrix {
  * MACRO_BLOCK and SCHUR form C_i and Pi in FP64 for the purpose, without the
  * O(|E|^3) inversion of the setup.
  * @param steps 2..1000; 200 resolves the extremes of these matrices to 4 digits
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than prehandled, an
+ *         unknown @p which, @p steps outside 2..1000, or a matrix that is empty
+ *         on this grid
+ * @retval FEA_ERR_NOT_POSDEF when a pivot of the partial Cholesky or an
+ *         eigenvalue estimate is not positive
+ * @retval FEA_ERR_BACKEND when LAPACK fails on the Lanczos matrix
  */
 FEA_API fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_matrix which,
                                                    int steps, double *kappa);
@@ -386,12 +456,18 @@ typedef struct fea_multigrid_desc {
  * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
  * The hierarchy is built here (and again by fea_solver_setup() after
  * fea_solver_set_problem()), so the checks that need it happen here too.
- * @return FEA_ERR_UNSUPPORTED for another space or mesh, naming it;
- *         FEA_ERR_INVALID_ARG for a bad option: an unstable Richardson omega
- *         (omega lambda_max >= 2 on some level; the defaults' unscaled 0.3
- *         suits 2D Q1, for P1 use omega <= 0.25, jacobi = 1 or Chebyshev),
- *         or krylov = 1 with pre_smooth != post_smooth (CG needs a
- *         symmetric cycle).
+ * @retval FEA_ERR_UNSUPPORTED for another space or mesh, naming it, a
+ *         coarsest level too large for the dense coarse solve, or a backend
+ *         that keeps vectors on a device
+ * @retval FEA_ERR_NOT_POSDEF when a level's diagonal or largest eigenvalue
+ *         estimate is not positive
+ * @retval FEA_ERR_INVALID_ARG for a problem without free DoFs or whose space
+ *         belongs to another context, or a bad option: an unknown cycle,
+ *         smoother, operator_kind or strategy, another field out of its
+ *         range, an unstable Richardson omega (omega lambda_max >= 2 on some
+ *         level; the defaults' unscaled 0.3 suits 2D Q1, for P1 use
+ *         omega <= 0.25, jacobi = 1 or Chebyshev), or krylov = 1 with
+ *         pre_smooth != post_smooth (CG needs a symmetric cycle).
  */
 FEA_API fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
                                                const fea_multigrid_desc *desc, fea_solver **out);
@@ -418,11 +494,18 @@ typedef struct fea_multigrid_stats {
 #define FEA_MULTIGRID_STATS_INIT \
   { sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0 }
 
-/** @brief Fill @p stats; FEA_ERR_INVALID_ARG when @p solver is not a multigrid solver. */
+/**
+ * @brief Fill @p stats.
+ * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multigrid.
+ */
 FEA_API fea_status fea_solver_get_multigrid_stats(const fea_solver *solver,
                                                   fea_multigrid_stats *stats);
 
-/** @brief Destroy a solver. Accepts NULL; sets `*solver = NULL`. */
+/**
+ * @brief Destroy a solver. Accepts NULL; sets `*solver = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
 FEA_EXPORT fea_status fea_solver_destroy(fea_solver **solver);
 
 FEA_END_DECLS

@@ -5,6 +5,14 @@
  * A space numbers its degrees of freedom (DoFs) globally, knows which lie on
  * the boundary, and evaluates its functions. Coefficient vectors are host
  * arrays of num_dofs doubles in the space's numbering.
+ *
+ * @par Errors common to this header
+ * Every function here that returns fea_status returns FEA_SUCCESS when it did
+ * its job. Except fea_space_destroy(), each also returns FEA_ERR_INVALID_ARG
+ * when the context, mesh, space or a pointer it must read or write through is
+ * NULL, and each that makes a space or needs scratch memory returns
+ * FEA_ERR_OUT_OF_MEMORY when an allocation fails. The other codes are listed
+ * under each function.
  */
 #ifndef FEACCEL_SPACE_H
 #define FEACCEL_SPACE_H
@@ -36,8 +44,8 @@ typedef enum fea_lagrange_nodes {
  * DoFs are numbered: mesh nodes first (same numbers), then edge, face and cell
  * interior DoFs. The space holds a reference on the mesh.
  * @param order 1..2 on simplices, 1..6 on intervals, quads and hexahedra
- * @return FEA_ERR_INVALID_ARG for an order or node set out of range;
- *         FEA_ERR_UNSUPPORTED when the mesh's cells have a lower dimension than
+ * @retval FEA_ERR_INVALID_ARG for an order or node set out of range
+ * @retval FEA_ERR_UNSUPPORTED when the mesh's cells have a lower dimension than
  *         its coordinates (curves in 2D or 3D, surfaces in 3D)
  */
 FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
@@ -71,6 +79,13 @@ typedef struct fea_bspline_desc {
  * or given. An interior knot of multiplicity m lowers the continuity there to
  * C^(p-m); m = p gives a C0 separator, m = p+1 is refused (it would split the patch).
  * DoFs are numbered lexicographically, direction 0 fastest.
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
+ *         dim outside 1..3, a degree outside 1..8, a box side that is not
+ *         finite with lower < upper, n[k] below 1, num_knots[k] set without
+ *         knots[k], or given knots that are too few or too many, not finite,
+ *         decreasing, not open, or with an interior multiplicity above the degree
+ * @retval FEA_ERR_UNSUPPORTED for a non-NULL geometry (NURBS maps are not
+ *         supported yet)
  */
 FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
                                             fea_space **out);
@@ -78,6 +93,10 @@ FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_
 /**
  * @brief h-refinement: a new B-spline space with @p count knots inserted in direction @p dir.
  * Knots must lie strictly inside the parameter range; multiplicities may not exceed the degree.
+ * @retval FEA_ERR_INVALID_ARG for a Lagrange @p space, @p dir outside the
+ *         space's directions, a negative or too large @p count, NULL @p knots
+ *         with count > 0, a knot not strictly inside the parameter range, or a
+ *         multiplicity that would exceed the degree
  */
 FEA_API fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
                                                   const double *knots, fea_space **out);
@@ -85,6 +104,8 @@ FEA_API fea_status fea_space_bspline_insert_knots(const fea_space *space, int di
 /**
  * @brief p-refinement: a new B-spline space with the degree in @p dir raised by @p t,
  * every knot's multiplicity raised by t as well (continuity kept).
+ * @retval FEA_ERR_INVALID_ARG for a Lagrange @p space, @p dir outside the
+ *         space's directions, a negative @p t, or a raised degree above 8
  */
 FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int t,
                                                     fea_space **out);
@@ -95,12 +116,18 @@ FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int 
  * Exact when fine contains coarse (after knot insertion or degree elevation,
  * or uniform mesh refinement for Lagrange): the function is unchanged.
  * @p coarse is not const: it is evaluated (see fea_space_evaluate()).
- * @return FEA_ERR_INVALID_ARG when fine does not contain coarse.
+ * @retval FEA_ERR_INVALID_ARG when the spaces differ in kind or dimension, or
+ *         fine does not contain coarse (other boxes, knots not nested, or
+ *         functions that differ)
  */
 FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                                       const fea_space *fine, double *fine_coeffs);
 
-/** @brief Destroy a space. Accepts NULL; sets `*space = NULL`. */
+/**
+ * @brief Destroy a space. Accepts NULL; sets `*space = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
 FEA_EXPORT fea_status fea_space_destroy(fea_space **space);
 
 /** Facts about a space; initialize with FEA_SPACE_INFO_INIT. */
@@ -122,19 +149,33 @@ typedef struct fea_space_info {
     sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, { 0, 0, 0 } \
   }
 
-/** @brief Fill @p info (whose .size the caller set). */
+/**
+ * @brief Fill @p info (whose .size the caller set).
+ * @retval FEA_ERR_INVALID_ARG for an `info->size` outside the accepted sizes.
+ */
 FEA_API fea_status fea_space_get_info(const fea_space *space, fea_space_info *info);
 
-/** @brief The DoFs of element @p e (dofs_per_element entries). */
+/**
+ * @brief The DoFs of element @p e (dofs_per_element entries).
+ * @retval FEA_ERR_INVALID_ARG for @p e outside [0, num_elements).
+ */
 FEA_API fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs);
 
-/** @brief The sorted boundary DoFs (num_boundary_dofs entries). */
+/**
+ * @brief The sorted boundary DoFs (num_boundary_dofs entries).
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p dofs when there are boundary DoFs
+ * @retval FEA_ERR_DIMENSION when @p capacity is below num_boundary_dofs
+ */
 FEA_API fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity,
                                                fea_index *dofs);
 
 /**
  * @brief Knot vector of a B-spline space in direction @p dir.
  * @param[out] count the number of knots; @p knots may be NULL to ask only for it.
+ * @retval FEA_ERR_INVALID_ARG for a Lagrange @p space or @p dir outside the
+ *         space's directions
+ * @retval FEA_ERR_DIMENSION when @p knots is given and @p capacity is below
+ *         the number of knots (*count is set all the same)
  */
 FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, fea_index capacity,
                                                double *knots, fea_index *count);
@@ -148,7 +189,8 @@ FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, 
  * @param points npts * dim coordinates inside the domain
  * @param values npts results, or NULL
  * @param gradients npts * dim results, or NULL
- * @return FEA_ERR_INVALID_ARG naming the first point outside the domain.
+ * @retval FEA_ERR_INVALID_ARG for a negative @p npts, a coordinate that is
+ *         not finite, or a point outside the domain, naming the first such point
  */
 FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                                       const double *points, double *values, double *gradients);
@@ -156,6 +198,13 @@ FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fe
 /**
  * @brief Interpolant of @p g: nodal values for Lagrange, collocation at the
  * Greville points (tensor-product) for B-splines. Exact for functions of the space.
+ * @retval FEA_ERR_INVALID_ARG when @p g returns a value that is not finite,
+ *         naming the point
+ * @retval FEA_ERR_UNSUPPORTED (B-splines) when the collocation system exceeds
+ *         the 32-bit integers of LAPACK
+ * @retval FEA_ERR_SINGULAR (B-splines) when LAPACK's banded LU finds the
+ *         collocation matrix singular
+ * @retval FEA_ERR_BACKEND (B-splines) when LAPACK rejects the system
  */
 FEA_API fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *user,
                                          double *coeffs);
@@ -172,12 +221,17 @@ typedef enum fea_coloring_method {
  * @brief Color the elements: no two elements of one color share a DoF.
  * @param colors num_elements entries
  * @param[out] num_colors colors used
+ * @retval FEA_ERR_INVALID_ARG for an unknown @p method
+ * @retval FEA_ERR_UNSUPPORTED for FEA_COLORING_CARTESIAN on a space that is
+ *         neither a B-spline space nor on a structured box mesh
  */
 FEA_API fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method method,
                                             fea_index *colors, int *num_colors);
 
 /**
- * @brief Check a coloring: FEA_ERR_INVALID_ARG naming two elements of one color that share a DoF.
+ * @brief Check a coloring.
+ * @retval FEA_ERR_INVALID_ARG naming an element with a negative color, or two
+ *         elements of one color that share a DoF
  */
 FEA_API fea_status fea_space_check_coloring(const fea_space *space, const fea_index *colors);
 

@@ -28,17 +28,36 @@ typedef int64_t fea_index;
  */
 typedef enum fea_status {
   FEA_SUCCESS = 0,
-  FEA_WARN_NOT_CONVERGED = 1, /**< an iteration stopped at its limit */
-  FEA_ERR_INVALID_ARG = -1,   /**< NULL, out of range, NaN, unknown enum or resource */
-  FEA_ERR_DIMENSION = -2,     /**< lengths or shapes do not match */
-  FEA_ERR_STATE = -3,         /**< call out of order (e.g. solve before setup) */
-  FEA_ERR_OUT_OF_MEMORY = -4, /**< host or device allocation failed or would not fit */
-  FEA_ERR_UNSUPPORTED = -5,   /**< not built in, or not available for this input */
-  FEA_ERR_BACKEND = -6,       /**< a library underneath (BLAS, cuBLAS, ...) failed */
-  FEA_ERR_DEVICE = -7,        /**< no usable device, or a device call failed */
-  FEA_ERR_NOT_POSDEF = -8,    /**< a Cholesky factorization met a non-positive pivot */
-  FEA_ERR_IO = -9,            /**< a file could not be read or written */
-  FEA_ERR_SINGULAR = -10      /**< an LU factorization met an exactly zero pivot */
+  /** an iteration stopped at its limit, or when its residual stopped being finite */
+  FEA_WARN_NOT_CONVERGED = 1,
+  /** a NULL pointer; a value out of range, NaN or infinite; an unknown enum value,
+   * resource or option; a struct .size outside its accepted range; objects that
+   * do not belong together (other contexts, spaces or solver kinds) */
+  FEA_ERR_INVALID_ARG = -1,
+  /** lengths or shapes do not match, or an output's capacity is too small */
+  FEA_ERR_DIMENSION = -2,
+  /** the object is not in the state the call needs: a solve before setup, or a
+   * query about what the object was not made with (parents of a mesh that was
+   * not refined, a Schur complement without keep_boundary) */
+  FEA_ERR_STATE = -3,
+  /** host or device allocation failed, or a size would exceed what can be
+   * addressed or the memory limit */
+  FEA_ERR_OUT_OF_MEMORY = -4,
+  /** not built in, or not available for this input (space, mesh, option,
+   * file format version, CPU feature) */
+  FEA_ERR_UNSUPPORTED = -5,
+  /** a library underneath (LAPACK, hwloc, cuBLAS, cuSPARSE, cuSOLVER) failed,
+   * or a backend was built for another backend ABI */
+  FEA_ERR_BACKEND = -6,
+  /** no usable device, or a device call failed */
+  FEA_ERR_DEVICE = -7,
+  /** a matrix or operator is not positive definite: a Cholesky pivot, a CG
+   * curvature p.Ap, a diagonal entry or an eigenvalue estimate was not positive */
+  FEA_ERR_NOT_POSDEF = -8,
+  /** a file could not be opened, read or written, or its content is malformed */
+  FEA_ERR_IO = -9,
+  /** an LU factorization met an exactly zero pivot */
+  FEA_ERR_SINGULAR = -10
 } fea_status;
 
 /**
@@ -65,7 +84,7 @@ FEA_EXPORT const char *fea_precision_name(fea_precision prec);
 
 /**
  * @brief Size in bytes of one value of @p prec.
- * @return FEA_ERR_INVALID_ARG for an unknown precision or a NULL @p bytes.
+ * @retval FEA_ERR_INVALID_ARG for an unknown precision or a NULL @p bytes.
  */
 FEA_API fea_status fea_precision_size(fea_precision prec, size_t *bytes);
 

@@ -1,11 +1,23 @@
 #!/usr/bin/env python3
-"""Every public header compiles on its own, as strict C11 and as C++.
+"""Every public header compiles on its own, as strict C11 and as C++; and
+the warn-unused-result attribute sits where it should.
 
 usage: check-headers.py CC CXX INCLUDE_DIR [INCLUDE_DIR...]
 The headers are found in the first INCLUDE_DIR (source tree) plus generated
-ones (version.h) in the others. Prints one line per check and a closing
-'N passed, N failed' line; exits non-zero when any failed."""
-import os, subprocess, sys, tempfile
+ones (version.h) in the others.
+
+GCC's warn_unused_result cannot be silenced by a (void) cast, so a function
+that callers may rightly ignore (every fea_*_destroy, called on cleanup
+paths, and fea_version, which cannot fail) must not carry it: a snippet
+calling each of them as a plain statement and with (void) must compile with
+CC under -Wall -Wextra -Werror, as C11 and as C++11. The other side is
+checked too: ignoring the status of a creator (fea_vector_create) or a solve
+(fea_solver_solve) must fail to compile there, so the attribute is kept
+where ignoring the status is a bug.
+
+Prints one line per check and a closing 'N passed, N failed' line; exits
+non-zero when any failed."""
+import os, re, subprocess, sys, tempfile
 
 cc, cxx, *incdirs = sys.argv[1:]
 headers = sorted({f for d in incdirs for f in os.listdir(os.path.join(d, 'feaccel'))
@@ -29,5 +41,65 @@ with tempfile.TemporaryDirectory() as tmp:
             print('%s %s alone as %s' % ('ok  ' if ok else 'FAIL', name, lang))
             if not ok:
                 print(r.stderr)
+
+    # The functions callers may ignore, read from the headers so that a new
+    # destroy function is covered without editing this script.
+    decl = re.compile(r'^(FEA_API|FEA_EXPORT)\s+fea_status\s+(fea_\w+)\s*\(', re.M)
+    ignorable = {}
+    for d in incdirs:
+        sub = os.path.join(d, 'feaccel')
+        for f in sorted(os.listdir(sub)):
+            if f.endswith('.h'):
+                for m in decl.finditer(open(os.path.join(sub, f)).read()):
+                    if m.group(2).endswith('_destroy') or m.group(2) == 'fea_version':
+                        ignorable[m.group(2)] = m.group(1)
+    ok = len(ignorable) >= 9 and 'fea_version' in ignorable
+    passed += ok
+    failed += not ok
+    print('%s found %d destroy functions and fea_version: %s' %
+          ('ok  ' if ok else 'FAIL', len(ignorable) - ('fea_version' in ignorable),
+           ', '.join(sorted(ignorable))))
+    calls = []
+    for fn in sorted(ignorable):
+        # Each destroy function takes the address of a NULL handle, which it accepts.
+        arg = 'NULL, NULL, NULL' if fn == 'fea_version' else '&h_%s' % fn
+        if fn != 'fea_version':
+            handle = fn[len('fea_'):-len('_destroy')]
+            calls.append('  fea_%s *h_%s = NULL;' % (handle, fn))
+        calls.append('  %s(%s);' % (fn, arg))
+        calls.append('  (void)%s(%s);' % (fn, arg))
+    ignored = '#include <feaccel.h>\n#include <stddef.h>\nint main(void) {\n%s\n  return 0;\n}\n' % '\n'.join(calls)
+    must_warn = {
+        'fea_vector_create': 'fea_vector *v = NULL;\n  fea_vector_create(NULL, 1, FEA_F64, &v);',
+        'fea_solver_solve': 'fea_solver_solve(NULL, 0, NULL, 1, NULL, 1);',
+    }
+    # Compiled to an object: -fsyntax-only stops before GCC's unused-result
+    # check runs, and would pass whatever the attribute.
+    strict = ['-Wall', '-Wextra', '-Werror', '-c', '-o', os.path.join(tmp, 'ignore.o')]
+    for lang, comp, std, ext in (('C11', cc, '-std=c11', 'c'), ('C++11', cxx, '-std=c++11', 'cpp')):
+        src = os.path.join(tmp, 'ignore.' + ext)
+        with open(src, 'w') as f:
+            f.write(ignored)
+        r = subprocess.run([comp, std] + strict + ['-I' + d for d in incdirs] + [src],
+                           capture_output=True, text=True)
+        ok = r.returncode == 0
+        passed += ok
+        failed += not ok
+        print('%s destroy functions and fea_version may be ignored, plain and (void), as %s' %
+              ('ok  ' if ok else 'FAIL', lang))
+        if not ok:
+            print(r.stderr)
+        for fn, body in sorted(must_warn.items()):
+            with open(src, 'w') as f:
+                f.write('#include <feaccel.h>\n#include <stddef.h>\nint main(void) {\n  %s\n  return 0;\n}\n' % body)
+            r = subprocess.run([comp, std] + strict + ['-I' + d for d in incdirs] + [src],
+                               capture_output=True, text=True)
+            ok = r.returncode != 0 and 'unused' in r.stderr
+            passed += ok
+            failed += not ok
+            print('%s ignoring the status of %s is refused as %s' %
+                  ('ok  ' if ok else 'FAIL', fn, lang))
+            if not ok:
+                print(r.returncode, r.stderr)
 print('%d passed, %d failed' % (passed, failed))
 sys.exit(1 if failed else 0)
