@@ -123,7 +123,7 @@ FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level 
  * solver descriptor's own memory_limit_bytes takes precedence over @p bytes.
  *
  * @param bytes the limit in bytes; 0 restores the default (MemAvailable)
- * @return FEA_ERR_INVALID_ARG for a NULL @p ctx.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx.
  */
 FEA_API fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes);
 
@@ -132,7 +132,7 @@ FEA_API fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes
  *
  * The figure fea_context_set_memory_limit() describes, read now (it moves
  * with the process's usage and the machine's MemAvailable).
- * @return FEA_ERR_INVALID_ARG for a NULL @p ctx or @p bytes.
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx or @p bytes.
  */
 FEA_API fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes);
 

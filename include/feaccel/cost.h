@@ -92,8 +92,8 @@ typedef struct fea_cost {
  *
  * @retval FEA_ERR_INVALID_ARG naming the bad field (dim 1..3, p 1..8, n >= 1,
  *         nproc >= 0, size), or an `out->size` outside the accepted sizes
- * @retval FEA_ERR_OUT_OF_MEMORY when the space or the tree does not fit in
- *         host memory
+ * @retval FEA_ERR_OUT_OF_MEMORY when the space or the tree does not fit the
+ *         context's memory budget (checked before either is built)
  * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
  *         positions
  */
@@ -132,9 +132,15 @@ FEA_API fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out);
  * plus the largest set of live Schur complements and fronts, the figure
  * fea_solver_setup() compares with the available memory before it allocates)
  * is at most @p bytes, else 0. The query's nproc is not used.
+ *
+ * A lower bound of that peak comes first, from the knot vectors alone (the
+ * tree's boxes walked parents first, counting the interior DoFs: no
+ * O(DoF) memory, and a walk that stops once it passes @p bytes): when it
+ * exceeds @p bytes the answer is 0 at once. Only otherwise is the exact
+ * tree built, after its own memory is checked against the context's budget.
  * @retval FEA_ERR_INVALID_ARG naming the bad field of @p q, or a NULL @p fits
- * @retval FEA_ERR_OUT_OF_MEMORY when the space or the tree does not fit in
- *         host memory
+ * @retval FEA_ERR_OUT_OF_MEMORY when the exact tree, needed because the bound
+ *         fits, does not fit the context's memory budget
  * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
  *         positions
  */

@@ -14,7 +14,9 @@
  * its job. Except fea_problem_destroy(), each also returns FEA_ERR_INVALID_ARG
  * when the problem, space or a pointer it must read or write through is
  * NULL, and each that integrates or makes an object returns
- * FEA_ERR_OUT_OF_MEMORY when an allocation fails. Where the user's sigma_fn
+ * FEA_ERR_OUT_OF_MEMORY when an allocation fails or, before it allocates,
+ * when its estimate exceeds the memory budget (fea_context_set_memory_limit()).
+ * Where the user's sigma_fn
  * or source is evaluated, a sigma that is not positive and finite, or a load
  * that is not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the
  * point. The other codes are listed under each function.

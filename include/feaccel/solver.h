@@ -42,7 +42,9 @@
  * context, solver, space, problem or an output pointer it needs is NULL, or a
  * size-versioned struct's .size is outside the accepted sizes; each that
  * creates, sets up or solves returns FEA_ERR_OUT_OF_MEMORY when host or device
- * memory runs out and, on `/gpu/cuda`, FEA_ERR_DEVICE (a CUDA call failed) or
+ * memory runs out or an estimate made before allocating exceeds the memory
+ * budget (the descriptor's memory_limit_bytes, fea_context_set_memory_limit())
+ * and, on `/gpu/cuda`, FEA_ERR_DEVICE (a CUDA call failed) or
  * FEA_ERR_BACKEND (cuBLAS, cuSPARSE or cuSOLVER failed). Where a setup
  * integrates elements, a sigma that is not positive and finite or a load that
  * is not finite at a quadrature point is FEA_ERR_INVALID_ARG, and where the
@@ -109,6 +111,10 @@ typedef struct fea_solver_desc {
  * @retval FEA_ERR_INVALID_ARG when @p problem is defined on another space, the
  *         space belongs to another context, or merge or keep_boundary is out
  *         of range
+ * @retval FEA_ERR_OUT_OF_MEMORY when a lower bound of the factorization's
+ *         memory, computed from the knot vectors before the tree is built,
+ *         exceeds the budget (desc->memory_limit_bytes, else the context's),
+ *         naming both figures; or an allocation fails
  */
 FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
                                                   fea_problem *problem, const fea_solver_desc *desc,

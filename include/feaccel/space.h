@@ -11,7 +11,9 @@
  * its job. Except fea_space_destroy(), each also returns FEA_ERR_INVALID_ARG
  * when the context, mesh, space or a pointer it must read or write through is
  * NULL, and each that makes a space or needs scratch memory returns
- * FEA_ERR_OUT_OF_MEMORY when an allocation fails. The other codes are listed
+ * FEA_ERR_OUT_OF_MEMORY when an allocation fails or, before it allocates,
+ * when its estimate exceeds the memory budget (fea_context_set_memory_limit()).
+ * The other codes are listed
  * under each function.
  */
 #ifndef FEACCEL_SPACE_H
