@@ -1,19 +1,33 @@
 /* Every backend libfeaccel knows, compiled in or not, so that
- * fea_backend_list() can say why one is missing. */
+ * fea_backend_list() can say why one is missing; resolves an entry to its
+ * backend, loading /gpu/cuda's module on first need.
+ *
+ * Compiled twice (lib/meson.build): into libfeaccel.so with
+ * FEA_REGISTRY_CUDA_MODULE=1, where /gpu/cuda lives in libfeaccel-cuda.so and
+ * is loaded only when asked for (a CPU-only program then maps no CUDA
+ * library), and into the internal archive, where the backend is linked in. */
 #include <string.h>
 
 #include "fea-config.h"
 #include "backend.h"
+#include "cuda-module.h"
+
+#ifndef FEA_REGISTRY_CUDA_MODULE
+#define FEA_REGISTRY_CUDA_MODULE 0
+#endif
 
 static const fea_backend_entry entries[] = {
-    {"/cpu/ref", &fea_backend_cpu_ref, NULL},
-    {"/cpu/threads", &fea_backend_cpu_threads, NULL},
-#if FEA_HAVE_CUDA
-    {"/gpu/cuda", &fea_backend_gpu_cuda, NULL},
+    {"/cpu/ref", &fea_backend_cpu_ref, NULL, NULL},
+    {"/cpu/threads", &fea_backend_cpu_threads, NULL, NULL},
+#if FEA_HAVE_CUDA && FEA_REGISTRY_CUDA_MODULE
+    {"/gpu/cuda", NULL, NULL, fea_cuda_module_load},
+#elif FEA_HAVE_CUDA
+    {"/gpu/cuda", &fea_backend_gpu_cuda, NULL, NULL},
 #else
     {"/gpu/cuda", NULL,
      "not built: this libfeaccel was configured without CUDA (-Dcuda=disabled, or nvcc and the "
-     "CUDA libraries were not found at configure time)"},
+     "CUDA libraries were not found at configure time)",
+     NULL},
 #endif
 };
 
@@ -22,9 +36,26 @@ const fea_backend_entry *fea_backend_entries(size_t *count) {
   return entries;
 }
 
+fea_status fea_backend_resolve(const fea_backend_entry *e, const struct fea_backend **backend,
+                               const char **reason) {
+  *reason = "";
+  if (e->load) {
+    *backend = e->load(reason);
+    return *backend ? FEA_SUCCESS : FEA_ERR_DEVICE;
+  }
+  *backend = e->backend;
+  if (e->backend) return FEA_SUCCESS;
+  *reason = e->not_built_reason;
+  return FEA_ERR_UNSUPPORTED;
+}
+
 const struct fea_backend *fea_backend_find(const char *prefix) {
   if (!prefix) return NULL;
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
-    if (entries[i].backend && strcmp(entries[i].prefix, prefix) == 0) return entries[i].backend;
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    if (strcmp(entries[i].prefix, prefix) != 0) continue;
+    const struct fea_backend *b;
+    const char *reason;
+    return fea_backend_resolve(&entries[i], &b, &reason) == FEA_SUCCESS ? b : NULL;
+  }
   return NULL;
 }

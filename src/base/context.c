@@ -85,28 +85,38 @@ fea_status fea_context_create_best(const char *family, const fea_resource_opts *
                                    fea_context **out) {
   size_t n;
   const fea_backend_entry *e = fea_backend_entries(&n);
+  size_t flen = strlen(family);
   int tried[16] = {0};
+  const struct fea_backend *b[16] = {NULL};
+  /* Resolving loads a module backend, so only the family's entries are
+   * resolved: "/cpu" never loads /gpu/cuda's module. */
+  const char *unloadable = NULL, *unloadable_why = "";
+  for (size_t i = 0; i < n && i < 16; i++) {
+    const char *why;
+    if ((flen == 0 || (strncmp(e[i].prefix, family, flen) == 0 && e[i].prefix[flen] == '/')) &&
+        fea_backend_resolve(&e[i], &b[i], &why) == FEA_ERR_DEVICE && !unloadable) {
+      unloadable = e[i].prefix;
+      unloadable_why = why;
+    }
+  }
   fea_status last = FEA_ERR_UNSUPPORTED, first = FEA_SUCCESS;
   char first_msg[FEA_ERROR_LEN] = "";
-  size_t flen = strlen(family);
   for (;;) {
     size_t best = n;
-    for (size_t i = 0; i < n && i < 16; i++) {
-      int in_family = flen == 0 ||
-                      (strncmp(e[i].prefix, family, flen) == 0 && e[i].prefix[flen] == '/');
-      if (!tried[i] && e[i].backend && in_family &&
-          (best == n || e[i].backend->priority > e[best].backend->priority))
-        best = i;
-    }
+    for (size_t i = 0; i < n && i < 16; i++)
+      if (!tried[i] && b[i] && (best == n || b[i]->priority > b[best]->priority)) best = i;
     if (best == n) break;
     tried[best] = 1;
-    last = fea_context_create_on(e[best].backend, opts, out);
+    last = fea_context_create_on(b[best], opts, out);
     if (last == FEA_SUCCESS) return FEA_SUCCESS;
     if (first == FEA_SUCCESS) {
       first = last;
       snprintf(first_msg, sizeof first_msg, "%s", fea_thread_last_error());
     }
   }
+  if (first == FEA_SUCCESS && unloadable)
+    return FEA_ERROR(NULL, FEA_ERR_DEVICE, "backend %s is not usable here: %s", unloadable,
+                     unloadable_why);
   if (first == FEA_SUCCESS)
     return FEA_ERROR(NULL, FEA_ERR_UNSUPPORTED, "no backend of family '%s' was built", family);
   /* The preferred backend's failure is the one that explains the outcome

@@ -21,13 +21,16 @@ fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *co
   for (size_t i = 0; i < capacity && i < n; i++) {
     fea_backend_info full = FEA_BACKEND_INFO_INIT;
     snprintf(full.prefix, sizeof full.prefix, "%s", e[i].prefix);
-    full.built = e[i].backend != NULL;
-    if (!e[i].backend) {
-      snprintf(full.reason, sizeof full.reason, "%s", e[i].not_built_reason);
+    const struct fea_backend *b;
+    const char *why;
+    fea_status st = fea_backend_resolve(&e[i], &b, &why);
+    /* A module that cannot be loaded was built but is not usable here. */
+    full.built = st != FEA_ERR_UNSUPPORTED;
+    if (!b) {
+      snprintf(full.reason, sizeof full.reason, "%s", why);
     } else {
-      full.priority = e[i].backend->priority;
-      full.usable = !e[i].backend->probe ||
-                    e[i].backend->probe(full.reason, sizeof full.reason) == FEA_SUCCESS;
+      full.priority = b->priority;
+      full.usable = !b->probe || b->probe(full.reason, sizeof full.reason) == FEA_SUCCESS;
       if (full.usable) full.reason[0] = '\0';
     }
     fea_backend_info *out = (fea_backend_info *)((char *)infos + i * stride);

@@ -33,9 +33,12 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
   const fea_backend_entry *e = fea_backend_entries(&n);
   for (size_t i = 0; i < n; i++) {
     if (strcmp(e[i].prefix, base) != 0) continue;
-    if (!e[i].backend)
-      return FEA_ERROR(NULL, FEA_ERR_UNSUPPORTED, "backend %s is %s", base, e[i].not_built_reason);
-    return fea_context_create_on(e[i].backend, &opts, out);
+    const struct fea_backend *b;
+    const char *why;
+    fea_status st = fea_backend_resolve(&e[i], &b, &why);
+    if (st == FEA_ERR_UNSUPPORTED) return FEA_ERROR(NULL, st, "backend %s is %s", base, why);
+    if (st < 0) return FEA_ERROR(NULL, st, "backend %s is not usable here: %s", base, why);
+    return fea_context_create_on(b, &opts, out);
   }
   size_t blen = strlen(base);
   for (size_t i = 0; i < n; i++)

@@ -9,6 +9,7 @@
 #include <feaccel/vector.h>
 
 #include "dense.h"
+#include "private-export.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
 #define FEA_BACKEND_ABI 4u
@@ -74,14 +75,25 @@ struct fea_backend {
   const char *host;
 };
 
-/* Registry. Every backend known to libfeaccel has an entry, compiled or not. */
+/* Registry. Every backend known to libfeaccel has an entry, compiled or not.
+ * A backend built as a module (/gpu/cuda in libfeaccel.so) has `load`
+ * instead of `backend`: it is loaded on the first resolve of its entry. */
 typedef struct fea_backend_entry {
   const char *prefix;
-  const struct fea_backend *backend; /* NULL when not compiled */
+  const struct fea_backend *backend; /* NULL when not compiled in */
   const char *not_built_reason;
+  /* Loads the module once per process; NULL with *reason when it cannot. */
+  const struct fea_backend *(*load)(const char **reason);
 } fea_backend_entry;
 
+/* The entries, in a fixed order. Looking at them loads nothing. */
 const fea_backend_entry *fea_backend_entries(size_t *count);
+/* The entry's backend: FEA_SUCCESS and *backend, FEA_ERR_UNSUPPORTED when it
+ * was not built, FEA_ERR_DEVICE when its module cannot be loaded here; on
+ * failure *backend is NULL and *reason says why. Only this loads a module. */
+fea_status fea_backend_resolve(const fea_backend_entry *e, const struct fea_backend **backend,
+                               const char **reason);
+/* The backend of an exact prefix (resolved), or NULL. */
 const struct fea_backend *fea_backend_find(const char *prefix);
 
 extern const struct fea_backend fea_backend_cpu_ref;
@@ -91,6 +103,6 @@ extern const struct fea_backend fea_backend_gpu_cuda;
 #endif
 
 /* Value of option key, or NULL. */
-const char *fea_resource_opt(const fea_resource_opts *opts, const char *key);
+FEA_PRIVATE_EXPORT const char *fea_resource_opt(const fea_resource_opts *opts, const char *key);
 
 #endif

@@ -4,6 +4,8 @@
 
 #include <feaccel/context.h>
 
+#include "private-export.h"
+
 #if defined(__GNUC__)
 #define FEA_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -12,10 +14,12 @@
 
 /* Records "file.c:LINE func(): message" on ctx (when not NULL) and on the calling
  * thread, hands it to the log callback at FEA_LOG_ERROR, and returns code. */
-fea_status fea_error_raise(const fea_context *ctx, fea_status code, const char *file, int line,
-                           const char *func, const char *fmt, ...) FEA_PRINTF(6, 7);
+FEA_PRIVATE_EXPORT fea_status fea_error_raise(const fea_context *ctx, fea_status code,
+                                              const char *file, int line, const char *func,
+                                              const char *fmt, ...) FEA_PRINTF(6, 7);
 
-void fea_log(const fea_context *ctx, fea_log_level level, const char *fmt, ...) FEA_PRINTF(3, 4);
+FEA_PRIVATE_EXPORT void fea_log(const fea_context *ctx, fea_log_level level, const char *fmt, ...)
+    FEA_PRINTF(3, 4);
 
 #define FEA_ERROR(ctx, code, ...) \
   fea_error_raise((ctx), (code), __FILE__, __LINE__, __func__, __VA_ARGS__)

@@ -20,6 +20,8 @@
 
 #include <feaccel/types.h>
 
+#include "private-export.h"
+
 struct fea_etree;
 struct fea_problem;
 
@@ -74,13 +76,16 @@ struct fea_multifrontal_ops {
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the
  * caller has zeroed, and the leaf's q + r load entries into load (zeroed).
  * The element work time goes to *integrate_s. Thread-safe across leaves. */
-fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f,
-                                          fea_index n, double *P, double *S, double *load,
-                                          double *integrate_s);
+FEA_PRIVATE_EXPORT fea_status fea_multifrontal_assemble_leaf(fea_context *ctx,
+                                                             const fea_multifrontal_factor *f,
+                                                             fea_index n, double *P, double *S,
+                                                             double *load, double *integrate_s);
 
 /* The error of node n failing with st for the reason why (another message):
  * names the node, its level, element box, q and r. */
-fea_status fea_multifrontal_node_error(fea_context *ctx, const fea_multifrontal_factor *f,
-                                       fea_index n, fea_status st, const char *why);
+FEA_PRIVATE_EXPORT fea_status fea_multifrontal_node_error(fea_context *ctx,
+                                                          const fea_multifrontal_factor *f,
+                                                          fea_index n, fea_status st,
+                                                          const char *why);
 
 #endif

@@ -14,6 +14,8 @@
 
 #include <feaccel/types.h>
 
+#include "private-export.h"
+
 /* What an object's release does when its last reference goes: free what the
  * object owns and the object itself. References the object holds on other
  * objects (its space, its mesh) are dropped here too; the one on the
@@ -35,10 +37,10 @@ typedef struct fea_object {
  * itself), and free_object called at the last release. */
 fea_status fea_object_alloc(fea_context *ctx, size_t size, const char *class_name,
                             fea_object_free_fn free_object, void **out);
-void fea_object_retain(void *object);
+FEA_PRIVATE_EXPORT void fea_object_retain(void *object);
 /* Drop one reference; at the last, free_object, then the context reference.
  * NULL is accepted. */
-void fea_object_release(void *object);
+FEA_PRIVATE_EXPORT void fea_object_release(void *object);
 /* Release and forget: p = NULL afterwards (the internal destroy). */
 #define FEA_OBJECT_DROP(p) (fea_object_release(p), (p) = NULL)
 

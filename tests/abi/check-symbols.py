@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The ABI is exactly what the headers declare: the dynamic symbols of
-libfeaccel.so, the version script and the FEA_API/FEA_EXPORT declarations of
-the public headers name the same functions, and the soname is libfeaccel.so.<major>.
+libfeaccel.so in the public version nodes, those nodes of the version script and
+the FEA_API/FEA_EXPORT declarations of the public headers name the same
+functions, and the soname is libfeaccel.so.<major>. Beside them the library
+exports exactly the list of the private node FEACCEL_PRIVATE_0 (what its
+/gpu/cuda module calls), in that node, and no public header declares those.
 
 usage: check-symbols.py LIBRARY MAPFILE ABI_MAJOR HEADER..."""
 import re, subprocess, sys
@@ -9,15 +12,27 @@ import re, subprocess, sys
 lib, mapfile, major, *headers = sys.argv[1:]
 failed = []
 
+PRIVATE_NODE = 'FEACCEL_PRIVATE_0'
+
 nm = subprocess.run(['nm', '-D', '--defined-only', lib], capture_output=True, text=True, check=True)
-exported = {line.split()[-1].split('@')[0] for line in nm.stdout.splitlines()
-            if len(line.split()) == 3 and line.split()[1] in 'TDBRW'}
-exported -= {n for n in exported if re.fullmatch(r'FEACCEL_[0-9.]+', n)}
+exported, exported_private = set(), set()
+for line in nm.stdout.splitlines():
+    fields = line.split()
+    if len(fields) != 3 or fields[1] not in 'TDBRW':
+        continue
+    name, _, node = fields[2].partition('@')
+    (exported_private if node.lstrip('@') == PRIVATE_NODE else exported).add(name)
 
 text = re.sub(r'/\*.*?\*/', '', open(mapfile).read(), flags=re.S)
-mapped = set()
-for block in re.findall(r'global:(.*?)(?:local:|\})', text, flags=re.S):
-    mapped |= {s.strip() for s in block.split(';') if s.strip()}
+mapped, mapped_private = set(), set()
+for node, body in re.findall(r'([A-Za-z_][\w.]*)\s*\{(.*?)\}', text, flags=re.S):
+    names = set()
+    for block in re.findall(r'global:(.*?)(?:local:|$)', body, flags=re.S):
+        names |= {s.strip() for s in block.split(';') if s.strip()}
+    if node == PRIVATE_NODE:
+        mapped_private |= names
+    else:
+        mapped |= names
 
 declared = set()
 for h in headers:
@@ -32,6 +47,12 @@ compare('the library', exported, 'the version script', mapped)
 compare('the version script', mapped, 'the library', exported)
 compare('the headers', declared, 'the version script', mapped)
 compare('the version script', mapped, 'the headers', declared)
+compare('the library\'s private node', exported_private, 'the script\'s ' + PRIVATE_NODE,
+        mapped_private)
+compare('the script\'s ' + PRIVATE_NODE, mapped_private, 'the library\'s private node',
+        exported_private)
+for s in sorted(mapped_private & (declared | mapped)):
+    failed.append('%s is both private (%s) and public' % (s, PRIVATE_NODE))
 
 dyn = subprocess.run(['readelf', '-d', lib], capture_output=True, text=True, check=True).stdout
 soname = re.search(r'\(SONAME\)\s+Library soname: \[(.*?)\]', dyn)
@@ -40,7 +61,7 @@ if not soname or soname.group(1) != 'libfeaccel.so.%s' % major:
 
 for f in failed:
     print('FAIL ' + f)
-print('%d symbols exported, %d in the version script, %d declared' %
-      (len(exported), len(mapped), len(declared)))
+print('%d symbols exported, %d in the version script, %d declared; %d private' %
+      (len(exported), len(mapped), len(declared), len(exported_private)))
 print('%d passed, %d failed' % (1 if not failed else 0, 1 if failed else 0))
 sys.exit(1 if failed else 0)
