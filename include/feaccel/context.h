@@ -78,7 +78,9 @@ FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
 
 /**
  * @brief The last error message of @p ctx, e.g.
- * `"vector.c:88 fea_vector_axpy(): length mismatch: x has 10 entries, y has 12"`.
+ * `"fea_vector_axpy(): length mismatch: x has 10 entries, y has 12 (vector.c:88)"`:
+ * the public function that was called, what was wrong with which value, and
+ * where in the library's sources the check is.
  *
  * With @p ctx NULL: the last error raised on the calling thread by any call,
  * including calls that have no context (a failed fea_context_create()).

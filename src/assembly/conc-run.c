@@ -43,7 +43,7 @@ void fea_conc_fail(fea_conc_job *job, fea_status st, fea_index e) {
   if (atomic_exchange_explicit(&job->failed, 1, memory_order_acq_rel) == 0) {
     job->status = st;
     job->failed_element = e;
-    snprintf(job->message, sizeof job->message, "%s", fea_thread_last_error());
+    snprintf(job->message, sizeof job->message, "%s", fea_thread_last_error_text());
   }
 }
 

@@ -48,6 +48,7 @@ static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, f
 }
 
 fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b, fea_matrix **A) {
+  FEA_ENTRY();
   if (A) *A = NULL;
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(A, problem->ctx);

@@ -10,6 +10,7 @@
 #define MAX_THREADS 1024
 
 fea_status fea_tsx_available(int *available, char *reason, size_t len) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(available, NULL);
   char buf[256];
   *available = fea_tsx_cpu_usable(buf, sizeof buf);
@@ -21,6 +22,7 @@ fea_status fea_tsx_available(int *available, char *reason, size_t len) {
 }
 
 fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A) {
+  FEA_ENTRY();
   if (A) *A = NULL;
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(A, problem->ctx);
@@ -53,6 +55,7 @@ static fea_status read_desc(const fea_problem *pb, const fea_assembly_desc *user
 
 fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *A, double *b,
                                 const fea_assembly_desc *desc, fea_assembly_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(A, problem->ctx);
   fea_update_strategy s;
@@ -64,6 +67,7 @@ fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *A, doubl
 fea_status fea_problem_assemble_dense(const fea_problem *problem, double *A_dense, fea_index ld,
                                       double *b, const fea_assembly_desc *desc,
                                       fea_assembly_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   fea_update_strategy s;
   fea_conc_config cfg;

@@ -6,6 +6,7 @@
 #include "struct-copy.h"
 
 fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(count, NULL);
   FEA_CHECK(infos || capacity == 0, NULL, FEA_ERR_INVALID_ARG, "infos is NULL but capacity is %zu",
             capacity);

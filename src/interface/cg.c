@@ -74,6 +74,7 @@ static fea_status check_finite(const fea_operator *A, const fea_vector *v, const
 
 fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                         const fea_cg_desc *desc, fea_cg_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(A, NULL);
   FEA_CALL(check_vector(A, b, "b"));
   FEA_CALL(check_vector(A, x, "x"));

@@ -15,6 +15,7 @@
 #define FEA_MAX_THREADS 1024
 
 fea_status fea_context_create(const char *resource, fea_context **out) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(out, NULL);
   *out = NULL;
   if (!resource) {
@@ -53,6 +54,7 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
 }
 
 fea_status fea_context_destroy(fea_context **ctx) {
+  FEA_ENTRY();
   if (!ctx || !*ctx) return FEA_SUCCESS;
   fea_object_release(*ctx);
   *ctx = NULL;
@@ -60,10 +62,12 @@ fea_status fea_context_destroy(fea_context **ctx) {
 }
 
 const char *fea_context_last_error(const fea_context *ctx) {
+  FEA_ENTRY();
   return ctx ? ctx->last_error : fea_thread_last_error();
 }
 
 fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthreads) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(nthreads, ctx);
   *nthreads = ctx->nthreads;
@@ -71,6 +75,7 @@ fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthreads) {
 }
 
 fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK(nthreads >= 1 && nthreads <= FEA_MAX_THREADS, ctx, FEA_ERR_INVALID_ARG,
             "thread count %d is outside [1, %d]", nthreads, FEA_MAX_THREADS);
@@ -82,12 +87,14 @@ fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads) {
 }
 
 fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   ctx->memory_limit = bytes;
   return FEA_SUCCESS;
 }
 
 fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(bytes, ctx);
   fea_memory_budget b;
@@ -98,6 +105,7 @@ fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes)
 
 fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level, fea_log_fn fn,
                                         void *user) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK(max_level >= FEA_LOG_ERROR && max_level <= FEA_LOG_DEBUG, ctx, FEA_ERR_INVALID_ARG,
             "unknown log level %d (expected FEA_LOG_ERROR..FEA_LOG_DEBUG)", (int)max_level);
@@ -108,6 +116,7 @@ fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_leve
 }
 
 fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(info, ctx);
   FEA_CALL(fea_struct_check(ctx, info, "info", &fea_struct_context_info));

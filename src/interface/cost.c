@@ -30,6 +30,7 @@ static fea_status check_out(const fea_context *ctx, const fea_cost *out) {
 }
 
 fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out) {
+  FEA_ENTRY();
   fea_cost_query v;
   FEA_CALL(check_query(NULL, q, &v));
   FEA_CALL(check_out(NULL, out));
@@ -39,6 +40,7 @@ fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out) {
 }
 
 fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_cost *out) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   fea_cost_query v;
   FEA_CALL(check_query(ctx, q, &v));
@@ -50,6 +52,7 @@ fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_c
 
 fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64_t bytes,
                                int *fits) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   fea_cost_query v;
   FEA_CALL(check_query(ctx, q, &v));
@@ -58,6 +61,7 @@ fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64
 }
 
 fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes) {
+  FEA_ENTRY();
   FEA_CHECK(p >= 1 && p <= FEA_BSPLINE_MAX_DEGREE, NULL, FEA_ERR_INVALID_ARG,
             "p is %d; the degree must be in 1..%d", p, FEA_BSPLINE_MAX_DEGREE);
   FEA_CHECK(isfinite(N) && N >= 1.0, NULL, FEA_ERR_INVALID_ARG,
@@ -70,6 +74,7 @@ fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes) {
 
 fea_status fea_cost_strong_scaling_paper(const fea_cost_query *q, double *speedup,
                                          double *efficiency) {
+  FEA_ENTRY();
   fea_cost_query v;
   FEA_CALL(check_query(NULL, q, &v));
   FEA_CHECK(v.nproc >= 1, NULL, FEA_ERR_INVALID_ARG,

@@ -7,6 +7,7 @@
 #include "matrix.h"
 
 fea_status fea_matrix_destroy(fea_matrix **A) {
+  FEA_ENTRY();
   if (!A || !*A) return FEA_SUCCESS;
   fea_object_release(*A);
   *A = NULL;
@@ -15,6 +16,7 @@ fea_status fea_matrix_destroy(fea_matrix **A) {
 
 fea_status fea_matrix_get_size(const fea_matrix *A, fea_index *rows, fea_index *cols,
                                fea_index *nnz) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(A, NULL);
   if (rows) *rows = A->rows;
   if (cols) *cols = A->cols;
@@ -24,6 +26,7 @@ fea_status fea_matrix_get_size(const fea_matrix *A, fea_index *rows, fea_index *
 
 fea_status fea_matrix_get_csr(const fea_matrix *A, fea_index *row_ptr, fea_index *col_idx,
                               double *values) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(A, NULL);
   if (row_ptr) memcpy(row_ptr, A->row_ptr, (size_t)(A->rows + 1) * sizeof *row_ptr);
   if (col_idx) memcpy(col_idx, A->col_idx, (size_t)A->nnz * sizeof *col_idx);
@@ -32,6 +35,7 @@ fea_status fea_matrix_get_csr(const fea_matrix *A, fea_index *row_ptr, fea_index
 }
 
 fea_status fea_matrix_multiply(const fea_matrix *A, const double *x, double *y) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(A, NULL);
   FEA_CHECK(x || A->cols == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'x' is NULL");
   FEA_CHECK(y || A->rows == 0, A->ctx, FEA_ERR_INVALID_ARG, "argument 'y' is NULL");
@@ -41,6 +45,7 @@ fea_status fea_matrix_multiply(const fea_matrix *A, const double *x, double *y) 
 }
 
 fea_status fea_matrix_write_mtx(const fea_matrix *A, const char *path) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(A, NULL);
   FEA_CHECK_NULL(path, A->ctx);
   return fea_matrix_market_write(A, path);
@@ -48,6 +53,7 @@ fea_status fea_matrix_write_mtx(const fea_matrix *A, const char *path) {
 
 fea_status fea_array_write_mtx(fea_context *ctx, fea_index n, const double *values,
                                const char *path) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);
   FEA_CHECK(values || n == 0, ctx, FEA_ERR_INVALID_ARG, "argument 'values' is NULL");

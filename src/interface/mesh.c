@@ -23,6 +23,7 @@ static fea_status read_desc(fea_context *ctx, const fea_mesh_desc *desc, fea_mes
 }
 
 fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(desc, ctx);
@@ -54,6 +55,7 @@ fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type 
                                        fea_index num_nodes, const double *coords,
                                        fea_index num_cells, const fea_index *cells,
                                        fea_mesh **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(out, ctx);
@@ -90,6 +92,7 @@ fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type 
 }
 
 fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine) {
+  FEA_ENTRY();
   if (fine) *fine = NULL;
   FEA_CHECK_NULL(coarse, NULL);
   FEA_CHECK_NULL(fine, coarse->ctx);
@@ -97,6 +100,7 @@ fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine) {
 }
 
 fea_status fea_mesh_destroy(fea_mesh **mesh) {
+  FEA_ENTRY();
   if (!mesh || !*mesh) return FEA_SUCCESS;
   fea_object_release(*mesh);
   *mesh = NULL;
@@ -105,6 +109,7 @@ fea_status fea_mesh_destroy(fea_mesh **mesh) {
 
 fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_type *type,
                              fea_index *num_nodes, fea_index *num_cells) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(mesh, NULL);
   if (dim) *dim = mesh->dim;
   if (type) *type = mesh->type;
@@ -123,6 +128,7 @@ static fea_status check_capacity(const fea_mesh *mesh, fea_index capacity, const
 }
 
 fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity, double *coords) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(mesh, NULL);
   const fea_index needed = mesh->num_nodes * mesh->dim;
   FEA_CALL(check_capacity(mesh, capacity, coords, needed, "coords"));
@@ -131,6 +137,7 @@ fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity, do
 }
 
 fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, fea_index *cells) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(mesh, NULL);
   const fea_index needed = mesh->num_cells * mesh->nodes_per_cell;
   FEA_CALL(check_capacity(mesh, capacity, cells, needed, "cells"));
@@ -139,6 +146,7 @@ fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, fea_inde
 }
 
 fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity, fea_index *parents) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(mesh, NULL);
   FEA_CHECK(mesh->parents != NULL, mesh->ctx, FEA_ERR_STATE,
             "the mesh has no parents: it was not made by fea_mesh_refine_uniform()");
@@ -148,6 +156,7 @@ fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity, fea_in
 }
 
 fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_mesh **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(path, ctx);
@@ -158,6 +167,7 @@ fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_mesh **out
 
 fea_status fea_mesh_write_vtu(const fea_mesh *mesh, const char *path, int num_fields,
                               const fea_field *fields) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(mesh, NULL);
   fea_context *ctx = mesh->ctx;
   FEA_CHECK_NULL(path, ctx);

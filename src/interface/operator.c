@@ -31,6 +31,7 @@ static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea
 
 fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
                                const fea_operator_desc *desc, fea_operator **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(problem, ctx);
@@ -41,6 +42,7 @@ fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
 }
 
 fea_status fea_operator_destroy(fea_operator **op) {
+  FEA_ENTRY();
   if (!op || !*op) return FEA_SUCCESS;
   fea_object_release(*op);
   *op = NULL;
@@ -72,20 +74,24 @@ static fea_status apply(fea_operator *op, const fea_vector *x, fea_vector *y, in
 }
 
 fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y) {
+  FEA_ENTRY();
   return apply(op, x, y, 0);
 }
 
 fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y) {
+  FEA_ENTRY();
   return apply(op, x, y, 1);
 }
 
 fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, diag, "diag"));
   return op->impl->diagonal(op, diag->data);
 }
 
 fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, b, "b"));
   FEA_CALL(fea_operator_rhs(op, NULL));
@@ -97,6 +103,7 @@ fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
 
 fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                              double *lambda_min, double *lambda_max) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(op, NULL);
   fea_context *ctx = op->ctx;
   FEA_CHECK_NULL(lambda_min, ctx);
@@ -115,6 +122,7 @@ fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int ja
 }
 
 fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(op, NULL);
   FEA_CHECK_NULL(info, op->ctx);
   return fea_struct_copy_out(op->ctx, info, &op->info, "info", &fea_struct_operator_info);

@@ -10,6 +10,7 @@
 
 fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                       fea_problem **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(space, NULL);
   fea_context *ctx = space->ctx;
@@ -26,6 +27,7 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
 }
 
 fea_status fea_problem_destroy(fea_problem **problem) {
+  FEA_ENTRY();
   if (!problem || !*problem) return FEA_SUCCESS;
   fea_object_release(*problem);
   *problem = NULL;
@@ -33,6 +35,7 @@ fea_status fea_problem_destroy(fea_problem **problem) {
 }
 
 fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea_index *n) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(n, problem->ctx);
   *n = problem->num_free;
@@ -47,12 +50,14 @@ static fea_status check_element(const fea_problem *pb, fea_index e) {
 
 fea_status fea_problem_element_system(const fea_problem *problem, fea_index e, double *Ke,
                                       double *fe) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CALL(check_element(problem, e));
   return fea_problem_element_forms(problem, e, Ke, fe, NULL);
 }
 
 fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(Me, problem->ctx);
   FEA_CALL(check_element(problem, e));
@@ -61,6 +66,7 @@ fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, dou
 
 fea_status fea_problem_expand_solution(const fea_problem *problem, const double *u_free,
                                        double *u_full) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK(u_free || problem->num_free == 0, problem->ctx, FEA_ERR_INVALID_ARG,
             "argument 'u_free' is NULL");
@@ -72,6 +78,7 @@ fea_status fea_problem_expand_solution(const fea_problem *problem, const double 
 fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
                                    fea_scalar_fn exact, fea_gradient_fn exact_grad, void *user,
                                    double *l2, double *h1_semi) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(u_full, problem->ctx);
   FEA_CHECK_NULL(exact, problem->ctx);

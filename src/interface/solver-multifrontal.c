@@ -10,6 +10,7 @@
 
 fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space, fea_problem *problem,
                                           const fea_solver_desc *desc, fea_solver **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(space, ctx);
@@ -50,6 +51,7 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space, fe
 
 fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index capacity,
                                          fea_index *dofs, double *S, fea_index *n) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(n, ctx);
@@ -71,6 +73,7 @@ fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index cap
 }
 
 fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_stats()"));
@@ -80,6 +83,7 @@ fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stat
 }
 
 fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_level *info) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_level()"));
@@ -93,6 +97,7 @@ fea_status fea_solver_get_level(const fea_solver *solver, int level, fea_solver_
 }
 
 fea_status fea_solver_get_node(const fea_solver *solver, fea_index node, fea_solver_node *info) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(info, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIFRONTAL, "fea_solver_get_node()"));

@@ -10,6 +10,7 @@
 
 fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
                                        const fea_multigrid_desc *desc, fea_solver **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(problem, ctx);
@@ -36,6 +37,7 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
 }
 
 fea_status fea_solver_get_multigrid_stats(const fea_solver *solver, fea_multigrid_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIGRID, "fea_solver_get_multigrid_stats()"));

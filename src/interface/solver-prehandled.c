@@ -28,6 +28,7 @@ static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
 
 fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                         const fea_prehandled_desc *desc, fea_solver **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(problem, ctx);
@@ -69,6 +70,7 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
 }
 
 fea_status fea_solver_get_prehandled_stats(const fea_solver *solver, fea_prehandled_stats *stats) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_PREHANDLED,
@@ -80,6 +82,7 @@ fea_status fea_solver_get_prehandled_stats(const fea_solver *solver, fea_prehand
 
 fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_matrix which,
                                            int steps, double *kappa) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(kappa, ctx);

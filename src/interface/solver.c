@@ -43,6 +43,7 @@ fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, cons
 }
 
 fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(problem, ctx);
@@ -60,6 +61,7 @@ fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem) {
 }
 
 fea_status fea_solver_setup(fea_solver *solver) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   /* The kind checks what it can first (a refused setup keeps the previous
    * one usable), then resets, and clears ready itself when it does. */
@@ -70,6 +72,7 @@ fea_status fea_solver_setup(fea_solver *solver) {
 
 fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b, fea_index ldb,
                             double *x, fea_index ldx) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   const fea_index nf = solver->problem->num_free, need_ld = nf > 1 ? nf : 1;
@@ -112,6 +115,7 @@ fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
 }
 
 fea_status fea_solver_destroy(fea_solver **solver) {
+  FEA_ENTRY();
   if (!solver || !*solver) return FEA_SUCCESS;
   fea_solver_free(*solver);
   *solver = NULL;

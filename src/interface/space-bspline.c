@@ -52,6 +52,7 @@ static fea_status check_desc(fea_context *ctx, const fea_bspline_desc *d) {
 
 fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
                                     fea_space **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(desc, ctx);
@@ -64,6 +65,7 @@ fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *de
 
 fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
                                           const double *knots, fea_space **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(out, space->ctx);
@@ -83,6 +85,7 @@ fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_i
 
 fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int t,
                                             fea_space **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(out, space->ctx);
@@ -104,6 +107,7 @@ fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int
 
 fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, fea_index capacity,
                                        double *knots, fea_index *count) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(count, space->ctx);
   FEA_CALL(check_bspline(space));

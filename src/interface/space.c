@@ -12,6 +12,7 @@
 #include "struct-copy.h"
 
 fea_status fea_space_destroy(fea_space **space) {
+  FEA_ENTRY();
   if (!space || !*space) return FEA_SUCCESS;
   fea_object_release(*space);
   *space = NULL;
@@ -20,6 +21,7 @@ fea_status fea_space_destroy(fea_space **space) {
 
 fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                      fea_space **out) {
+  FEA_ENTRY();
   if (out) *out = NULL;
   FEA_CHECK_NULL(mesh, NULL);
   FEA_CHECK_NULL(out, mesh->ctx);
@@ -42,6 +44,7 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
 }
 
 fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(info, space->ctx);
   FEA_CALL(fea_struct_check(space->ctx, info, "info", &fea_struct_space_info));
@@ -60,6 +63,7 @@ fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
 }
 
 fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(dofs, space->ctx);
   FEA_CHECK(e >= 0 && e < space->num_elements, space->ctx, FEA_ERR_INVALID_ARG,
@@ -70,6 +74,7 @@ fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_i
 
 fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity,
                                        fea_index *dofs) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK(dofs || space->num_boundary_dofs == 0, space->ctx, FEA_ERR_INVALID_ARG,
             "argument 'dofs' is NULL");
@@ -83,6 +88,7 @@ fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacit
 
 fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                               const double *points, double *values, double *gradients) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK(npts >= 0, space->ctx, FEA_ERR_INVALID_ARG, "npts %lld is negative", (long long)npts);
   if (npts == 0) return FEA_SUCCESS;
@@ -96,6 +102,7 @@ fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index 
 
 fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *user,
                                  double *coeffs) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(g, space->ctx);
   FEA_CHECK_NULL(coeffs, space->ctx);
@@ -104,6 +111,7 @@ fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *
 
 fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs, const fea_space *fine,
                               double *fine_coeffs) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(coarse, NULL);
   FEA_CHECK_NULL(fine, coarse->ctx);
   FEA_CHECK_NULL(coarse_coeffs, coarse->ctx);
@@ -119,6 +127,7 @@ fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs, co
  * closer than m in every direction share DoFs. */
 fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method method,
                                     fea_index *colors, int *num_colors) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(colors, space->ctx);
   FEA_CHECK_NULL(num_colors, space->ctx);
@@ -131,6 +140,7 @@ fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method 
 }
 
 fea_status fea_space_check_coloring(const fea_space *space, const fea_index *colors) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(colors, space->ctx);
   return fea_space_coloring_check(space, colors);

@@ -27,6 +27,7 @@ static fea_status check_pair(const fea_vector *x, const fea_vector *y, int same_
 }
 
 fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, fea_vector **out) {
+  FEA_ENTRY();
   if (out) *out = NULL; /* documented: NULL on failure */
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(out, ctx);
@@ -38,6 +39,7 @@ fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, 
 }
 
 fea_status fea_vector_destroy(fea_vector **v) {
+  FEA_ENTRY();
   if (!v || !*v) return FEA_SUCCESS;
   fea_object_release(*v);
   *v = NULL;
@@ -45,6 +47,7 @@ fea_status fea_vector_destroy(fea_vector **v) {
 }
 
 fea_status fea_vector_get_length(const fea_vector *v, fea_index *n) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(v, NULL);
   FEA_CHECK_NULL(n, v->ctx);
   *n = v->n;
@@ -52,6 +55,7 @@ fea_status fea_vector_get_length(const fea_vector *v, fea_index *n) {
 }
 
 fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *prec) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(v, NULL);
   FEA_CHECK_NULL(prec, v->ctx);
   *prec = v->prec;
@@ -69,24 +73,28 @@ static fea_status check_host(const fea_vector *v, fea_index n, fea_precision hos
 }
 
 fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision host_prec, const void *host) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(v, NULL);
   FEA_CALL(check_host(v, n, host_prec, host));
   return fea_vec_write(v, host_prec, host);
 }
 
 fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precision host_prec, void *host) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(v, NULL);
   FEA_CALL(check_host(v, n, host_prec, host));
   return fea_vec_read(v, host_prec, host);
 }
 
 fea_status fea_vector_set_all(fea_vector *v, double alpha) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(v, NULL);
   FEA_CHECK(!isnan(alpha), v->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
   return fea_vec_set_all(v, alpha);
 }
 
 fea_status fea_vector_copy(const fea_vector *x, fea_vector *y) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK_NULL(y, x->ctx);
   FEA_CHECK(x != y, x->ctx, FEA_ERR_INVALID_ARG, "x and y are the same vector");
@@ -95,6 +103,7 @@ fea_status fea_vector_copy(const fea_vector *x, fea_vector *y) {
 }
 
 fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(y, NULL);
   FEA_CHECK_NULL(x, y->ctx);
   FEA_CHECK(!isnan(alpha), y->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
@@ -103,12 +112,14 @@ fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x) {
 }
 
 fea_status fea_vector_scale(fea_vector *x, double alpha) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK(!isnan(alpha), x->ctx, FEA_ERR_INVALID_ARG, "alpha is NaN");
   return fea_vec_scale(x, alpha);
 }
 
 fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *result) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK_NULL(y, x->ctx);
   FEA_CHECK_NULL(result, x->ctx);
@@ -117,6 +128,7 @@ fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *resu
 }
 
 fea_status fea_vector_nrm2(const fea_vector *x, double *result) {
+  FEA_ENTRY();
   FEA_CHECK_NULL(x, NULL);
   FEA_CHECK_NULL(result, x->ctx);
   return fea_vec_nrm2(x, result);

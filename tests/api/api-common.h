@@ -69,9 +69,20 @@ static const char *fea_test_backend = "";
     cr_assert_not_null(*(ctxp));                                                             \
   } while (0)
 
+/* Whether msg begins with "NAME(): " for the function called by the
+ * expression text expr ("fea_x(args)"): a message names the public function
+ * the user called, never an internal helper. Expressions that are not a
+ * direct fea_ call are not checked. */
+static inline int names_entry(const char *expr, const char *msg) {
+  size_t n = strcspn(expr, "( ");
+  if (strncmp(expr, "fea_", 4) != 0 || expr[n] != '(') return 1;
+  return strncmp(msg, expr, n) == 0 && strncmp(msg + n, "(): ", 4) == 0;
+}
+
 /* expr must return `want`, and the message must contain `needle`: on ctx
  * (when not NULL; then also identical to the calling thread's message), else
- * the calling thread's message. */
+ * the calling thread's message; it must begin with the called function's
+ * name. */
 #define EXPECT_FAIL(expr, want, ctx, needle)                                                   \
   do {                                                                                         \
     fea_status fail_status_ = (expr);                                                          \
@@ -83,6 +94,9 @@ static const char *fea_test_backend = "";
     cr_assert(strstr(fail_msg_, (needle)) != NULL,                                             \
               "[%s] the message of %s does not contain '%s': \"%s\"", fea_test_backend, #expr, \
               (needle), fail_msg_);                                                            \
+    cr_assert(names_entry(#expr, fail_msg_),                                                   \
+              "[%s] the message of %s does not begin with its name: \"%s\"", fea_test_backend, \
+              #expr, fail_msg_);                                                               \
     if (fail_ctx_)                                                                             \
       cr_assert_str_eq(fail_msg_, fea_context_last_error(NULL),                                \
                        "context and thread messages differ after %s", #expr);                  \
