@@ -13,6 +13,7 @@
 #include "blas.h"
 #include "bspline.h"
 #include "error.h"
+#include "memory-limit.h"
 
 /* Knots closer than this (relative to the parameter range) are the same
  * knot when nesting is checked, so a knot computed as 3 * 0.1 in one vector
@@ -124,6 +125,11 @@ fea_status fea_knots_uniform(const fea_context *ctx, int p, fea_index nelem, dou
             "the parameter range [%s, %s] is not a finite interval with lower < upper",
             fmt_knot(sa, a), fmt_knot(sb, b));
   fea_index m = nelem + 2 * (fea_index)p + 1;
+  /* The knots and the element spans, against the memory budget first. */
+  char what[64];
+  snprintf(what, sizeof what, "a knot vector of %lld knots", (long long)m);
+  FEA_CALL(fea_memory_require(ctx, 0, fea_bytes((double)m, sizeof(double) + sizeof(fea_index)),
+                              what));
   double *t = malloc((size_t)m * sizeof *t);
   FEA_CHECK(t, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld knots", (long long)m);
   for (int i = 0; i <= p; i++) {

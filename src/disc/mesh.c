@@ -137,7 +137,9 @@ static void load_cell(const fea_mesh *m, fea_index c, struct cell_geom *g) {
     for (int j = 0; j < i; j++) {
       double d[3];
       sub3(g->x[i], g->x[j], d);
-      g->h = fmax(g->h, sqrt(dot3(d, d)));
+      /* hypot: the sum of squares would underflow for cells 1e-160 wide
+       * (reported as coincident nodes) and overflow for 1e160. */
+      g->h = fmax(g->h, hypot(hypot(d[0], d[1]), d[2]));
     }
   }
 }
@@ -190,6 +192,14 @@ static int judge_surface_quad(const struct cell_geom *g, double tol, char *msg, 
   return 0;
 }
 
+int fea_cell_scale_problem(double h, int ndir, char *msg, size_t len) {
+  const double measure = pow(h, ndir);
+  if (measure >= FEA_CELL_MIN_MEASURE && measure <= FEA_CELL_MAX_MEASURE) return 0;
+  snprintf(msg, len, "has size %g: h^%d = %g is outside [%g, %g]; rescale the coordinates", h,
+           ndir, measure, FEA_CELL_MIN_MEASURE, FEA_CELL_MAX_MEASURE);
+  return 1;
+}
+
 int fea_mesh_cell_problem(const fea_mesh *m, fea_index c, char *msg, size_t len) {
   struct cell_geom g;
   load_cell(m, c, &g);
@@ -197,6 +207,10 @@ int fea_mesh_cell_problem(const fea_mesh *m, fea_index c, char *msg, size_t len)
     snprintf(msg, len, "is degenerate: its nodes coincide up to rounding (diameter %g)", g.h);
     return 1;
   }
+  /* Before any measure is formed: h^d of a cell 1e-320 wide underflows to a
+   * denormal or zero, of one 1e308 wide overflows, and the judgements below
+   * would then compare garbage. */
+  if (fea_cell_scale_problem(g.h, fea_cell_dim(m->type), msg, len)) return 1;
   double e1[3], e2[3], e3[3], n[3];
   const double h = g.h;
   switch (m->type) {
@@ -245,7 +259,7 @@ int fea_mesh_format_cell(const fea_mesh *m, fea_index c, char *buf, size_t len) 
 }
 
 fea_status fea_mesh_check_cells(const fea_mesh *mesh) {
-  char why[160], cell[160];
+  char why[256], cell[160];
   for (fea_index c = 0; c < mesh->num_cells; c++) {
     if (!fea_mesh_cell_problem(mesh, c, why, sizeof why)) continue;
     fea_mesh_format_cell(mesh, c, cell, sizeof cell);

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "memory-limit.h"
+#include "mesh.h"
 #include "space.h"
 
 /* A point may lie this far (relative to the box) outside and still belong to it. */
@@ -338,6 +339,28 @@ static fea_status boundary(const fea_context *ctx, int dim, const fea_index n[3]
   return FEA_SUCCESS;
 }
 
+/* Every element of direction k, mapped onto [lower, upper]: wider than the
+ * rounding of its knots and coordinates, and inside the window of sizes
+ * whose integrals are normal doubles (fea_cell_scale_problem). */
+static fea_status check_element_sizes(const fea_context *ctx, int dim, int k, const fea_knots *kn,
+                                      double lower, double upper) {
+  const double range = kn->t[kn->m - 1] - kn->t[0];
+  const double tmag = fmax(fabs(kn->t[0]), fabs(kn->t[kn->m - 1]));
+  const double xmag = fmax(fabs(lower), fabs(upper));
+  for (fea_index e = 0; e < kn->nelem; e++) {
+    const fea_index s = kn->span[e];
+    const double w = kn->t[s + 1] - kn->t[s], width = (upper - lower) * (w / range);
+    FEA_CHECK(w > 1e-14 * tmag && width > 1e-14 * xmag, ctx, FEA_ERR_INVALID_ARG,
+              "element %lld of direction %d, knot span [%.17g, %.17g], is %g wide on "
+              "[%g, %g]: below the rounding of its knots or coordinates",
+              (long long)e, k, kn->t[s], kn->t[s + 1], width, lower, upper);
+    char why[200];
+    FEA_CHECK(!fea_cell_scale_problem(width, dim, why, sizeof why), ctx, FEA_ERR_INVALID_ARG,
+              "element %lld of direction %d %s", (long long)e, k, why);
+  }
+  return FEA_SUCCESS;
+}
+
 fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
                                    const double lower[3], const double upper[3], fea_space **out) {
   *out = NULL;
@@ -352,6 +375,8 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
     if (st != FEA_SUCCESS) break;
     b->lower[k] = lower[k];
     b->upper[k] = upper[k];
+    st = check_element_sizes(ctx, dim, k, &b->knots[k], lower[k], upper[k]);
+    if (st != FEA_SUCCESS) break;
     n[k] = fea_knots_num_functions(&b->knots[k]);
     if (total > INT64_MAX / n[k] || nelem > INT64_MAX / b->knots[k].nelem) {
       st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "the tensor product has too many DoFs");

@@ -2,10 +2,12 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "context.h"
 #include "error.h"
+#include "memory-limit.h"
 #include "mesh.h"
 #include "struct-copy.h"
 
@@ -47,7 +49,28 @@ fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *des
     FEA_CHECK(d.n[k] < MAX_COUNT && nodes <= MAX_COUNT / (d.n[k] + 1), ctx, FEA_ERR_OUT_OF_MEMORY,
               "n[%d] = %lld makes too many nodes to address", k, (long long)d.n[k]);
     nodes *= d.n[k] + 1;
+    /* The cells' width: representable next to the box's coordinates, and
+     * inside the window where their integrals are normal doubles. */
+    const double width = (d.upper[k] - d.lower[k]) / (double)d.n[k];
+    const double coord = fmax(fabs(d.lower[k]), fabs(d.upper[k]));
+    FEA_CHECK(width > 1e-14 * coord, ctx, FEA_ERR_INVALID_ARG,
+              "cells %g wide in direction %d are below the rounding of coordinates near %g", width,
+              k, coord);
+    char why[200];
+    FEA_CHECK(!fea_cell_scale_problem(width, d.dim, why, sizeof why), ctx, FEA_ERR_INVALID_ARG,
+              "a cell of direction %d %s", k, why);
   }
+  /* Coordinates and connectivity (a box cell is 6 tetrahedra or 2 triangles). */
+  fea_index cells = 1;
+  for (int k = 0; k < d.dim; k++) cells *= d.n[k];
+  const double per_cell = d.simplices ? (d.dim == 2 ? 2 * 3 : 6 * 4) : 1 << d.dim;
+  char what[96];
+  snprintf(what, sizeof what, "a mesh of %lld nodes and %lld box cells", (long long)nodes,
+           (long long)cells);
+  FEA_CALL(fea_memory_require(ctx, 0,
+                              fea_bytes((double)nodes, d.dim * sizeof(double)) +
+                                  fea_bytes((double)cells * per_cell, sizeof(fea_index)),
+                              what));
   return fea_mesh_build_structured(ctx, &d, out);
 }
 

@@ -65,6 +65,15 @@ fea_status fea_mesh_check_cells(const fea_mesh *mesh);
  * bad cell in their own terms (the Gmsh reader names the file line). */
 int fea_mesh_cell_problem(const fea_mesh *mesh, fea_index c, char *msg, size_t len);
 
+/* The window of cell measures h^d the library computes in: element
+ * integrals (h^d), gradients (1/h) and the squares of norms built from them
+ * stay normal doubles inside it. 3D cells may be 1e-50 .. 1e50 wide. */
+#define FEA_CELL_MIN_MEASURE 1e-150
+#define FEA_CELL_MAX_MEASURE 1e150
+/* Whether a cell of size h in ndir directions leaves that window: 0, or 1
+ * with "has size ...: ..." in msg. */
+int fea_cell_scale_problem(double h, int ndir, char *msg, size_t len);
+
 /* "quad 4 9 10 5": the cell's type and node numbers, as messages show it. */
 int fea_mesh_format_cell(const fea_mesh *mesh, fea_index c, char *buf, size_t len);
 

@@ -471,6 +471,45 @@ Test(mesh, tolerance_is_relative_to_the_cell) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* Cells whose measures leave the normal doubles: refused by size, with the
+ * size named, instead of failing later (a mesh 1e-320 wide passed and
+ * multigrid then failed in dstev; a node at 1e308 was called a degenerate
+ * cell with "Jacobian determinant 1"). Small but representable cells pass. */
+Test(mesh, cells_outside_the_representable_sizes) {
+  fea_context *ctx = open_ref();
+  fea_mesh_desc d = FEA_MESH_DESC_INIT;
+  d.n[0] = d.n[1] = 8;
+  d.upper[0] = d.upper[1] = 1e-320;
+  bad_desc(ctx, d, FEA_ERR_INVALID_ARG, "has size 1.24999e-321");
+  d.upper[0] = d.upper[1] = 1e300;
+  bad_desc(ctx, d, FEA_ERR_INVALID_ARG, "has size 1.25e+299");
+  d.upper[0] = d.upper[1] = 1.0;
+  d.lower[0] = 1e300;
+  d.upper[0] = 1e300 * (1 + 1e-15);
+  bad_desc(ctx, d, FEA_ERR_INVALID_ARG, "below the rounding of coordinates near 1e+300");
+  const fea_index quad[4] = {0, 1, 2, 3};
+  const double huge[8] = {0, 0, 1, 0, 1e308, 1e308, 0, 1};
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "has size 1.41421e+308", ctx, 2, FEA_CELL_QUAD, 4, huge, 1, quad);
+  const double tiny[8] = {0, 0, 1e-310, 0, 1e-310, 1e-310, 0, 1e-310};
+  BAD_ARRAYS(FEA_ERR_INVALID_ARG, "has size 1.41421e-310", ctx, 2, FEA_CELL_QUAD, 4, tiny, 1, quad);
+  /* A B-spline box of denormal width: refused per element. */
+  fea_bspline_desc b = FEA_BSPLINE_DESC_INIT;
+  b.upper[0] = b.upper[1] = 1e-320;
+  fea_space *sp = (fea_space *)&sp;
+  EXPECT_FAIL(fea_space_create_bspline(ctx, &b, &sp), FEA_ERR_INVALID_ARG, ctx,
+              "element 0 of direction 0 has size");
+  cr_assert_null(sp);
+  /* Nanometre cells are fine. */
+  d = (fea_mesh_desc)FEA_MESH_DESC_INIT;
+  d.dim = 3;
+  d.n[0] = d.n[1] = d.n[2] = 2;
+  d.upper[0] = d.upper[1] = d.upper[2] = 1e-9;
+  fea_mesh *m = NULL;
+  OK(fea_mesh_create_structured(ctx, &d, &m));
+  OK(fea_mesh_destroy(&m));
+  OK(fea_context_destroy(&ctx));
+}
+
 /* ---- getters and lifetimes ------------------------------------------------------------------ */
 
 Test(mesh, getters_check_capacity) {
