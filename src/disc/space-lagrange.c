@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "memory-limit.h"
 #include "lagrange.h"
 #include "mesh.h"
 #include "space.h"
@@ -751,6 +752,20 @@ fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagran
             "order %d is outside 1..%d for %s cells", order, max_order, fea_cell_name(mesh->type));
   FEA_CHECK(nodes == FEA_NODES_EQUISPACED || nodes == FEA_NODES_GAUSS_LOBATTO, mesh->ctx,
             FEA_ERR_INVALID_ARG, "unknown Lagrange node set %d", (int)nodes);
+  /* From below, before anything is allocated: the cell-to-DoF map and the
+   * coordinates of at least the mesh's nodes. */
+  {
+    fea_lagrange_element probe;
+    (void)fea_lagrange_element_init(mesh->type, order, nodes, &probe); /* arguments checked above */
+    const int nbasis = probe.nb;
+    char what[128];
+    snprintf(what, sizeof what, "a degree-%d Lagrange space on %lld cells", order,
+             (long long)mesh->num_cells);
+    FEA_CALL(fea_memory_require(mesh->ctx, 0,
+                                fea_bytes((double)mesh->num_cells * nbasis, sizeof(fea_index)) +
+                                    fea_bytes((double)mesh->num_nodes * mesh->dim, sizeof(double)),
+                                what));
+  }
   lagrange_impl *L = calloc(1, sizeof *L);
   FEA_CHECK(L, mesh->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a Lagrange space");
   if (pthread_mutex_init(&L->grid_lock, NULL) != 0) {

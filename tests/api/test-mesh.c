@@ -507,6 +507,10 @@ Test(mesh, cells_outside_the_representable_sizes) {
   fea_mesh *m = NULL;
   OK(fea_mesh_create_structured(ctx, &d, &m));
   OK(fea_mesh_destroy(&m));
+  /* 8e9 cells: refused against the memory budget before anything is allocated. */
+  d.n[0] = d.n[1] = d.n[2] = 2000;
+  OK(fea_context_set_memory_limit(ctx, 1ull << 30));
+  bad_desc(ctx, d, FEA_ERR_OUT_OF_MEMORY, "8000000000 box cells needs");
   OK(fea_context_destroy(&ctx));
 }
 
