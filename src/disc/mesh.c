@@ -137,9 +137,14 @@ static void load_cell(const fea_mesh *m, fea_index c, struct cell_geom *g) {
     for (int j = 0; j < i; j++) {
       double d[3];
       sub3(g->x[i], g->x[j], d);
-      /* hypot: the sum of squares would underflow for cells 1e-160 wide
-       * (reported as coincident nodes) and overflow for 1e160. */
-      g->h = fmax(g->h, hypot(hypot(d[0], d[1]), d[2]));
+      /* Scaled by the largest component: the plain sum of squares would
+       * underflow for cells 1e-160 wide (reported as coincident nodes) and
+       * overflow for 1e160; hypot would do, at several times the cost. */
+      const double s = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
+      if (s > 0) {
+        const double a = d[0] / s, b = d[1] / s, c = d[2] / s;
+        g->h = fmax(g->h, s * sqrt(a * a + b * b + c * c));
+      }
     }
   }
 }

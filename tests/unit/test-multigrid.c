@@ -324,7 +324,7 @@ static double *direct_solution(int dim, int simplices, fea_index n, double *l2) 
   return sol;
 }
 
-Test(multigrid, paper_configuration_h_independent_to_discretization_error, .timeout = 60) {
+Test(multigrid, paper_configuration_h_independent_to_discretization_error, .timeout = 150) {
   const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   const int N = 5;
   double l2[5], lx[5], ly[5];
@@ -379,13 +379,13 @@ Test(multigrid, solution_equals_direct_solve) {
   free(r.u);
 }
 
-Test(multigrid, w_cycle_h_independent, .timeout = 60) {
+Test(multigrid, w_cycle_h_independent, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.cycle = FEA_MG_CYCLE_W;
   check_h_independent("W Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
 }
 
-Test(multigrid, chebyshev_pcg_h_independent, .timeout = 60) {
+Test(multigrid, chebyshev_pcg_h_independent, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
@@ -397,7 +397,7 @@ Test(multigrid, chebyshev_pcg_h_independent, .timeout = 60) {
   check_h_independent("Chebyshev(3) PCG P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
 }
 
-Test(multigrid, p1_2d_h_independent, .timeout = 60) {
+Test(multigrid, p1_2d_h_independent, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.omega = 0.2; /* lambda_max(A) = 8 for P1: 0.3 is unstable (tested below) */
   check_h_independent("Richardson 0.2 P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
@@ -406,7 +406,7 @@ Test(multigrid, p1_2d_h_independent, .timeout = 60) {
   check_h_independent("Jacobi-Richardson 0.6 P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
 }
 
-Test(multigrid, q1_3d_h_independent, .timeout = 60) {
+Test(multigrid, q1_3d_h_independent, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
@@ -418,7 +418,7 @@ Test(multigrid, q1_3d_h_independent, .timeout = 60) {
   check_h_independent("Jacobi-Richardson 0.6 Q1 3D", 3, 0, sizes3d, 3, &d, 2, NULL);
 }
 
-Test(multigrid, p1_3d_kuhn_h_independent, .timeout = 60) {
+Test(multigrid, p1_3d_kuhn_h_independent, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
@@ -442,7 +442,7 @@ static void check_same_counts(const char *name, int dim, int simplices, const fe
               (long long)csr[i], (long long)matfree[i]);
 }
 
-Test(multigrid, matrix_free_levels_match_csr, .timeout = 60) {
+Test(multigrid, matrix_free_levels_match_csr, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MATFREE_SUMFACT);
   d.omega = 0.2;
@@ -453,7 +453,7 @@ Test(multigrid, matrix_free_levels_match_csr, .timeout = 60) {
   check_same_counts("sumfact Q1 3D", 3, 0, sizes3d, 3, d, FEA_OPERATOR_MATFREE_SUMFACT);
 }
 
-Test(multigrid, dense_coarsest_level, .timeout = 60) {
+Test(multigrid, dense_coarsest_level, .timeout = 150) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.coarsest_cells = 4;
   run_result r = run(2, 0, 64, &d, 0, 0);
