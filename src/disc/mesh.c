@@ -142,8 +142,8 @@ static void load_cell(const fea_mesh *m, fea_index c, struct cell_geom *g) {
        * overflow for 1e160; hypot would do, at several times the cost. */
       const double s = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
       if (s > 0) {
-        const double u = d[0] / s, v = d[1] / s, w = d[2] / s;
-        g->h = fmax(g->h, s * sqrt(u * u + v * v + w * w));
+        const double dx = d[0] / s, dy = d[1] / s, dz = d[2] / s;
+        g->h = fmax(g->h, s * sqrt(dx * dx + dy * dy + dz * dz));
       }
     }
   }
