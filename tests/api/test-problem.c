@@ -1,6 +1,7 @@
 /* The Poisson problem: element forms, Dirichlet lifting, argument checks. */
 #include <stdio.h>
 
+#include "api-common.h"
 #include "solve-common.h"
 
 /* Harmonic functions in the space: linear (P1), bilinear (Q1, B-splines p = 1) or quadratic:
@@ -187,4 +188,34 @@ Test(problem, bad_arguments) {
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
   fea_context_destroy(&ctx);
+}
+
+/* Sizes far beyond the machine, refused at once and before allocating
+ * (#27): a 2D p = 3 space with n = 100000 (1e10 DoFs) used to loop 70 s over
+ * its DoFs before the problem refused; a 3D p = 3 space with n = 4096
+ * (6.9e10 DoFs) ran for minutes. Under a 256 MiB budget the 3D space's
+ * boundary list (1e8 DoFs) is refused by the space itself. */
+Test(problem, sizes_refused_before_allocating, .timeout = 20) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  OK(fea_context_set_memory_limit(ctx, 256u << 20));
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.degree[0] = d.degree[1] = 3;
+  d.n[0] = d.n[1] = 100000;
+  fea_space *s = NULL;
+  OK(fea_space_create_bspline(ctx, &d, &s));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  fea_problem *pb = (fea_problem *)&pb;
+  EXPECT_FAIL(fea_problem_create_poisson(s, &pd, &pb), FEA_ERR_OUT_OF_MEMORY, ctx,
+              "the problem's DoF maps over 10000600009 DoFs needs");
+  cr_assert_null(pb);
+  OK(fea_space_destroy(&s));
+  d.dim = 3;
+  d.degree[2] = 3;
+  d.n[0] = d.n[1] = d.n[2] = 4096;
+  s = (fea_space *)&s;
+  EXPECT_FAIL(fea_space_create_bspline(ctx, &d, &s), FEA_ERR_OUT_OF_MEMORY, ctx,
+              "the list of 100761626 boundary DoFs needs");
+  cr_assert_null(s);
+  OK(fea_context_destroy(&ctx));
 }
