@@ -1,11 +1,13 @@
 /* Sparsity pattern of the reduced Poisson system (see pattern.h): each free
  * row's columns are the free DoFs of the elements around it, found through a
  * DoF -> elements incidence, then sorted and made unique per row. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "error.h"
+#include "memory-limit.h"
 #include "pattern.h"
 #include "sort.h"
 
@@ -31,6 +33,12 @@ fea_status fea_incidence_build(const fea_space *s, fea_incidence *in) {
   const fea_index ne = s->num_elements, nd = s->num_dofs;
   const int nb = s->dofs_per_element;
   in->edofs = in->start = in->elems = NULL;
+  /* The element-DoF table and its transpose, exactly, before either exists. */
+  char what[128];
+  snprintf(what, sizeof what, "the DoF-element incidence of %lld elements of %d DoFs",
+           (long long)ne, nb);
+  FEA_CALL(fea_memory_require(
+      s->ctx, 0, fea_bytes(2.0 * (double)ne * nb + 2.0 * (double)nd, sizeof(fea_index)), what));
   FEA_CALL(fea_element_dof_table(s, &in->edofs));
   in->start = calloc((size_t)nd + 1, sizeof *in->start);
   in->elems = malloc(((size_t)ne * nb + 1) * sizeof *in->elems);
@@ -88,7 +96,15 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
     }
     if (pass == 0) {
       for (fea_index r = 0; r < nf; r++) rowlen[r + 1] += rowlen[r];
-      st = fea_matrix_alloc(pb->ctx, nf, nf, rowlen[nf], &A);
+      /* The count is exact now: the matrix's columns and values, checked
+       * before they are allocated. */
+      char what[96];
+      snprintf(what, sizeof what, "a CSR matrix of %lld rows and %lld entries", (long long)nf,
+               (long long)rowlen[nf]);
+      st = fea_memory_require(pb->ctx, 0,
+                              fea_bytes((double)rowlen[nf], sizeof(double) + sizeof(fea_index)),
+                              what);
+      if (st == FEA_SUCCESS) st = fea_matrix_alloc(pb->ctx, nf, nf, rowlen[nf], &A);
       if (st == FEA_SUCCESS) memcpy(A->row_ptr, rowlen, (size_t)(nf + 1) * sizeof *rowlen);
     }
   }

@@ -10,6 +10,7 @@
  * - bad input is refused with the offending value named. */
 #include <stdio.h>
 
+#include "api-common.h"
 #include "operator-common.h"
 
 static const fea_operator_kind kinds[] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX,
@@ -363,4 +364,33 @@ Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 
       free(yref);
       op_fixture_free(&x);
     }
+}
+
+/* The CSR operator checks its memory before it allocates: the DoF-element
+ * incidence (exact from the element count) and, once the pattern is
+ * counted, the matrix itself. A budget between the two refuses the matrix
+ * naming its exact entry count, which the reference assembly's matrix has. */
+Test(operator, csr_refused_against_the_memory_budget) {
+  op_fixture x;
+  op_fixture_make(&x, "/cpu/ref", 1, &op_families[1], NULL);
+  fea_index n = 0, nnz = 0;
+  cr_assert_eq(fea_matrix_get_size(x.ref, &n, NULL, &nnz), FEA_SUCCESS);
+  fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+  d.kind = FEA_OPERATOR_CSR;
+  fea_operator *op = (fea_operator *)&op;
+  cr_assert_eq(fea_context_set_memory_limit(x.ctx, 1000), FEA_SUCCESS);
+  EXPECT_FAIL(fea_operator_create(x.ctx, x.pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, x.ctx,
+              "the DoF-element incidence");
+  cr_assert_null(op);
+  /* Enough for the incidence, one entry short of the matrix's columns and values. */
+  const uint64_t matrix = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index));
+  cr_assert_eq(fea_context_set_memory_limit(x.ctx, matrix - 1), FEA_SUCCESS);
+  char needle[96];
+  snprintf(needle, sizeof needle, "a CSR matrix of %lld rows and %lld entries needs", (long long)n,
+           (long long)nnz);
+  EXPECT_FAIL(fea_operator_create(x.ctx, x.pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, x.ctx, needle);
+  cr_assert_eq(fea_context_set_memory_limit(x.ctx, 0), FEA_SUCCESS);
+  op = make_op(&x, FEA_OPERATOR_CSR, FEA_UPDATE_AUTO);
+  fea_operator_destroy(&op);
+  op_fixture_free(&x);
 }
