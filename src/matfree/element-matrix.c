@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "memory-limit.h"
 #include "matfree-kernel.h"
 #include "pattern.h"
 
@@ -184,6 +185,15 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
 
 static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void **state) {
   const fea_space *sp = pb->space;
+  /* The element groups and, unless the caller has one, the element-DoF table. */
+  char what[128];
+  snprintf(what, sizeof what, "the element-matrix kernel's tables of %lld elements",
+           (long long)sp->num_elements);
+  FEA_CALL(fea_memory_require(pb->ctx, 0,
+                              fea_bytes((double)sp->num_elements *
+                                            (edofs ? 1 : 1 + sp->dofs_per_element),
+                                        sizeof(fea_index)),
+                              what));
   em_state *s = calloc(1, sizeof *s);
   FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-matrix kernel");
   s->nb = sp->dofs_per_element;
@@ -204,6 +214,12 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
   }
   if (st == FEA_SUCCESS) st = fea_element_values_alloc(sp, &pb->quad, &ev);
   if (st == FEA_SUCCESS) st = group_elements(pb, s, &ev, &reps);
+  if (st == FEA_SUCCESS) {
+    snprintf(what, sizeof what, "%lld distinct element matrices of %d x %d", (long long)s->ngroups,
+             s->nb, s->nb);
+    st = fea_memory_require(pb->ctx, 0, fea_bytes((double)s->ngroups * (double)nb2, sizeof(double)),
+                            what);
+  }
   if (st == FEA_SUCCESS) {
     s->K = malloc((size_t)s->ngroups * nb2 * sizeof *s->K + 1);
     if (!s->K)
