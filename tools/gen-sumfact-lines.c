@@ -51,8 +51,13 @@ typedef struct buf {
   size_t n, cap;
 } buf;
 
-static void out(buf *b, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static void out(buf *b, const char *fmt, ...) {
   va_list ap;
+  if (!b->p) { /* b->p + b->n on a NULL p would be undefined, even with n = 0 */
+    b->cap = 4096;
+    b->p = malloc(b->cap);
+    if (!b->p) exit(2);
+  }
   for (;;) {
     va_start(ap, fmt);
     int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);

@@ -8,6 +8,10 @@ packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcri
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
 # feaccel-bench (optional; the library and the tests never use it).
 demo_packages="libsuitesparse-dev"
+# Only the fuzz build (scripts/fuzz, the fuzz pass of scripts/run-tests) needs
+# these: clang, its libFuzzer and sanitizer runtimes, and the OpenMP runtime
+# clang's -fopenmp links (GCC's libgomp headers are not clang's).
+fuzz_packages="clang libclang-rt-14-dev libomp-dev"
 
 # ensure_packages [EXTRA...]: $packages and the extra ones.
 ensure_packages() {
@@ -45,4 +49,33 @@ configure_and_build() {
     meson setup "$root/$dir" "$root" "$@"
   fi
   meson compile -C "$root/$dir"
+}
+
+# The fuzz targets of docs/fuzzing.md are in build-fuzz: clang, the library
+# with ASan, UBSan and libFuzzer's coverage instrumentation, no CUDA, bench or
+# Criterion tests. Configured once, then rebuilt incrementally.
+fuzz_targets="gmsh resource bspline"
+build_fuzz() {
+  CC=clang configure_and_build build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dcuda=disabled -Dbench=false -Dtests=false
+}
+
+# What the fuzz targets run under: UBSan stops at its first report (by default
+# it prints and goes on, and libFuzzer would keep no input), ASan looks for
+# leaks at exit of each input (libFuzzer's -detect_leaks).
+fuzz_env() {
+  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+  ASAN_OPTIONS=detect_leaks=1
+  OMP_WAIT_POLICY=passive
+  export UBSAN_OPTIONS ASAN_OPTIONS OMP_WAIT_POLICY
+}
+
+# fuzz_args TARGET: the options each target needs: its longest input (a Gmsh
+# seed is a few kB; descriptors and resource strings are short), its dictionary.
+fuzz_args() {
+  case $1 in
+  gmsh) echo "-max_len=8192 -dict=$root/tests/fuzz/gmsh.dict" ;;
+  resource) echo "-max_len=256" ;;
+  *) echo "-max_len=512" ;;
+  esac
 }

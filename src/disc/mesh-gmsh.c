@@ -559,6 +559,11 @@ static fea_status read_elements(struct reader *r) {
         char what[64];
         snprintf(what, sizeof what, "node tag %d of %d of a %s", k + 1, type->nodes, type->name);
         FEA_CALL(get_int(r, &p, what, &t));
+        /* An empty $Nodes may declare any tag range ("0 0 1 100"): its tags
+         * have no table to look up, so the range check below would pass. */
+        if (r->num_nodes == 0)
+          return FAIL(r, "node tag %lld is not defined: $Nodes (line %lld) declares no nodes", t,
+                      r->nodes_line);
         if (t < r->min_tag || t > r->max_tag)
           return FAIL(r, "node tag %lld is outside the range %lld..%lld of $Nodes (line %lld)", t,
                       (long long)r->min_tag, (long long)r->max_tag, r->nodes_line);

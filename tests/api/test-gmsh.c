@@ -630,6 +630,13 @@ Test(gmsh, header_counts_and_ranges) {
   static const char format_twice[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$MeshFormat\n";
   expect_error(ctx, write_text("format-twice.msh", format_twice), FEA_ERR_IO, 4,
                "a second $MeshFormat section");
+  /* An empty $Nodes with a tag range, then an element using a tag in that
+   * range: the tag's lookup read past the empty table (heap over-read). */
+  static const char no_nodes[] =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 1 100\n$EndNodes\n"
+      "$Elements\n1 1 1 1\n1 1 1 1\n1 50 51\n$EndElements\n";
+  expect_error(ctx, write_text("no-nodes.msh", no_nodes), FEA_ERR_IO, 10,
+               "node tag 50 is not defined: $Nodes (line 4) declares no nodes");
   static const char only_format[] = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
   expect_error(ctx, write_text("only-format.msh", only_format), FEA_ERR_IO, 4,
                "the file has no $Nodes section");

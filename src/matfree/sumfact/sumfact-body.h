@@ -182,6 +182,28 @@ static SF_TARGET void SF_FN(sf_generic)(const sf_batch *b) {
  * base[fcls[i]] + foff[i] + l * lstride[fcls[i]]. */
 typedef long long sf_vi __attribute__((vector_size(SF_W * sizeof(long long))));
 
+/* Lanes of a and b chosen by m (0 .. W-1 from a, W .. 2W-1 from b): GCC's
+ * __builtin_shuffle. Clang has no two-source shuffle whose mask is a value
+ * rather than constants, so there (the fuzz build, docs/fuzzing.md) it is
+ * written lane by lane, which its optimizer turns back into permutes where
+ * the mask is known after unrolling. */
+#if defined(__clang__)
+/* A statement expression rather than a function: a vector argument of a
+ * function without AVX enabled draws clang's -Wpsabi. The mask is variadic:
+ * written as (sf_vi){1, 2, ...} it holds commas. */
+#define SF_SHUFFLE2(a, b, ...)                                                               \
+  __extension__({                                                                            \
+    const sf_vd sf_a_ = (a), sf_b_ = (b);                                                    \
+    const sf_vi sf_m_ = __VA_ARGS__;                                                         \
+    sf_vd sf_r_;                                                                             \
+    for (int sf_q_ = 0; sf_q_ < SF_W; sf_q_++)                                               \
+      sf_r_[sf_q_] = sf_m_[sf_q_] < SF_W ? sf_a_[sf_m_[sf_q_]] : sf_b_[sf_m_[sf_q_] - SF_W]; \
+    sf_r_;                                                                                   \
+  })
+#else
+#define SF_SHUFFLE2(...) __builtin_shuffle(__VA_ARGS__)
+#endif
+
 /* Lanes l >= t of v moved up by t, the lowest t lanes zero (0 < t < W):
  * one two-source permute with AVX-512. Masks index v (0 .. W-1) or the
  * zero vector (W). */
@@ -196,13 +218,13 @@ static const sf_vi SF_FN(sf_up)[4] = {{0, 1, 2, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, 
 #error "line batches need SF_W 4 or 8"
 #endif
 
-#define SF_SHIFT_UP(v, t) __builtin_shuffle((v), (sf_vd){0}, SF_FN(sf_up)[t])
+#define SF_SHIFT_UP(v, t) SF_SHUFFLE2((v), (sf_vd){0}, SF_FN(sf_up)[t])
 
 /* Lanes l < W - 1 of v moved down by one, t into lane W - 1. */
 #if SF_W == 8
-#define SF_SHIFT_DOWN1(v, t) __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
+#define SF_SHIFT_DOWN1(v, t) SF_SHUFFLE2((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4, 5, 6, 7, 8})
 #else
-#define SF_SHIFT_DOWN1(v, t) __builtin_shuffle((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4})
+#define SF_SHIFT_DOWN1(v, t) SF_SHUFFLE2((v), (sf_vd){(t)}, (sf_vi){1, 2, 3, 4})
 #endif
 
 /* The W lane values p[0], p[st], ..., p[(W - 1) st] of one DoF along a line:
@@ -343,8 +365,8 @@ SF_INLINE void SF_FN(sf_transpose)(sf_vd *v) {
     for (int i = 0; i < SF_W; i++) {
       if (i & h) continue;
       const sf_vd a = v[i], b = v[i + h];
-      v[i] = __builtin_shuffle(a, b, lo);
-      v[i + h] = __builtin_shuffle(a, b, hi);
+      v[i] = SF_SHUFFLE2(a, b, lo);
+      v[i + h] = SF_SHUFFLE2(a, b, hi);
     }
   }
 }

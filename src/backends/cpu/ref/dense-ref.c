@@ -42,6 +42,29 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *
   for (; i < n; i++) d[i] = fea_f16_to_f32(s[i]);
 }
 #define HAVE_F16C_PATH 1
+
+/* Whether the CPU has F16C and the OS saves the AVX registers, from CPUID and
+ * XCR0. Asked here rather than with __builtin_cpu_supports("f16c"), a feature
+ * name clang 14 (the fuzz build's compiler) refuses. CPUID traps in virtual
+ * machines, so the answer is kept (-1: not asked yet; two threads may both ask). */
+#include <cpuid.h>
+#include <stdatomic.h>
+static int cpu_has_f16c(void) {
+  static atomic_int known = -1;
+  int answer = atomic_load_explicit(&known, memory_order_relaxed);
+  if (answer < 0) {
+    unsigned a, b, c, d, lo = 0, hi = 0;
+    int yes = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && (c & bit_AVX) &&
+              (c & bit_OSXSAVE);
+    if (yes) {
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      yes = (lo & 6) == 6; /* XMM and YMM state enabled */
+    }
+    answer = yes;
+    atomic_store_explicit(&known, answer, memory_order_relaxed);
+  }
+  return answer;
+}
 #endif
 
 static void to_f32(fea_precision prec, const uint16_t *s, float *d, fea_index n) {
@@ -51,7 +74,7 @@ static void to_f32(fea_precision prec, const uint16_t *s, float *d, fea_index n)
     return;
   }
 #ifdef HAVE_F16C_PATH
-  if (__builtin_cpu_supports("f16c")) {
+  if (cpu_has_f16c()) {
     f16_to_f32_f16c(s, d, n);
     return;
   }
