@@ -14,6 +14,12 @@
 fea_status fea_element_dof_table(const fea_space *s, fea_index **edofs) {
   const fea_index ne = s->num_elements;
   const int nb = s->dofs_per_element;
+  /* Every operator kind needs this table (the matrix-free ones also build
+   * their plans, smaller, from it): checked before it is allocated. */
+  char what[96];
+  snprintf(what, sizeof what, "the element-DoF table of %lld elements of %d DoFs", (long long)ne,
+           nb);
+  FEA_CALL(fea_memory_require(s->ctx, 0, fea_bytes((double)ne * nb, sizeof(fea_index)), what));
   fea_index *d = malloc(((size_t)ne * nb + 1) * sizeof *d);
   FEA_CHECK(d, s->ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the element-DoF table of %lld elements", (long long)ne);
