@@ -80,6 +80,31 @@ static fea_index spans(fea_index m, const double *t) {
   return e;
 }
 
+/* Independent judgement of the element sizes (docs/meshes.md): every
+ * non-empty span, mapped onto [lower, upper], wider than the rounding of its
+ * knots and of the coordinates, and its measure width^dim in [1e-150, 1e150]. */
+static int elements_representable(int dim, fea_index m, const double *t, double lower,
+                                  double upper) {
+  const double range = t[m - 1] - t[0], tmag = fmax(fabs(t[0]), fabs(t[m - 1]));
+  const double xmag = fmax(fabs(lower), fabs(upper));
+  for (fea_index i = 0; i + 1 < m; i++) {
+    if (!(t[i] < t[i + 1])) continue;
+    const double w = t[i + 1] - t[i], width = (upper - lower) * (w / range);
+    if (!(w > 1e-14 * tmag && width > 1e-14 * xmag)) return 0;
+    const double measure = pow(width, dim);
+    if (!(measure >= 1e-150 && measure <= 1e150)) return 0;
+  }
+  return 1;
+}
+
+/* The open uniform knots of p and n elements on [0, 1], as the library makes them. */
+static fea_index uniform_knots(int p, fea_index n, double *t) {
+  const fea_index m = n + 2 * (fea_index)p + 1;
+  for (int i = 0; i <= p; i++) t[i] = 0.0, t[m - 1 - i] = 1.0;
+  for (fea_index i = 1; i < n; i++) t[p + i] = (double)i / (double)n;
+  return m;
+}
+
 struct expected {
   int valid;
   int degree[3];
@@ -132,6 +157,17 @@ static void decode(struct input *in, fea_bspline_desc *d, double knots[3][MAX_KN
     if (k < d->dim &&
         !(isfinite(d->lower[k]) && isfinite(d->upper[k]) && d->lower[k] < d->upper[k]))
       e->valid = 0;
+  }
+  /* Element sizes, once every direction's knots and box are valid. */
+  for (int k = 0; k < d->dim && e->valid; k++) {
+    double uni[MAX_N + 2 * MAX_DEGREE + 2];
+    const double *t = d->knots[k];
+    fea_index m = d->num_knots[k];
+    if (!t) {
+      m = uniform_knots(d->degree[k], d->n[k], uni);
+      t = uni;
+    }
+    if (!elements_representable(d->dim, m, t, d->lower[k], d->upper[k])) e->valid = 0;
   }
   const uint8_t geometry = byte(in);
   if (geometry == 0xff) {
@@ -201,10 +237,16 @@ static void check_partition_of_unity(fea_space *s, const fea_bspline_desc *d, fe
   free(ones);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 /* Knots inserted in one direction: accepted exactly when each lies strictly
- * inside the range and no interior multiplicity exceeds the degree; the
- * space is unchanged either way. */
-static void insert_knots(const fea_space *s, int dir, int p, struct input *in) {
+ * inside the range, no interior multiplicity exceeds the degree and the
+ * elements stay representable; the space is unchanged either way. */
+static void insert_knots(const fea_space *s, const fea_bspline_desc *d, int dir, int p,
+                         struct input *in) {
   double old[MAX_KNOTS * 4], now[MAX_KNOTS * 4], add[8];
   fea_index m = 0, m2 = 0;
   get_knots(s, dir, old, &m);
@@ -221,6 +263,13 @@ static void insert_knots(const fea_space *s, int dir, int p, struct input *in) {
     for (fea_index j = 0; j < m; j++) mult += old[j] == add[i];
     for (fea_index j = 0; j < count; j++) mult += add[j] == add[i];
     if (mult > p) valid = 0;
+  }
+  if (valid) {
+    double merged[MAX_KNOTS * 4 + 8];
+    memcpy(merged, old, (size_t)m * sizeof *old);
+    memcpy(merged + m, add, (size_t)count * sizeof *add);
+    qsort(merged, (size_t)(m + count), sizeof *merged, cmp_double);
+    valid = elements_representable(d->dim, m + count, merged, d->lower[dir], d->upper[dir]);
   }
   fea_space *fine = (fea_space *)in;
   const fea_status st = fea_space_bspline_insert_knots(s, dir, count, add, &fine);
@@ -281,7 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_REQUIRE(fea_space_get_info(s, &info) == FEA_SUCCESS, "info");
   check_partition_of_unity(s, &d, info.num_dofs);
   const int dir = byte(&in) % d.dim;
-  insert_knots(s, dir, e.degree[dir], &in);
+  insert_knots(s, &d, dir, e.degree[dir], &in);
   elevate(s, dir, e.degree[dir], &in);
   fea_space_destroy(&s);
   return 0;
