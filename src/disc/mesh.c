@@ -200,8 +200,8 @@ static int judge_surface_quad(const struct cell_geom *g, double tol, char *msg, 
 int fea_cell_scale_problem(double h, int ndir, char *msg, size_t len) {
   const double measure = pow(h, ndir);
   if (measure >= FEA_CELL_MIN_MEASURE && measure <= FEA_CELL_MAX_MEASURE) return 0;
-  snprintf(msg, len, "has size %g: h^%d = %g is outside [%g, %g]; rescale the coordinates", h,
-           ndir, measure, FEA_CELL_MIN_MEASURE, FEA_CELL_MAX_MEASURE);
+  snprintf(msg, len, "has size %g: h^%d = %g is outside [%g, %g]; rescale the coordinates", h, ndir,
+           measure, FEA_CELL_MIN_MEASURE, FEA_CELL_MAX_MEASURE);
   return 1;
 }
 
