@@ -39,6 +39,7 @@ struct fea_mg {
   fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
   double *res, *corr;   /* finest: residual and correction of the stationary iteration */
   fea_multigrid_stats stats;
+  fea_mg_setup_phases phases; /* of the setup that built this object */
 };
 
 /* ---- hierarchy (hierarchy.c) ---- */

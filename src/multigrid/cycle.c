@@ -144,11 +144,19 @@ static fea_status finest_work(fea_mg *mg) {
   return FEA_SUCCESS;
 }
 
+/* Each phase's time into mg->phases (the hierarchy splits its own). */
 static fea_status build(fea_mg *mg, const fea_problem *problem) {
+  fea_mg_setup_phases *ph = &mg->phases;
   FEA_CALL(fea_mg_hierarchy_build(mg, problem));
+  double t = omp_get_wtime();
   FEA_CALL(build_operators(mg));
+  ph->operators = omp_get_wtime() - t;
+  t = omp_get_wtime();
   FEA_CALL(fea_mg_smoother_setup(mg));
+  ph->smoother = omp_get_wtime() - t;
+  t = omp_get_wtime();
   FEA_CALL(factor_coarsest(mg));
+  ph->coarse = omp_get_wtime() - t;
   return finest_work(mg);
 }
 
@@ -179,6 +187,9 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
   s->coarse_dofs = mg->coarse_chol ? mg->levels[mg->num_levels - 1].n : 0;
   s->memory_bytes = memory_bytes(mg);
   s->setup_s = omp_get_wtime() - t0;
+  fea_mg_setup_phases *ph = &mg->phases;
+  ph->other = s->setup_s - (ph->meshes + ph->problems + ph->operators + ph->transfers +
+                            ph->smoother + ph->coarse);
   *out = mg;
   return FEA_SUCCESS;
 }
@@ -339,3 +350,7 @@ fea_status fea_mg_get_rhs(fea_mg *mg, double *b) {
 }
 
 void fea_mg_get_stats(const fea_mg *mg, fea_multigrid_stats *stats) { *stats = mg->stats; }
+
+void fea_mg_get_setup_phases(const fea_mg *mg, fea_mg_setup_phases *phases) {
+  *phases = mg->phases;
+}
