@@ -182,6 +182,7 @@ static int measure(bench_report *rep, fea_context *ctx, const case_params *cp, c
   bench_metric(&rec, "iterations", (double)ms.iterations);
   bench_metric(&rec, "rel_residual", ms.final_residual / ms.initial_residual);
   bench_metric(&rec, "true_rel_residual", true_rel);
+  bench_metric(&rec, "lambda_max", ms.lambda_max);
   bench_metric(&rec, "stream_gbytes_per_s", stream);
   if (have_pfmg) add_hypre_peer(&rec, "hypre_pfmg_fd", hy, reps);
   if (have_amg) add_hypre_peer(&rec, "hypre_boomeramg", hy + reps, reps);

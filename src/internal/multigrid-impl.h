@@ -60,6 +60,18 @@ void fea_mg_hierarchy_free(fea_mg *mg);
 fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
                                fea_matrix **P);
 
+/* ---- level matrices on structured meshes (level-stencil.c) ---- */
+
+/* 1 when fea_mg_stencil_matrix can build pb's matrix: order-1 Lagrange on a
+ * structured box mesh of quadrilaterals or hexahedra, constant sigma. */
+int fea_mg_stencil_applies(const fea_problem *pb);
+
+/* pb's reduced stiffness matrix (the pattern and, up to rounding, the
+ * values of its assembly) from the one element matrix its translated cells
+ * share, rows on the context's threads; *A NULL (and FEA_SUCCESS) where the
+ * stencil does not apply, and the caller assembles instead. */
+fea_status fea_mg_stencil_matrix(fea_context *ctx, const fea_problem *pb, fea_matrix **A);
+
 /* ---- smoothers (smoother.c) ---- */
 
 /* Diagonals and eigenvalue estimates of the smoothing levels; refuses an

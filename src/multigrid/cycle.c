@@ -70,8 +70,20 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
+/* Level l's operator: CSR from the structured stencil where it applies (no
+ * element integration), else the operator of the requested kind. */
+static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, fea_mg_level *lv) {
+  fea_matrix *A = NULL;
+  if (od->kind == FEA_OPERATOR_CSR) FEA_CALL(fea_mg_stencil_matrix(mg->ctx, lv->problem, &A));
+  if (!A) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
+  fea_status st = fea_operator_build_from_csr(mg->ctx, lv->problem, A, &lv->op);
+  fea_object_release(A);
+  return st;
+}
+
 /* The finest level always (its residuals), every smoothing level; not a
- * factored coarsest level below the finest. */
+ * factored coarsest level below the finest. The finest level's load is
+ * computed here, so that setup_s covers all a solve needs. */
 static fea_status build_operators(fea_mg *mg) {
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = mg->desc.operator_kind;
@@ -83,9 +95,9 @@ static fea_status build_operators(fea_mg *mg) {
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
     if (l > 0 && l + 1 == mg->num_levels) break;
-    FEA_CALL(fea_operator_build(mg->ctx, lv->problem, &od, &lv->op));
+    FEA_CALL(level_operator(mg, &od, lv));
   }
-  return FEA_SUCCESS;
+  return fea_operator_rhs(mg->levels[0].op, NULL);
 }
 
 /* The coarsest level's matrix, dense (lower triangle, column-major), from the
