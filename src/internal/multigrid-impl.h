@@ -62,15 +62,19 @@ fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const 
 
 /* ---- level matrices on structured meshes (level-stencil.c) ---- */
 
-/* 1 when fea_mg_stencil_matrix can build pb's matrix: order-1 Lagrange on a
+/* 1 when fea_mg_stencil_system can build pb's matrix: order-1 Lagrange on a
  * structured box mesh of quadrilaterals or hexahedra, constant sigma. */
 int fea_mg_stencil_applies(const fea_problem *pb);
 
 /* pb's reduced stiffness matrix (the pattern and, up to rounding, the
  * values of its assembly) from the one element matrix its translated cells
- * share, rows on the context's threads; *A NULL (and FEA_SUCCESS) where the
+ * share, rows on the context's threads, and unless b is NULL its reduced
+ * right-hand side (load minus the lifting of the Dirichlet values, equal to
+ * the assembly's up to rounding; a non-finite f is FEA_ERR_INVALID_ARG
+ * naming the point). *A NULL (and FEA_SUCCESS, b untouched) where the
  * stencil does not apply, and the caller assembles instead. */
-fea_status fea_mg_stencil_matrix(fea_context *ctx, const fea_problem *pb, fea_matrix **A);
+fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **A,
+                                 double *b);
 
 /* ---- smoothers (smoother.c) ---- */
 

@@ -42,9 +42,10 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
 /* A host CSR operator for problem around the matrix A of its reduced system,
  * built by the caller (multigrid's structured levels): A must be
  * num_free x num_free and is not checked against the problem; the operator
- * holds a reference on it. The right-hand side is computed on first use. */
+ * holds a reference on it. rhs: the reduced right-hand side to keep (copied),
+ * or NULL to compute it on first use. */
 fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
-                                       fea_operator **out);
+                                       const double *rhs, fea_operator **out);
 
 /* The reduced right-hand side, computed on the first call and kept (the
  * operator's cache: matrix-free operators pay its element pass only when

@@ -199,7 +199,7 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
 }
 
 fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
-                                       fea_operator **out) {
+                                       const double *rhs, fea_operator **out) {
   FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
             "a CSR operator from a given matrix is host-only; '%s' keeps vectors on a device",
             ctx->resource);
@@ -213,6 +213,10 @@ fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *prob
   if (st != FEA_SUCCESS) {
     fea_object_release(op);
     return st;
+  }
+  if (rhs) {
+    memcpy(op->rhs, rhs, (size_t)op->num_free * sizeof *op->rhs);
+    op->rhs_ready = 1;
   }
   op->info.rows = op->num_free;
   op->info.memory_bytes += (uint64_t)op->num_free * sizeof(double); /* the rhs */

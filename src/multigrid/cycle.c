@@ -71,13 +71,26 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
 /* ---- setup ----------------------------------------------------------------------------------- */
 
 /* Level l's operator: CSR from the structured stencil where it applies (no
- * element integration), else the operator of the requested kind. */
-static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, fea_mg_level *lv) {
+ * element integration; the finest level's load with it), else the operator
+ * of the requested kind. */
+static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l) {
+  fea_mg_level *lv = &mg->levels[l];
   fea_matrix *A = NULL;
-  if (od->kind == FEA_OPERATOR_CSR) FEA_CALL(fea_mg_stencil_matrix(mg->ctx, lv->problem, &A));
-  if (!A) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
-  fea_status st = fea_operator_build_from_csr(mg->ctx, lv->problem, A, &lv->op);
-  fea_object_release(A);
+  double *b = NULL;
+  if (od->kind == FEA_OPERATOR_CSR && fea_mg_stencil_applies(lv->problem)) {
+    b = l == 0 ? malloc(((size_t)lv->n + 1) * sizeof *b) : NULL;
+    FEA_CHECK(l > 0 || b, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for a right-hand side of %lld entries", (long long)lv->n);
+    fea_status st = fea_mg_stencil_system(mg->ctx, lv->problem, &A, b);
+    if (st != FEA_SUCCESS) {
+      free(b);
+      return st;
+    }
+  }
+  fea_status st = A ? fea_operator_build_from_csr(mg->ctx, lv->problem, A, b, &lv->op)
+                    : fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
+  FEA_OBJECT_DROP(A);
+  free(b);
   return st;
 }
 
@@ -93,9 +106,8 @@ static fea_status build_operators(fea_mg *mg) {
             "multigrid runs on host-memory backends only so far; '%s' keeps vectors on a device",
             mg->ctx->resource);
   for (int l = 0; l < mg->num_levels; l++) {
-    fea_mg_level *lv = &mg->levels[l];
     if (l > 0 && l + 1 == mg->num_levels) break;
-    FEA_CALL(level_operator(mg, &od, lv));
+    FEA_CALL(level_operator(mg, &od, l));
   }
   return fea_operator_rhs(mg->levels[0].op, NULL);
 }

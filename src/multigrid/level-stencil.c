@@ -11,7 +11,14 @@
  * independent: they are counted and filled on the context's threads, with
  * no element integration, sorting or pattern search (the general assembly
  * costs several times more, docs/multigrid.md "Setup cost"). Entries equal
- * the assembly's up to the order of the additions (tested). */
+ * the assembly's up to the order of the additions (tested).
+ *
+ * The finest level's right-hand side takes the same shortcut: the cells'
+ * quadrature points are cell 0's translated and its basis values and weights
+ * are every cell's, so a cell's load costs its evaluations of f and a few
+ * multiply-adds, without the Jacobians, inverses and basis evaluations of the
+ * general element pass. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +39,9 @@ typedef struct stencil {
   double K[8][8];       /* K[a][b]: corners a, b of a cell */
   double interior[27];  /* a vertex with all 2^dim cells: its value per neighbour offset */
   const fea_index *free_index;
+  double h[3];            /* cell size per direction */
+  int nq;                 /* cell 0's quadrature rule: */
+  double *qx, *qw, *qphi; /* points (nq x 3), weights, basis values by corner bits (nq x 8) */
 } stencil;
 
 /* Neighbour offset index t in 0..3^dim-1 -> offsets in {-1, 0, 1}, x fastest
@@ -100,11 +110,30 @@ static fea_status element_stencil(const fea_problem *pb, stencil *st, int *usabl
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
   fea_status status = s->ops->element_values(s, 0, &pb->quad, &ev);
   if (status == FEA_SUCCESS) status = fea_form_stiffness_load(pb, &ev, Ke, fe);
+  const int nq = ev.nq;
+  st->nq = nq;
+  st->qx = calloc((size_t)nq * 3, sizeof *st->qx);
+  st->qw = malloc((size_t)nq * sizeof *st->qw);
+  st->qphi = calloc((size_t)nq * 8, sizeof *st->qphi);
+  if (status == FEA_SUCCESS && (!st->qx || !st->qw || !st->qphi))
+    status = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a rule of %d points", nq);
+  if (status == FEA_SUCCESS)
+    for (int q = 0; q < nq; q++) {
+      st->qw[q] = ev.w[q];
+      for (int k = 0; k < st->dim; k++) st->qx[q * 3 + k] = ev.x[q * st->dim + k];
+      for (int i = 0; i < nb; i++) st->qphi[q * 8 + bits[i]] = ev.phi[q * nb + i];
+    }
   fea_element_values_free(&ev);
   FEA_CALL(status);
   for (int i = 0; i < nb; i++)
     for (int j = 0; j < nb; j++) st->K[bits[i]][bits[j]] = Ke[i * nb + j];
   return FEA_SUCCESS;
+}
+
+static void stencil_free(stencil *st) {
+  free(st->qx);
+  free(st->qw);
+  free(st->qphi);
 }
 
 int fea_mg_stencil_applies(const fea_problem *pb) {
@@ -153,31 +182,85 @@ static fea_index row(const stencil *st, fea_index v, fea_index *cols, double *va
   return count;
 }
 
-fea_status fea_mg_stencil_matrix(fea_context *ctx, const fea_problem *pb, fea_matrix **out) {
-  *out = NULL;
-  if (!fea_mg_stencil_applies(pb)) return FEA_SUCCESS;
-  const fea_mesh *m = pb->space->mesh;
-  stencil st = {0};
-  st.dim = m->dim;
-  st.corners = 1 << m->dim;
-  st.free_index = pb->free_index;
-  fea_index stride = 1;
-  for (int k = 0; k < 3; k++) {
-    st.n[k] = k < m->dim ? m->n[k] : 1;
-    st.vstride[k] = stride;
-    if (k < m->dim) stride *= m->n[k] + 1;
+/* A non-finite load met by some thread: the first one's point. */
+typedef struct load_fault {
+  int bad;
+  double f, x[3];
+} load_fault;
+
+/* Cell cp's load vector by corner bits; 0 (and the fault recorded) where f is
+ * not finite. */
+static int cell_load(const fea_problem *pb, const stencil *st, const fea_index cp[3], double fe[8],
+                     load_fault *fault) {
+  const fea_problem_desc *d = &pb->desc;
+  for (int a = 0; a < st->corners; a++) fe[a] = 0.0;
+  if (!d->source) return 1;
+  for (int q = 0; q < st->nq; q++) {
+    double x[3] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < st->dim; k++) x[k] = st->qx[q * 3 + k] + (double)cp[k] * st->h[k];
+    const double f = d->source(x, d->source_user);
+    if (!isfinite(f)) {
+#pragma omp critical(fea_mg_stencil_fault)
+      if (!fault->bad) *fault = (load_fault){1, f, {x[0], x[1], x[2]}};
+      return 0;
+    }
+    const double wf = st->qw[q] * f;
+    for (int a = 0; a < st->corners; a++) fe[a] += wf * st->qphi[q * 8 + a];
   }
-  int usable = 0;
-  FEA_CALL(element_stencil(pb, &st, &usable));
-  if (!usable) return FEA_SUCCESS;
-  const fea_index centre[3] = {1, 1, 1};
-  for (int t = 0; t < (m->dim == 2 ? 9 : 27); t++) {
-    int d[3];
-    offset_of(m->dim, t, d);
-    st.interior[t] = entry(&st, centre, d, 1);
+  return 1;
+}
+
+/* b = load - K g (the lifting of the Dirichlet values), cell by cell: slabs
+ * of cells across the last direction, the even ones on the threads first,
+ * then the odd ones, so that no two threads add into one vertex's entry. */
+static fea_status stencil_rhs(fea_context *ctx, const fea_problem *pb, const stencil *st,
+                              double *b) {
+  const int dim = st->dim, last = dim - 1;
+  const int T = ctx->nthreads > 0 ? ctx->nthreads : 1;
+  fea_index per_slab = 1;
+  for (int k = 0; k < last; k++) per_slab *= st->n[k];
+  for (fea_index r = 0; r < pb->num_free; r++) b[r] = 0.0;
+  load_fault fault = {0, 0.0, {0.0, 0.0, 0.0}};
+  for (int parity = 0; parity < 2; parity++) {
+    const fea_index slabs = (st->n[last] - parity + 1) / 2;
+#pragma omp parallel for schedule(dynamic, 4) \
+    num_threads(T) if (slabs * per_slab >= FEA_MG_PARALLEL_MIN)
+    for (fea_index j = 0; j < slabs; j++) {
+      for (fea_index c = 0; c < per_slab; c++) {
+        fea_index cp[3] = {0, 0, 0}, rest = c;
+        for (int k = 0; k < last; k++) {
+          cp[k] = rest % st->n[k];
+          rest /= st->n[k];
+        }
+        cp[last] = 2 * j + parity;
+        double fe[8];
+        if (!cell_load(pb, st, cp, fe, &fault)) break;
+        fea_index v0 = 0, vert[8];
+        for (int k = 0; k < dim; k++) v0 += cp[k] * st->vstride[k];
+        for (int a = 0; a < st->corners; a++) {
+          vert[a] = v0;
+          for (int k = 0; k < dim; k++) vert[a] += (a >> k & 1) * st->vstride[k];
+        }
+        for (int a = 0; a < st->corners; a++) {
+          const fea_index r = st->free_index[vert[a]];
+          if (r < 0) continue;
+          double sum = fe[a];
+          for (int e = 0; e < st->corners; e++)
+            if (st->free_index[vert[e]] < 0) sum -= st->K[a][e] * pb->dirichlet[vert[e]];
+          b[r] += sum;
+        }
+      }
+    }
   }
-  const fea_index n = pb->num_free, nv = m->num_nodes;
-  const double most = (double)n * (m->dim == 2 ? 9 : 27);
+  FEA_CHECK(!fault.bad, ctx, FEA_ERR_INVALID_ARG, "the source f is %g at x = (%g, %g, %g)", fault.f,
+            fault.x[0], fault.x[1], fault.x[2]);
+  return FEA_SUCCESS;
+}
+
+static fea_status stencil_matrix(fea_context *ctx, const fea_problem *pb, const stencil *st,
+                                 fea_matrix **out) {
+  const fea_index n = pb->num_free, nv = pb->space->mesh->num_nodes;
+  const double most = (double)n * (st->dim == 2 ? 9 : 27);
   char what[96];
   snprintf(what, sizeof what, "a level matrix of %lld rows", (long long)n);
   FEA_CALL(fea_memory_require(ctx, 0, fea_bytes(most, sizeof(double) + sizeof(fea_index)), what));
@@ -186,7 +269,7 @@ fea_status fea_mg_stencil_matrix(fea_context *ctx, const fea_problem *pb, fea_ma
   const int T = ctx->nthreads > 0 ? ctx->nthreads : 1;
 #pragma omp parallel for schedule(static) num_threads(T) if (nv >= FEA_MG_PARALLEL_MIN)
   for (fea_index v = 0; v < nv; v++)
-    if (st.free_index[v] >= 0) len[st.free_index[v]] = row(&st, v, NULL, NULL);
+    if (st->free_index[v] >= 0) len[st->free_index[v]] = row(st, v, NULL, NULL);
   fea_index nnz = 0;
   for (fea_index r = 0; r < n; r++) nnz += len[r];
   fea_matrix *A = NULL;
@@ -200,9 +283,41 @@ fea_status fea_mg_stencil_matrix(fea_context *ctx, const fea_problem *pb, fea_ma
   free(len);
 #pragma omp parallel for schedule(static) num_threads(T) if (nv >= FEA_MG_PARALLEL_MIN)
   for (fea_index v = 0; v < nv; v++) {
-    const fea_index r = st.free_index[v];
-    if (r >= 0) (void)row(&st, v, A->col_idx + A->row_ptr[r], A->values + A->row_ptr[r]);
+    const fea_index r = st->free_index[v];
+    if (r >= 0) (void)row(st, v, A->col_idx + A->row_ptr[r], A->values + A->row_ptr[r]);
   }
   *out = A;
   return FEA_SUCCESS;
+}
+
+fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **out,
+                                 double *b) {
+  *out = NULL;
+  if (!fea_mg_stencil_applies(pb)) return FEA_SUCCESS;
+  const fea_mesh *m = pb->space->mesh;
+  stencil st = {0};
+  st.dim = m->dim;
+  st.corners = 1 << m->dim;
+  st.free_index = pb->free_index;
+  fea_index stride = 1;
+  for (int k = 0; k < 3; k++) {
+    st.n[k] = k < m->dim ? m->n[k] : 1;
+    st.vstride[k] = stride;
+    st.h[k] = k < m->dim ? (m->upper[k] - m->lower[k]) / (double)m->n[k] : 0.0;
+    if (k < m->dim) stride *= m->n[k] + 1;
+  }
+  int usable = 0;
+  fea_status status = element_stencil(pb, &st, &usable);
+  if (status == FEA_SUCCESS && usable) {
+    const fea_index centre[3] = {1, 1, 1};
+    for (int t = 0; t < (m->dim == 2 ? 9 : 27); t++) {
+      int d[3];
+      offset_of(m->dim, t, d);
+      st.interior[t] = entry(&st, centre, d, 1);
+    }
+    if (b) status = stencil_rhs(ctx, pb, &st, b);
+    if (status == FEA_SUCCESS) status = stencil_matrix(ctx, pb, &st, out);
+  }
+  stencil_free(&st);
+  return status;
 }
