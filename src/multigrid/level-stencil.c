@@ -37,6 +37,9 @@ typedef struct stencil {
   fea_index n[3];       /* cells per direction (1 beyond dim) */
   fea_index vstride[3]; /* vertex-number strides */
   double K[8][8];       /* K[a][b]: corners a, b of a cell */
+  int T;                /* neighbour offsets: 3^dim */
+  int off[27][3];       /* offset t in {-1, 0, 1}^dim (offset_of) */
+  fea_index delta[27];  /* and its change of the vertex number */
   double interior[27];  /* a vertex with all 2^dim cells: its value per neighbour offset */
   const fea_index *free_index;
   double h[3];            /* cell size per direction */
@@ -144,42 +147,48 @@ int fea_mg_stencil_applies(const fea_problem *pb) {
          s->num_dofs == m->num_nodes;
 }
 
-/* Grid position of vertex v, and whether all 2^dim cells around it exist. */
-static int position(const stencil *st, fea_index v, fea_index pos[3]) {
-  int all = 1;
-  for (int k = 0; k < 3; k++) {
-    pos[k] = k < st->dim ? v / st->vstride[k] % (st->n[k] + 1) : 0;
-    if (k < st->dim && (pos[k] == 0 || pos[k] == st->n[k])) all = 0;
-  }
-  return all;
-}
-
-/* Row of free vertex v: its columns and values in cols/vals (NULL: count only). */
-static fea_index row(const stencil *st, fea_index v, fea_index *cols, double *vals) {
-  fea_index pos[3];
-  const int all = position(st, v, pos);
-  const int T = st->dim == 2 ? 9 : 27;
+/* Row of the free vertex v at grid position pos: its columns and values in
+ * cols/vals (NULL: count only); interior: all 2^dim cells around it exist. */
+static fea_index row(const stencil *st, fea_index v, const fea_index pos[3], int interior,
+                     fea_index *cols, double *vals) {
   fea_index count = 0;
-  for (int t = 0; t < T; t++) {
-    int d[3];
-    offset_of(st->dim, t, d);
-    fea_index w = v;
+  for (int t = 0; t < st->T; t++) {
+    const int *d = st->off[t];
     int inside = 1;
-    for (int k = 0; k < st->dim; k++) {
+    for (int k = 0; k < st->dim && !interior; k++) {
       const fea_index p = pos[k] + d[k];
       inside = inside && p >= 0 && p <= st->n[k];
-      w += d[k] * st->vstride[k];
     }
     if (!inside) continue;
-    const fea_index c = st->free_index[w];
+    const fea_index c = st->free_index[v + st->delta[t]];
     if (c < 0) continue;
     if (cols) {
       cols[count] = c;
-      vals[count] = all ? st->interior[t] : entry(st, pos, d, 0);
+      vals[count] = interior ? st->interior[t] : entry(st, pos, d, 0);
     }
     count++;
   }
   return count;
+}
+
+/* Every row of a line of vertices along x (line: its number among them, the
+ * position of the other directions): lengths into len (by row) when A is
+ * NULL, else the entries into A. Lines go to threads whole, so there is no
+ * division per vertex. */
+static void line_rows(const stencil *st, fea_index line, fea_index *len, fea_matrix *A) {
+  fea_index pos[3] = {0, line % (st->n[1] + 1), line / (st->n[1] + 1)};
+  int across = 1; /* the line's own position is inside in the other directions */
+  for (int k = 1; k < st->dim; k++) across = across && pos[k] > 0 && pos[k] < st->n[k];
+  const fea_index v0 = line * (st->n[0] + 1);
+  for (pos[0] = 0; pos[0] <= st->n[0]; pos[0]++) {
+    const fea_index v = v0 + pos[0], r = st->free_index[v];
+    if (r < 0) continue;
+    const int interior = across && pos[0] > 0 && pos[0] < st->n[0];
+    if (!A)
+      len[r] = row(st, v, pos, interior, NULL, NULL);
+    else
+      (void)row(st, v, pos, interior, A->col_idx + A->row_ptr[r], A->values + A->row_ptr[r]);
+  }
 }
 
 /* A non-finite load met by some thread: the first one's point. */
@@ -259,17 +268,18 @@ static fea_status stencil_rhs(fea_context *ctx, const fea_problem *pb, const ste
 
 static fea_status stencil_matrix(fea_context *ctx, const fea_problem *pb, const stencil *st,
                                  fea_matrix **out) {
-  const fea_index n = pb->num_free, nv = pb->space->mesh->num_nodes;
-  const double most = (double)n * (st->dim == 2 ? 9 : 27);
+  const fea_index n = pb->num_free;
+  const fea_index lines = (st->n[1] + 1) * (st->dim == 3 ? st->n[2] + 1 : 1);
+  const double most = (double)n * st->T;
   char what[96];
   snprintf(what, sizeof what, "a level matrix of %lld rows", (long long)n);
   FEA_CALL(fea_memory_require(ctx, 0, fea_bytes(most, sizeof(double) + sizeof(fea_index)), what));
   fea_index *len = malloc(((size_t)n + 1) * sizeof *len);
   FEA_CHECK(len, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld row lengths", (long long)n);
   const int T = ctx->nthreads > 0 ? ctx->nthreads : 1;
-#pragma omp parallel for schedule(static) num_threads(T) if (nv >= FEA_MG_PARALLEL_MIN)
-  for (fea_index v = 0; v < nv; v++)
-    if (st->free_index[v] >= 0) len[st->free_index[v]] = row(st, v, NULL, NULL);
+  const int parallel = pb->space->mesh->num_nodes >= FEA_MG_PARALLEL_MIN;
+#pragma omp parallel for schedule(static) num_threads(T) if (parallel)
+  for (fea_index line = 0; line < lines; line++) line_rows(st, line, len, NULL);
   fea_index nnz = 0;
   for (fea_index r = 0; r < n; r++) nnz += len[r];
   fea_matrix *A = NULL;
@@ -281,11 +291,8 @@ static fea_status stencil_matrix(fea_context *ctx, const fea_problem *pb, const 
   A->row_ptr[0] = 0;
   for (fea_index r = 0; r < n; r++) A->row_ptr[r + 1] = A->row_ptr[r] + len[r];
   free(len);
-#pragma omp parallel for schedule(static) num_threads(T) if (nv >= FEA_MG_PARALLEL_MIN)
-  for (fea_index v = 0; v < nv; v++) {
-    const fea_index r = st->free_index[v];
-    if (r >= 0) (void)row(st, v, A->col_idx + A->row_ptr[r], A->values + A->row_ptr[r]);
-  }
+#pragma omp parallel for schedule(static) num_threads(T) if (parallel)
+  for (fea_index line = 0; line < lines; line++) line_rows(st, line, NULL, A);
   *out = A;
   return FEA_SUCCESS;
 }
@@ -310,10 +317,12 @@ fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_ma
   fea_status status = element_stencil(pb, &st, &usable);
   if (status == FEA_SUCCESS && usable) {
     const fea_index centre[3] = {1, 1, 1};
-    for (int t = 0; t < (m->dim == 2 ? 9 : 27); t++) {
-      int d[3];
-      offset_of(m->dim, t, d);
-      st.interior[t] = entry(&st, centre, d, 1);
+    st.T = m->dim == 2 ? 9 : 27;
+    for (int t = 0; t < st.T; t++) {
+      offset_of(m->dim, t, st.off[t]);
+      st.delta[t] = 0;
+      for (int k = 0; k < m->dim; k++) st.delta[t] += st.off[t][k] * st.vstride[k];
+      st.interior[t] = entry(&st, centre, st.off[t], 1);
     }
     if (b) status = stencil_rhs(ctx, pb, &st, b);
     if (status == FEA_SUCCESS) status = stencil_matrix(ctx, pb, &st, out);
