@@ -21,7 +21,8 @@
   X(updates)            \
   X(operator)           \
   X(prehandled)         \
-  X(capacity)
+  X(capacity)           \
+  X(multigrid)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

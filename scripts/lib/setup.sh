@@ -6,8 +6,9 @@
 # cmake: the install-prefix test builds a find_package(feaccel) consumer with it.
 packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
-# feaccel-bench (optional; the library and the tests never use it).
-demo_packages="libsuitesparse-dev"
+# feaccel-bench, and hypre (with its MPI), the multigrid case's peer (both
+# optional; the library and the tests never use them).
+demo_packages="libsuitesparse-dev libhypre-dev"
 # Only the fuzz build (scripts/fuzz, the fuzz pass of scripts/run-tests) needs
 # these: clang, its libFuzzer and sanitizer runtimes, and the OpenMP runtime
 # clang's -fopenmp links (GCC's libgomp headers are not clang's).

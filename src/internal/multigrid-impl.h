@@ -39,6 +39,7 @@ struct fea_mg {
   fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
   double *res, *corr;   /* finest: residual and correction of the stationary iteration */
   fea_multigrid_stats stats;
+  fea_mg_setup_phases phases; /* of the setup that built this object */
 };
 
 /* ---- hierarchy (hierarchy.c) ---- */
@@ -58,6 +59,22 @@ void fea_mg_hierarchy_free(fea_mg *mg);
  * direction: the coarse functions' values at the fine vertices. */
 fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
                                fea_matrix **P);
+
+/* ---- level matrices on structured meshes (level-stencil.c) ---- */
+
+/* 1 when fea_mg_stencil_system can build pb's matrix: order-1 Lagrange on a
+ * structured box mesh of quadrilaterals or hexahedra, constant sigma. */
+int fea_mg_stencil_applies(const fea_problem *pb);
+
+/* pb's reduced stiffness matrix (the pattern and, up to rounding, the
+ * values of its assembly) from the one element matrix its translated cells
+ * share, rows on the context's threads, and unless b is NULL its reduced
+ * right-hand side (load minus the lifting of the Dirichlet values, equal to
+ * the assembly's up to rounding; a non-finite f is FEA_ERR_INVALID_ARG
+ * naming the point). *A NULL (and FEA_SUCCESS, b untouched) where the
+ * stencil does not apply, and the caller assembles instead. */
+fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **A,
+                                 double *b);
 
 /* ---- smoothers (smoother.c) ---- */
 

@@ -41,4 +41,20 @@ fea_status fea_mg_get_rhs(fea_mg *mg, double *b);
 /* Complete stats (size = sizeof(fea_multigrid_stats)). */
 void fea_mg_get_stats(const fea_mg *mg, fea_multigrid_stats *stats);
 
+/* Where fea_mg_create's time went, in seconds (wall clock, omp_get_wtime):
+ * the phases of fea_multigrid_stats.setup_s, for feaccel-bench multigrid
+ * (a dozen clock reads per setup, so always measured; internal because the
+ * phases follow the implementation and would freeze it in the ABI). */
+typedef struct fea_mg_setup_phases {
+  double meshes;    /* coarse structured meshes and their order-1 spaces */
+  double problems;  /* coarse problems (Dirichlet data, free-DoF numbering) */
+  double operators; /* level operators (and the finest level's load) */
+  double transfers; /* prolongations and their transposes */
+  double smoother;  /* inverse diagonals and eigenvalue estimates */
+  double coarse;    /* coarsest level: assembly and dense Cholesky factor */
+  double other;     /* work vectors, the rest of setup_s */
+} fea_mg_setup_phases;
+
+void fea_mg_get_setup_phases(const fea_mg *mg, fea_mg_setup_phases *phases);
+
 #endif

@@ -39,6 +39,14 @@ struct fea_operator {
 fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
                               const fea_operator_desc *d, fea_operator **out);
 
+/* A host CSR operator for problem around the matrix A of its reduced system,
+ * built by the caller (multigrid's structured levels): A must be
+ * num_free x num_free and is not checked against the problem; the operator
+ * holds a reference on it. rhs: the reduced right-hand side to keep (copied),
+ * or NULL to compute it on first use. */
+fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
+                                       const double *rhs, fea_operator **out);
+
 /* The reduced right-hand side, computed on the first call and kept (the
  * operator's cache: matrix-free operators pay its element pass only when
  * asked); copied into the host array b unless b is NULL. */
@@ -47,6 +55,9 @@ fea_status fea_operator_rhs(fea_operator *op, double *b);
 /* Build the implementations into op (op->problem, ctx, num_free set);
  * fill op->impl, op->data and the info's kind, strategy, kernel and costs. */
 fea_status fea_operator_csr_build(fea_operator *op);
+/* The same around a CSR matrix built elsewhere (op takes a reference on A);
+ * the right-hand side is left to fea_operator_rhs's element pass. */
+fea_status fea_operator_csr_adopt(fea_operator *op, fea_matrix *A);
 fea_status fea_operator_matfree_build(fea_operator *op, const fea_matfree_kernel_ops *kernel,
                                       fea_update_strategy strategy);
 

@@ -76,6 +76,34 @@ static fea_status csr_diagonal(const fea_operator *op, double *d) {
 
 static const fea_operator_impl csr_impl = {csr_apply, csr_diagonal, csr_destroy};
 
+/* Row blocks, the implementation and the info of the operator on c->A. */
+static fea_status csr_attach(fea_operator *op, csr_op *c, const char *made_by) {
+  c->blocks = op->ctx->nthreads > 0 ? op->ctx->nthreads : 1;
+  c->bound = malloc(((size_t)c->blocks + 1) * sizeof *c->bound);
+  if (!c->bound) {
+    const int blocks = c->blocks;
+    csr_destroy(c);
+    return FEA_ERROR(op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d row blocks", blocks);
+  }
+  const fea_index rows = c->A->rows, nnz = c->A->nnz;
+  for (int b = 0; b <= c->blocks; b++)
+    c->bound[b] = b == c->blocks ? rows : row_at(c->A->row_ptr, rows, nnz * b / c->blocks);
+  op->impl = &csr_impl;
+  op->data = c;
+  op->info.kind_run = FEA_OPERATOR_CSR;
+  op->info.strategy_run = FEA_UPDATE_SERIAL;
+  snprintf(op->info.kernel, sizeof op->info.kernel, "csr spmv, %d row blocks by nnz (%s)",
+           c->blocks, made_by);
+  /* 2 flops per nonzero; values and column indices once, x and y once each
+   * (x is reused from cache at best), row pointers. */
+  op->info.flops_per_apply = 2.0 * (double)nnz;
+  op->info.bytes_per_apply = (double)nnz * (sizeof(double) + sizeof(fea_index)) +
+                             (double)rows * (3 * sizeof(double) + sizeof(fea_index));
+  op->info.memory_bytes = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index)) +
+                          (uint64_t)(rows + 1) * sizeof(fea_index);
+  return FEA_SUCCESS;
+}
+
 fea_status fea_operator_csr_build(fea_operator *op) {
   const fea_problem *pb = op->problem;
   csr_op *c = calloc(1, sizeof *c);
@@ -87,35 +115,23 @@ fea_status fea_operator_csr_build(fea_operator *op) {
   fea_conc_config_init(&cfg, op->ctx, &ad);
   fea_status st = fea_pattern_matrix(pb, &c->A);
   if (st == FEA_SUCCESS) st = fea_conc_assemble_csr(pb, c->A, op->rhs, ad.strategy, &cfg, &as);
-  if (st == FEA_SUCCESS) {
-    c->blocks = ad.threads;
-    c->bound = malloc(((size_t)c->blocks + 1) * sizeof *c->bound);
-    if (!c->bound)
-      st = FEA_ERROR(op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d row blocks", c->blocks);
-  }
   if (st != FEA_SUCCESS) {
     csr_destroy(c);
     return st;
   }
-  const fea_index rows = c->A->rows, nnz = c->A->nnz;
-  for (int b = 0; b <= c->blocks; b++)
-    c->bound[b] = b == c->blocks ? rows : row_at(c->A->row_ptr, rows, nnz * b / c->blocks);
-  op->impl = &csr_impl;
-  op->data = c;
+  char made_by[64];
+  snprintf(made_by, sizeof made_by, "assembled: %s", fea_update_strategy_name(as.strategy_run));
+  FEA_CALL(csr_attach(op, c, made_by));
   op->rhs_ready = 1;
-  op->info.kind_run = FEA_OPERATOR_CSR;
-  op->info.strategy_run = FEA_UPDATE_SERIAL;
-  snprintf(op->info.kernel, sizeof op->info.kernel,
-           "csr spmv, %d row blocks by nnz (assembled: %s)", c->blocks,
-           fea_update_strategy_name(as.strategy_run));
-  /* 2 flops per nonzero; values and column indices once, x and y once each
-   * (x is reused from cache at best), row pointers. */
-  op->info.flops_per_apply = 2.0 * (double)nnz;
-  op->info.bytes_per_apply = (double)nnz * (sizeof(double) + sizeof(fea_index)) +
-                             (double)rows * (3 * sizeof(double) + sizeof(fea_index));
-  op->info.memory_bytes = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index)) +
-                          (uint64_t)(rows + 1) * sizeof(fea_index);
   return FEA_SUCCESS;
+}
+
+fea_status fea_operator_csr_adopt(fea_operator *op, fea_matrix *A) {
+  csr_op *c = calloc(1, sizeof *c);
+  FEA_CHECK(c, op->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the CSR operator");
+  fea_object_retain(A);
+  c->A = A;
+  return csr_attach(op, c, "given matrix");
 }
 
 const fea_matrix *fea_operator_csr_matrix(const fea_operator *op) {

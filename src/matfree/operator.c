@@ -198,6 +198,33 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
   return host_build(ctx, problem, d, out);
 }
 
+fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
+                                       const double *rhs, fea_operator **out) {
+  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
+            "a CSR operator from a given matrix is host-only; '%s' keeps vectors on a device",
+            ctx->resource);
+  FEA_CHECK(A->rows == problem->num_free && A->cols == problem->num_free, ctx, FEA_ERR_DIMENSION,
+            "a %lld x %lld matrix for a problem with %lld free DoFs", (long long)A->rows,
+            (long long)A->cols, (long long)problem->num_free);
+  const double t0 = omp_get_wtime();
+  fea_operator *op;
+  FEA_CALL(operator_alloc(ctx, problem, &op));
+  fea_status st = fea_operator_csr_adopt(op, A);
+  if (st != FEA_SUCCESS) {
+    fea_object_release(op);
+    return st;
+  }
+  if (rhs) {
+    memcpy(op->rhs, rhs, (size_t)op->num_free * sizeof *op->rhs);
+    op->rhs_ready = 1;
+  }
+  op->info.rows = op->num_free;
+  op->info.memory_bytes += (uint64_t)op->num_free * sizeof(double); /* the rhs */
+  op->info.setup_s = omp_get_wtime() - t0;
+  *out = op;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_operator_rhs(fea_operator *op, double *b) {
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
     FEA_CALL(fea_operator_matfree_rhs(op->problem, op->rhs));

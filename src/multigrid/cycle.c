@@ -70,8 +70,33 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
+/* Level l's operator: CSR from the structured stencil where it applies (no
+ * element integration; the finest level's load with it), else the operator
+ * of the requested kind. */
+static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l) {
+  fea_mg_level *lv = &mg->levels[l];
+  fea_matrix *A = NULL;
+  double *b = NULL;
+  if (od->kind == FEA_OPERATOR_CSR && fea_mg_stencil_applies(lv->problem)) {
+    b = l == 0 ? malloc(((size_t)lv->n + 1) * sizeof *b) : NULL;
+    FEA_CHECK(l > 0 || b, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for a right-hand side of %lld entries", (long long)lv->n);
+    fea_status st = fea_mg_stencil_system(mg->ctx, lv->problem, &A, b);
+    if (st != FEA_SUCCESS) {
+      free(b);
+      return st;
+    }
+  }
+  fea_status st = A ? fea_operator_build_from_csr(mg->ctx, lv->problem, A, b, &lv->op)
+                    : fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
+  FEA_OBJECT_DROP(A);
+  free(b);
+  return st;
+}
+
 /* The finest level always (its residuals), every smoothing level; not a
- * factored coarsest level below the finest. */
+ * factored coarsest level below the finest. The finest level's load is
+ * computed here, so that setup_s covers all a solve needs. */
 static fea_status build_operators(fea_mg *mg) {
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = mg->desc.operator_kind;
@@ -81,11 +106,10 @@ static fea_status build_operators(fea_mg *mg) {
             "multigrid runs on host-memory backends only so far; '%s' keeps vectors on a device",
             mg->ctx->resource);
   for (int l = 0; l < mg->num_levels; l++) {
-    fea_mg_level *lv = &mg->levels[l];
     if (l > 0 && l + 1 == mg->num_levels) break;
-    FEA_CALL(fea_operator_build(mg->ctx, lv->problem, &od, &lv->op));
+    FEA_CALL(level_operator(mg, &od, l));
   }
-  return FEA_SUCCESS;
+  return fea_operator_rhs(mg->levels[0].op, NULL);
 }
 
 /* The coarsest level's matrix, dense (lower triangle, column-major), from the
@@ -144,11 +168,19 @@ static fea_status finest_work(fea_mg *mg) {
   return FEA_SUCCESS;
 }
 
+/* Each phase's time into mg->phases (the hierarchy splits its own). */
 static fea_status build(fea_mg *mg, const fea_problem *problem) {
+  fea_mg_setup_phases *ph = &mg->phases;
   FEA_CALL(fea_mg_hierarchy_build(mg, problem));
+  double t = omp_get_wtime();
   FEA_CALL(build_operators(mg));
+  ph->operators = omp_get_wtime() - t;
+  t = omp_get_wtime();
   FEA_CALL(fea_mg_smoother_setup(mg));
+  ph->smoother = omp_get_wtime() - t;
+  t = omp_get_wtime();
   FEA_CALL(factor_coarsest(mg));
+  ph->coarse = omp_get_wtime() - t;
   return finest_work(mg);
 }
 
@@ -179,6 +211,9 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
   s->coarse_dofs = mg->coarse_chol ? mg->levels[mg->num_levels - 1].n : 0;
   s->memory_bytes = memory_bytes(mg);
   s->setup_s = omp_get_wtime() - t0;
+  fea_mg_setup_phases *ph = &mg->phases;
+  ph->other = s->setup_s - (ph->meshes + ph->problems + ph->operators + ph->transfers +
+                            ph->smoother + ph->coarse);
   *out = mg;
   return FEA_SUCCESS;
 }
@@ -339,3 +374,7 @@ fea_status fea_mg_get_rhs(fea_mg *mg, double *b) {
 }
 
 void fea_mg_get_stats(const fea_mg *mg, fea_multigrid_stats *stats) { *stats = mg->stats; }
+
+void fea_mg_get_setup_phases(const fea_mg *mg, fea_mg_setup_phases *phases) {
+  *phases = mg->phases;
+}

@@ -22,6 +22,7 @@
  *   function is linear along it, so the average of those two vertices.
  * Coarse Dirichlet DoFs are dropped (their correction is zero), fine
  * Dirichlet DoFs have no row. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,8 +148,10 @@ fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const 
 
 /* ---- levels ---------------------------------------------------------------------------------- */
 
-/* The problem on the structured mesh with half of fine's cells per direction. */
-static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_problem **out) {
+/* The problem on the structured mesh with half of fine's cells per direction;
+ * the time of its mesh and space, and of the problem, goes into phases. */
+static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_problem **out,
+                                 fea_mg_setup_phases *phases) {
   const fea_mesh *fm = fine->space->mesh;
   fea_mesh_desc md = FEA_MESH_DESC_INIT;
   md.dim = fm->dim;
@@ -160,9 +163,13 @@ static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_
   }
   fea_mesh *m = NULL;
   fea_space *s = NULL;
+  const double t0 = omp_get_wtime();
   fea_status st = fea_mesh_build_structured(ctx, &md, &m);
   if (st == FEA_SUCCESS) st = fea_space_lagrange_build(m, 1, FEA_NODES_EQUISPACED, &s);
+  const double t1 = omp_get_wtime();
   if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
+  phases->meshes += t1 - t0;
+  phases->problems += omp_get_wtime() - t1;
   /* The problem holds references on its space and mesh. */
   fea_object_release(s);
   fea_object_release(m);
@@ -212,7 +219,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_object_retain(pb);
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
-    FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb));
+    FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb, &mg->phases));
     level_set(&mg->levels[l], pb);
   }
   const fea_mg_level *last = &mg->levels[L - 1];
@@ -226,8 +233,10 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
     fea_mg_level *lv = &mg->levels[l];
     FEA_CALL(alloc_work(ctx, lv, l > 0));
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
+    const double t0 = omp_get_wtime();
     FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
     FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+    mg->phases.transfers += omp_get_wtime() - t0;
   }
   return FEA_SUCCESS;
 }
