@@ -6,6 +6,7 @@
 
 #include "matrix.h"
 #include "problem.h"
+#include "sort.h"
 
 /* All element DoFs (edofs, num_elements x dofs_per_element, row-major) and the
  * DoF -> element incidence in CSR (start: num_dofs + 1, elems: the elements
@@ -27,14 +28,8 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
 /* Position of column c in row r of a CSR pattern (sorted columns), or -1. */
 static inline fea_index fea_pattern_find(const fea_index *row_ptr, const fea_index *col_idx,
                                          fea_index r, fea_index c) {
-  fea_index lo = row_ptr[r], hi = row_ptr[r + 1];
-  while (lo < hi) {
-    fea_index mid = lo + (hi - lo) / 2;
-    if (col_idx[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  const fea_index lo = row_ptr[r] +
+                       fea_index_lower_bound(col_idx + row_ptr[r], row_ptr[r + 1] - row_ptr[r], c);
   return lo < row_ptr[r + 1] && col_idx[lo] == c ? lo : -1;
 }
 

@@ -13,6 +13,7 @@
 #include "assembly/assemble.h"
 #include "context.h"
 #include "error.h"
+#include "sort.h"
 #include "matrix.h"
 #include "operator.h"
 #include "operator-device.h"
@@ -34,15 +35,7 @@ static void csr_destroy(void *data) {
 
 /* First row r with row_ptr[r] >= target. */
 static fea_index row_at(const fea_index *row_ptr, fea_index rows, fea_index target) {
-  fea_index lo = 0, hi = rows;
-  while (lo < hi) {
-    fea_index mid = lo + (hi - lo) / 2;
-    if (row_ptr[mid] < target)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return fea_index_lower_bound(row_ptr, rows, target);
 }
 
 static fea_status csr_apply(fea_operator *op, const double *x, double *y, int add) {

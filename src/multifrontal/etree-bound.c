@@ -22,6 +22,7 @@
 #include "error.h"
 #include "etree-split.h"
 #include "etree.h"
+#include "sort.h"
 
 typedef struct bound_walk {
   const fea_etree_dir *dir;
@@ -30,19 +31,6 @@ typedef struct bound_walk {
   double stop;
   fea_etree_bound *out;
 } bound_walk;
-
-/* First i in [0, n) with a[i] >= v, or n. */
-static fea_index lower_bound(const fea_index *a, fea_index n, fea_index v) {
-  fea_index lo = 0, hi = n;
-  while (lo < hi) {
-    fea_index mid = lo + (hi - lo) / 2;
-    if (a[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 /* Interior functions of direction d in [first, last]: the count. */
 static double interior_count(const fea_etree_dir *d, fea_index first, fea_index last) {
@@ -53,15 +41,15 @@ static double interior_count(const fea_etree_dir *d, fea_index first, fea_index 
 
 /* Interior functions of direction d supported inside elements [lo, hi). */
 static double inside_1d(const fea_etree_dir *d, fea_index lo, fea_index hi) {
-  fea_index first = lower_bound(d->sup_lo, d->nf, lo);    /* sup_lo >= lo */
-  fea_index last = lower_bound(d->sup_hi, d->nf, hi) - 1; /* sup_hi <= hi - 1 */
+  fea_index first = fea_index_lower_bound(d->sup_lo, d->nf, lo);    /* sup_lo >= lo */
+  fea_index last = fea_index_lower_bound(d->sup_hi, d->nf, hi) - 1; /* sup_hi <= hi - 1 */
   return interior_count(d, first, last);
 }
 
 /* Interior functions of direction d non-zero somewhere in [lo, hi). */
 static double touch_1d(const fea_etree_dir *d, fea_index lo, fea_index hi) {
-  fea_index first = lower_bound(d->sup_hi, d->nf, lo);    /* sup_hi >= lo */
-  fea_index last = lower_bound(d->sup_lo, d->nf, hi) - 1; /* sup_lo <= hi - 1 */
+  fea_index first = fea_index_lower_bound(d->sup_hi, d->nf, lo);    /* sup_hi >= lo */
+  fea_index last = fea_index_lower_bound(d->sup_lo, d->nf, hi) - 1; /* sup_lo <= hi - 1 */
   return interior_count(d, first, last);
 }
 

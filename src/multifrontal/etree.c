@@ -274,14 +274,8 @@ fea_index fea_etree_front_position(const fea_etree *t, fea_index n, fea_index do
   const fea_index *f = t->front_dofs + nd->front_off;
   fea_index parts[2][2] = {{0, nd->q}, {nd->q, nd->q + nd->r}};
   for (int p = 0; p < 2; p++) {
-    fea_index lo = parts[p][0], hi = parts[p][1];
-    while (lo < hi) {
-      fea_index mid = lo + (hi - lo) / 2;
-      if (f[mid] < dof)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    const fea_index lo = parts[p][0] +
+                         fea_index_lower_bound(f + parts[p][0], parts[p][1] - parts[p][0], dof);
     if (lo < parts[p][1] && f[lo] == dof) return lo;
   }
   return -1;
