@@ -67,6 +67,7 @@ static double entry(const stencil *st, const fea_index pos[3], const int d[3], i
       const fea_index lo = pos[k] - (o >> k & 1); /* the cell's lower vertex coordinate */
       const int va = (int)(pos[k] - lo), vb = (int)(pos[k] + d[k] - lo);
       inside = (all_cells || (lo >= 0 && lo < st->n[k])) && vb >= 0 && vb <= 1;
+      if (!inside) break; /* vb may be -1: no shift of it */
       a |= va << k;
       b |= vb << k;
     }
