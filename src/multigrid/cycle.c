@@ -14,6 +14,7 @@
  * iteration measures the true residual; CG its recurrence. */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #include "context.h"
 #include "dense.h"
 #include "error.h"
+#include "memory-limit.h"
 #include "multigrid-impl.h"
 #include "vector.h"
 
@@ -193,6 +195,15 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK_NULL(out, ctx);
   FEA_CALL(check_desc(ctx, desc));
   FEA_CALL(fea_mg_check_problem(ctx, problem));
+  /* From below, before any level exists: the finest level alone, its CSR
+   * matrix with at least the 2d + 1 entries of a row's nearest neighbours
+   * (value and column), four work vectors and the prolongation's one entry
+   * per fine row. The coarser levels only add to it. */
+  const double n = (double)problem->num_free, d = problem->space->dim;
+  char what[96];
+  snprintf(what, sizeof what, "the finest multigrid level of %lld DoFs",
+           (long long)problem->num_free);
+  FEA_CALL(fea_memory_require(ctx, 0, n * ((2 * d + 1) * 16.0 + 4 * 8.0 + 16.0), what));
   const double t0 = omp_get_wtime();
   fea_mg *mg = calloc(1, sizeof *mg);
   FEA_CHECK(mg, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a multigrid solver");

@@ -186,6 +186,15 @@ Test(multigrid_api, bad_input_is_refused) {
   d.size = 3;
   cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
   cr_expect_null(sv);
+  /* Over the memory budget: refused before any level is built. */
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.omega = 0.1;
+  cr_expect_eq(fea_context_set_memory_limit(ctx, 1000), FEA_SUCCESS);
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_OUT_OF_MEMORY);
+  cr_expect(strstr(fea_context_last_error(ctx), "the finest multigrid level of") != NULL, "%s",
+            fea_context_last_error(ctx));
+  cr_expect_null(sv);
+  cr_expect_eq(fea_context_set_memory_limit(ctx, 0), FEA_SUCCESS);
   /* A B-spline space is not a Lagrange hierarchy. */
   fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
   bd.dim = 2;
