@@ -40,6 +40,16 @@ int bench_hypre_available(void) { return 1; }
 
 static void finalize_mpi(void) { MPI_Finalize(); }
 
+/* Both peers time the same phases: build (t0..t1), setup (t2..t3), solve (t3..t4). */
+static void record(bench_hypre_result *r, double t0, double t1, double t2, double t3, double t4,
+                   HYPRE_Int its, double rel) {
+  r->build_s = t1 - t0;
+  r->setup_s = t3 - t2;
+  r->solve_s = t4 - t3;
+  r->iterations = its;
+  r->rel_residual = rel;
+}
+
 static int ensure_mpi(void) {
   int up = 0;
   MPI_Initialized(&up);
@@ -143,11 +153,7 @@ int bench_hypre_pfmg(int dim, long long n, double (*f)(const double *x), double 
   double rel = 0;
   HYPRE_StructPCGGetNumIterations(pcg, &its);
   HYPRE_StructPCGGetFinalRelativeResidualNorm(pcg, &rel);
-  r->build_s = t1 - t0;
-  r->setup_s = t3 - t2;
-  r->solve_s = t4 - t3;
-  r->iterations = its;
-  r->rel_residual = rel;
+  record(r, t0, t1, t2, t3, t4, its, rel);
   HYPRE_StructPCGDestroy(pcg);
   HYPRE_StructPFMGDestroy(pfmg);
   HYPRE_StructVectorDestroy(x);
@@ -235,11 +241,7 @@ int bench_hypre_boomeramg(const fea_matrix *Am, const double *bv, double rtol,
   double rel = 0;
   HYPRE_PCGGetNumIterations(pcg, &its);
   HYPRE_PCGGetFinalRelativeResidualNorm(pcg, &rel);
-  r->build_s = t1 - t0;
-  r->setup_s = t3 - t2;
-  r->solve_s = t4 - t3;
-  r->iterations = its;
-  r->rel_residual = rel;
+  record(r, t0, t1, t2, t3, t4, its, rel);
   HYPRE_BoomerAMGDestroy(amg);
   HYPRE_ParCSRPCGDestroy(pcg);
   HYPRE_IJVectorDestroy(x);
