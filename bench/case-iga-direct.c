@@ -104,6 +104,25 @@ static fea_status root_rate(const fea_solver *s, const fea_solver_stats *st, dou
   return r;
 }
 
+/* Level 0 (the leaves: element integration, and on a GPU their upload)
+ * apart from the levels above it, whose rate is the dense kernels' alone. */
+static fea_status level_split(const fea_solver *s, const fea_solver_stats *st, double *leaves_s,
+                              double *upper_flops, double *upper_s) {
+  *leaves_s = *upper_flops = *upper_s = 0;
+  for (int L = 0; L < st->num_levels; L++) {
+    fea_solver_level lv = {.size = sizeof lv};
+    fea_status r = fea_solver_get_level(s, L, &lv);
+    if (r < 0) return r;
+    if (L == 0) {
+      *leaves_s = lv.factor_s;
+    } else {
+      *upper_flops += lv.flops;
+      *upper_s += lv.factor_s;
+    }
+  }
+  return FEA_SUCCESS;
+}
+
 /* The CPU backend on the same problem in the same run (GPU contexts only):
  * /cpu/threads with --threads, the same median of setups and solves; its
  * solution is compared with the GPU's. */
@@ -206,6 +225,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   TRY(fea_solver_get_stats(solver, &st));
   double root_flops = 0, root_s = 0;
   TRY(root_rate(solver, &st, &root_flops, &root_s));
+  double leaves_s = 0, upper_flops = 0, upper_s = 0;
+  TRY(level_split(solver, &st, &leaves_s, &upper_flops, &upper_s));
   TRY(fea_problem_expand_solution(pb, x, full));
   double l2 = NAN;
   sine_dim = fam.dim;
@@ -231,6 +252,11 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   bench_metric(&rec, "root_s", st.root_s);
   bench_metric(&rec, "gflops", gflops);
   bench_metric(&rec, "peak_fraction", gflops / dgemm_gflops);
+  bench_metric(&rec, "leaves_s", leaves_s);
+  bench_metric(&rec, "upper_s", upper_s);
+  bench_metric(&rec, "upper_gflops", upper_s > 0 ? upper_flops / upper_s * 1e-9 : 0.0);
+  bench_metric(&rec, "upper_peak_fraction",
+               upper_s > 0 ? upper_flops / upper_s * 1e-9 / dgemm_gflops : 0.0);
   bench_metric(&rec, "root_gflops", root_gflops);
   bench_metric(&rec, "root_peak_fraction", root_gflops / dgemm_gflops);
   bench_metric(&rec, "dgemm_gflops", dgemm_gflops);
@@ -485,6 +511,7 @@ const bench_case bench_case_iga_direct = {
         "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
         "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"
         "record adds device_bytes and a cpu_threads peer (the same problem on /cpu/threads\n"
-        "in the same run, --threads applies to it).\n",
+        "in the same run, --threads applies to it). leaves_s is level 0 (integration and\n"
+        "upload), upper_s / upper_gflops the levels above it (the dense kernels alone).\n",
     .run = run,
 };

@@ -31,3 +31,28 @@ double bench_stream_triad(long long n, int threads, int reps) {
   free(c);
   return best;
 }
+
+double bench_device_axpy(fea_context *ctx, long long n, int reps) {
+  enum { CALLS = 10 };
+  fea_vector *x = NULL, *y = NULL;
+  double best = -1, dot = 0;
+  fea_status s = fea_vector_create(ctx, (fea_index)n, FEA_F64, &x);
+  if (s == FEA_SUCCESS) s = fea_vector_create(ctx, (fea_index)n, FEA_F64, &y);
+  if (s == FEA_SUCCESS) s = fea_vector_set_all(x, 1.0);
+  if (s == FEA_SUCCESS) s = fea_vector_set_all(y, 0.0);
+  for (int r = -1; r < reps && s == FEA_SUCCESS; r++) { /* r = -1: warm-up */
+    s = fea_vector_dot(x, x, &dot);                     /* returns once the queue is empty */
+    double t0 = bench_now();
+    for (int k = 0; k < CALLS && s == FEA_SUCCESS; k++) s = fea_vector_axpy(y, 0.5, x);
+    if (s == FEA_SUCCESS) s = fea_vector_dot(x, x, &dot);
+    double t = (bench_now() - t0) / CALLS, gbs = 24.0 * (double)n / t * 1e-9;
+    if (r >= 0 && s == FEA_SUCCESS && gbs > best) best = gbs;
+  }
+  /* The axpys must have run: every entry of y is 0.5 per call. */
+  double sum = 0;
+  if (s == FEA_SUCCESS) s = fea_vector_dot(x, y, &sum);
+  if (s != FEA_SUCCESS || !(sum == 0.5 * CALLS * (reps + 1) * (double)n)) best = -1;
+  fea_vector_destroy(&x);
+  fea_vector_destroy(&y);
+  return best;
+}

@@ -3,6 +3,7 @@
 #include "fea-config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@
 #include "cuda-backend.h"
 #include "cuda-check.h"
 #include "error.h"
+#include "topology.h"
 
 /* Bounded copy that always terminates dst (device names are far shorter than
  * either buffer; this only keeps a long one from overrunning). */
@@ -68,6 +70,13 @@ static void cuda_teardown(struct fea_cuda *b) {
   if (b->sparse) (void)cusparseDestroy(b->sparse);
   if (b->blas) (void)cublasDestroy(b->blas);
   if (b->stream) (void)cudaStreamDestroy(b->stream);
+  if (b->mem_pools) {
+    /* Unused pool memory back to the driver (cuda_setup raised the threshold);
+     * blocks other contexts on this device still hold are not touched. */
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, b->device) == cudaSuccess)
+      (void)cudaMemPoolTrimTo(pool, 0);
+  }
   (void)cudaGetLastError();
 }
 
@@ -86,6 +95,18 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
   FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE,
                    cudaDeviceGetAttribute(&b->mem_pools, cudaDevAttrMemoryPoolsSupported,
                                           b->device));
+
+  if (b->mem_pools) {
+    /* The default release threshold is 0: the pool hands its memory back to
+     * the driver at every synchronization, and the next level's allocations
+     * map it again. Keep what was freed mapped until the context goes
+     * (cuda_teardown trims the pool). */
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE, cudaDeviceGetDefaultMemPool(&pool, b->device));
+    FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE,
+                     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
 
   FEA_CALL_CUDA_AS(ctx, FEA_ERR_DEVICE,
                    cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
@@ -134,8 +155,10 @@ static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   }
 
   ctx->backend_data = b;
-  /* Host threads only serve work delegated to the host; the GPU does the rest. */
-  ctx->nthreads = 1;
+  /* Host threads serve the work that stays on the host (the multifrontal
+   * leaves are integrated there): one per core, as /cpu/threads starts. */
+  fea_topology topo;
+  if (fea_topology_get(&topo) == FEA_SUCCESS && topo.cores > 0) ctx->nthreads = topo.cores;
   fea_log(ctx, FEA_LOG_INFO, "using GPU %d: %s, %.1f GiB, cc %d.%d", b->device, b->name,
           (double)b->total_memory / (1024.0 * 1024.0 * 1024.0), b->cc_major, b->cc_minor);
   return FEA_SUCCESS;

@@ -10,18 +10,20 @@
  * maps of the tree (extend-add maps, front DoF lists) are uploaded once.
  *
  * Factorization, level by level (one stream, one sync per level):
- *   level 0: the leaves are integrated on the host (fea_multifrontal_assemble_leaf, the
- *            code /cpu/ref runs) into pinned chunks of about 32 MiB; each
- *            chunk goes up in one copy and is scattered into place while the
- *            host integrates the next chunk (two pinned buffers, an event
- *            each). The load is summed on the host as /cpu/ref does.
+ *   level 0: the leaves are integrated on the host, on the context's threads
+ *            (fea_multifrontal_assemble_leaves, the code /cpu/ref runs), into
+ *            pinned chunks of about 32 MiB; each chunk goes up in one copy
+ *            and is scattered into place while the host integrates the next
+ *            chunk (two pinned buffers, an event each). The load is summed
+ *            on the host in leaf order, as /cpu/ref does.
  *   other levels: extend-add, one launch per child slot (children in order:
  *            the same additions as /cpu/ref, in the same order), blocks
  *            spread over the fronts and over each child's entries.
- *   then, per front: q <= MULTIFRONTAL_SMALL_Q: one batched kernel for potrf + trsm of
- *            all such panels (a block per front) and cublasDgemmBatched for
- *            S -= L21 L21^T, one call per (q, r) class; larger q: cuSOLVER
- *            Xpotrf, cuBLAS trsm and syrk per front.
+ *   then, per front: small q and q + r (front_batched): one batched kernel
+ *            for potrf + trsm of all such panels (a block per front) and
+ *            cublasDgemmBatched for S -= L21 L21^T, one call per (q, r)
+ *            class; the others: cuSOLVER Xpotrf, cuBLAS trsm and syrk per
+ *            front.
  *   Pivot failures land in a per-level info array read back at the level's
  *   end: FEA_ERR_NOT_POSDEF names the first failing front of the level.
  * Solve: y goes up once, each level gathers, solves (small fronts in one
@@ -46,8 +48,17 @@
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "front DoF lists go up as int64_t");
 
-/* Fronts with 0 < q <= MULTIFRONTAL_SMALL_Q go through the batched kernels. */
+/* Fronts with 0 < q <= MULTIFRONTAL_SMALL_Q and q + r <= MULTIFRONTAL_SMALL_M
+ * go through the batched kernels (one thread block each: its column sweep is
+ * serial in q, its rows spread over the block). A front with few pivots but
+ * a large Schur part goes to cuBLAS trsm / syrk, which spread the r rows
+ * over the whole GPU. */
 #define MULTIFRONTAL_SMALL_Q 64
+#define MULTIFRONTAL_SMALL_M 1024
+
+static int front_batched(int64_t q, int64_t r) {
+  return q <= MULTIFRONTAL_SMALL_Q && q + r <= MULTIFRONTAL_SMALL_M;
+}
 /* Doubles of host-integrated leaf fronts per upload (32 MiB). */
 #define MULTIFRONTAL_CHUNK_VALUES ((size_t)4 << 20)
 /* Device memory kept back in the estimate for cuSOLVER/cuBLAS workspaces. */
@@ -82,9 +93,10 @@ typedef struct multifrontal_cuda {
   void *d_batch;
   int *d_info, *h_info; /* per node of a level */
   fea_index max_level_nodes;
-  double *h_load;   /* one leaf's load (max_front) */
-  gemm_item *items; /* max_level_nodes */
-  void *h_work;     /* cuSOLVER host workspace */
+  double *h_load;    /* the leaf loads of one chunk (chunk_values) */
+  size_t *value_off; /* per node of a chunk: its place in the chunk */
+  gemm_item *items;  /* max_level_nodes */
+  void *h_work;      /* cuSOLVER host workspace */
   size_t h_work_bytes;
   /* Solve. */
   double *d_y;
@@ -242,6 +254,7 @@ static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
   free(st->d_schur);
   free(st->h_info);
   free(st->h_load);
+  free(st->value_off);
   free(st->items);
   free(st->h_work);
   free(st);
@@ -324,14 +337,13 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
   FEA_CALL(plan(ctx, t, st));
 
   /* Sizes of everything, then one check against the free device memory. */
-  fea_index ext_len = 0, front_len = 0, max_children = 0, max_m = 1, z_max = 0;
+  fea_index ext_len = 0, front_len = 0, max_children = 0, z_max = 0;
   size_t leaf_max = 0;
   for (fea_index n = 0; n < t->num_nodes; n++) {
     const fea_etree_node *nd = &t->nodes[n];
     const fea_index m = nd->q + nd->r;
     if (nd->parent >= 0 && nd->map_off + nd->r > ext_len) ext_len = nd->map_off + nd->r;
     if (nd->front_off + m > front_len) front_len = nd->front_off + m;
-    if (m > max_m) max_m = m;
     if (nd->num_children == 0) {
       size_t v = (size_t)(m * nd->q + nd->r * nd->r);
       if (v > leaf_max) leaf_max = v;
@@ -376,9 +388,13 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
 
   /* Host side. */
   st->h_info = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof(int));
-  st->h_load = malloc((size_t)max_m * sizeof *st->h_load);
+  /* A leaf's q + r load entries never exceed its (q + r) q + r^2 values, so
+   * a chunk's loads fit in as many doubles as its values. */
+  st->h_load = malloc(st->chunk_values * sizeof *st->h_load);
+  st->value_off = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) *
+                         sizeof *st->value_off);
   st->items = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof *st->items);
-  FEA_CHECK(st->h_info && st->h_load && st->items, ctx, FEA_ERR_OUT_OF_MEMORY,
+  FEA_CHECK(st->h_info && st->h_load && st->value_off && st->items, ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the host scratch of %lld nodes per level",
             (long long)st->max_level_nodes);
   for (int i = 0; i < 2; i++) {
@@ -475,7 +491,7 @@ static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b,
   size_t dmax = 0, hmax = 0;
   for (fea_index k = 0; k < count; k++) {
     const fea_cuda_multifrontal_front *fr = &fronts[k];
-    if (fr->q <= MULTIFRONTAL_SMALL_Q) continue;
+    if (fr->q == 0 || front_batched(fr->q, fr->r)) continue;
     size_t d = 0, h = 0;
     FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf_bufferSize(b->solver, b->solver_params,
                                                        CUBLAS_FILL_MODE_LOWER, fr->q, CUDA_R_64F,
@@ -516,7 +532,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
     return FEA_ERROR(ctx, FEA_ERR_BACKEND,
                      "internal: a batch of %zu bytes exceeds the %zu planned (level %d)", l.total,
                      st->batch_bytes, level);
-  char *h;
+  char *h = NULL;
   FEA_CALL(batch_host(ctx, st, &h));
   fea_cuda_multifrontal_front *fronts = (fea_cuda_multifrontal_front *)(void *)(h + l.fronts);
   fea_cuda_multifrontal_child *children = (fea_cuda_multifrontal_child *)(void *)(h + l.children);
@@ -549,22 +565,12 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
       children[nch].r = cn->r;
       if (cn->r * cn->r > max_child_entries) max_child_entries = cn->r * cn->r;
     }
-    if (leaves) {
-      /* Integrate into the pinned chunk, as /cpu/ref does into its front. */
-      const size_t np = (size_t)(m * q), ns = (size_t)(r * r);
-      double *P = values + off, *S = P + np;
-      memset(P, 0, (np + ns) * sizeof *P);
-      memset(st->h_load, 0, (size_t)m * sizeof *st->h_load);
-      double integ = 0;
-      fea_status s = fea_multifrontal_assemble_leaf(ctx, f, n, P, S, st->h_load, &integ);
-      f->integrate_s += integ;
-      if (s < 0) return node_fail(ctx, f, n, s);
-      const fea_index *dofs = t->front_dofs + nd->front_off;
-      for (fea_index a = 0; a < m; a++) f->load[dofs[a]] += st->h_load[a];
+    if (leaves) { /* its place in the pinned chunk; integrated below */
+      st->value_off[k] = off;
       fr->src = (int64_t)off;
-      off += np + ns;
+      off += (size_t)(m * q + r * r);
     }
-    if (q > 0 && q <= MULTIFRONTAL_SMALL_Q) {
+    if (q > 0 && front_batched(q, r)) {
       list[nsmall++] = k;
       if (r > 0) {
         gemm_item *it = &st->items[nitems++];
@@ -575,6 +581,11 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
       }
     }
   }
+  /* The leaves on the host's threads, as /cpu/ref integrates them (the load
+   * summed in leaf order, so it does not depend on the thread count). */
+  if (leaves)
+    FEA_CALL(fea_multifrontal_assemble_leaves(ctx, f, nodes, count, values, st->value_off,
+                                              st->h_load, ctx->nthreads));
   qsort(st->items, (size_t)nitems, sizeof *st->items, cmp_gemm_item);
   for (fea_index i = 0; i < nitems; i++) {
     ga[i] = st->items[i].A;
@@ -612,7 +623,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   size_t dbytes = 0;
   FEA_CALL(large_workspaces(ctx, b, st, fronts, count, &dwork, &dbytes));
   for (fea_index k = 0; k < count; k++) {
-    if (fronts[k].q <= MULTIFRONTAL_SMALL_Q) continue;
+    if (fronts[k].q == 0 || front_batched(fronts[k].q, fronts[k].r)) continue;
     fea_status s = factor_large(ctx, b, st, &fronts[k], dwork, dbytes, st->d_info + info0 + k);
     if (s < 0) return node_fail(ctx, f, nodes[k], s);
   }
@@ -784,7 +795,7 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
   FEA_CHECK(l.total <= st->batch_bytes, ctx, FEA_ERR_BACKEND,
             "internal: a solve batch of %zu bytes exceeds the %zu planned", l.total,
             st->batch_bytes);
-  char *h;
+  char *h = NULL;
   FEA_CALL(batch_host(ctx, st, &h));
   fea_cuda_multifrontal_sfront *fronts = (fea_cuda_multifrontal_sfront *)(void *)(h + l.fronts);
   fea_cuda_multifrontal_child *children = (fea_cuda_multifrontal_child *)(void *)(h + l.children);
@@ -809,7 +820,7 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
       children[nch].q = cn->q;
       children[nch].r = cn->r;
     }
-    if (nd->q > 0 && nd->q <= MULTIFRONTAL_SMALL_Q) list[nsmall++] = k;
+    if (nd->q > 0 && front_batched(nd->q, nd->r)) list[nsmall++] = k;
   }
   FEA_CALL(batch_upload(ctx, b, st, l.total));
   const fea_cuda_multifrontal_sfront *d_fronts = dev_at(st, l.fronts);
@@ -818,7 +829,7 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
   FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_forward_small(d_fronts, dev_at(st, l.list), nsmall, nrhs,
                                                          b->stream));
   for (fea_index k = 0; k < count; k++) {
-    if (fronts[k].q <= MULTIFRONTAL_SMALL_Q) continue;
+    if (fronts[k].q == 0 || front_batched(fronts[k].q, fronts[k].r)) continue;
     fea_status s = forward_large(ctx, b, &fronts[k], nrhs);
     if (s < 0) return node_fail(ctx, f, nodes[k], s);
   }
@@ -856,7 +867,7 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b,
     st->d_z = NULL;
     FEA_CALL(fea_cuda_malloc(ctx, zentries * sizeof(double), &p));
     st->d_z = p;
-    char *h;
+    char *h = NULL;
     FEA_CALL(batch_host(ctx, st, &h));
     fea_cuda_multifrontal_sfront *fronts = (fea_cuda_multifrontal_sfront *)(void *)(h + l.fronts);
     int64_t *list = (int64_t *)(void *)(h + l.list);
@@ -874,7 +885,7 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b,
       fr->child_begin = 0;
       fr->num_children = 0;
       off += (size_t)(nd->q + nd->r) * (size_t)nrhs;
-      if (nd->q <= MULTIFRONTAL_SMALL_Q) list[nsmall++] = a;
+      if (front_batched(nd->q, nd->r)) list[nsmall++] = a;
       a++;
     }
     FEA_CALL(batch_upload(ctx, b, st, l.total));
@@ -887,7 +898,7 @@ static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b,
     for (fea_index k = 0; k < count; k++) {
       const fea_etree_node *nd = &t->nodes[nodes[k]];
       if (nd->q == 0) continue;
-      if (nd->q > MULTIFRONTAL_SMALL_Q) {
+      if (!front_batched(nd->q, nd->r)) {
         fea_status s = backward_large(ctx, b, &fronts[a], nrhs);
         if (s < 0) return node_fail(ctx, f, nodes[k], s);
       }

@@ -70,16 +70,28 @@ struct fea_multifrontal_ops {
                                fea_multifrontal_solve *sv, int level);
 };
 
-/* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c). */
+/* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c and
+ * multifrontal-leaves.c). */
 
 /* Integrate the elements of leaf n into its front: P (the (q + r) x q panel,
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the
  * caller has zeroed, and the leaf's q + r load entries into load (zeroed).
  * The element work time goes to *integrate_s. Thread-safe across leaves. */
-FEA_PRIVATE_EXPORT fea_status fea_multifrontal_assemble_leaf(fea_context *ctx,
-                                                             const fea_multifrontal_factor *f,
-                                                             fea_index n, double *P, double *S,
-                                                             double *load, double *integrate_s);
+fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f,
+                                          fea_index n, double *P, double *S, double *load,
+                                          double *integrate_s);
+
+/* Integrate the leaves nodes[0 .. count) on nthreads host threads (the
+ * problem's forms run on context-less copies, as /cpu/threads runs them):
+ * leaf k's panel goes to values + value_off[k] and its Schur block right
+ * after it, both zeroed here. Their loads go through load_scratch (at least
+ * the sum of the leaves' q + r doubles) and are added into f->load leaf by
+ * leaf in the given order, so the sum does not depend on nthreads. The
+ * element work time, summed over the threads, goes to f->integrate_s. On
+ * failure the smallest failing node is named. */
+FEA_PRIVATE_EXPORT fea_status fea_multifrontal_assemble_leaves(
+    fea_context *ctx, fea_multifrontal_factor *f, const fea_index *nodes, fea_index count,
+    double *values, const size_t *value_off, double *load_scratch, int nthreads);
 
 /* The error of node n failing with st for the reason why (another message):
  * names the node, its level, element box, q and r. */

@@ -4,13 +4,15 @@
 
 #include <feaccel/context.h>
 
+#include "private-export.h"
+
 typedef struct fea_topology {
   int cores, pus, numa_nodes;
   char cpu_model[128];
 } fea_topology;
 
 /* Facts are read once per process and cached; they do not change. */
-fea_status fea_topology_get(fea_topology *topo);
+FEA_PRIVATE_EXPORT fea_status fea_topology_get(fea_topology *topo);
 
 /* Bind OpenMP thread i of a team of nthreads to core i (round robin over cores).
  * Binding is a property of the process's OpenMP threads, not of the context. */

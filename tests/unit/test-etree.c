@@ -468,3 +468,68 @@ Test(etree, memory_bound) {
             b.factor_entries, (long long)fx.tree.factor_entries);
   close_tree(&fx);
 }
+
+/* The leaves integrated as a batch on several threads (what /gpu/cuda runs
+ * on the host) equal leaf-by-leaf integration bit for bit: panels, Schur
+ * blocks and the load, which is summed in leaf order whatever the threads. */
+static void check_leaf_batch(int dim, const int p[3], const fea_index n[3]) {
+  fixture fx;
+  open_tree(&fx, "/cpu/ref", dim, p, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+  const fea_etree *t = &fx.tree;
+  const fea_index count = t->level_start[1];
+  const fea_index *leaves = t->level_nodes;
+  size_t *off = malloc((size_t)count * sizeof *off), total = 0, loads = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[leaves[k]];
+    off[k] = total;
+    total += (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+    loads += (size_t)(nd->q + nd->r);
+  }
+  /* Reference: one leaf at a time, its load added right after it. */
+  double *want = calloc(total, sizeof *want), *want_load = calloc((size_t)t->num_dofs, 8);
+  double *scratch = malloc(loads * sizeof *scratch);
+  fea_multifrontal_factor f;
+  memset(&f, 0, sizeof f);
+  f.tree = t;
+  f.problem = fx.problem;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[leaves[k]];
+    const fea_index m = nd->q + nd->r;
+    double *P = want + off[k], it = 0;
+    memset(scratch, 0, (size_t)m * sizeof *scratch);
+    OK(fea_multifrontal_assemble_leaf(fx.ctx, &f, leaves[k], P, P + m * nd->q, scratch, &it));
+    for (fea_index a = 0; a < m; a++) want_load[t->front_dofs[nd->front_off + a]] += scratch[a];
+  }
+  const int threads[] = {1, 3};
+  for (int i = 0; i < 2; i++) {
+    double *got = malloc(total * sizeof *got), *got_load = calloc((size_t)t->num_dofs, 8);
+    for (size_t j = 0; j < total; j++) got[j] = NAN; /* the batch zeroes its fronts */
+    f.load = got_load;
+    f.integrate_s = 0;
+    OK(fea_multifrontal_assemble_leaves(fx.ctx, &f, leaves, count, got, off, scratch, threads[i]));
+    cr_assert(memcmp(got, want, total * sizeof *got) == 0, "%dD, %d threads: fronts differ", dim,
+              threads[i]);
+    cr_assert(memcmp(got_load, want_load, (size_t)t->num_dofs * 8) == 0,
+              "%dD, %d threads: loads differ", dim, threads[i]);
+    cr_assert(f.integrate_s > 0);
+    free(got);
+    free(got_load);
+  }
+  free(off);
+  free(want);
+  free(want_load);
+  free(scratch);
+  close_tree(&fx);
+}
+
+Test(etree, leaf_batch_2d) {
+  const int p[3] = {3, 2, 0};
+  const fea_index n[3] = {21, 13, 1};
+  check_leaf_batch(2, p, n);
+}
+
+Test(etree, leaf_batch_3d) {
+  const int p[3] = {2, 2, 1};
+  const fea_index n[3] = {7, 6, 5};
+  check_leaf_batch(3, p, n);
+}

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "multifrontal.h"
+#include "problem.h"
 
 extern const struct fea_vector_ops fea_cpu_ref_vec_ops;
 extern const struct fea_dense_ops fea_cpu_ref_dense_ops;
@@ -23,6 +24,20 @@ fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multif
 /* After a level: free its children's Schur blocks; after level 0, add the
  * leaves' loads into f->load. Serial. */
 void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level);
+
+/* What worker threads integrate leaves through: f with its problem and
+ * space copied without a context, so that a failing sigma or f raises into
+ * the worker's thread slot only, never into the shared context's message or
+ * the user's log callback from several threads at once (as the assembly
+ * strategies do, conc-run.c). Self-referential: use it where it was made. */
+typedef struct fea_multifrontal_worker_view {
+  fea_space space;
+  fea_problem problem;
+  fea_multifrontal_factor f; /* shares every array of the original */
+} fea_multifrontal_worker_view;
+
+void fea_multifrontal_worker_view_init(fea_multifrontal_worker_view *w,
+                                       const fea_multifrontal_factor *f);
 
 /* Values of one vector element size. */
 size_t fea_cpu_elem_size(fea_precision prec);

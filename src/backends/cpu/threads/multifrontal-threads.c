@@ -49,17 +49,9 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
     /* The process-wide OpenBLAS count goes to 1 before the threads start;
      * each thread's override keeps the dense ops from raising it again. */
     fea_blas_use_threads(1);
-    /* The workers see the problem through a copy without a context (as the
-     * assembly strategies do, conc-run.c): a failing sigma or f then raises
-     * into the worker's thread slot only, never into the shared context's
-     * message or the user's log callback from several threads at once. */
-    fea_space space_copy = *f->problem->space;
-    space_copy.ctx = NULL;
-    fea_problem problem_copy = *f->problem;
-    problem_copy.ctx = NULL;
-    problem_copy.space = &space_copy;
-    fea_multifrontal_factor fw = *f; /* shares every array; only problem differs */
-    fw.problem = &problem_copy;
+    /* The workers see the problem through a copy without a context. */
+    fea_multifrontal_worker_view w;
+    fea_multifrontal_worker_view_init(&w, f);
 #pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
     {
       int prev = fea_blas_push_threads(1);
@@ -71,10 +63,10 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
       for (fea_index k = 0; k < count; k++) {
         double fl = 0, it = 0;
         fea_status st = step == STEP_FACTOR
-                            ? fea_multifrontal_cpu_factor_node(&local, &fw, nodes[k], &fl, &it)
+                            ? fea_multifrontal_cpu_factor_node(&local, &w.f, nodes[k], &fl, &it)
                         : step == STEP_FORWARD
-                            ? fea_multifrontal_cpu_forward_node(&local, &fw, sv, nodes[k])
-                            : fea_multifrontal_cpu_backward_node(&local, &fw, sv, nodes[k]);
+                            ? fea_multifrontal_cpu_forward_node(&local, &w.f, sv, nodes[k])
+                            : fea_multifrontal_cpu_backward_node(&local, &w.f, sv, nodes[k]);
         flops += fl;
         integ += it;
         if (st < 0) {
