@@ -175,6 +175,7 @@ fea_status fea_quadrature_tensor(int dim, const int n[3], fea_quadrature *q) {
         }
         q->weights[idx] = wt;
       }
+  for (int k = 0; k < 3; k++) q->tensor[k] = m[k];
   return FEA_SUCCESS;
 }
 
@@ -235,4 +236,5 @@ void fea_quadrature_free(fea_quadrature *q) {
   free(q->weights);
   q->points = q->weights = NULL;
   q->npts = 0;
+  q->tensor[0] = q->tensor[1] = q->tensor[2] = 0;
 }

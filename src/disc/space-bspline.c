@@ -49,6 +49,19 @@ static void element_dofs(const fea_space *s, fea_index e, fea_index *dofs) {
                       (first[2] + l2) * stride[2];
 }
 
+/* The 1D values (first np entries) and physical derivatives (next np) of
+ * the p + 1 functions of knot span `span` at parameter xi; *x gets xi's
+ * physical coordinate. */
+static void basis_1d(const fea_bspline_space *b, int k, fea_index span, double xi, double *d,
+                     double *x) {
+  const fea_knots *kn = &b->knots[k];
+  const double scale = scale_of(b, k);
+  const int np = kn->p + 1;
+  fea_bspline_basis_ders(kn, span, xi, 1, d);
+  for (int l = 0; l < np; l++) d[np + l] /= scale;
+  *x = b->lower[k] + (xi - kn->t[0]) * scale;
+}
+
 static fea_status element_values(const fea_space *s, fea_index e, const fea_quadrature *q,
                                  fea_element_values *ev) {
   enum { P1 = FEA_BSPLINE_MAX_DEGREE + 1 };
@@ -62,7 +75,7 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
   FEA_CHECK(e >= 0 && e < s->num_elements, s->ctx, FEA_ERR_INVALID_ARG,
             "element %lld is outside [0, %lld)", (long long)e, (long long)s->num_elements);
   fea_index span[3];
-  double t0[3], h[3], scale[3], jac = 1.0;
+  double t0[3], h[3], jac = 1.0;
   int np[3] = {1, 1, 1};
   for (int k = 0; k < dim; k++) {
     const fea_knots *kn = &b->knots[k];
@@ -71,21 +84,45 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
     span[k] = kn->span[ek];
     t0[k] = kn->t[span[k]];
     h[k] = kn->t[span[k] + 1] - t0[k];
-    scale[k] = scale_of(b, k);
     np[k] = kn->p + 1;
-    jac *= h[k] * scale[k];
+    jac *= h[k] * scale_of(b, k);
   }
-  /* 1D values (row 0) and parameter derivatives (row 1) per direction; the
-   * unused directions hold the constant 1 so the tensor loop is uniform. */
-  double d[3][2 * P1];
-  for (int k = dim; k < 3; k++) d[k][0] = 1.0, d[k][1] = 0.0;
-  for (int qi = 0; qi < q->npts; qi++) {
-    const double *ref = q->points + (size_t)qi * (size_t)dim;
+  /* A tensor rule needs the 1D bases at its 1D points only: (p + 1) d
+   * evaluations per element instead of (p + 1)^d d, the dominant cost of
+   * integrating an element before this. Other rules evaluate per point. */
+  int m[3] = {1, 1, 1}, tensor = q->tensor[0] > 0;
+  for (int k = 0; k < dim && tensor; k++) m[k] = q->tensor[k];
+  if (tensor && m[0] * m[1] * m[2] != q->npts) tensor = 0;
+  if (tensor && (m[0] > FEA_QUAD_MAX_1D || m[1] > FEA_QUAD_MAX_1D || m[2] > FEA_QUAD_MAX_1D))
+    tensor = 0;
+  /* Per direction and 1D point: values, then physical derivatives; unused
+   * directions hold the constant 1 so the tensor loop is uniform. */
+  double d1[3][FEA_QUAD_MAX_1D][2 * P1], x1[3][FEA_QUAD_MAX_1D];
+  for (int k = dim; k < 3; k++) d1[k][0][0] = 1.0, d1[k][0][1] = 0.0, x1[k][0] = 0.0;
+  if (tensor) {
+    fea_index stride = 1;
     for (int k = 0; k < dim; k++) {
-      const fea_knots *kn = &b->knots[k];
-      double xi = t0[k] + ref[k] * h[k];
-      fea_bspline_basis_ders(kn, span[k], xi, 1, d[k]);
-      ev->x[qi * dim + k] = b->lower[k] + (xi - kn->t[0]) * scale[k];
+      for (int a = 0; a < m[k]; a++) {
+        double xi = t0[k] + q->points[(size_t)(a * stride) * (size_t)dim + (size_t)k] * h[k];
+        basis_1d(b, k, span[k], xi, d1[k][a], &x1[k][a]);
+      }
+      stride *= m[k];
+    }
+  }
+  for (int qi = 0; qi < q->npts; qi++) {
+    const double *d[3];
+    if (tensor) {
+      const int a = qi % m[0], bb = (qi / m[0]) % m[1], c = qi / (m[0] * m[1]);
+      const int at[3] = {a, bb, c};
+      for (int k = 0; k < 3; k++) d[k] = d1[k][k < dim ? at[k] : 0];
+      for (int k = 0; k < dim; k++) ev->x[qi * dim + k] = x1[k][at[k]];
+    } else {
+      const double *ref = q->points + (size_t)qi * (size_t)dim;
+      for (int k = 0; k < dim; k++) {
+        basis_1d(b, k, span[k], t0[k] + ref[k] * h[k], d1[k][0], &ev->x[qi * dim + k]);
+        d[k] = d1[k][0];
+      }
+      for (int k = dim; k < 3; k++) d[k] = d1[k][0];
     }
     ev->w[qi] = q->weights[qi] * jac;
     double *phi = ev->phi + (size_t)qi * (size_t)nb;
@@ -94,12 +131,12 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
     for (int l2 = 0; l2 < np[2]; l2++)
       for (int l1 = 0; l1 < np[1]; l1++)
         for (int l0 = 0; l0 < np[0]; l0++, i++) {
-          /* d[k][l] is the value, d[k][np + l] the derivative in xi_k. */
+          /* d[k][l] is the value, d[k][np + l] the derivative in x_k. */
           double v0 = d[0][l0], v1 = d[1][l1], v2 = d[2][l2];
           phi[i] = v0 * v1 * v2;
-          dphi[i * dim + 0] = d[0][np[0] + l0] / scale[0] * v1 * v2;
-          if (dim > 1) dphi[i * dim + 1] = v0 * d[1][np[1] + l1] / scale[1] * v2;
-          if (dim > 2) dphi[i * dim + 2] = v0 * v1 * d[2][np[2] + l2] / scale[2];
+          dphi[i * dim + 0] = d[0][np[0] + l0] * v1 * v2;
+          if (dim > 1) dphi[i * dim + 1] = v0 * d[1][np[1] + l1] * v2;
+          if (dim > 2) dphi[i * dim + 2] = v0 * v1 * d[2][np[2] + l2];
         }
   }
   return FEA_SUCCESS;

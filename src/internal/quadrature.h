@@ -17,6 +17,10 @@ typedef struct fea_quadrature {
   int npts;
   double *points;  /* npts * dim */
   double *weights; /* npts; sum = measure of the reference cell */
+  /* A tensor rule's points per direction (point (a, b, c) is number
+   * a + tensor[0] (b + tensor[1] c)), so that spaces can evaluate 1D bases
+   * once per 1D point; all 0 for any other rule. */
+  int tensor[3];
 } fea_quadrature;
 
 /* Tensor Gauss-Legendre with n[k] points per direction on [0,1]^dim. */

@@ -533,3 +533,47 @@ Test(etree, leaf_batch_3d) {
   const fea_index n[3] = {7, 6, 5};
   check_leaf_batch(3, p, n);
 }
+
+/* A B-spline space evaluates a tensor rule's 1D bases once per 1D point;
+ * the values must equal the point-by-point evaluation (the same rule with
+ * its tensor structure hidden) bit for bit, on every element, with a
+ * repeated knot per direction in the space. */
+static void check_tensor_rule(int dim, const int p[3], const fea_index n[3],
+                              const fea_index sep[3]) {
+  fixture fx;
+  open_tree(&fx, "/cpu/ref", dim, p, n, sep, 1, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+  const fea_space *s = fx.space;
+  fea_quadrature tensor = fx.problem->quad, plain = tensor;
+  cr_assert(tensor.tensor[0] > 0, "the problem's rule is a tensor rule");
+  plain.tensor[0] = plain.tensor[1] = plain.tensor[2] = 0;
+  fea_element_values a, b;
+  OK(fea_element_values_alloc(s, &tensor, &a));
+  OK(fea_element_values_alloc(s, &plain, &b));
+  const size_t nq = (size_t)tensor.npts, nb = (size_t)s->dofs_per_element;
+  for (fea_index e = 0; e < s->num_elements; e++) {
+    OK(s->ops->element_values(s, e, &tensor, &a));
+    OK(s->ops->element_values(s, e, &plain, &b));
+    cr_assert(memcmp(a.phi, b.phi, nq * nb * sizeof(double)) == 0, "element %lld: phi",
+              (long long)e);
+    cr_assert(memcmp(a.dphi, b.dphi, nq * nb * (size_t)dim * sizeof(double)) == 0,
+              "element %lld: dphi", (long long)e);
+    cr_assert(memcmp(a.x, b.x, nq * (size_t)dim * sizeof(double)) == 0, "element %lld: x",
+              (long long)e);
+    cr_assert(memcmp(a.w, b.w, nq * sizeof(double)) == 0, "element %lld: w", (long long)e);
+  }
+  fea_element_values_free(&a);
+  fea_element_values_free(&b);
+  close_tree(&fx);
+}
+
+Test(etree, tensor_rule_values_2d) {
+  const int p[3] = {3, 2, 0};
+  const fea_index n[3] = {9, 6, 1}, sep[3] = {4, 3, 0};
+  check_tensor_rule(2, p, n, sep);
+}
+
+Test(etree, tensor_rule_values_3d) {
+  const int p[3] = {2, 1, 3};
+  const fea_index n[3] = {4, 5, 3}, sep[3] = {2, 0, 1};
+  check_tensor_rule(3, p, n, sep);
+}
