@@ -32,6 +32,7 @@ typedef struct direct_params {
   int cpu;     /* on a GPU context: also time the CPU backend on the same problem */
   int gpu;     /* the context is a GPU's */
   int threads; /* --threads, for the CPU comparison context */
+  int levels;  /* --levels: one record per tree level as well */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -123,6 +124,42 @@ static fea_status level_split(const fea_solver *s, const fea_solver_stats *st, d
   return FEA_SUCCESS;
 }
 
+/* Every level's facts and time, read before the solver goes (--levels). */
+static fea_status levels_read(const fea_solver *s, int num_levels, fea_solver_level **out) {
+  *out = calloc((size_t)num_levels, sizeof **out);
+  if (!*out) return FEA_ERR_OUT_OF_MEMORY;
+  for (int L = 0; L < num_levels; L++) {
+    fea_solver_level lv = FEA_SOLVER_LEVEL_INIT;
+    fea_status r = fea_solver_get_level(s, L, &lv);
+    if (r < 0) return r;
+    (*out)[L] = lv;
+  }
+  return FEA_SUCCESS;
+}
+
+/* One record per level: its fronts' sizes, flops, time and rate against the
+ * same run's DGEMM, so that where the factorization loses its rate shows. */
+static void levels_emit(bench_report *rep, fea_context *ctx, const direct_params *prm, long long n,
+                        const fea_solver_level *lv, int num_levels, double dgemm_gflops) {
+  for (int L = 0; L < num_levels; L++) {
+    bench_record rec;
+    if (bench_record_init(&rec, CASE_NAME, ctx) != FEA_SUCCESS) return;
+    bench_param_int(&rec, "dim", prm->dim);
+    bench_param_int(&rec, "p", prm->p);
+    bench_param_int(&rec, "n", n);
+    bench_param_int(&rec, "level", L);
+    bench_param_int(&rec, "nodes", lv[L].nodes);
+    bench_param_int(&rec, "q_max", lv[L].q_max);
+    bench_param_int(&rec, "r_max", lv[L].r_max);
+    double gflops = lv[L].factor_s > 0 ? lv[L].flops / lv[L].factor_s * 1e-9 : 0.0;
+    bench_metric(&rec, "flops", lv[L].flops);
+    bench_metric(&rec, "factor_s", lv[L].factor_s);
+    bench_metric(&rec, "gflops", gflops);
+    bench_metric(&rec, "peak_fraction", gflops / dgemm_gflops);
+    bench_report_emit(rep, &rec);
+  }
+}
+
 /* The CPU backend on the same problem in the same run (GPU contexts only):
  * /cpu/threads with --threads, the same median of setups and solves; its
  * solution is compared with the GPU's. */
@@ -198,6 +235,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   fea_problem *pb = NULL;
   fea_solver *solver = NULL;
   fea_matrix *A = NULL;
+  fea_solver_level *levels = NULL;
   double *x = NULL, *full = NULL, *b = NULL, *xc = NULL;
   fea_index nfree = 0, ndofs = 0;
 
@@ -227,6 +265,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   TRY(root_rate(solver, &st, &root_flops, &root_s));
   double leaves_s = 0, upper_flops = 0, upper_s = 0;
   TRY(level_split(solver, &st, &leaves_s, &upper_flops, &upper_s));
+  if (prm->levels) TRY(levels_read(solver, st.num_levels, &levels));
   TRY(fea_problem_expand_solution(pb, x, full));
   double l2 = NAN;
   sine_dim = fam.dim;
@@ -322,8 +361,10 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   } else {
     bench_report_emit(rep, &rec);
   }
+  if (levels) levels_emit(rep, ctx, prm, n, levels, st.num_levels, dgemm_gflops);
 
 done:
+  free(levels);
   free(x);
   free(full);
   free(b);
@@ -391,6 +432,10 @@ static int parse(int argc, char **argv, direct_params *p) {
     }
     if (strcmp(argv[i], "--no-cpu") == 0) {
       p->cpu = 0;
+      continue;
+    }
+    if (strcmp(argv[i], "--levels") == 0) {
+      p->levels = 1;
       continue;
     }
     int matched = 0;
@@ -497,7 +542,7 @@ const bench_case bench_case_iga_direct = {
         "CHOLMOD side by side",
     .usage =
         "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
-        "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu]\n"
+        "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu] [--levels]\n"
         "\n"
         "  --dim D      1, 2 or 3 (default 2)\n"
         "  --p P        B-spline degree 1..8 (default 3)\n"
@@ -507,6 +552,8 @@ const bench_case bench_case_iga_direct = {
         "  --gemm-n G   order of the DGEMM yardstick (default 2048, 8192 on a GPU)\n"
         "  --no-cholmod leave the CHOLMOD peer out\n"
         "  --no-cpu     on a GPU backend, leave out the /cpu/threads run of the same problem\n"
+        "  --levels     also one record per tree level: nodes, largest q and r, flops, time,\n"
+        "               GFLOP/s and its fraction of the DGEMM yardstick\n"
         "\n"
         "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
         "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"
