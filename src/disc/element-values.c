@@ -1,6 +1,7 @@
 /* Buffers for an element's basis at quadrature points, sized once and reused
  * over all elements of a loop. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "context.h"
 #include "error.h"
@@ -8,6 +9,7 @@
 
 fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
                                     fea_element_values *ev) {
+  memset(ev, 0, sizeof *ev);
   ev->nq = q->npts;
   ev->nb = s->dofs_per_element;
   ev->dim = s->dim;
@@ -21,6 +23,27 @@ fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
     return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
                      "no memory for basis values at %zu points of %zu functions", nq, nb);
   }
+  /* B-spline elements under a tensor rule also get their 1D factors, and
+   * the forms' sum-factorization scratch: the weights (nq), the q0-contracted
+   * products (2 nq1 nq2 np0^2) and, in 3D, the q1-contracted ones
+   * (2 nq2 (np0 np1)^2). */
+  if (s->kind == FEA_SPACE_BSPLINE && q->tensor[0] > 0) {
+    size_t np[3] = {1, 1, 1}, tq[3] = {1, 1, 1};
+    for (int k = 0; k < s->dim; k++) {
+      np[k] = (size_t)s->degree[k] + 1;
+      tq[k] = (size_t)q->tensor[k];
+    }
+    for (int k = 0; k < 3; k++) ev->tnp[k] = (int)np[k], ev->tnq[k] = (int)tq[k];
+    ev->scratch_len = tq[0] * tq[1] * tq[2] + 2 * tq[1] * tq[2] * np[0] * np[0] +
+                      2 * tq[2] * np[0] * np[0] * np[1] * np[1];
+    ev->t1d = malloc(3 * FEA_QUAD_MAX_1D * FEA_ELEMENT_T1D_LD * sizeof *ev->t1d);
+    ev->scratch = malloc(ev->scratch_len * sizeof *ev->scratch);
+    if (!ev->t1d || !ev->scratch) {
+      fea_element_values_free(ev);
+      return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
+                       "no memory for the 1D factors of %zu functions per element", nb);
+    }
+  }
   return FEA_SUCCESS;
 }
 
@@ -29,5 +52,8 @@ void fea_element_values_free(fea_element_values *ev) {
   free(ev->w);
   free(ev->phi);
   free(ev->dphi);
-  ev->x = ev->w = ev->phi = ev->dphi = NULL;
+  free(ev->t1d);
+  free(ev->scratch);
+  ev->x = ev->w = ev->phi = ev->dphi = ev->t1d = ev->scratch = NULL;
+  ev->tensor_valid = 0;
 }

@@ -36,6 +36,91 @@ static inline void stiffness_point(int nb, const int DIM, double ws, const doubl
   }
 }
 
+/* The upper triangle of Ke = sum_q W_q grad phi_i . grad phi_j for a
+ * tensor element (2D or 3D) from its 1D factors, by sum factorization: the
+ * 1D point sums are taken one direction at a time, so an element costs
+ * O(nb^2 nq_1D) instead of O(nb^2 nq) (2D p = 3: 2.6k multiply-adds instead
+ * of 4.4k; 3D p = 2: 9k instead of 33k). W (the weights times sigma) and
+ * the work arrays are in ev->scratch. Entries differ from the point-by-point
+ * sum by rounding only. */
+static void stiffness_tensor(const fea_element_values *ev, double *Ke) {
+  const int dim = ev->dim, nb = ev->nb;
+  const int n0 = ev->tnp[0], n1 = ev->tnp[1], n2 = ev->tnp[2];
+  const int m0 = ev->tnq[0], m1 = ev->tnq[1], m2 = ev->tnq[2];
+  const double *t = ev->t1d;
+  const double *W = ev->scratch;
+  double *DD = ev->scratch + (size_t)m0 * m1 * m2; /* [b + m1 c][i0 n0 + j0] */
+  double *BB = DD + (size_t)m1 * m2 * n0 * n0;
+  double *U = BB + (size_t)m1 * m2 * n0 * n0; /* 3D: [c][I (n0 n1) + J], I = i0 + n0 i1 */
+  double *V = U + (size_t)m2 * n0 * n1 * n0 * n1;
+#define T1(k, a) (t + ((size_t)(k)*FEA_QUAD_MAX_1D + (size_t)(a)) * FEA_ELEMENT_T1D_LD)
+  /* Direction 0: DD = sum_a W D0 D0^T, BB = sum_a W B0 B0^T per (b, c). */
+  for (int bc = 0; bc < m1 * m2; bc++) {
+    double *dd = DD + (size_t)bc * n0 * n0, *bb = BB + (size_t)bc * n0 * n0;
+    for (int i0 = 0; i0 < n0; i0++)
+      for (int j0 = i0; j0 < n0; j0++) {
+        double sd = 0, sb = 0;
+        for (int a = 0; a < m0; a++) {
+          const double *r = T1(0, a), w = W[a + m0 * bc];
+          sd += w * r[n0 + i0] * r[n0 + j0];
+          sb += w * r[i0] * r[j0];
+        }
+        dd[i0 * n0 + j0] = dd[j0 * n0 + i0] = sd;
+        bb[i0 * n0 + j0] = bb[j0 * n0 + i0] = sb;
+      }
+  }
+  if (dim == 2) {
+    for (int i = 0; i < nb; i++) {
+      const int i0 = i % n0, i1 = i / n0;
+      for (int j = i; j < nb; j++) {
+        const int j0 = j % n0, j1 = j / n0;
+        double s = 0;
+        for (int b = 0; b < m1; b++) {
+          const double *r = T1(1, b);
+          s += DD[(size_t)b * n0 * n0 + i0 * n0 + j0] * (r[i1] * r[j1]) +
+               BB[(size_t)b * n0 * n0 + i0 * n0 + j0] * (r[n1 + i1] * r[n1 + j1]);
+        }
+        Ke[i * nb + j] = s;
+      }
+    }
+    return;
+  }
+  /* 3D, direction 1: U = sum_b DD (x) B1 B1^T + BB (x) D1 D1^T and
+   * V = sum_b BB (x) B1 B1^T per c; direction 2 then combines them. */
+  const int n01 = n0 * n1;
+  for (int c = 0; c < m2; c++)
+    for (int I = 0; I < n01; I++) {
+      const int i0 = I % n0, i1 = I / n0;
+      for (int J = 0; J < n01; J++) {
+        const int j0 = J % n0, j1 = J / n0;
+        double su = 0, sv = 0;
+        for (int b = 0; b < m1; b++) {
+          const double *r = T1(1, b);
+          const size_t o = (size_t)(b + m1 * c) * n0 * n0 + (size_t)(i0 * n0 + j0);
+          const double bb1 = r[i1] * r[j1];
+          su += DD[o] * bb1 + BB[o] * (r[n1 + i1] * r[n1 + j1]);
+          sv += BB[o] * bb1;
+        }
+        U[((size_t)c * n01 + I) * n01 + J] = su;
+        V[((size_t)c * n01 + I) * n01 + J] = sv;
+      }
+    }
+  for (int i = 0; i < nb; i++) {
+    const int I = i % n01, i2 = i / n01;
+    for (int j = i; j < nb; j++) {
+      const int J = j % n01, j2 = j / n01;
+      double s = 0;
+      for (int c = 0; c < m2; c++) {
+        const double *r = T1(2, c);
+        const size_t o = ((size_t)c * n01 + I) * n01 + J;
+        s += U[o] * (r[i2] * r[j2]) + V[o] * (r[n2 + i2] * r[n2 + j2]);
+      }
+      Ke[i * nb + j] = s;
+    }
+  }
+#undef T1
+}
+
 fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_values *ev, double *Ke,
                                    double *fe) {
   const int nb = ev->nb, dim = ev->dim;
@@ -47,6 +132,8 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
       return FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d x %d gradients", nb, dim);
   }
   fea_status st = FEA_SUCCESS;
+  /* Tensor elements in 2D and 3D: the weights go to W, Ke comes after the loop. */
+  const int tensor = Ke && ev->tensor_valid && ev->scratch && (dim == 2 || dim == 3);
   if (Ke) memset(Ke, 0, (size_t)nb * nb * sizeof *Ke);
   if (fe) memset(fe, 0, (size_t)nb * sizeof *fe);
   const fea_problem_desc *d = &pb->desc;
@@ -60,7 +147,9 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
       }
       double ws = ev->w[q] * sigma;
       const double *g = ev->dphi + (size_t)q * nb * dim;
-      if (dim == 3)
+      if (tensor)
+        ev->scratch[q] = ws;
+      else if (dim == 3)
         stiffness_point(nb, 3, ws, g, gs, Ke);
       else if (dim == 2)
         stiffness_point(nb, 2, ws, g, gs, Ke);
@@ -79,6 +168,7 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
   }
   free(gs_heap);
   if (st != FEA_SUCCESS) return st;
+  if (tensor) stiffness_tensor(ev, Ke);
   if (Ke) /* computed on the upper triangle; the matrix is symmetric */
     for (int i = 0; i < nb; i++)
       for (int j = 0; j < i; j++) Ke[i * nb + j] = Ke[j * nb + i];

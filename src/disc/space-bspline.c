@@ -64,7 +64,6 @@ static void basis_1d(const fea_bspline_space *b, int k, fea_index span, double x
 
 static fea_status element_values(const fea_space *s, fea_index e, const fea_quadrature *q,
                                  fea_element_values *ev) {
-  enum { P1 = FEA_BSPLINE_MAX_DEGREE + 1 };
   const fea_bspline_space *b = bsp(s);
   const int dim = s->dim, nb = s->dofs_per_element;
   FEA_CHECK(q->dim == dim && ev->dim == dim && ev->nb == nb && ev->nq >= q->npts, s->ctx,
@@ -97,7 +96,7 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
     tensor = 0;
   /* Per direction and 1D point: values, then physical derivatives; unused
    * directions hold the constant 1 so the tensor loop is uniform. */
-  double d1[3][FEA_QUAD_MAX_1D][2 * P1], x1[3][FEA_QUAD_MAX_1D];
+  double d1[3][FEA_QUAD_MAX_1D][FEA_ELEMENT_T1D_LD], x1[3][FEA_QUAD_MAX_1D];
   for (int k = dim; k < 3; k++) d1[k][0][0] = 1.0, d1[k][0][1] = 0.0, x1[k][0] = 0.0;
   if (tensor) {
     fea_index stride = 1;
@@ -108,6 +107,19 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
       }
       stride *= m[k];
     }
+  }
+  /* The factors for the forms' sum factorization, where the buffers have them. */
+  ev->tensor_valid = 0;
+  if (tensor && ev->t1d) {
+    for (int k = 0; k < 3; k++)
+      if (ev->tnq[k] != m[k] || ev->tnp[k] != np[k]) tensor = -1;
+    if (tensor > 0) {
+      for (int k = 0; k < dim; k++)
+        memcpy(ev->t1d + (size_t)k * FEA_QUAD_MAX_1D * FEA_ELEMENT_T1D_LD, d1[k],
+               (size_t)m[k] * sizeof d1[k][0]);
+      ev->tensor_valid = 1;
+    }
+    tensor = 1;
   }
   for (int qi = 0; qi < q->npts; qi++) {
     const double *d[3];

@@ -20,7 +20,20 @@ typedef struct fea_element_values {
   double *w;    /* nq: rule weight times |det J| */
   double *phi;  /* nq * nb: phi[q * nb + i] */
   double *dphi; /* nq * nb * dim: dphi[(q * nb + i) * dim + k] = d phi_i / d x_k */
+  /* Tensor-product elements under a tensor rule (B-spline spaces): the 1D
+   * factors of phi and dphi, so that forms can sum-factorize. t1d is NULL
+   * where the space fills only the products; tensor_valid says whether the
+   * last element_values call filled it. */
+  int tnp[3], tnq[3]; /* functions and rule points per direction (1 beyond dim) */
+  double *t1d;        /* row (k, a) at (k FEA_QUAD_MAX_1D + a) FEA_ELEMENT_T1D_LD: tnp[k]
+                         * values at 1D point a, then tnp[k] physical derivatives */
+  int tensor_valid;
+  double *scratch; /* the forms' sum-factorization work (scratch_len doubles) */
+  size_t scratch_len;
 } fea_element_values;
+
+/* Doubles per (direction, 1D point) row of fea_element_values.t1d. */
+#define FEA_ELEMENT_T1D_LD (2 * (FEA_BSPLINE_MAX_DEGREE + 1))
 
 /* Buffers sized for a space and a rule; reused across elements. */
 fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,

@@ -577,3 +577,83 @@ Test(etree, tensor_rule_values_3d) {
   const fea_index n[3] = {4, 5, 3}, sep[3] = {2, 0, 1};
   check_tensor_rule(3, p, n, sep);
 }
+
+/* sigma varying in every direction, so the sum factorization's weights are
+ * not a tensor product. */
+static double sigma_wavy(const double *x, void *user) {
+  const int dim = *(const int *)user;
+  double s = 1.5;
+  for (int k = 0; k < dim; k++) s += 0.5 * sin(2.0 * x[k] + k);
+  return s;
+}
+
+static double source_wavy(const double *x, void *user) {
+  (void)user;
+  return cos(x[0]) + x[1];
+}
+
+/* The stiffness of a B-spline element by sum factorization (the tensor
+ * rule's 1D factors) equals the point-by-point sum (the same rule with its
+ * structure hidden) to rounding, with a varying sigma; the loads are the
+ * same computation and equal bit for bit. */
+static void check_tensor_stiffness(int dim, const int p[3], const fea_index n[3],
+                                   const fea_index sep[3]) {
+  fixture fx;
+  open_tree(&fx, "/cpu/ref", dim, p, n, sep, 1, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+  const fea_space *s = fx.space;
+  int d = dim;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma_fn = sigma_wavy;
+  pd.sigma_user = &d;
+  pd.source = source_wavy;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(fx.space, &pd, &pb));
+  fea_quadrature tensor = pb->quad, plain = tensor;
+  plain.tensor[0] = plain.tensor[1] = plain.tensor[2] = 0;
+  fea_element_values a, b;
+  OK(fea_element_values_alloc(s, &tensor, &a));
+  OK(fea_element_values_alloc(s, &plain, &b));
+  cr_assert(a.t1d != NULL && b.t1d == NULL);
+  const int nb = s->dofs_per_element;
+  double *Ka = malloc((size_t)nb * nb * sizeof *Ka), *Kb = malloc((size_t)nb * nb * sizeof *Kb);
+  double *fa = malloc((size_t)nb * sizeof *fa), *fb = malloc((size_t)nb * sizeof *fb);
+  double worst = 0;
+  for (fea_index e = 0; e < s->num_elements; e++) {
+    OK(s->ops->element_values(s, e, &tensor, &a));
+    OK(s->ops->element_values(s, e, &plain, &b));
+    cr_assert(a.tensor_valid && !b.tensor_valid);
+    OK(fea_form_stiffness_load(pb, &a, Ka, fa));
+    OK(fea_form_stiffness_load(pb, &b, Kb, fb));
+    double scale = 0, diff = 0;
+    for (int i = 0; i < nb * nb; i++) {
+      scale = fmax(scale, fabs(Kb[i]));
+      diff = fmax(diff, fabs(Ka[i] - Kb[i]));
+    }
+    for (int i = 0; i < nb; i++)
+      for (int j = 0; j < i; j++)
+        cr_assert(Ka[i * nb + j] == Ka[j * nb + i], "element %lld: not symmetric", (long long)e);
+    cr_assert(memcmp(fa, fb, (size_t)nb * sizeof *fa) == 0, "element %lld: loads", (long long)e);
+    worst = fmax(worst, diff / scale);
+  }
+  cr_assert(worst <= 1e-14, "%dD: sum factorization differs by %.3g relative", dim, worst);
+  free(Ka);
+  free(Kb);
+  free(fa);
+  free(fb);
+  fea_element_values_free(&a);
+  fea_element_values_free(&b);
+  OK(fea_problem_destroy(&pb));
+  close_tree(&fx);
+}
+
+Test(etree, tensor_stiffness_2d) {
+  const int p[3] = {3, 2, 0};
+  const fea_index n[3] = {7, 5, 1}, sep[3] = {3, 2, 0};
+  check_tensor_stiffness(2, p, n, sep);
+}
+
+Test(etree, tensor_stiffness_3d) {
+  const int p[3] = {2, 3, 1};
+  const fea_index n[3] = {3, 4, 3}, sep[3] = {1, 2, 0};
+  check_tensor_stiffness(3, p, n, sep);
+}
