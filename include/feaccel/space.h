@@ -1,5 +1,5 @@
 /**
- * @brief Discrete spaces: Lagrange on meshes, tensor-product B-splines on boxes.
+ * @brief Discrete spaces: Lagrange on meshes, tensor-product B-splines on boxes or mapped patches.
  * @file space.h
  *
  * A space numbers its degrees of freedom (DoFs) globally, knows which lie on
@@ -53,6 +53,27 @@ typedef enum fea_lagrange_nodes {
 FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                              fea_space **out);
 
+/**
+ * A B-spline or NURBS geometry map of one patch (what G+Smo calls TensorBSpline2/3 and
+ * TensorNurbs2/3): x(xi) = sum_i R_i(xi) P_i over the patch's own knot vectors and degrees.
+ * Initialize with FEA_GEOMETRY_DESC_INIT. The parametric and physical dimensions are the
+ * space's dim. Control points are numbered lexicographically, direction 0 fastest; point i
+ * has coordinates control_points[i * dim + a].
+ */
+typedef struct fea_geometry_desc {
+  size_t size;                  /**< sizeof(fea_geometry_desc) as compiled by the caller */
+  int degree[3];                /**< per direction, 1..8 */
+  const double *knots[3];       /**< open knot vector per direction */
+  fea_index num_knots[3];       /**< lengths of knots[k] */
+  const double *control_points; /**< num_control_points x dim coordinates */
+  fea_index num_control_points; /**< must equal the product of the functions per direction */
+  const double *weights;        /**< NULL: a B-spline map; else one weight > 0 per point (NURBS) */
+} fea_geometry_desc;
+
+/** Initializer for fea_geometry_desc (no knots, no points: fill them in). */
+#define FEA_GEOMETRY_DESC_INIT \
+  { sizeof(fea_geometry_desc), {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, NULL, 0, NULL }
+
 /** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. */
 typedef struct fea_bspline_desc {
   size_t size;    /**< sizeof(fea_bspline_desc) as compiled by the caller */
@@ -62,9 +83,11 @@ typedef struct fea_bspline_desc {
   const double *knots[3]; /**< optional full knot vector per direction (non-decreasing, open:
                                   first and last values repeated degree+1 times) */
   fea_index num_knots[3]; /**< lengths of knots[k] */
-  double lower[3]; /**< the box the parameter domain maps to (identity up to scaling); default 0 */
+  double lower[3]; /**< the box the parameter domain maps to (identity up to scaling); default 0.
+                        With a geometry, lower and upper must keep their defaults */
   double upper[3]; /**< default 1 */
-  const void *geometry; /**< reserved for a NURBS geometry map; must be NULL */
+  const fea_geometry_desc *geometry; /**< NULL: the box; else the patch's geometry map, which the
+                                          space's knots must refine (see below); copied */
 } fea_bspline_desc;
 
 /** Initializer: bilinear B-splines on one element of the unit square. */
@@ -81,13 +104,31 @@ typedef struct fea_bspline_desc {
  * or given. An interior knot of multiplicity m lowers the continuity there to
  * C^(p-m); m = p gives a C0 separator, m = p+1 is refused (it would split the patch).
  * DoFs are numbered lexicographically, direction 0 fastest.
+ *
+ * With a geometry the space lives on the mapped patch, isoparametrically: its
+ * knot vectors must span the geometry's parameter range and refine the
+ * geometry's space (degree at least the geometry's; each geometry knot present
+ * with its multiplicity raised by the degree difference: h-, p- and
+ * k-refinement keep it). Over a NURBS geometry the basis is rational,
+ * N_i / W with W the geometry's weight function, so the geometry is exact in
+ * the space. Uniform knots (knots[k] NULL) then cover the geometry's parameter
+ * range. What works on mapped spaces: problems, the multifrontal solver, the
+ * reference and concurrent assembly, the element-matrix and CSR operators, CG,
+ * interpolation, error norms; the sum-factorization operator falls back to
+ * element matrices (its info says so), fea_space_evaluate() refuses them
+ * (FEA_ERR_UNSUPPORTED), and multigrid and the prehandled solver take no
+ * B-spline spaces at all.
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
  *         dim outside 1..3, a degree outside 1..8, a box side that is not
  *         finite with lower < upper, n[k] below 1, num_knots[k] set without
  *         knots[k], or given knots that are too few or too many, not finite,
- *         decreasing, not open, or with an interior multiplicity above the degree
- * @retval FEA_ERR_UNSUPPORTED for a non-NULL geometry (NURBS maps are not
- *         supported yet)
+ *         decreasing, not open, or with an interior multiplicity above the degree;
+ *         with a geometry: its size, degrees or knots invalid as above, a
+ *         control-point count that is not the product of the functions per
+ *         direction, a coordinate that is not finite, a weight that is not
+ *         finite and positive, a box that is not the default, or space knots
+ *         whose range differs from the geometry's or that do not refine it
+ *         (the knot is named)
  */
 FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
                                             fea_space **out);
@@ -119,8 +160,8 @@ FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int 
  * or uniform mesh refinement for Lagrange): the function is unchanged.
  * @p coarse is not const: it is evaluated (see fea_space_evaluate()).
  * @retval FEA_ERR_INVALID_ARG when the spaces differ in kind or dimension, or
- *         fine does not contain coarse (other boxes, knots not nested, or
- *         functions that differ)
+ *         fine does not contain coarse (other boxes or geometries, knots not
+ *         nested, or functions that differ)
  */
 FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                                       const fea_space *fine, double *fine_coeffs);
@@ -193,6 +234,8 @@ FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, 
  * @param gradients npts * dim results, or NULL
  * @retval FEA_ERR_INVALID_ARG for a negative @p npts, a coordinate that is
  *         not finite, or a point outside the domain, naming the first such point
+ * @retval FEA_ERR_UNSUPPORTED for a B-spline space mapped by a geometry (point
+ *         location would need the inverse of the map)
  */
 FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                                       const double *points, double *values, double *gradients);

@@ -301,8 +301,8 @@ fea_status fea_knots_elevate(const fea_context *ctx, const fea_knots *k, int t, 
 /* The coarse space is contained in the fine one when the fine degree is not
  * lower, the ends agree, and every coarse knot keeps its continuity in the fine
  * vector: multiplicity at least mult + (p_fine - p_coarse). */
-static fea_status check_nested(const fea_context *ctx, int dir, const fea_knots *c,
-                               const fea_knots *f) {
+fea_status fea_knots_check_nested(const fea_context *ctx, int dir, const fea_knots *c,
+                                  const fea_knots *f) {
   char sa[32], where[32] = "";
   if (dir >= 0) snprintf(where, sizeof where, " in direction %d", dir);
   FEA_CHECK(f->p >= c->p, ctx, FEA_ERR_INVALID_ARG,
@@ -380,7 +380,7 @@ fea_status fea_knots_greville_solve(const fea_context *ctx, const fea_knots *k, 
 
 fea_status fea_knots_transfer_matrix(const fea_context *ctx, const fea_knots *coarse,
                                      const fea_knots *fine, double *T) {
-  FEA_CALL(check_nested(ctx, -1, coarse, fine));
+  FEA_CALL(fea_knots_check_nested(ctx, -1, coarse, fine));
   const fea_index nc = fea_knots_num_functions(coarse), nf = fea_knots_num_functions(fine);
   const int pc = coarse->p, pf = fine->p;
   double *g = malloc((size_t)nf * sizeof *g);
@@ -413,7 +413,7 @@ fea_status fea_knots_transfer_matrix(const fea_context *ctx, const fea_knots *co
 fea_status fea_knots_transfer_apply(const fea_context *ctx, int dir, const fea_knots *coarse,
                                     const fea_knots *fine, fea_index nlines, const double *x,
                                     double *y) {
-  FEA_CALL(check_nested(ctx, dir, coarse, fine));
+  FEA_CALL(fea_knots_check_nested(ctx, dir, coarse, fine));
   const fea_index nc = fea_knots_num_functions(coarse), nf = fea_knots_num_functions(fine);
   const int pc = coarse->p;
   double *g = malloc((size_t)nf * sizeof *g);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "geometry-map.h"
 #include "memory-limit.h"
 #include "mesh.h"
 #include "space.h"
@@ -62,6 +63,82 @@ static void basis_1d(const fea_bspline_space *b, int k, fea_index span, double x
   *x = b->lower[k] + (xi - kn->t[0]) * scale;
 }
 
+/* The element values on a mapped patch: the space's 1D bases at the
+ * parameter point, the geometry map's point, Jacobian and weight function
+ * there; over a NURBS map the basis is N_i / W. Gradients go through J^-T. */
+static fea_status mapped_values(const fea_space *s, fea_index e, const fea_index span[3],
+                                const double t0[3], const double h[3], const fea_quadrature *q,
+                                fea_element_values *ev) {
+  const fea_bspline_space *b = bsp(s);
+  const fea_geometry_map *g = b->geo;
+  const int dim = s->dim, nb = s->dofs_per_element;
+  fea_index gspan[3] = {0, 0, 0};
+  double measure = 1.0;
+  for (int k = 0; k < dim; k++) {
+    gspan[k] = fea_knots_find_span(&g->knots[k], t0[k] + 0.5 * h[k]);
+    measure *= h[k];
+  }
+  int np[3] = {1, 1, 1};
+  double d[3][FEA_ELEMENT_T1D_LD];
+  for (int k = 0; k < 3; k++) d[k][0] = 1.0, d[k][1] = 0.0;
+  for (int k = 0; k < dim; k++) np[k] = b->knots[k].p + 1;
+  ev->tensor_valid = 0;
+  for (int qi = 0; qi < q->npts; qi++) {
+    const double *ref = q->points + (size_t)qi * (size_t)dim;
+    double xi[3] = {0, 0, 0}, x[3], J[9], W, dW[3], Ji[9];
+    for (int k = 0; k < dim; k++) {
+      xi[k] = t0[k] + ref[k] * h[k];
+      fea_bspline_basis_ders(&b->knots[k], span[k], xi[k], 1, d[k]);
+    }
+    fea_geometry_map_eval(g, gspan, xi, x, J, &W, dW);
+    double det;
+    if (dim == 1) {
+      det = J[0];
+      Ji[0] = 1.0 / det;
+    } else if (dim == 2) {
+      det = J[0] * J[3] - J[1] * J[2];
+      Ji[0] = J[3] / det, Ji[1] = -J[1] / det, Ji[2] = -J[2] / det, Ji[3] = J[0] / det;
+    } else {
+      det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+            J[2] * (J[3] * J[7] - J[4] * J[6]);
+      Ji[0] = (J[4] * J[8] - J[5] * J[7]) / det, Ji[1] = (J[2] * J[7] - J[1] * J[8]) / det;
+      Ji[2] = (J[1] * J[5] - J[2] * J[4]) / det, Ji[3] = (J[5] * J[6] - J[3] * J[8]) / det;
+      Ji[4] = (J[0] * J[8] - J[2] * J[6]) / det, Ji[5] = (J[2] * J[3] - J[0] * J[5]) / det;
+      Ji[6] = (J[3] * J[7] - J[4] * J[6]) / det, Ji[7] = (J[1] * J[6] - J[0] * J[7]) / det;
+      Ji[8] = (J[0] * J[4] - J[1] * J[3]) / det;
+    }
+    FEA_CHECK(det > 0 && isfinite(det), s->ctx, FEA_ERR_INVALID_ARG,
+              "the geometry map is not invertible with positive orientation in element %lld at "
+              "x = (%g, %g, %g): det J = %g",
+              (long long)e, x[0], dim > 1 ? x[1] : 0.0, dim > 2 ? x[2] : 0.0, det);
+    for (int a = 0; a < dim; a++) ev->x[qi * dim + a] = x[a];
+    ev->w[qi] = q->weights[qi] * measure * det;
+    const int rational = g->weights != NULL;
+    double *phi = ev->phi + (size_t)qi * (size_t)nb;
+    double *dphi = ev->dphi + (size_t)qi * (size_t)nb * (size_t)dim;
+    int i = 0;
+    for (int l2 = 0; l2 < np[2]; l2++)
+      for (int l1 = 0; l1 < np[1]; l1++)
+        for (int l0 = 0; l0 < np[0]; l0++, i++) {
+          const double v0 = d[0][l0], v1 = d[1][l1], v2 = d[2][l2];
+          double v = v0 * v1 * v2;
+          double gx[3] = {d[0][np[0] + l0] * v1 * v2, v0 * d[1][np[1] + l1] * v2,
+                          v0 * v1 * d[2][np[2] + l2]};
+          if (rational) { /* N / W: (grad N - (N / W) grad W) / W */
+            v /= W;
+            for (int k = 0; k < dim; k++) gx[k] = (gx[k] - v * dW[k]) / W;
+          }
+          phi[i] = v;
+          for (int a = 0; a < dim; a++) {
+            double sum = 0;
+            for (int k = 0; k < dim; k++) sum += Ji[k * dim + a] * gx[k];
+            dphi[i * dim + a] = sum;
+          }
+        }
+  }
+  return FEA_SUCCESS;
+}
+
 static fea_status element_values(const fea_space *s, fea_index e, const fea_quadrature *q,
                                  fea_element_values *ev) {
   const fea_bspline_space *b = bsp(s);
@@ -73,8 +150,9 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
             ev->dim, ev->nq, ev->nb, q->dim, q->npts, nb);
   FEA_CHECK(e >= 0 && e < s->num_elements, s->ctx, FEA_ERR_INVALID_ARG,
             "element %lld is outside [0, %lld)", (long long)e, (long long)s->num_elements);
-  fea_index span[3];
-  double t0[3], h[3], jac = 1.0;
+  const fea_index e0 = e;
+  fea_index span[3] = {0, 0, 0};
+  double t0[3] = {0, 0, 0}, h[3] = {1, 1, 1}, jac = 1.0;
   int np[3] = {1, 1, 1};
   for (int k = 0; k < dim; k++) {
     const fea_knots *kn = &b->knots[k];
@@ -86,6 +164,7 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
     np[k] = kn->p + 1;
     jac *= h[k] * scale_of(b, k);
   }
+  if (b->geo) return mapped_values(s, e0, span, t0, h, q, ev);
   /* A tensor rule needs the 1D bases at its 1D points only: (p + 1) d
    * evaluations per element instead of (p + 1)^d d, the dominant cost of
    * integrating an element before this. Other rules evaluate per point. */
@@ -169,6 +248,9 @@ static void describe_point(const fea_space *s, const double *x, char *pt, size_t
 
 static fea_status locate(fea_space *s, const double *x, fea_index *e, double *ref) {
   const fea_bspline_space *b = bsp(s);
+  FEA_CHECK(!b->geo, s->ctx, FEA_ERR_UNSUPPORTED,
+            "point location on a B-spline space mapped by a geometry is not supported (it needs "
+            "the inverse of the map)");
   fea_index elem = 0, stride = 1;
   for (int k = 0; k < s->dim; k++) {
     const fea_knots *kn = &b->knots[k];
@@ -252,6 +334,7 @@ static fea_status interpolate(const fea_space *s, fea_scalar_fn g, void *user, d
   for (int k = 0; k < dim; k++) {
     if (k) gk[k] = gk[k - 1] + n[k - 1];
     fea_knots_greville(&b->knots[k], gk[k]);
+    if (b->geo) continue; /* parameters: mapped below, point by point */
     /* To physical coordinates. */
     double sc = scale_of(b, k), t0 = b->knots[k].t[0];
     for (fea_index i = 0; i < n[k]; i++)
@@ -259,12 +342,22 @@ static fea_status interpolate(const fea_space *s, fea_scalar_fn g, void *user, d
   }
   for (fea_index idx = 0; idx < N; idx++) {
     fea_index r = idx;
-    double x[3] = {0, 0, 0};
+    double x[3] = {0, 0, 0}, scale = 1.0;
     for (int k = 0; k < dim; k++) {
       x[k] = gk[k][r % n[k]];
       r /= n[k];
     }
-    f[idx] = g(x, user);
+    if (b->geo) {
+      /* g at the mapped Greville point; over a NURBS map the coefficients of
+       * sum c_i N_i / W = g are those of the polynomial interpolant of g W. */
+      const fea_geometry_map *gm = b->geo;
+      fea_index gs[3] = {0, 0, 0};
+      double xi[3] = {x[0], x[1], x[2]}, J[9], dW[3];
+      for (int k = 0; k < dim; k++) gs[k] = fea_knots_find_span(&gm->knots[k], xi[k]);
+      fea_geometry_map_eval(gm, gs, xi, x, J, &scale, dW);
+      if (!gm->weights) scale = 1.0;
+    }
+    f[idx] = g(x, user) * scale;
     if (!isfinite(f[idx])) {
       char pt[128], box[128];
       describe_point(s, x, pt, sizeof pt, box, sizeof box);
@@ -294,6 +387,12 @@ fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
             "a B-spline transfer needs two B-spline spaces of one dimension");
   const fea_bspline_space *bc = bsp(coarse), *bf = bsp(fine);
   const int dim = coarse->dim;
+  /* On one geometry both bases divide by the same W: the polynomial
+   * coefficients transfer as on the box. Another map is another domain. */
+  FEA_CHECK(fea_geometry_map_equal(bc->geo, bf->geo), coarse->ctx, FEA_ERR_INVALID_ARG,
+            "the fine space does not contain the coarse one: %s",
+            !bc->geo || !bf->geo ? "one is mapped by a geometry and the other is not"
+                                 : "they are mapped by different geometries");
   for (int k = 0; k < dim; k++) {
     double tol = LOCATE_TOL * (bc->upper[k] - bc->lower[k]);
     FEA_CHECK(fabs(bc->lower[k] - bf->lower[k]) <= tol && fabs(bc->upper[k] - bf->upper[k]) <= tol,
@@ -339,6 +438,7 @@ static void destroy(fea_space *s) {
   fea_bspline_space *b = s->impl;
   if (!b) return;
   for (int k = 0; k < 3; k++) fea_knots_free(&b->knots[k]);
+  fea_geometry_map_free(b->geo);
   free(b);
   s->impl = NULL;
 }
@@ -411,7 +511,8 @@ static fea_status check_element_sizes(const fea_context *ctx, int dim, int k, co
 }
 
 fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
-                                   const double lower[3], const double upper[3], fea_space **out) {
+                                   const double lower[3], const double upper[3],
+                                   const fea_geometry_map *geo, fea_space **out) {
   *out = NULL;
   FEA_CHECK(dim >= 1 && dim <= 3, ctx, FEA_ERR_INVALID_ARG, "dimension %d is outside 1..3", dim);
   fea_bspline_space *b = calloc(1, sizeof *b);
@@ -435,6 +536,10 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
     nelem *= b->knots[k].nelem;
     nb *= knots[k].p + 1;
   }
+  if (st == FEA_SUCCESS && geo) {
+    st = fea_geometry_map_check_refines(ctx, geo, b->knots);
+    if (st == FEA_SUCCESS) st = fea_geometry_map_copy(ctx, geo, &b->geo);
+  }
   fea_index nbdry = 0, *bdry = NULL;
   if (st == FEA_SUCCESS) st = boundary(ctx, dim, n, total, &nbdry, &bdry);
   fea_space *s = NULL;
@@ -442,6 +547,7 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
   if (st != FEA_SUCCESS) {
     free(bdry);
     for (int k = 0; k < 3; k++) fea_knots_free(&b->knots[k]);
+    fea_geometry_map_free(b->geo);
     free(b);
     return st;
   }
@@ -469,12 +575,31 @@ fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc 
                                        fea_space **out) {
   fea_knots knots[3];
   memset(knots, 0, sizeof knots);
+  fea_geometry_map *geo = NULL;
   fea_status st = FEA_SUCCESS;
-  for (int k = 0; k < d->dim && st == FEA_SUCCESS; k++)
+  double lower[3], upper[3], a[3] = {0, 0, 0}, z[3] = {1, 1, 1};
+  memcpy(lower, d->lower, sizeof lower);
+  memcpy(upper, d->upper, sizeof upper);
+  if (d->geometry) {
+    /* Uniform knots span the geometry's parameter range, which is also the
+     * "box": element sizes are then checked in parameter units. */
+    st = fea_geometry_map_create(ctx, d->dim, d->geometry, &geo);
+    for (int k = 0; k < d->dim && st == FEA_SUCCESS; k++) {
+      a[k] = geo->knots[k].t[0];
+      z[k] = geo->knots[k].t[geo->knots[k].m - 1];
+    }
+  }
+  for (int k = 0; k < d->dim && st == FEA_SUCCESS; k++) {
     st = d->knots[k] ? fea_knots_create(ctx, d->degree[k], d->num_knots[k], d->knots[k], &knots[k])
-                     : fea_knots_uniform(ctx, d->degree[k], d->n[k], 0.0, 1.0, &knots[k]);
-  if (st == FEA_SUCCESS) st = fea_space_bspline_build(ctx, d->dim, knots, d->lower, d->upper, out);
+                     : fea_knots_uniform(ctx, d->degree[k], d->n[k], a[k], z[k], &knots[k]);
+    if (st == FEA_SUCCESS && geo) {
+      lower[k] = knots[k].t[0];
+      upper[k] = knots[k].t[knots[k].m - 1];
+    }
+  }
+  if (st == FEA_SUCCESS) st = fea_space_bspline_build(ctx, d->dim, knots, lower, upper, geo, out);
   for (int k = 0; k < 3; k++) fea_knots_free(&knots[k]);
+  fea_geometry_map_free(geo);
   return st;
 }
 
@@ -484,5 +609,5 @@ fea_status fea_space_bspline_with_knots(const fea_space *space, int dir, const f
   fea_knots knots[3];
   memcpy(knots, b->knots, sizeof knots);
   knots[dir] = *kn; /* shallow: build copies */
-  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, out);
+  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, b->geo, out);
 }

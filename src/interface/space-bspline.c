@@ -45,8 +45,12 @@ static fea_status check_desc(fea_context *ctx, const fea_bspline_desc *d) {
                 "n[%d] is %lld elements; at least 1 is needed", k, (long long)d->n[k]);
     }
   }
-  FEA_CHECK(d->geometry == NULL, ctx, FEA_ERR_UNSUPPORTED,
-            "NURBS geometry maps are not supported yet (geometry must be NULL)");
+  if (d->geometry)
+    for (int k = 0; k < d->dim; k++)
+      FEA_CHECK(d->lower[k] == 0.0 && d->upper[k] == 1.0, ctx, FEA_ERR_INVALID_ARG,
+                "the box in direction %d is [%g, %g], but a space with a geometry lives on the "
+                "mapped patch: leave lower and upper at their defaults 0 and 1",
+                k, d->lower[k], d->upper[k]);
   return FEA_SUCCESS;
 }
 
@@ -60,6 +64,12 @@ fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *de
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_bspline_desc));
   FEA_CALL(check_desc(ctx, &d));
+  /* The geometry's descriptor is size-versioned too: copied in at ours. */
+  fea_geometry_desc g = FEA_GEOMETRY_DESC_INIT;
+  if (d.geometry) {
+    FEA_CALL(fea_struct_copy_in(ctx, &g, d.geometry, "desc->geometry", &fea_struct_geometry_desc));
+    d.geometry = &g;
+  }
   return fea_space_bspline_from_desc(ctx, &d, out);
 }
 

@@ -46,6 +46,12 @@ fea_status fea_knots_insert(const fea_context *ctx, const fea_knots *k, fea_inde
                             const double *x, fea_knots *out);
 fea_status fea_knots_elevate(const fea_context *ctx, const fea_knots *k, int t, fea_knots *out);
 
+/* FEA_ERR_INVALID_ARG, naming the knot, unless the spline space of fine
+ * contains that of coarse (degree, parameter range, multiplicities); dir >= 0
+ * is named in the messages. */
+fea_status fea_knots_check_nested(const fea_context *ctx, int dir, const fea_knots *coarse,
+                                  const fea_knots *fine);
+
 /* The n_fine x n_coarse matrix T (column-major, dense) with N_coarse = N_fine T
  * when the fine space contains the coarse one; FEA_ERR_INVALID_ARG otherwise. */
 fea_status fea_knots_transfer_matrix(const fea_context *ctx, const fea_knots *coarse,

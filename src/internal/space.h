@@ -85,7 +85,8 @@ fea_status fea_space_alloc(fea_context *ctx, fea_space **out);
 /* B-spline specifics (src/disc/space-bspline.c). */
 typedef struct fea_bspline_space {
   fea_knots knots[3];
-  double lower[3], upper[3];
+  double lower[3], upper[3];    /* with a geometry: the parameter range (the map is geo's) */
+  struct fea_geometry_map *geo; /* NULL: the box; else the patch's map (owned copy) */
 } fea_bspline_space;
 
 /* Lagrange constructor (src/disc/space-lagrange.c) and B-spline constructor
@@ -95,8 +96,10 @@ fea_status fea_space_lagrange_build(struct fea_mesh *mesh, int order, fea_lagran
 /* Coefficients in fine of the coarse function, direction by direction (nested spaces). */
 fea_status fea_space_bspline_transfer(const fea_space *coarse, const double *cc,
                                       const fea_space *fine, double *fc);
+/* geo (may be NULL) is copied; the knots must refine it. */
 fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots knots[3],
-                                   const double lower[3], const double upper[3], fea_space **out);
+                                   const double lower[3], const double upper[3],
+                                   const struct fea_geometry_map *geo, fea_space **out);
 
 /* The B-spline space of a complete, checked descriptor: its knot vectors
  * (given, or uniform open with d->n elements) on the box (space-bspline.c). */

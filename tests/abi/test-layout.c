@@ -79,6 +79,16 @@ FIELD(fea_bspline_desc, lower, 96, 24);
 FIELD(fea_bspline_desc, upper, 120, 24);
 FIELD(fea_bspline_desc, geometry, 144, 8);
 
+/* fea_geometry_desc */
+SIZE(fea_geometry_desc, 96);
+FIELD(fea_geometry_desc, size, 0, 8);
+FIELD(fea_geometry_desc, degree, 8, 12);
+FIELD(fea_geometry_desc, knots, 24, 24);
+FIELD(fea_geometry_desc, num_knots, 48, 24);
+FIELD(fea_geometry_desc, control_points, 72, 8);
+FIELD(fea_geometry_desc, num_control_points, 80, 8);
+FIELD(fea_geometry_desc, weights, 88, 8);
+
 /* fea_space_info */
 SIZE(fea_space_info, 88);
 FIELD(fea_space_info, size, 0, 8);
@@ -314,6 +324,7 @@ Test(layout, init_macros_set_size) {
   INIT_SIZE(fea_backend_info, FEA_BACKEND_INFO_INIT);
   INIT_SIZE(fea_mesh_desc, FEA_MESH_DESC_INIT);
   INIT_SIZE(fea_bspline_desc, FEA_BSPLINE_DESC_INIT);
+  INIT_SIZE(fea_geometry_desc, FEA_GEOMETRY_DESC_INIT);
   INIT_SIZE(fea_space_info, FEA_SPACE_INFO_INIT);
   INIT_SIZE(fea_problem_desc, FEA_PROBLEM_DESC_INIT);
   INIT_SIZE(fea_assembly_desc, FEA_ASSEMBLY_DESC_INIT);

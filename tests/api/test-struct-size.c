@@ -62,6 +62,13 @@ Test(struct_size, descriptors_copied_in) {
   EXPECT_SIZES_REFUSED(fea_bspline_desc, geometry, FEA_BSPLINE_DESC_INIT, "desc", ctx,
                        fea_space_create_bspline(ctx, &v.s, &s));
   cr_assert_null(s);
+  /* The geometry a B-spline descriptor points to is copied in by its own size. */
+  {
+    fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+    EXPECT_SIZES_REFUSED(fea_geometry_desc, weights, FEA_GEOMETRY_DESC_INIT, "desc->geometry", ctx,
+                         (bd.geometry = &v.s, fea_space_create_bspline(ctx, &bd, &s)));
+    cr_assert_null(s);
+  }
   s = bspline_space(ctx);
   fea_problem *pb = (fea_problem *)&pb;
   EXPECT_SIZES_REFUSED(fea_problem_desc, quad_points, FEA_PROBLEM_DESC_INIT, "desc", ctx,

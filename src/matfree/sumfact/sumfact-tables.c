@@ -99,6 +99,11 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
               i, k, J[i * s->dim + k]);
   } else if (s->kind != FEA_SPACE_BSPLINE) {
     return REFUSE("unknown kind of space %d", (int)s->kind);
+  } else if (((const fea_bspline_space *)s->impl)->geo) {
+    return REFUSE(
+        "the B-spline space is mapped by a geometry: sum factorization here needs one "
+        "diagonal Jacobian per span (per-quadrature-point geometry is not implemented; the "
+        "element-matrix kernel serves mapped spaces)");
   }
   return rule_sizes(pb, nq, why, len);
 }

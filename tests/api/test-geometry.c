@@ -1,0 +1,399 @@
+/* B-spline spaces on mapped patches (fea_geometry_desc): the quarter annulus
+ * (an exact NURBS map) and the thick quarter ring in 3D, solved with a
+ * manufactured solution. Judged by the convergence orders of the L2 and H1
+ * errors, by the multifrontal solver against CG on the element-matrix
+ * operator (independent paths from the same element values), by the area
+ * and volume the map encloses, and by the refusals of bad geometries. */
+#include "api-common.h"
+#include "solve-common.h"
+
+#include <stdint.h>
+
+#include <feaccel/operator.h>
+#include <feaccel/solver.h>
+
+/* Quarter annulus 1 <= r <= 2, 0 <= theta <= pi/2: direction 0 radial
+ * (degree 1), direction 1 the arc (degree 2, weights 1, 1/sqrt(2), 1).
+ * With depth > 0 it is extruded to 0 <= z <= depth (degree 1). */
+typedef struct ring {
+  double knots_r[4], knots_t[6], knots_z[4];
+  double points[3 * 12];
+  double weights[12];
+  fea_geometry_desc g;
+} ring;
+
+static void ring_init(ring *q, int dim, double depth) {
+  static const double kr[4] = {0, 0, 1, 1}, kt[6] = {0, 0, 0, 1, 1, 1};
+  memcpy(q->knots_r, kr, sizeof kr);
+  memcpy(q->knots_t, kt, sizeof kt);
+  memcpy(q->knots_z, kr, sizeof kr);
+  const double arc[3][2] = {{1, 0}, {1, 1}, {0, 1}}, w[3] = {1, 1 / sqrt(2.0), 1};
+  int i = 0;
+  for (int c = 0; c < (dim == 3 ? 2 : 1); c++)
+    for (int b = 0; b < 3; b++)
+      for (int a = 0; a < 2; a++, i++) {
+        const double r = 1.0 + a;
+        q->points[i * dim + 0] = r * arc[b][0];
+        q->points[i * dim + 1] = r * arc[b][1];
+        if (dim == 3) q->points[i * dim + 2] = c * depth;
+        q->weights[i] = w[b];
+      }
+  fea_geometry_desc g = FEA_GEOMETRY_DESC_INIT;
+  g.degree[0] = 1, g.degree[1] = 2, g.degree[2] = 1;
+  g.knots[0] = q->knots_r, g.num_knots[0] = 4;
+  g.knots[1] = q->knots_t, g.num_knots[1] = 6;
+  g.knots[2] = q->knots_z, g.num_knots[2] = 4;
+  g.control_points = q->points;
+  g.num_control_points = i;
+  g.weights = q->weights;
+  q->g = g;
+}
+
+static fea_space *ring_space(fea_context *ctx, ring *q, int dim, int p, fea_index n) {
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.dim = dim;
+  for (int k = 0; k < dim; k++) d.degree[k] = p, d.n[k] = n;
+  d.geometry = &q->g;
+  fea_space *s = NULL;
+  OK(fea_space_create_bspline(ctx, &d, &s));
+  return s;
+}
+
+/* u = e^(x/2) sin(0.7 y) + x y, times 1 + z in 3D: smooth on the scale of
+ * the domain (so two refinements are in the asymptotic range), and not zero
+ * on the boundary, so the Dirichlet data goes through the rational
+ * interpolant. -Laplace u = 0.24 e^(x/2) sin(0.7 y) (times 1 + z). */
+typedef struct exact {
+  int dim;
+} exact;
+
+static double u_plane(const double *x) { return exp(0.5 * x[0]) * sin(0.7 * x[1]) + x[0] * x[1]; }
+
+static double u_exact(const double *x, void *user) {
+  const exact *e = user;
+  return e->dim == 3 ? u_plane(x) * (1.0 + x[2]) : u_plane(x);
+}
+
+static void u_grad(const double *x, double *g, void *user) {
+  const exact *e = user;
+  const double s = e->dim == 3 ? 1.0 + x[2] : 1.0, ex = exp(0.5 * x[0]);
+  g[0] = s * (0.5 * ex * sin(0.7 * x[1]) + x[1]);
+  g[1] = s * (0.7 * ex * cos(0.7 * x[1]) + x[0]);
+  if (e->dim == 3) g[2] = u_plane(x);
+}
+
+static double f_exact(const double *x, void *user) {
+  const exact *e = user;
+  const double f = 0.24 * exp(0.5 * x[0]) * sin(0.7 * x[1]);
+  return e->dim == 3 ? f * (1.0 + x[2]) : f;
+}
+
+static fea_problem *ring_problem(fea_space *s, exact *e) {
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = f_exact;
+  pd.source_user = e;
+  pd.dirichlet = u_exact;
+  pd.dirichlet_user = e;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  return pb;
+}
+
+/* The multifrontal solution, expanded to every DoF (caller frees). */
+static double *solve_direct(fea_context *ctx, fea_space *s, fea_problem *pb) {
+  fea_space_info info = FEA_SPACE_INFO_INIT;
+  OK(fea_space_get_info(s, &info));
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  OK(fea_solver_setup(sv));
+  double *x = malloc((size_t)(nf + 1) * sizeof *x), *u = malloc((size_t)info.num_dofs * 8);
+  OK(fea_solver_solve(sv, 1, NULL, 0, x, nf > 0 ? nf : 1));
+  OK(fea_problem_expand_solution(pb, x, u));
+  fea_solver_destroy(&sv);
+  free(x);
+  return u;
+}
+
+/* L2 and H1 errors at n and 2n; orders p + 1 and p within 0.1. */
+static void check_orders(int dim, int p, fea_index n) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/threads", &ctx));
+  ring q;
+  ring_init(&q, dim, 1.0);
+  exact e = {dim};
+  double l2[2], h1[2];
+  for (int i = 0; i < 2; i++) {
+    fea_space *s = ring_space(ctx, &q, dim, p, n << i);
+    fea_problem *pb = ring_problem(s, &e);
+    double *u = solve_direct(ctx, s, pb);
+    OK(fea_problem_error_norms(pb, u, u_exact, u_grad, &e, &l2[i], &h1[i]));
+    free(u);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+  }
+  const double r2 = log2(l2[0] / l2[1]), r1 = log2(h1[0] / h1[1]);
+  cr_log_info("%dD p = %d, n = %lld, %lld: L2 %.3g %.3g (order %.2f), H1 %.3g %.3g (order %.2f)",
+              dim, p, (long long)n, (long long)(2 * n), l2[0], l2[1], r2, h1[0], h1[1], r1);
+  cr_assert(fabs(r2 - (p + 1)) <= 0.1, "%dD p = %d: L2 errors %.3g, %.3g give order %.2f", dim, p,
+            l2[0], l2[1], r2);
+  cr_assert(fabs(r1 - p) <= 0.1, "%dD p = %d: H1 errors %.3g, %.3g give order %.2f", dim, p, h1[0],
+            h1[1], r1);
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(geometry, annulus_p2_orders, .timeout = 120) { check_orders(2, 2, 16); }
+Test(geometry, annulus_p3_orders, .timeout = 120) { check_orders(2, 3, 16); }
+Test(geometry, annulus_p4_orders, .timeout = 120) { check_orders(2, 4, 32); }
+Test(geometry, ring_3d_p2_orders, .timeout = 180) { check_orders(3, 2, 16); }
+
+/* A B-spline (not rational) map: the bilinear quadrilateral with corners
+ * (0, 0), (2, 0.3), (-0.2, 1), (1.7, 1.6); p = 1 on it converges at 2 and 1. */
+Test(geometry, bilinear_bspline_map_p1_orders) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/threads", &ctx));
+  static const double kn[4] = {0, 0, 1, 1};
+  static const double pts[8] = {0, 0, 2, 0.3, -0.2, 1, 1.7, 1.6};
+  fea_geometry_desc g = FEA_GEOMETRY_DESC_INIT;
+  g.degree[0] = g.degree[1] = 1;
+  g.knots[0] = g.knots[1] = kn;
+  g.num_knots[0] = g.num_knots[1] = 4;
+  g.control_points = pts;
+  g.num_control_points = 4;
+  exact e = {2};
+  double l2[2], h1[2];
+  for (int i = 0; i < 2; i++) {
+    fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+    d.degree[0] = d.degree[1] = 1;
+    d.n[0] = d.n[1] = 32 << i;
+    d.geometry = &g;
+    fea_space *s = NULL;
+    OK(fea_space_create_bspline(ctx, &d, &s));
+    fea_problem *pb = ring_problem(s, &e);
+    double *u = solve_direct(ctx, s, pb);
+    OK(fea_problem_error_norms(pb, u, u_exact, u_grad, &e, &l2[i], &h1[i]));
+    free(u);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+  }
+  const double r2 = log2(l2[0] / l2[1]), r1 = log2(h1[0] / h1[1]);
+  cr_assert(fabs(r2 - 2) <= 0.1 && fabs(r1 - 1) <= 0.1, "orders %.2f (L2) and %.2f (H1)", r2, r1);
+  OK(fea_context_destroy(&ctx));
+}
+
+static double one(const double *x, void *user) {
+  (void)x, (void)user;
+  return 1.0;
+}
+
+/* The map is exact: the L2 norm of 1 is the square root of the area (3 pi / 4)
+ * and of the volume (3 pi / 4 at depth 1); Gauss rules integrate the rational
+ * Jacobian closely but not exactly (1e-12 at 3 points and 3 elements). */
+Test(geometry, area_and_volume_are_exact) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  for (int dim = 2; dim <= 3; dim++) {
+    ring q;
+    ring_init(&q, dim, 1.0);
+    fea_space *s = ring_space(ctx, &q, dim, 2, 3);
+    exact e = {dim};
+    fea_problem *pb = ring_problem(s, &e);
+    fea_space_info info = FEA_SPACE_INFO_INIT;
+    OK(fea_space_get_info(s, &info));
+    double *zero = calloc((size_t)info.num_dofs, sizeof *zero), l2 = 0;
+    OK(fea_problem_error_norms(pb, zero, one, NULL, NULL, &l2, NULL));
+    cr_assert(fabs(l2 * l2 - 0.75 * M_PI) <= 1e-10, "%dD: measure %.17g, expected 3 pi / 4", dim,
+              l2 * l2);
+    free(zero);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+  }
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The rational basis reproduces constants and the coordinates (the geometry
+ * is in the space): interpolating x + 2 y and evaluating at the quadrature
+ * points through the error norm gives it back to rounding. */
+static double linear_xy(const double *x, void *user) {
+  (void)user;
+  return x[0] + 2.0 * x[1];
+}
+
+Test(geometry, interpolant_reproduces_the_coordinates) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  ring_init(&q, 2, 1.0);
+  fea_space *s = ring_space(ctx, &q, 2, 3, 5);
+  exact e = {2};
+  fea_problem *pb = ring_problem(s, &e);
+  fea_space_info info = FEA_SPACE_INFO_INIT;
+  OK(fea_space_get_info(s, &info));
+  double *c = malloc((size_t)info.num_dofs * sizeof *c), l2 = 1;
+  OK(fea_space_interpolate(s, linear_xy, NULL, c));
+  OK(fea_problem_error_norms(pb, c, linear_xy, NULL, NULL, &l2, NULL));
+  cr_assert(l2 <= 1e-13, "interpolant of x + 2y is off by %.3g in L2", l2);
+  free(c);
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The multifrontal solver and CG on the element-matrix operator agree. */
+Test(geometry, direct_and_cg_agree) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/threads", &ctx));
+  ring q;
+  ring_init(&q, 2, 1.0);
+  fea_space *s = ring_space(ctx, &q, 2, 3, 9);
+  exact e = {2};
+  fea_problem *pb = ring_problem(s, &e);
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  OK(fea_solver_setup(sv));
+  double *xd = malloc((size_t)nf * sizeof *xd), *xc = malloc((size_t)nf * sizeof *xc);
+  OK(fea_solver_solve(sv, 1, NULL, 0, xd, nf));
+  fea_solver_destroy(&sv);
+  fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+  od.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  fea_operator *op = NULL;
+  OK(fea_operator_create(ctx, pb, &od, &op));
+  fea_vector *b = NULL, *x = NULL;
+  OK(fea_vector_create(ctx, nf, FEA_F64, &b));
+  OK(fea_vector_create(ctx, nf, FEA_F64, &x));
+  OK(fea_operator_get_rhs(op, b));
+  OK(fea_vector_set_all(x, 0.0));
+  fea_cg_desc cd = FEA_CG_DESC_INIT;
+  cd.rtol = 1e-12;
+  cd.jacobi = 1;
+  fea_cg_stats cs = FEA_CG_STATS_INIT;
+  OK(fea_cg_solve(op, b, x, &cd, &cs));
+  OK(fea_vector_read(x, nf, FEA_F64, xc));
+  double diff = 0, norm = 0;
+  for (fea_index i = 0; i < nf; i++) {
+    diff = fmax(diff, fabs(xd[i] - xc[i]));
+    norm = fmax(norm, fabs(xd[i]));
+  }
+  cr_assert(diff <= 1e-9 * norm, "direct and CG differ by %.3g (max %.3g)", diff, norm);
+  /* The sum-factorization kind falls back to element matrices on a mapped
+   * space, and its info says so and why. */
+  od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
+  fea_operator *sf = NULL;
+  OK(fea_operator_create(ctx, pb, &od, &sf));
+  fea_operator_info info = FEA_OPERATOR_INFO_INIT;
+  OK(fea_operator_get_info(sf, &info));
+  cr_assert_eq(info.kind_run, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
+  cr_assert(strstr(info.kernel, "fallback: the B-spline space is mapped") != NULL, "%s",
+            info.kernel);
+  fea_operator_destroy(&sf);
+  fea_vector_destroy(&b);
+  fea_vector_destroy(&x);
+  fea_operator_destroy(&op);
+  free(xd);
+  free(xc);
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* ------------------------------------------------------------------ errors */
+
+/* What *out holds before a call that must fail and leave it NULL. */
+#define SPACE_SENTINEL ((fea_space *)(uintptr_t)0x1)
+
+static void expect_refused(fea_context *ctx, const fea_bspline_desc *d, fea_status want,
+                           const char *needle) {
+  fea_space *s = SPACE_SENTINEL;
+  EXPECT_FAIL(fea_space_create_bspline(ctx, d, &s), want, ctx, needle);
+  cr_assert_null(s, "*out is not NULL after a failure (%s)", needle);
+}
+
+Test(geometry_errors, bad_geometries_are_named) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  ring_init(&q, 2, 1.0);
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.degree[0] = d.degree[1] = 2;
+  d.n[0] = d.n[1] = 2;
+  d.geometry = &q.g;
+  q.weights[2] = 0;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "geometry: weight 2 is 0");
+  q.weights[2] = -1;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "geometry: weight 2 is -1");
+  q.weights[2] = 1 / sqrt(2.0);
+  q.points[3 * 2 + 1] = NAN;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "geometry: control point 3 has coordinate 1 = nan");
+  q.points[3 * 2 + 1] = 0;
+  q.g.num_control_points = 5;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG,
+                 "num_control_points is 5 but the knot vectors give 6 functions");
+  q.g.num_control_points = 6;
+  q.knots_t[3] = 0.5; /* 0 0 0 0.5 1 1: not open at the end */
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "direction 1");
+  q.knots_t[3] = 1;
+  q.g.control_points = NULL;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "geometry: control_points is NULL");
+  q.g.control_points = q.points;
+  q.g.degree[1] = 9;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "geometry: degree 9 in direction 1");
+  q.g.degree[1] = 2;
+  /* Degree 1 in the arc's direction cannot hold the circle. */
+  d.degree[1] = 1;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "do not refine its geometry");
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "fine degree 1 is below coarse degree 2");
+  d.degree[1] = 2;
+  /* Knots over another parameter range. */
+  const double other[] = {0, 0, 0, 2, 2, 2};
+  d.knots[1] = other;
+  d.num_knots[1] = 6;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "parameter ranges [0, 1] and [0, 2] differ");
+  d.knots[1] = NULL;
+  d.num_knots[1] = 0;
+  d.upper[0] = 2;
+  expect_refused(ctx, &d, FEA_ERR_INVALID_ARG, "leave lower and upper at their defaults");
+  d.upper[0] = 1;
+  fea_space *s = NULL;
+  OK(fea_space_create_bspline(ctx, &d, &s));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* A map that turns the orientation (x mirrored) is refused where its
+ * elements are first integrated, naming the element and the point; point
+ * location is refused on mapped spaces; a transfer between a mapped and a
+ * box space is refused. */
+Test(geometry_errors, inverted_map_location_and_transfer) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  ring_init(&q, 2, 1.0);
+  for (int i = 0; i < 6; i++) q.points[2 * i] = -q.points[2 * i];
+  fea_space *s = ring_space(ctx, &q, 2, 2, 2);
+  exact e = {2};
+  fea_problem *pb = ring_problem(s, &e);
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  EXPECT_FAIL(fea_solver_setup(sv), FEA_ERR_INVALID_ARG, ctx,
+              "not invertible with positive orientation in element");
+  fea_solver_destroy(&sv);
+  const double pt[2] = {0.0, 1.5};
+  double v = 0, c[16] = {0};
+  EXPECT_FAIL(fea_space_evaluate(s, c, 1, pt, &v, NULL), FEA_ERR_UNSUPPORTED, ctx,
+              "mapped by a geometry is not supported");
+  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+  d.degree[0] = d.degree[1] = 2;
+  d.n[0] = d.n[1] = 4;
+  fea_space *box = NULL;
+  OK(fea_space_create_bspline(ctx, &d, &box));
+  double fine[64];
+  EXPECT_FAIL(fea_space_transfer(s, c, box, fine), FEA_ERR_INVALID_ARG, ctx,
+              "one is mapped by a geometry and the other is not");
+  OK(fea_space_destroy(&box));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
