@@ -1,11 +1,15 @@
 /**
  * @file problem.h
- * @brief The Poisson problem -div(sigma grad u) = f in the domain, u = g on its boundary.
+ * @brief The problem -div(sigma grad u) + c u = f in the domain, with u = g, or a Neumann or
+ * Robin condition, on each side of its boundary.
  *
- * A problem binds a space to the coefficient sigma, the load f and the
- * Dirichlet data g. Dirichlet conditions are imposed by elimination: the
- * boundary DoFs take the interpolant of g, are removed from the system, and
- * their contribution moves to the right-hand side (lifting). Systems and
+ * A problem binds a space to the coefficients sigma and c, the load f, the
+ * Dirichlet data g and, per side of a B-spline patch, the kind of condition
+ * (fea_problem_desc.sides). Dirichlet conditions are imposed by elimination:
+ * the DoFs on Dirichlet sides take the interpolant of g, are removed from the
+ * system, and their contribution moves to the right-hand side (lifting).
+ * Neumann and Robin sides add their boundary integrals (h v, and alpha u v)
+ * to the element systems of the elements that touch them. Systems and
  * reduced solutions therefore run over the free DoFs only; full coefficient
  * vectors (all DoFs, boundary values included) are what the user gets back.
  *
@@ -34,6 +38,31 @@ FEA_BEGIN_DECLS
 /** Opaque problem. */
 typedef struct fea_problem fea_problem;
 
+/** The condition on one side of a B-spline patch. */
+typedef enum fea_bc_type {
+  FEA_BC_DIRICHLET = 0, /**< u = g (the problem's dirichlet function), by elimination */
+  FEA_BC_NEUMANN = 1,   /**< sigma grad u . n = h */
+  FEA_BC_ROBIN = 2      /**< alpha u + sigma grad u . n = h, alpha > 0 */
+} fea_bc_type;
+
+/** The sides of a patch, in G+Smo's order: direction 0 low / high, 1 low / high, 2 low / high. */
+typedef enum fea_patch_side {
+  FEA_SIDE_WEST = 0,
+  FEA_SIDE_EAST = 1,
+  FEA_SIDE_SOUTH = 2,
+  FEA_SIDE_NORTH = 3,
+  FEA_SIDE_FRONT = 4,
+  FEA_SIDE_BACK = 5
+} fea_patch_side;
+
+/** What holds on one side (n: the outward unit normal). */
+typedef struct fea_boundary_condition {
+  fea_bc_type type;   /**< default FEA_BC_DIRICHLET */
+  double alpha;       /**< Robin coefficient, finite and > 0 (FEA_BC_ROBIN only) */
+  fea_scalar_fn flux; /**< h(x) for Neumann and Robin; NULL: h = 0 */
+  void *flux_user;
+} fea_boundary_condition;
+
 /** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. */
 typedef struct fea_problem_desc {
   size_t size;
@@ -42,21 +71,40 @@ typedef struct fea_problem_desc {
   void *sigma_user;
   fea_scalar_fn source; /**< f(x), or NULL for f = 0 */
   void *source_user;
-  fea_scalar_fn dirichlet; /**< g(x) on the boundary, or NULL for g = 0 */
+  fea_scalar_fn dirichlet; /**< g(x) on the Dirichlet sides, or NULL for g = 0 */
   void *dirichlet_user;
   int quad_points; /**< Gauss points per direction, 1..20; 0: degree + 1 (P2: 3) */
+  /* Appended after 0.1.0 (callers built before see the defaults): */
+  double reaction;           /**< c >= 0 of the term c u (finite), used when reaction_fn is NULL */
+  fea_scalar_fn reaction_fn; /**< c(x) >= 0, or NULL */
+  void *reaction_user;
+  fea_boundary_condition sides[6]; /**< per fea_patch_side (B-spline spaces; Lagrange spaces take
+                                        Dirichlet only); all Dirichlet by default */
 } fea_problem_desc;
 
-/** Initializer: sigma = 1, f = 0, g = 0, default quadrature. */
-#define FEA_PROBLEM_DESC_INIT \
-  { sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
+/** Initializer: sigma = 1, f = 0, g = 0, default quadrature, c = 0, Dirichlet on every side. */
+#define FEA_PROBLEM_DESC_INIT                                                                \
+  {                                                                                          \
+    sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL, { \
+      {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},              \
+          {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
+          {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {                                             \
+        FEA_BC_DIRICHLET, 0.0, NULL, NULL                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
 
 /**
  * @brief Create a Poisson problem on @p space (which it holds a reference on).
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes, a
  *         constant sigma that is not positive and finite (without sigma_fn),
- *         quad_points outside 0..20, or Dirichlet data g that is not finite at
- *         a boundary DoF
+ *         quad_points outside 0..20, Dirichlet data g that is not finite at
+ *         a boundary DoF, a constant c that is negative or not finite, a side
+ *         with an unknown type, a Robin alpha that is not positive and finite,
+ *         a non-Dirichlet side beyond the space's dimension, or no Dirichlet
+ *         and no Robin side with c = 0 (u would be determined up to a
+ *         constant only)
+ * @retval FEA_ERR_UNSUPPORTED for a Neumann or Robin side on a Lagrange space
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
  */

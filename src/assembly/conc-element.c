@@ -69,7 +69,7 @@ int fea_conc_element(fea_conc_worker *w, fea_index e) {
   const double *Ke = job->cfg.const_Ke, *fe = job->cfg.const_fe;
   if (!Ke) {
     fea_status st = pb->space->ops->element_values(pb->space, e, &pb->quad, &w->ev);
-    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &w->ev, w->Ke, w->fe);
+    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &w->ev, w->Ke, w->fe);
     if (st != FEA_SUCCESS) {
       fea_conc_fail(job, st, e);
       return 0;

@@ -25,7 +25,7 @@ static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, f
                       : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for element matrices");
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
     st = s->ops->element_values(s, e, &pb->quad, &ev);
-    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
     if (st != FEA_SUCCESS) break;
     const fea_index *ed = in->edofs + e * nb;
     for (int i = 0; i < nb; i++) {

@@ -80,7 +80,7 @@ static void stiffness_tensor(const fea_element_values *ev, double *Ke) {
           s += DD[(size_t)b * n0 * n0 + i0 * n0 + j0] * (r[i1] * r[j1]) +
                BB[(size_t)b * n0 * n0 + i0 * n0 + j0] * (r[n1 + i1] * r[n1 + j1]);
         }
-        Ke[i * nb + j] = s;
+        Ke[i * nb + j] += s;
       }
     }
     return;
@@ -115,7 +115,7 @@ static void stiffness_tensor(const fea_element_values *ev, double *Ke) {
         const size_t o = ((size_t)c * n01 + I) * n01 + J;
         s += U[o] * (r[i2] * r[j2]) + V[o] * (r[n2 + i2] * r[n2 + j2]);
       }
-      Ke[i * nb + j] = s;
+      Ke[i * nb + j] += s;
     }
   }
 #undef T1
@@ -134,6 +134,7 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
   fea_status st = FEA_SUCCESS;
   /* Tensor elements in 2D and 3D: the weights go to W, Ke comes after the loop. */
   const int tensor = Ke && ev->tensor_valid && ev->scratch && (dim == 2 || dim == 3);
+  const int reaction = fea_problem_has_reaction(pb);
   if (Ke) memset(Ke, 0, (size_t)nb * nb * sizeof *Ke);
   if (fe) memset(fe, 0, (size_t)nb * sizeof *fe);
   const fea_problem_desc *d = &pb->desc;
@@ -147,6 +148,16 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
       }
       double ws = ev->w[q] * sigma;
       const double *g = ev->dphi + (size_t)q * nb * dim;
+      if (reaction) { /* c phi_i phi_j, upper triangle, point by point */
+        double c = d->reaction_fn ? d->reaction_fn(x, d->reaction_user) : d->reaction;
+        if (!(c >= 0) || !isfinite(c)) {
+          st = bad_point(pb, "the reaction coefficient c", c, x, dim);
+          break;
+        }
+        const double wc = ev->w[q] * c, *phi = ev->phi + (size_t)q * nb;
+        for (int i = 0; i < nb; i++)
+          for (int j = i; j < nb; j++) Ke[i * nb + j] += wc * phi[i] * phi[j];
+      }
       if (tensor)
         ev->scratch[q] = ws;
       else if (dim == 3)
@@ -173,6 +184,55 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
     for (int i = 0; i < nb; i++)
       for (int j = 0; j < i; j++) Ke[i * nb + j] = Ke[j * nb + i];
   return FEA_SUCCESS;
+}
+
+/* Face integrals of element e on the problem's Neumann and Robin sides. */
+static fea_status face_terms(const fea_problem *pb, fea_index e, int nb, double *Ke, double *fe) {
+  const fea_space *s = pb->space;
+  const int dim = s->dim;
+  int nq = 1;
+  for (int k = 0; k < dim && dim > 1; k++)
+    if (pb->face_quad[k].npts > nq) nq = pb->face_quad[k].npts;
+  double *x = malloc((size_t)nq * (size_t)(dim + 1 + nb) * sizeof *x);
+  FEA_CHECK(x, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the face values of element %lld",
+            (long long)e);
+  double *ds = x + (size_t)nq * dim, *phi = ds + nq;
+  fea_status st = FEA_SUCCESS;
+  for (int side = 0; side < 2 * dim && st == FEA_SUCCESS; side++) {
+    if (!(pb->face_sides >> side & 1u)) continue;
+    const fea_quadrature *qf = &pb->face_quad[side / 2];
+    int touches = 0;
+    st = fea_bspline_face_values(s, e, side, qf, &touches, x, ds, phi);
+    if (st != FEA_SUCCESS || !touches) continue;
+    const fea_boundary_condition *bc = &pb->desc.sides[side];
+    const int npts = dim == 1 ? 1 : qf->npts;
+    for (int q = 0; q < npts; q++) {
+      const double *xq = x + (size_t)q * dim, *pq = phi + (size_t)q * nb;
+      if (fe && bc->flux) {
+        const double h = bc->flux(xq, bc->flux_user);
+        if (!isfinite(h)) {
+          st = bad_point(pb, "the boundary flux h", h, xq, dim);
+          break;
+        }
+        for (int i = 0; i < nb; i++) fe[i] += ds[q] * h * pq[i];
+      }
+      if (Ke && bc->type == FEA_BC_ROBIN) /* one product per pair: Ke stays symmetric */
+        for (int i = 0; i < nb; i++)
+          for (int j = i; j < nb; j++) {
+            const double v = ds[q] * bc->alpha * pq[i] * pq[j];
+            Ke[i * nb + j] += v;
+            if (j != i) Ke[j * nb + i] += v;
+          }
+    }
+  }
+  free(x);
+  return st;
+}
+
+fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
+                                   double *Ke, double *fe) {
+  FEA_CALL(fea_form_stiffness_load(pb, ev, Ke, fe));
+  return pb->face_sides ? face_terms(pb, e, ev->nb, Ke, fe) : FEA_SUCCESS;
 }
 
 fea_status fea_form_mass(const fea_element_values *ev, double *Me) {

@@ -12,7 +12,7 @@ fea_status fea_problem_element_forms(const fea_problem *pb, fea_index e, double 
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(pb->space, &pb->quad, &ev));
   fea_status st = pb->space->ops->element_values(pb->space, e, &pb->quad, &ev);
-  if (st == FEA_SUCCESS && (Ke || fe)) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+  if (st == FEA_SUCCESS && (Ke || fe)) st = fea_form_element_system(pb, e, &ev, Ke, fe);
   if (st == FEA_SUCCESS && Me) st = fea_form_mass(&ev, Me);
   fea_element_values_free(&ev);
   return st;

@@ -11,6 +11,7 @@
 static void problem_free(void *object) {
   fea_problem *pb = object;
   fea_quadrature_free(&pb->quad);
+  for (int k = 0; k < 3; k++) fea_quadrature_free(&pb->face_quad[k]);
   free(pb->free_index);
   free(pb->dirichlet);
   if (pb->space) fea_object_release(pb->space);
@@ -32,6 +33,21 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
   pb->desc = *d;
 
   fea_status st = fea_problem_rule(space, d->quad_points, 0, &pb->quad);
+  /* Which sides are not Dirichlet (B-spline spaces; checked by the caller),
+   * and per fixed direction the rule over the other directions. */
+  unsigned dirichlet_sides = 0;
+  for (int side = 0; side < 2 * space->dim; side++) {
+    const fea_bc_type t = d->sides[side].type;
+    if (t == FEA_BC_DIRICHLET) dirichlet_sides |= 1u << side;
+    if (t != FEA_BC_DIRICHLET) pb->face_sides |= 1u << side;
+    if (t == FEA_BC_ROBIN) pb->robin_sides |= 1u << side;
+  }
+  for (int k = 0; k < space->dim && st == FEA_SUCCESS && pb->face_sides && space->dim > 1; k++) {
+    int n[3] = {1, 1, 1};
+    for (int j = 0, a = 0; j < space->dim; j++)
+      if (j != k) n[a++] = d->quad_points > 0 ? d->quad_points : space->degree[j] + 1;
+    st = fea_quadrature_tensor(space->dim - 1, n, &pb->face_quad[k]);
+  }
   size_t n = (size_t)space->num_dofs;
   if (st == FEA_SUCCESS) {
     pb->free_index = malloc(n * sizeof *pb->free_index);
@@ -46,7 +62,11 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
     fea_index next = 0, b = 0;
     for (fea_index i = 0; i < space->num_dofs; i++) {
       if (b < space->num_boundary_dofs && space->boundary_dofs[b] == i) {
-        pb->free_index[i] = -1;
+        /* On the boundary: eliminated where one of its sides is Dirichlet. */
+        int fixed = !pb->face_sides;
+        for (int side = 0; side < 2 * space->dim && !fixed; side++)
+          fixed = (dirichlet_sides >> side & 1u) && fea_bspline_dof_on_side(space, i, side);
+        pb->free_index[i] = fixed ? -1 : next++;
         b++;
       } else {
         pb->free_index[i] = next++;

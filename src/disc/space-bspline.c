@@ -233,6 +233,86 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
   return FEA_SUCCESS;
 }
 
+int fea_bspline_dof_on_side(const fea_space *s, fea_index i, int side) {
+  const fea_bspline_space *b = bsp(s);
+  const int k = side / 2;
+  fea_index ik = i;
+  for (int j = 0; j < k; j++) ik /= fea_knots_num_functions(&b->knots[j]);
+  const fea_index nk = fea_knots_num_functions(&b->knots[k]);
+  ik %= nk;
+  return side % 2 ? ik == nk - 1 : ik == 0;
+}
+
+fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
+                                   const fea_quadrature *qf, int *touches, double *x, double *ds,
+                                   double *phi) {
+  const fea_bspline_space *b = bsp(s);
+  const int dim = s->dim, nb = s->dofs_per_element, k = side / 2, high = side % 2;
+  fea_index span[3] = {0, 0, 0}, ek[3] = {0, 0, 0}, r = e;
+  double t0[3] = {0, 0, 0}, h[3] = {1, 1, 1};
+  int np[3] = {1, 1, 1};
+  for (int j = 0; j < dim; j++) {
+    const fea_knots *kn = &b->knots[j];
+    ek[j] = r % s->elements[j];
+    r /= s->elements[j];
+    span[j] = kn->span[ek[j]];
+    t0[j] = kn->t[span[j]];
+    h[j] = kn->t[span[j] + 1] - t0[j];
+    np[j] = kn->p + 1;
+  }
+  *touches = high ? ek[k] == s->elements[k] - 1 : ek[k] == 0;
+  if (!*touches) return FEA_SUCCESS;
+  const fea_geometry_map *g = b->geo;
+  fea_index gspan[3] = {0, 0, 0};
+  if (g)
+    for (int j = 0; j < dim; j++) gspan[j] = fea_knots_find_span(&g->knots[j], t0[j] + 0.5 * h[j]);
+  const int npts = dim == 1 ? 1 : qf->npts;
+  for (int q = 0; q < npts; q++) {
+    double xi[3] = {0, 0, 0}, d[3][FEA_ELEMENT_T1D_LD], w = 1.0;
+    for (int j = 0, a = 0; j < dim; j++) {
+      if (j == k) {
+        xi[j] = high ? t0[j] + h[j] : t0[j];
+        continue;
+      }
+      xi[j] = t0[j] + qf->points[(size_t)q * (size_t)(dim - 1) + (size_t)a++] * h[j];
+      w *= h[j];
+    }
+    if (dim > 1) w *= qf->weights[q];
+    for (int j = 0; j < 3; j++) d[j][0] = 1.0;
+    for (int j = 0; j < dim; j++) fea_bspline_basis_ders(&b->knots[j], span[j], xi[j], 0, d[j]);
+    double W = 1.0, measure = 1.0;
+    if (g) {
+      /* The face's measure: the length of the tangent (2D) or the norm of
+       * the cross product of the two tangents (3D), columns of J. */
+      double J[9], dW[3];
+      fea_geometry_map_eval(g, gspan, xi, x + (size_t)q * dim, J, &W, dW);
+      if (!g->weights) W = 1.0;
+      if (dim == 2) {
+        const int a = 1 - k;
+        measure = hypot(J[0 * 2 + a], J[1 * 2 + a]);
+      } else if (dim == 3) {
+        const int a = k == 0 ? 1 : 0, c = k == 2 ? 1 : 2;
+        const double u[3] = {J[0 * 3 + a], J[1 * 3 + a], J[2 * 3 + a]};
+        const double v[3] = {J[0 * 3 + c], J[1 * 3 + c], J[2 * 3 + c]};
+        measure = sqrt(pow(u[1] * v[2] - u[2] * v[1], 2) + pow(u[2] * v[0] - u[0] * v[2], 2) +
+                       pow(u[0] * v[1] - u[1] * v[0], 2));
+      }
+    } else {
+      for (int j = 0; j < dim; j++) {
+        x[(size_t)q * dim + j] = b->lower[j] + (xi[j] - b->knots[j].t[0]) * scale_of(b, j);
+        if (j != k) measure *= scale_of(b, j);
+      }
+    }
+    ds[q] = w * measure;
+    int i = 0;
+    for (int l2 = 0; l2 < np[2]; l2++)
+      for (int l1 = 0; l1 < np[1]; l1++)
+        for (int l0 = 0; l0 < np[0]; l0++, i++)
+          phi[(size_t)q * nb + i] = d[0][l0] * d[1][l1] * d[2][l2] / W;
+  }
+  return FEA_SUCCESS;
+}
+
 /* "(0.5, 1.25)" and "[0, 1] x [0, 1]" for messages. */
 static void describe_point(const fea_space *s, const double *x, char *pt, size_t npt, char *box,
                            size_t nbox) {

@@ -22,6 +22,39 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
             "sigma = %g must be positive and finite", d.sigma);
   FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
             "quad_points = %d is outside 0..%d (0: degree + 1)", d.quad_points, FEA_QUAD_MAX_1D);
+  FEA_CHECK(d.reaction_fn || (d.reaction >= 0 && isfinite(d.reaction)), ctx, FEA_ERR_INVALID_ARG,
+            "the reaction coefficient c = %g must be finite and >= 0", d.reaction);
+  static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
+  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL, natural = 0;
+  for (int side = 0; side < 6; side++) {
+    const fea_boundary_condition *bc = &d.sides[side];
+    FEA_CHECK(bc->type == FEA_BC_DIRICHLET || bc->type == FEA_BC_NEUMANN ||
+                  bc->type == FEA_BC_ROBIN,
+              ctx, FEA_ERR_INVALID_ARG,
+              "sides[%d] (%s) has type %d; it must be FEA_BC_DIRICHLET, _NEUMANN or _ROBIN", side,
+              side_names[side], (int)bc->type);
+    if (bc->type == FEA_BC_DIRICHLET) {
+      if (side < 2 * space->dim) anchored = 1;
+      continue;
+    }
+    FEA_CHECK(side < 2 * space->dim, ctx, FEA_ERR_INVALID_ARG,
+              "sides[%d] (%s) is not Dirichlet, but a %dD space has sides 0..%d only", side,
+              side_names[side], space->dim, 2 * space->dim - 1);
+    FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, ctx, FEA_ERR_UNSUPPORTED,
+              "sides[%d] (%s) is %s: Neumann and Robin sides are implemented for B-spline "
+              "spaces; this is a Lagrange space (Dirichlet on its whole boundary only)",
+              side, side_names[side], bc->type == FEA_BC_NEUMANN ? "Neumann" : "Robin");
+    if (bc->type == FEA_BC_ROBIN) {
+      FEA_CHECK(bc->alpha > 0 && isfinite(bc->alpha), ctx, FEA_ERR_INVALID_ARG,
+                "sides[%d] (%s) is Robin with alpha = %g; it must be finite and > 0", side,
+                side_names[side], bc->alpha);
+      anchored = 1;
+    }
+    natural = 1;
+  }
+  FEA_CHECK(!natural || anchored, ctx, FEA_ERR_INVALID_ARG,
+            "no side is Dirichlet or Robin and c = 0: u would be determined up to a constant "
+            "only (make one side Dirichlet or Robin, or give c > 0)");
 
   return fea_problem_build(space, &d, out);
 }

@@ -17,7 +17,17 @@ struct fea_problem {
   fea_index *free_index; /* per DoF: its row in the reduced system, or -1 on the boundary;
                                  rows in DoF order (operator-matfree.c's runs rely on it) */
   double *dirichlet;     /* per DoF: the interpolant of g (used on boundary DoFs only) */
+  /* Neumann and Robin sides (B-spline spaces): bit s of face_sides for side s;
+   * their rule has degree + 1 points in each direction along the side. */
+  unsigned face_sides, robin_sides;
+  fea_quadrature face_quad[3]; /* per fixed direction k: the rule over the other directions */
 };
+
+static inline int fea_problem_has_reaction(const fea_problem *pb) {
+  return pb->desc.reaction_fn != NULL || pb->desc.reaction != 0.0;
+}
+static inline int fea_problem_has_faces(const fea_problem *pb) { return pb->face_sides != 0; }
+static inline int fea_problem_has_robin(const fea_problem *pb) { return pb->robin_sides != 0; }
 
 /* The problem on space with the complete, checked descriptor d (every
  * field present, .size = sizeof *d): src/disc/problem.c. Internal callers
@@ -29,6 +39,12 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
  * a non-positive or non-finite sigma, or a non-finite f, is an error naming x. */
 fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_values *ev, double *Ke,
                                    double *fe);
+/* The whole element system of element e: fea_form_stiffness_load at ev
+ * (element_values of e on the problem's rule), then the Robin (alpha u v)
+ * and Neumann / Robin load (h v) integrals of e's faces on such sides. Every
+ * consumer of element systems calls this one. */
+fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
+                                   double *Ke, double *fe);
 fea_status fea_form_mass(const fea_element_values *ev, double *Me);
 
 /* The rule for a space: per direction degree + 1 + extra points (boxes), or

@@ -101,6 +101,17 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
                                    const double lower[3], const double upper[3],
                                    const struct fea_geometry_map *geo, fea_space **out);
 
+/* The values at the points of the (dim - 1)-dimensional rule qf of
+ * B-spline element e's face on side (fea_patch_side: direction side / 2, its low
+ * or high end): *touches = 0 when e has no face there; else x (npts x dim),
+ * the surface weights ds (rule weight times the face's measure) and the
+ * element's nb basis values per point (phi[q * nb + i]). */
+fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
+                                   const fea_quadrature *qf, int *touches, double *x, double *ds,
+                                   double *phi);
+/* Whether B-spline DoF i lies on side (its index is 0 or n_k - 1 in direction side / 2). */
+int fea_bspline_dof_on_side(const fea_space *s, fea_index i, int side);
+
 /* The B-spline space of a complete, checked descriptor: its knot vectors
  * (given, or uniform open with d->n elements) on the box (space-bspline.c). */
 fea_status fea_space_bspline_from_desc(fea_context *ctx, const fea_bspline_desc *d,

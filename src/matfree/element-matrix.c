@@ -131,7 +131,9 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
                                  fea_index **reps) {
   const fea_space *sp = pb->space;
   const fea_index ne = s->ne;
-  if (pb->desc.sigma_fn) { /* sigma(x): every element its own matrix */
+  /* sigma(x) or c(x), or Robin sides (whose face terms the shape does not
+   * see): every element its own matrix. */
+  if (pb->desc.sigma_fn || pb->desc.reaction_fn || fea_problem_has_robin(pb)) {
     s->ngroups = ne;
     for (fea_index e = 0; e < ne; e++) s->group[e] = e;
     *reps = NULL;
@@ -230,7 +232,7 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
   for (fea_index g = 0; g < s->ngroups && st == FEA_SUCCESS; g++) {
     fea_index e = reps ? reps[g] : g;
     st = sp->ops->element_values(sp, e, &pb->quad, &ev);
-    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, s->K + (size_t)g * nb2, fe);
+    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, s->K + (size_t)g * nb2, fe);
   }
   if (ev.x || ev.w || ev.phi || ev.dphi) fea_element_values_free(&ev);
   free(fe);

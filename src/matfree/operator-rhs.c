@@ -22,7 +22,7 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
                                              "no memory for an element system of %d DoFs", nb);
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
     st = s->ops->element_values(s, e, &pb->quad, &ev);
-    if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
     if (st != FEA_SUCCESS) break;
     s->ops->element_dofs(s, e, ed);
     for (int i = 0; i < nb; i++) {

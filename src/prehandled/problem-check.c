@@ -34,6 +34,9 @@ fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, 
   FEA_CHECK(pb->desc.sigma_fn == NULL, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a constant sigma (identical macro-cell blocks); the "
             "problem has sigma_fn");
+  FEA_CHECK(!fea_problem_has_reaction(pb), ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver is for -div(sigma grad u) = f; the problem has a reaction "
+            "term c u");
   *el = m->simplices ? FEA_PH_P1 : FEA_PH_Q1;
   *n = m->n[0];
   return FEA_SUCCESS;

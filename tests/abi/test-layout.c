@@ -101,8 +101,15 @@ FIELD(fea_space_info, dofs_per_element, 48, 4);
 FIELD(fea_space_info, num_boundary_dofs, 56, 8);
 FIELD(fea_space_info, elements, 64, 24);
 
+/* fea_boundary_condition */
+SIZE(fea_boundary_condition, 32);
+FIELD(fea_boundary_condition, type, 0, 4);
+FIELD(fea_boundary_condition, alpha, 8, 8);
+FIELD(fea_boundary_condition, flux, 16, 8);
+FIELD(fea_boundary_condition, flux_user, 24, 8);
+
 /* fea_problem_desc */
-SIZE(fea_problem_desc, 72);
+SIZE(fea_problem_desc, 288);
 FIELD(fea_problem_desc, size, 0, 8);
 FIELD(fea_problem_desc, sigma, 8, 8);
 FIELD(fea_problem_desc, sigma_fn, 16, 8);
@@ -112,6 +119,10 @@ FIELD(fea_problem_desc, source_user, 40, 8);
 FIELD(fea_problem_desc, dirichlet, 48, 8);
 FIELD(fea_problem_desc, dirichlet_user, 56, 8);
 FIELD(fea_problem_desc, quad_points, 64, 4);
+FIELD(fea_problem_desc, reaction, 72, 8);
+FIELD(fea_problem_desc, reaction_fn, 80, 8);
+FIELD(fea_problem_desc, reaction_user, 88, 8);
+FIELD(fea_problem_desc, sides, 96, 192);
 
 /* fea_assembly_desc */
 SIZE(fea_assembly_desc, 40);

@@ -171,7 +171,11 @@ static void decode(struct input *in, fea_bspline_desc *d, double knots[3][MAX_KN
   }
   const uint8_t geometry = byte(in);
   if (geometry == 0xff) {
-    d->geometry = in; /* any non-NULL pointer is refused */
+    /* A geometry descriptor whose size no version has is refused (the
+     * geometry's own checks are tests/api/test-geometry.c's). */
+    static const fea_geometry_desc bad_size = {1, {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, NULL,
+                                               0, NULL};
+    d->geometry = &bad_size;
     e->valid = 0;
   }
 }

@@ -75,6 +75,14 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
     return REFUSE(
         "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
         "only (the element-matrix kernel handles a variable one)");
+  if (fea_problem_has_reaction(pb))
+    return REFUSE(
+        "the problem has a reaction term c u; the sum-factorization kernel serves "
+        "-div(sigma grad u) only");
+  if (fea_problem_has_robin(pb))
+    return REFUSE(
+        "the problem has Robin sides; the sum-factorization kernel has no face "
+        "terms");
   if (s->dim < 1 || s->dim > 3) return REFUSE("dimension %d is outside 1..3", s->dim);
   if (s->kind == FEA_SPACE_LAGRANGE) {
     const fea_mesh *m = s->mesh;

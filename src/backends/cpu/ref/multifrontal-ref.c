@@ -66,7 +66,7 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
         fea_index e = e0 + ne0 * (e1 + ne1 * e2);
         double t0 = now_s();
         st = s->ops->element_values(s, e, &pb->quad, &ev);
-        if (st == FEA_SUCCESS) st = fea_form_stiffness_load(pb, &ev, Ke, fe);
+        if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
         integ += now_s() - t0;
         if (st != FEA_SUCCESS) break;
         s->ops->element_dofs(s, e, edofs);
