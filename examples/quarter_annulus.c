@@ -5,7 +5,11 @@
  * geometry, by the IGA multifrontal solver, and print the L2 and H1 errors
  * against the exact solution for n = 8, 16, 32 and their orders (p + 1, p).
  *
- *   ./quarter_annulus [p]      (degree 2..8, default 3)
+ *   ./quarter_annulus [p] [geometry.xml]
+ *
+ * p is the degree (2..8, default 3). With a G+Smo XML file (for example
+ * examples/data/quarter_annulus.xml) the geometry is read from its first
+ * patch instead of the arrays below: the same numbers come out.
  *
  *   cc quarter_annulus.c $(pkg-config --cflags --libs feaccel) -lm -o quarter_annulus */
 #include <math.h>
@@ -108,12 +112,24 @@ int main(int argc, char **argv) {
 
   fea_context *ctx = NULL;
   TRY(fea_context_create(NULL, &ctx));
-  printf("quarter annulus, NURBS geometry, B-splines of degree %d, multifrontal solver\n", p);
+  fea_geometry_file *file = NULL;
+  if (argc > 2) { /* the same patch from a G+Smo file */
+    int dim = 0;
+    TRY(fea_geometry_file_read(ctx, argv[2], &file));
+    TRY(fea_geometry_file_get_patch(file, 0, &dim, &g));
+    if (dim != 2) {
+      fprintf(stderr, "%s: the first patch is %dD; this example is 2D\n", argv[2], dim);
+      return 2;
+    }
+  }
+  printf("quarter annulus, NURBS geometry%s%s, B-splines of degree %d, multifrontal solver\n",
+         file ? " from " : "", file ? argv[2] : "", p);
   double l2[3], h1[3];
   for (int i = 0; i < 3; i++)
     if (solve(ctx, &g, p, (fea_index)8 << i, &l2[i], &h1[i])) return 1;
   printf("  orders: L2 %.2f (expected %d), H1 %.2f (expected %d)\n", log2(l2[1] / l2[2]), p + 1,
          log2(h1[1] / h1[2]), p);
+  fea_geometry_file_destroy(&file);
   TRY(fea_context_destroy(&ctx));
   return 0;
 }

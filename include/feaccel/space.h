@@ -8,7 +8,8 @@
  *
  * @par Errors common to this header
  * Every function here that returns fea_status returns FEA_SUCCESS when it did
- * its job. Except fea_space_destroy(), each also returns FEA_ERR_INVALID_ARG
+ * its job. Except fea_space_destroy() and fea_geometry_file_destroy(), each also returns
+ * FEA_ERR_INVALID_ARG
  * when the context, mesh, space or a pointer it must read or write through is
  * NULL, and each that makes a space or needs scratch memory returns
  * FEA_ERR_OUT_OF_MEMORY when an allocation fails or, before it allocates,
@@ -73,6 +74,47 @@ typedef struct fea_geometry_desc {
 /** Initializer for fea_geometry_desc (no knots, no points: fill them in). */
 #define FEA_GEOMETRY_DESC_INIT \
   { sizeof(fea_geometry_desc), {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, NULL, 0, NULL }
+
+/** The patches of a G+Smo XML file; opaque (fea_geometry_file_read()). */
+typedef struct fea_geometry_file fea_geometry_file;
+
+/**
+ * @brief Read the geometry patches of a G+Smo XML file: every `Geometry` element of type
+ * TensorBSpline2, TensorBSpline3, TensorNurbs2 or TensorNurbs3 (physical dimension equal to
+ * the parametric one), in file order; `MultiPatch` topology is not read yet.
+ *
+ * The file is parsed by libxml2 without network access or entity expansion. Each patch is
+ * checked as fea_space_create_bspline() checks a geometry.
+ * @retval FEA_ERR_IO when the file cannot be opened or is not well-formed XML (the line is named)
+ * @retval FEA_ERR_INVALID_ARG for a file that is XML but not a valid geometry, naming the patch,
+ *         its line and the bad item: an unknown or missing type, a missing or extra knot vector,
+ *         a degree or number that does not parse, counts that do not match (coefficients,
+ *         weights, geoDim), non-finite coordinates, weights that are not positive, knots that
+ *         decrease or are not open; and for a file without patches
+ * @retval FEA_ERR_UNSUPPORTED for a patch whose geoDim differs from its parametric dimension
+ *         (surfaces in 3D) or whose type is another G+Smo geometry (THB, 1D curves)
+ */
+FEA_API fea_status fea_geometry_file_read(fea_context *ctx, const char *path,
+                                          fea_geometry_file **out);
+
+/** @brief The number of patches read. */
+FEA_API fea_status fea_geometry_file_get_num_patches(const fea_geometry_file *file, int *count);
+
+/**
+ * @brief Patch @p index (0-based, file order) as a geometry descriptor whose arrays belong to
+ * @p file (valid until it is destroyed); @p dim gets its dimension (2 or 3).
+ * @retval FEA_ERR_INVALID_ARG for an index outside [0, count) or a `desc->size` outside the
+ *         accepted sizes
+ */
+FEA_API fea_status fea_geometry_file_get_patch(const fea_geometry_file *file, int index, int *dim,
+                                               fea_geometry_desc *desc);
+
+/**
+ * @brief Destroy what fea_geometry_file_read() made. Accepts NULL; sets `*file = NULL`.
+ * Not marked warn-unused-result: it is called on cleanup paths.
+ * @retval FEA_SUCCESS always; it cannot fail.
+ */
+FEA_EXPORT fea_status fea_geometry_file_destroy(fea_geometry_file **file);
 
 /** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. */
 typedef struct fea_bspline_desc {

@@ -4,7 +4,7 @@
 # Sourced, not run; expects $root (the project root).
 
 # cmake: the install-prefix test builds a find_package(feaccel) consumer with it.
-packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev"
+packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev libxml2-dev"
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
 # feaccel-bench, and hypre (with its MPI), the multigrid case's peer (both
 # optional; the library and the tests never use them).
@@ -55,7 +55,7 @@ configure_and_build() {
 # The fuzz targets of docs/fuzzing.md are in build-fuzz: clang, the library
 # with ASan, UBSan and libFuzzer's coverage instrumentation, no CUDA, bench or
 # Criterion tests. Configured once, then rebuilt incrementally.
-fuzz_targets="gmsh resource bspline"
+fuzz_targets="gmsh resource bspline gismo"
 build_fuzz() {
   CC=clang configure_and_build build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dcuda=disabled -Dbench=false -Dtests=false
@@ -76,6 +76,7 @@ fuzz_env() {
 fuzz_args() {
   case $1 in
   gmsh) echo "-max_len=8192 -dict=$root/tests/fuzz/gmsh.dict" ;;
+  gismo) echo "-max_len=4096 -dict=$root/tests/fuzz/gismo.dict" ;;
   resource) echo "-max_len=256" ;;
   *) echo "-max_len=512" ;;
   esac

@@ -8,6 +8,7 @@
 #include <feaccel/space.h>
 
 #include "bspline.h"
+#include "object.h"
 
 typedef struct fea_geometry_map {
   int dim;
@@ -40,5 +41,28 @@ fea_status fea_geometry_map_check_refines(const fea_context *ctx, const fea_geom
  * (fea_knots_find_span of knots[k]). */
 void fea_geometry_map_eval(const fea_geometry_map *g, const fea_index span[3], const double xi[3],
                            double *x, double *J, double *W, double *dW);
+
+/* A G+Smo XML file's patches (fea_geometry_file_read): each patch's arrays
+ * are owned here, and desc points into them. */
+typedef struct fea_geometry_patch {
+  int dim;
+  int id;                 /* the Geometry element's id attribute (-1 without) */
+  double *knots[3];       /* owned */
+  double *points;         /* owned: num_control_points x dim */
+  double *weights;        /* owned, or NULL */
+  fea_geometry_desc desc; /* complete, pointing into the arrays above */
+} fea_geometry_patch;
+
+struct fea_geometry_file {
+  FEA_OBJECT_HEADER;
+  int count;
+  fea_geometry_patch *patches;
+};
+
+/* Parse the G+Smo XML text of `name` (data, size bytes) into file->patches
+ * (src/disc/geometry-gismo.c); messages name `name`, the patch and line. */
+fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const char *data,
+                                    size_t size, fea_geometry_file *file);
+void fea_geometry_file_release(fea_geometry_file *file);
 
 #endif

@@ -2,34 +2,12 @@
  * file and read with fea_mesh_read_gmsh(); a mesh that is read must be one
  * the rest of the library can trust, and a refusal must be a reader error
  * that names the file. */
-#define _GNU_SOURCE /* memfd_create */
+#define _GNU_SOURCE /* memfd_create, in fuzz-common.h */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fuzz-common.h"
-
-/* One memory-backed file for the whole run, reached by its /proc path so that
- * the reader opens and stats it as it would a file on disk. */
-static int file_fd = -1;
-static char file_path[64];
-
-static void write_input(const uint8_t *data, size_t size) {
-  if (file_fd < 0) {
-    file_fd = memfd_create("fuzz.msh", 0);
-    FUZZ_REQUIRE(file_fd >= 0, "memfd_create failed");
-    snprintf(file_path, sizeof file_path, "/proc/self/fd/%d", file_fd);
-  }
-  FUZZ_REQUIRE(ftruncate(file_fd, 0) == 0, "ftruncate failed");
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = pwrite(file_fd, data + done, size - done, (off_t)done);
-    FUZZ_REQUIRE(n > 0, "pwrite failed");
-    done += (size_t)n;
-  }
-}
 
 static int cell_dim(fea_cell_type t) {
   switch (t) {
@@ -130,8 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fea_context *ctx = fuzz_context();
-  write_input(data, size);
-  fea_mesh *mesh = (fea_mesh *)&file_fd; /* must be overwritten with NULL on failure */
+  const char *file_path = fuzz_write_input(data, size);
+  fea_mesh *mesh = (fea_mesh *)&size; /* must be overwritten with NULL on failure */
   const fea_status s = fea_mesh_read_gmsh(ctx, file_path, &mesh);
   if (s == FEA_SUCCESS) {
     FUZZ_REQUIRE(mesh != NULL, "success without a mesh");
