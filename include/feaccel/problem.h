@@ -1,7 +1,7 @@
 /**
  * @file problem.h
- * @brief The problem -div(sigma grad u) + c u = f in the domain, with u = g, or a Neumann or
- * Robin condition, on each side of its boundary.
+ * @brief The problem -div(A grad u) + c u = f in the domain (A = sigma I, or an anisotropic
+ * tensor field), with u = g, or a Neumann or Robin condition, on each side of its boundary.
  *
  * A problem binds a space to the coefficients sigma and c, the load f, the
  * Dirichlet data g and, per side of a B-spline patch, the kind of condition
@@ -20,10 +20,10 @@
  * NULL, and each that integrates or makes an object returns
  * FEA_ERR_OUT_OF_MEMORY when an allocation fails or, before it allocates,
  * when its estimate exceeds the memory budget (fea_context_set_memory_limit()).
- * Where the user's sigma_fn
- * or source is evaluated, a sigma that is not positive and finite, or a load
- * that is not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the
- * point. The other codes are listed under each function.
+ * Where the user's sigma_fn, sigma_tensor, reaction_fn, flux or source is
+ * evaluated, a sigma that is not positive and finite, a tensor that is not
+ * finite, symmetric and positive definite, a negative c, or a load that is
+ * not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the point. The other codes are listed under each function.
  */
 #ifndef FEACCEL_PROBLEM_H
 #define FEACCEL_PROBLEM_H
@@ -38,11 +38,14 @@ FEA_BEGIN_DECLS
 /** Opaque problem. */
 typedef struct fea_problem fea_problem;
 
+/** A symmetric positive definite dim x dim coefficient at x, written row-major into A. */
+typedef void (*fea_tensor_fn)(const double *x, double *A, void *user);
+
 /** The condition on one side of a B-spline patch. */
 typedef enum fea_bc_type {
   FEA_BC_DIRICHLET = 0, /**< u = g (the problem's dirichlet function), by elimination */
-  FEA_BC_NEUMANN = 1,   /**< sigma grad u . n = h */
-  FEA_BC_ROBIN = 2      /**< alpha u + sigma grad u . n = h, alpha > 0 */
+  FEA_BC_NEUMANN = 1,   /**< (A grad u) . n = h, A = sigma I or sigma_tensor */
+  FEA_BC_ROBIN = 2      /**< alpha u + (A grad u) . n = h, alpha > 0 */
 } fea_bc_type;
 
 /** The sides of a patch, in G+Smo's order: direction 0 low / high, 1 low / high, 2 low / high. */
@@ -80,19 +83,19 @@ typedef struct fea_problem_desc {
   void *reaction_user;
   fea_boundary_condition sides[6]; /**< per fea_patch_side (B-spline spaces; Lagrange spaces take
                                         Dirichlet only); all Dirichlet by default */
+  fea_tensor_fn sigma_tensor;      /**< an anisotropic A(x) (SPD) in place of sigma, or NULL */
+  void *sigma_tensor_user;
 } fea_problem_desc;
 
+/* clang-format off */
 /** Initializer: sigma = 1, f = 0, g = 0, default quadrature, c = 0, Dirichlet on every side. */
-#define FEA_PROBLEM_DESC_INIT                                                                \
-  {                                                                                          \
-    sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL, { \
-      {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},              \
-          {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
-          {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {                                             \
-        FEA_BC_DIRICHLET, 0.0, NULL, NULL                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
+#define FEA_PROBLEM_DESC_INIT                                                            \
+  { sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL, \
+    { {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
+      {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
+      {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL} },        \
+    NULL, NULL }
+/* clang-format on */
 
 /**
  * @brief Create a Poisson problem on @p space (which it holds a reference on).

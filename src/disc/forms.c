@@ -121,6 +121,52 @@ static void stiffness_tensor(const fea_element_values *ev, double *Ke) {
 #undef T1
 }
 
+/* A(x) from the user, checked: finite, symmetric (to 1e-12 relative) and
+ * positive definite (its Cholesky factor exists). */
+static fea_status tensor_at(const fea_problem *pb, const double *x, int dim, double *A) {
+  const fea_problem_desc *d = &pb->desc;
+  for (int i = 0; i < dim * dim; i++) A[i] = NAN;
+  d->sigma_tensor(x, A, d->sigma_tensor_user);
+  double L[9] = {0}, scale = 0;
+  for (int i = 0; i < dim * dim; i++) {
+    if (!isfinite(A[i])) return bad_point(pb, "an entry of the tensor A", A[i], x, dim);
+    scale = fmax(scale, fabs(A[i]));
+  }
+  for (int i = 0; i < dim; i++)
+    for (int j = 0; j < i; j++)
+      if (fabs(A[i * dim + j] - A[j * dim + i]) > 1e-12 * scale)
+        return bad_point(pb, "the asymmetry A_ij - A_ji of the tensor A",
+                         A[i * dim + j] - A[j * dim + i], x, dim);
+  for (int j = 0; j < dim; j++) {
+    double s = A[j * dim + j];
+    for (int k = 0; k < j; k++) s -= L[j * 3 + k] * L[j * 3 + k];
+    if (!(s > 0))
+      return bad_point(pb, "a Cholesky pivot of the tensor A (not positive definite)", s, x, dim);
+    L[j * 3 + j] = sqrt(s);
+    for (int i = j + 1; i < dim; i++) {
+      double t = A[i * dim + j];
+      for (int k = 0; k < j; k++) t -= L[i * 3 + k] * L[j * 3 + k];
+      L[i * 3 + j] = t / L[j * 3 + j];
+    }
+  }
+  return FEA_SUCCESS;
+}
+
+/* Ke += w (A grad phi_i) . grad phi_j on the upper triangle at one point. */
+static void anisotropic_point(int nb, int dim, double w, const double *A, const double *g,
+                              double *Ke) {
+  for (int i = 0; i < nb; i++) {
+    double Ag[3] = {0, 0, 0}; /* A grad phi_i (A symmetric) */
+    for (int a = 0; a < dim; a++)
+      for (int b = 0; b < dim; b++) Ag[a] += A[a * dim + b] * g[i * dim + b];
+    for (int j = i; j < nb; j++) {
+      double s = 0;
+      for (int a = 0; a < dim; a++) s += Ag[a] * g[j * dim + a];
+      Ke[i * nb + j] += w * s;
+    }
+  }
+}
+
 fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_values *ev, double *Ke,
                                    double *fe) {
   const int nb = ev->nb, dim = ev->dim;
@@ -133,7 +179,8 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
   }
   fea_status st = FEA_SUCCESS;
   /* Tensor elements in 2D and 3D: the weights go to W, Ke comes after the loop. */
-  const int tensor = Ke && ev->tensor_valid && ev->scratch && (dim == 2 || dim == 3);
+  const int tensor = Ke && ev->tensor_valid && ev->scratch && (dim == 2 || dim == 3) &&
+                     !pb->desc.sigma_tensor;
   const int reaction = fea_problem_has_reaction(pb);
   if (Ke) memset(Ke, 0, (size_t)nb * nb * sizeof *Ke);
   if (fe) memset(fe, 0, (size_t)nb * sizeof *fe);
@@ -141,10 +188,16 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
   for (int q = 0; q < ev->nq; q++) {
     const double *x = ev->x + q * dim;
     if (Ke) {
-      double sigma = d->sigma_fn ? d->sigma_fn(x, d->sigma_user) : d->sigma;
-      if (!(sigma > 0) || !isfinite(sigma)) {
-        st = bad_point(pb, "sigma", sigma, x, dim);
-        break;
+      double sigma = 1.0, A[9];
+      if (d->sigma_tensor) { /* A(x): checked, then its sums below */
+        st = tensor_at(pb, x, dim, A);
+        if (st != FEA_SUCCESS) break;
+      } else {
+        sigma = d->sigma_fn ? d->sigma_fn(x, d->sigma_user) : d->sigma;
+        if (!(sigma > 0) || !isfinite(sigma)) {
+          st = bad_point(pb, "sigma", sigma, x, dim);
+          break;
+        }
       }
       double ws = ev->w[q] * sigma;
       const double *g = ev->dphi + (size_t)q * nb * dim;
@@ -158,7 +211,9 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
         for (int i = 0; i < nb; i++)
           for (int j = i; j < nb; j++) Ke[i * nb + j] += wc * phi[i] * phi[j];
       }
-      if (tensor)
+      if (d->sigma_tensor)
+        anisotropic_point(nb, dim, ev->w[q], A, g, Ke);
+      else if (tensor)
         ev->scratch[q] = ws;
       else if (dim == 3)
         stiffness_point(nb, 3, ws, g, gs, Ke);

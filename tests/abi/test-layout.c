@@ -109,7 +109,7 @@ FIELD(fea_boundary_condition, flux, 16, 8);
 FIELD(fea_boundary_condition, flux_user, 24, 8);
 
 /* fea_problem_desc */
-SIZE(fea_problem_desc, 288);
+SIZE(fea_problem_desc, 304);
 FIELD(fea_problem_desc, size, 0, 8);
 FIELD(fea_problem_desc, sigma, 8, 8);
 FIELD(fea_problem_desc, sigma_fn, 16, 8);
@@ -123,6 +123,8 @@ FIELD(fea_problem_desc, reaction, 72, 8);
 FIELD(fea_problem_desc, reaction_fn, 80, 8);
 FIELD(fea_problem_desc, reaction_user, 88, 8);
 FIELD(fea_problem_desc, sides, 96, 192);
+FIELD(fea_problem_desc, sigma_tensor, 288, 8);
+FIELD(fea_problem_desc, sigma_tensor_user, 296, 8);
 
 /* fea_assembly_desc */
 SIZE(fea_assembly_desc, 40);

@@ -16,10 +16,11 @@
  * 0.24 e^(x/2) sin(0.7 y) (times 1 + z). */
 typedef struct bvp {
   int dim;
-  int annulus;  /* 1: the quarter annulus (ring in 3D); 0: the unit box */
-  double c;     /* constant reaction, or */
-  int c_varies; /* c = 1 + x^2 */
-  double alpha; /* Robin coefficient of the sides that are Robin */
+  int annulus;     /* 1: the quarter annulus (ring in 3D); 0: the unit box */
+  double c;        /* constant reaction, or */
+  int c_varies;    /* c = 1 + x^2 */
+  double alpha;    /* Robin coefficient of the sides that are Robin */
+  const double *A; /* a constant SPD tensor (row-major dim x dim) given as sigma_tensor, or NULL */
 } bvp;
 
 static double plane(const double *x) { return exp(0.5 * x[0]) * sin(0.7 * x[1]) + x[0] * x[1]; }
@@ -41,10 +42,36 @@ static double c_of(const bvp *b, const double *x) { return b->c_varies ? 1.0 + x
 
 static double reaction(const double *x, void *user) { return c_of(user, x); }
 
+/* The Hessian of u (row-major dim x dim). */
+static void u_hessian(const double *x, const bvp *b, double *H) {
+  const double s = b->dim == 3 ? 1.0 + x[2] : 1.0, ex = exp(0.5 * x[0]);
+  const double sn = sin(0.7 * x[1]), cs = cos(0.7 * x[1]);
+  const int d = b->dim;
+  H[0] = s * 0.25 * ex * sn;
+  H[1] = H[d] = s * (0.35 * ex * cs + 1.0);
+  H[d + 1] = -s * 0.49 * ex * sn;
+  if (d == 3) {
+    H[2] = H[6] = 0.5 * ex * sn + x[1];
+    H[5] = H[7] = 0.7 * ex * cs + x[0];
+    H[8] = 0;
+  }
+}
+
+/* f = -div(A grad u) + c u, A constant (the identity without a tensor). */
 static double f_exact(const double *x, void *user) {
   const bvp *b = user;
-  const double s = b->dim == 3 ? 1.0 + x[2] : 1.0;
-  return s * 0.24 * exp(0.5 * x[0]) * sin(0.7 * x[1]) + c_of(b, x) * u_exact(x, user);
+  double H[9], f = 0;
+  u_hessian(x, b, H);
+  for (int i = 0; i < b->dim; i++)
+    for (int j = 0; j < b->dim; j++)
+      f -= (b->A ? b->A[i * b->dim + j] : (i == j)) * H[i * b->dim + j];
+  return f + c_of(b, x) * u_exact(x, user);
+}
+
+static void tensor(const double *x, double *A, void *user) {
+  const bvp *b = user;
+  (void)x;
+  memcpy(A, b->A, (size_t)(b->dim * b->dim) * sizeof *A);
 }
 
 /* The outward unit normal of side at x. Box: the side's axis. Annulus:
@@ -76,7 +103,12 @@ static double flux(const double *x, void *user) {
   double g[3], n[3], h = 0;
   u_grad(x, g, (void *)sd->b);
   normal(sd->b, sd->side, x, n);
-  for (int k = 0; k < sd->b->dim; k++) h += g[k] * n[k];
+  for (int k = 0; k < sd->b->dim; k++) {
+    double ag = 0; /* (A grad u)_k */
+    for (int j = 0; j < sd->b->dim; j++)
+      ag += (sd->b->A ? sd->b->A[k * sd->b->dim + j] : (k == j)) * g[j];
+    h += ag * n[k];
+  }
   return sd->robin ? h + sd->b->alpha * u_exact(x, (void *)sd->b) : h;
 }
 
@@ -87,6 +119,10 @@ static fea_problem *make_problem(fea_space *s, const bvp *b, const char *kinds, 
   pd.source_user = (void *)b;
   pd.dirichlet = u_exact;
   pd.dirichlet_user = (void *)b;
+  if (b->A) {
+    pd.sigma_tensor = tensor;
+    pd.sigma_tensor_user = (void *)b;
+  }
   if (b->c_varies) {
     pd.reaction_fn = reaction;
     pd.reaction_user = (void *)b;
@@ -144,33 +180,52 @@ static void check_orders(const bvp *b, const char *kinds, int p, fea_index n) {
 }
 
 Test(boundary, box_neumann_robin_reaction_p2, .timeout = 120) {
-  const bvp b = {2, 0, 0, 1, 2.0};
+  const bvp b = {2, 0, 0, 1, 2.0, NULL};
   check_orders(&b, "NRDN", 2, 16);
 }
 
 Test(boundary, box_neumann_robin_p3, .timeout = 120) {
-  const bvp b = {2, 0, 0.0, 0, 1.5};
+  const bvp b = {2, 0, 0.0, 0, 1.5, NULL};
   check_orders(&b, "RNND", 3, 16);
 }
 
 Test(boundary, annulus_neumann_robin_reaction_p2, .timeout = 120) {
-  const bvp b = {2, 1, 0.5, 0, 1.0};
+  const bvp b = {2, 1, 0.5, 0, 1.0, NULL};
   check_orders(&b, "NRDN", 2, 16);
 }
 
 Test(boundary, annulus_all_robin_p3, .timeout = 120) {
-  const bvp b = {2, 1, 0.0, 0, 3.0};
+  const bvp b = {2, 1, 0.0, 0, 3.0, NULL};
   check_orders(&b, "RRRR", 3, 16);
 }
 
 Test(boundary, ring_front_back_neumann_p2, .timeout = 180) {
-  const bvp b = {3, 1, 0.0, 1, 1.0};
+  const bvp b = {3, 1, 0.0, 1, 1.0, NULL};
   check_orders(&b, "RDDDNN", 2, 16);
+}
+
+/* An anisotropic A through sigma_tensor, with the conormal flux (A grad u) . n. */
+static const double A2[4] = {2.0, 0.5, 0.5, 1.0};
+static const double A3[9] = {2.0, 0.3, 0.1, 0.3, 1.0, 0.2, 0.1, 0.2, 1.5};
+
+Test(boundary, anisotropic_box_p3, .timeout = 120) {
+  const bvp b = {2, 0, 0.0, 0, 1.0, A2};
+  check_orders(&b, "NRDN", 3, 16);
+}
+
+Test(boundary, anisotropic_annulus_p2, .timeout = 120) {
+  const bvp b = {2, 1, 0.5, 0, 2.0, A2};
+  check_orders(&b, "RNND", 2, 16);
+}
+
+Test(boundary, anisotropic_ring_p2, .timeout = 180) {
+  const bvp b = {3, 1, 0.0, 0, 1.0, A3};
+  check_orders(&b, "DDRDNN", 2, 16);
 }
 
 /* Pure Neumann with c > 0 is well posed. */
 Test(boundary, box_pure_neumann_with_reaction_p2, .timeout = 120) {
-  const bvp b = {2, 0, 2.0, 0, 1.0};
+  const bvp b = {2, 0, 2.0, 0, 1.0, NULL};
   check_orders(&b, "NNNN", 2, 16);
 }
 
@@ -181,7 +236,7 @@ Test(boundary, box_pure_neumann_with_reaction_p2, .timeout = 120) {
 Test(boundary, three_paths_agree) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/threads", &ctx));
-  const bvp b = {2, 1, 0.0, 1, 2.0};
+  const bvp b = {2, 1, 0.0, 1, 2.0, A2};
   ring q;
   side_data sd[6];
   fea_space *s = make_space(ctx, &b, &q, 3, 7);
@@ -243,6 +298,16 @@ Test(boundary, three_paths_agree) {
 
 /* ------------------------------------------------------------------ errors */
 
+static void not_spd(const double *x, double *A, void *user) {
+  (void)x, (void)user;
+  A[0] = 1, A[1] = 2, A[2] = 2, A[3] = 1; /* eigenvalues 3 and -1 */
+}
+
+static void asymmetric(const double *x, double *A, void *user) {
+  (void)x, (void)user;
+  A[0] = 1, A[1] = 0.5, A[2] = 0, A[3] = 1;
+}
+
 static double minus_one(const double *x, void *user) {
   (void)x, (void)user;
   return -1.0;
@@ -283,6 +348,19 @@ Test(boundary_errors, ill_posed_and_unsupported_are_refused) {
   pd.reaction = 0;
   OK(fea_problem_create_poisson(s, &pd, &pb)); /* Robin on east anchors it */
   OK(fea_problem_destroy(&pb));
+  /* Tensors that are not symmetric positive definite are refused where met. */
+  pd.sigma_tensor = not_spd;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  double K4[81], f4[9];
+  EXPECT_FAIL(fea_problem_element_system(pb, 0, K4, f4), FEA_ERR_INVALID_ARG, ctx,
+              "a Cholesky pivot of the tensor A (not positive definite) is -3 at x = (");
+  OK(fea_problem_destroy(&pb));
+  pd.sigma_tensor = asymmetric;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  EXPECT_FAIL(fea_problem_element_system(pb, 0, K4, f4), FEA_ERR_INVALID_ARG, ctx,
+              "the asymmetry A_ij - A_ji of the tensor A is -0.5");
+  OK(fea_problem_destroy(&pb));
+  pd.sigma_tensor = NULL;
   /* A reaction function negative somewhere is refused where it is met. */
   pd.reaction_fn = minus_one;
   OK(fea_problem_create_poisson(s, &pd, &pb));

@@ -75,6 +75,10 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
     return REFUSE(
         "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
         "only (the element-matrix kernel handles a variable one)");
+  if (pb->desc.sigma_tensor)
+    return REFUSE(
+        "the coefficient is a tensor field A(x); the sum-factorization kernel serves a "
+        "constant scalar sigma only");
   if (fea_problem_has_reaction(pb))
     return REFUSE(
         "the problem has a reaction term c u; the sum-factorization kernel serves "
