@@ -23,7 +23,10 @@
  * Where the user's sigma_fn, sigma_tensor, reaction_fn, flux or source is
  * evaluated, a sigma that is not positive and finite, a tensor that is not
  * finite, symmetric and positive definite, a negative c, or a load that is
- * not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the point. The other codes are listed under each function.
+ * not finite, at a quadrature point is FEA_ERR_INVALID_ARG naming the point;
+ * a user's element form that fails is passed on with its status, and one
+ * whose matrix is not finite and symmetric (to 1e-12 of its largest entry)
+ * or whose load is not finite is FEA_ERR_INVALID_ARG naming the element. The other codes are listed under each function.
  */
 #ifndef FEACCEL_PROBLEM_H
 #define FEACCEL_PROBLEM_H
@@ -40,6 +43,29 @@ typedef struct fea_problem fea_problem;
 
 /** A symmetric positive definite dim x dim coefficient at x, written row-major into A. */
 typedef void (*fea_tensor_fn)(const double *x, double *A, void *user);
+
+/**
+ * One element as a user's element form sees it: its basis at the problem's quadrature points,
+ * in physical coordinates (read-only; valid during the call).
+ */
+typedef struct fea_element_data {
+  size_t size;        /**< sizeof(fea_element_data) as this library was built */
+  fea_index element;  /**< the element's index in the space */
+  int dim;            /**< space dimension */
+  int nq;             /**< quadrature points */
+  int nb;             /**< basis functions (the element's DoFs, fea_space_get_element_dofs order) */
+  const double *x;    /**< nq x dim points */
+  const double *w;    /**< nq weights: rule weight times |det J| */
+  const double *phi;  /**< nq x nb values: phi[q * nb + i] */
+  const double *dphi; /**< nq x nb x dim gradients: dphi[(q * nb + i) * dim + k] */
+} fea_element_data;
+
+/**
+ * A user's element form: the nb x nb element matrix Ke (row-major, symmetric) and the nb
+ * load entries fe of element e. Return FEA_SUCCESS, or any error status to stop the caller.
+ */
+typedef fea_status (*fea_element_form_fn)(const fea_element_data *e, double *Ke, double *fe,
+                                          void *user);
 
 /** The condition on one side of a B-spline patch. */
 typedef enum fea_bc_type {
@@ -85,6 +111,9 @@ typedef struct fea_problem_desc {
                                         Dirichlet only); all Dirichlet by default */
   fea_tensor_fn sigma_tensor;      /**< an anisotropic A(x) (SPD) in place of sigma, or NULL */
   void *sigma_tensor_user;
+  fea_element_form_fn element_form; /**< the user's element matrices and loads in place of
+                                         sigma, A, c and f (the sides still apply), or NULL */
+  void *element_form_user;
 } fea_problem_desc;
 
 /* clang-format off */
@@ -94,7 +123,7 @@ typedef struct fea_problem_desc {
     { {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL} },        \
-    NULL, NULL }
+    NULL, NULL, NULL, NULL }
 /* clang-format on */
 
 /**

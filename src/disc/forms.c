@@ -284,9 +284,59 @@ static fea_status face_terms(const fea_problem *pb, fea_index e, int nb, double 
   return st;
 }
 
+/* The user's element form in place of the built-in one: called with
+ * scratch buffers when the caller wants only one of Ke and fe, and its
+ * result checked (finite, Ke symmetric) before anything uses it. */
+static fea_status user_form(const fea_problem *pb, fea_index e, const fea_element_values *ev,
+                            double *Ke, double *fe) {
+  const int nb = ev->nb;
+  double *K = Ke, *f = fe, *own = NULL;
+  if (!K || !f) {
+    own = calloc((size_t)nb * (size_t)(nb + 1), sizeof *own);
+    FEA_CHECK(own, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for element %lld's system",
+              (long long)e);
+    if (!K) K = own;
+    if (!f) f = own + (size_t)nb * nb;
+  }
+  memset(K, 0, (size_t)nb * nb * sizeof *K);
+  memset(f, 0, (size_t)nb * sizeof *f);
+  const fea_element_data ed = {sizeof ed, e, ev->dim, ev->nq, nb, ev->x, ev->w, ev->phi, ev->dphi};
+  const fea_problem_desc *d = &pb->desc;
+  fea_status st = d->element_form(&ed, K, f, d->element_form_user);
+  if (st != FEA_SUCCESS)
+    st = FEA_ERROR(pb->ctx, st < 0 ? st : FEA_ERR_INVALID_ARG,
+                   "the user's element form returned %s for element %lld", fea_status_string(st),
+                   (long long)e);
+  double scale = 0;
+  for (int i = 0; i < nb * nb && st == FEA_SUCCESS; i++) {
+    if (!isfinite(K[i]))
+      st = FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG,
+                     "the user's element form gave Ke[%d][%d] = %g for element %lld", i / nb,
+                     i % nb, K[i], (long long)e);
+    scale = fmax(scale, fabs(K[i]));
+  }
+  for (int i = 0; i < nb && st == FEA_SUCCESS; i++) {
+    if (!isfinite(f[i]))
+      st = FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG,
+                     "the user's element form gave fe[%d] = %g for element %lld", i, f[i],
+                     (long long)e);
+    for (int j = 0; j < i && st == FEA_SUCCESS; j++)
+      if (fabs(K[i * nb + j] - K[j * nb + i]) > 1e-12 * scale)
+        st = FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG,
+                       "the user's element form gave an asymmetric Ke for element %lld: "
+                       "Ke[%d][%d] = %.17g, Ke[%d][%d] = %.17g",
+                       (long long)e, i, j, K[i * nb + j], j, i, K[j * nb + i]);
+  }
+  free(own);
+  return st;
+}
+
 fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
                                    double *Ke, double *fe) {
-  FEA_CALL(fea_form_stiffness_load(pb, ev, Ke, fe));
+  if (pb->desc.element_form)
+    FEA_CALL(user_form(pb, e, ev, Ke, fe));
+  else
+    FEA_CALL(fea_form_stiffness_load(pb, ev, Ke, fe));
   return pb->face_sides ? face_terms(pb, e, ev->nb, Ke, fe) : FEA_SUCCESS;
 }
 

@@ -133,7 +133,7 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   const fea_index ne = s->ne;
   /* sigma(x) or c(x), or Robin sides (whose face terms the shape does not
    * see): every element its own matrix. */
-  if (pb->desc.sigma_fn || pb->desc.sigma_tensor || pb->desc.reaction_fn ||
+  if (pb->desc.sigma_fn || pb->desc.sigma_tensor || pb->desc.reaction_fn || pb->desc.element_form ||
       fea_problem_has_robin(pb)) {
     s->ngroups = ne;
     for (fea_index e = 0; e < ne; e++) s->group[e] = e;

@@ -145,7 +145,7 @@ int fea_mg_stencil_applies(const fea_problem *pb) {
   const fea_mesh *m = s->mesh;
   return m && m->structured && !m->simplices && s->kind == FEA_SPACE_LAGRANGE &&
          s->degree[0] == 1 && s->dofs_per_element == 1 << m->dim && !pb->desc.sigma_fn &&
-         !pb->desc.sigma_tensor && s->num_dofs == m->num_nodes;
+         !pb->desc.sigma_tensor && !pb->desc.element_form && s->num_dofs == m->num_nodes;
 }
 
 /* Row of the free vertex v at grid position pos: its columns and values in

@@ -34,6 +34,8 @@ fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, 
   FEA_CHECK(pb->desc.sigma_fn == NULL, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a constant sigma (identical macro-cell blocks); the "
             "problem has sigma_fn");
+  FEA_CHECK(pb->desc.element_form == NULL, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver builds its own blocks; the problem has a user's element form");
   FEA_CHECK(pb->desc.sigma_tensor == NULL, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a constant scalar sigma; the problem has sigma_tensor");
   FEA_CHECK(!fea_problem_has_reaction(pb), ctx, FEA_ERR_UNSUPPORTED,

@@ -108,8 +108,20 @@ FIELD(fea_boundary_condition, alpha, 8, 8);
 FIELD(fea_boundary_condition, flux, 16, 8);
 FIELD(fea_boundary_condition, flux_user, 24, 8);
 
+/* fea_element_data */
+SIZE(fea_element_data, 64);
+FIELD(fea_element_data, size, 0, 8);
+FIELD(fea_element_data, element, 8, 8);
+FIELD(fea_element_data, dim, 16, 4);
+FIELD(fea_element_data, nq, 20, 4);
+FIELD(fea_element_data, nb, 24, 4);
+FIELD(fea_element_data, x, 32, 8);
+FIELD(fea_element_data, w, 40, 8);
+FIELD(fea_element_data, phi, 48, 8);
+FIELD(fea_element_data, dphi, 56, 8);
+
 /* fea_problem_desc */
-SIZE(fea_problem_desc, 304);
+SIZE(fea_problem_desc, 320);
 FIELD(fea_problem_desc, size, 0, 8);
 FIELD(fea_problem_desc, sigma, 8, 8);
 FIELD(fea_problem_desc, sigma_fn, 16, 8);
@@ -125,6 +137,8 @@ FIELD(fea_problem_desc, reaction_user, 88, 8);
 FIELD(fea_problem_desc, sides, 96, 192);
 FIELD(fea_problem_desc, sigma_tensor, 288, 8);
 FIELD(fea_problem_desc, sigma_tensor_user, 296, 8);
+FIELD(fea_problem_desc, element_form, 304, 8);
+FIELD(fea_problem_desc, element_form_user, 312, 8);
 
 /* fea_assembly_desc */
 SIZE(fea_assembly_desc, 40);
