@@ -76,8 +76,9 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
         "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
         "only (the element-matrix kernel handles a variable one)");
   if (pb->desc.element_form)
-    return REFUSE("the problem has the user's element form; the sum-factorization kernel "
-                  "serves the built-in Laplacian only");
+    return REFUSE(
+        "the problem has the user's element form; the sum-factorization kernel "
+        "serves the built-in Laplacian only");
   if (pb->desc.sigma_tensor)
     return REFUSE(
         "the coefficient is a tensor field A(x); the sum-factorization kernel serves a "
