@@ -33,6 +33,7 @@ typedef struct direct_params {
   int gpu;     /* the context is a GPU's */
   int threads; /* --threads, for the CPU comparison context */
   int levels;  /* --levels: one record per tree level as well */
+  int annulus; /* --domain annulus: the quarter annulus (2D) or thick ring (3D) */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -176,8 +177,13 @@ static int cpu_peer(bench_record *rec, const direct_params *prm, long long n, co
   fea_index nf = 0;
   TRY(fea_context_create("/cpu/threads", &cpu));
   if (prm->threads > 0) TRY(fea_context_set_num_threads(cpu, prm->threads));
-  TRY(bench_make_space(cpu, &fam, (fea_index)n, &mesh, &space));
-  TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  if (prm->annulus) {
+    TRY(bench_make_ring_space(cpu, fam.dim, fam.p, (fea_index)n, &space));
+    TRY(bench_make_sine_problem_dirichlet(space, fam.dim, &pb));
+  } else {
+    TRY(bench_make_space(cpu, &fam, (fea_index)n, &mesh, &space));
+    TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  }
   TRY(fea_problem_get_num_free_dofs(pb, &nf));
   if (nf != nfree) {
     fprintf(stderr, "feaccel-bench: %s: the CPU problem has %lld free DoFs, the GPU's %lld\n",
@@ -239,8 +245,13 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   double *x = NULL, *full = NULL, *b = NULL, *xc = NULL;
   fea_index nfree = 0, ndofs = 0;
 
-  TRY(bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space));
-  TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  if (prm->annulus) {
+    TRY(bench_make_ring_space(ctx, fam.dim, fam.p, (fea_index)n, &space));
+    TRY(bench_make_sine_problem_dirichlet(space, fam.dim, &pb));
+  } else {
+    TRY(bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space));
+    TRY(bench_make_sine_problem(space, fam.dim, &pb));
+  }
   TRY(fea_problem_get_num_free_dofs(pb, &nfree));
   fea_space_info si = FEA_SPACE_INFO_INIT;
   TRY(fea_space_get_info(space, &si));
@@ -276,6 +287,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   TRY(bench_record_init(&rec, CASE_NAME, ctx));
   bench_param_int(&rec, "dim", fam.dim);
   bench_param_int(&rec, "p", fam.p);
+  if (prm->annulus) bench_param_str(&rec, "domain", fam.dim == 3 ? "ring" : "annulus");
   bench_param_int(&rec, "n", n);
   bench_param_int(&rec, "dofs", nfree);
   bench_param_int(&rec, "reps", prm->reps);
@@ -438,6 +450,11 @@ static int parse(int argc, char **argv, direct_params *p) {
       p->levels = 1;
       continue;
     }
+    if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc &&
+        (strcmp(argv[i + 1], "annulus") == 0 || strcmp(argv[i + 1], "box") == 0)) {
+      p->annulus = strcmp(argv[++i], "annulus") == 0;
+      continue;
+    }
     int matched = 0;
     for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !matched; k++) {
       const char *v = NULL;
@@ -543,6 +560,7 @@ const bench_case bench_case_iga_direct = {
     .usage =
         "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
         "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu] [--levels]\n"
+        "       [--domain box|annulus]\n"
         "\n"
         "  --dim D      1, 2 or 3 (default 2)\n"
         "  --p P        B-spline degree 1..8 (default 3)\n"
@@ -554,6 +572,8 @@ const bench_case bench_case_iga_direct = {
         "  --no-cpu     on a GPU backend, leave out the /cpu/threads run of the same problem\n"
         "  --levels     also one record per tree level: nodes, largest q and r, flops, time,\n"
         "               GFLOP/s and its fraction of the DGEMM yardstick\n"
+        "  --domain D   box (default: the unit square or cube) or annulus: the quarter annulus\n"
+        "               (2D) or thick quarter ring (3D), exact NURBS geometry, u = g on it\n"
         "\n"
         "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
         "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"

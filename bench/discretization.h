@@ -22,4 +22,12 @@ fea_status bench_make_space(fea_context *ctx, const bench_family *f, fea_index n
 /* The manufactured problem -Laplace u = f, u = prod sin(pi x_i), u = 0 on the boundary. */
 fea_status bench_make_sine_problem(fea_space *space, int dim, fea_problem **problem);
 
+/* B-splines of degree p with n elements per direction on the quarter annulus
+ * 1 <= r <= 2, 0 <= theta <= pi/2 (2D) or the thick quarter ring (3D, 0 <= z
+ * <= 1): an exact NURBS geometry, the mapped-domain cases of the benchmarks. */
+fea_status bench_make_ring_space(fea_context *ctx, int dim, int p, fea_index n, fea_space **space);
+
+/* The same manufactured u on any domain: u = g, its own values, on the boundary. */
+fea_status bench_make_sine_problem_dirichlet(fea_space *space, int dim, fea_problem **problem);
+
 #endif
