@@ -394,3 +394,66 @@ Test(boundary_errors, ill_posed_and_unsupported_are_refused) {
   fea_mesh_destroy(&m);
   OK(fea_context_destroy(&ctx));
 }
+
+/* 1D: -u'' + 2 u = f on [0, 1], u = e^x, Neumann at 0 (-u'(0) = h) and Robin
+ * at 1 (3 u + u' = h): the sides of an interval are its end points. */
+static double e_u(const double *x, void *user) {
+  (void)user;
+  return exp(x[0]);
+}
+
+static void e_grad(const double *x, double *g, void *user) {
+  (void)user;
+  g[0] = exp(x[0]);
+}
+
+static double e_f(const double *x, void *user) {
+  (void)user;
+  return exp(x[0]); /* -e^x + 2 e^x */
+}
+
+static double e_west(const double *x, void *user) {
+  (void)user;
+  return -exp(x[0]);
+}
+
+static double e_east(const double *x, void *user) {
+  (void)user;
+  return 4.0 * exp(x[0]);
+}
+
+Test(boundary, interval_neumann_robin_p2) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  double l2[2], h1[2];
+  for (int i = 0; i < 2; i++) {
+    fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+    d.dim = 1;
+    d.degree[0] = 2;
+    d.n[0] = 8 << i;
+    fea_space *s = NULL;
+    OK(fea_space_create_bspline(ctx, &d, &s));
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.source = e_f;
+    pd.reaction = 2.0;
+    pd.sides[FEA_SIDE_WEST].type = FEA_BC_NEUMANN;
+    pd.sides[FEA_SIDE_WEST].flux = e_west;
+    pd.sides[FEA_SIDE_EAST].type = FEA_BC_ROBIN;
+    pd.sides[FEA_SIDE_EAST].alpha = 3.0;
+    pd.sides[FEA_SIDE_EAST].flux = e_east;
+    fea_problem *pb = NULL;
+    OK(fea_problem_create_poisson(s, &pd, &pb));
+    fea_index nf = 0;
+    OK(fea_problem_get_num_free_dofs(pb, &nf));
+    cr_assert_eq(nf, d.n[0] + 2, "every DoF is free with natural ends");
+    double *u = solve_direct(ctx, s, pb);
+    OK(fea_problem_error_norms(pb, u, e_u, e_grad, NULL, &l2[i], &h1[i]));
+    free(u);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+  }
+  const double r2 = log2(l2[0] / l2[1]), r1 = log2(h1[0] / h1[1]);
+  cr_assert(fabs(r2 - 3) <= 0.1 && fabs(r1 - 2) <= 0.1, "1D orders %.2f (L2) and %.2f (H1)", r2,
+            r1);
+  OK(fea_context_destroy(&ctx));
+}
