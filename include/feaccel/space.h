@@ -283,6 +283,21 @@ FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fe
                                       const double *points, double *values, double *gradients);
 
 /**
+ * @brief Write the function with @p coeffs on a B-spline space as a VTK XML UnstructuredGrid
+ * (`.vtu`, ASCII) for ParaView: each element sampled at @p samples points per direction
+ * (ends included) and drawn as (samples - 1)^dim linear cells through the space's geometry, so
+ * a mapped patch appears with its shape; the values are the node field "u". Lagrange spaces
+ * write their mesh with fea_mesh_write_vtu().
+ * @param samples 2..16 points per element and direction
+ * @retval FEA_ERR_INVALID_ARG for @p samples outside 2..16, a NULL or empty @p path, NULL
+ *         @p coeffs, or a coefficient that makes a sample not finite (the sample is named)
+ * @retval FEA_ERR_UNSUPPORTED for a Lagrange space
+ * @retval FEA_ERR_IO when the file cannot be opened or written
+ */
+FEA_API fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, int samples,
+                                       const char *path);
+
+/**
  * @brief Interpolant of @p g: nodal values for Lagrange, collocation at the
  * Greville points (tensor-product) for B-splines. Exact for functions of the space.
  * @retval FEA_ERR_INVALID_ARG when @p g returns a value that is not finite,

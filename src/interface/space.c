@@ -145,3 +145,18 @@ fea_status fea_space_check_coloring(const fea_space *space, const fea_index *col
   FEA_CHECK_NULL(colors, space->ctx);
   return fea_space_coloring_check(space, colors);
 }
+
+fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, int samples,
+                               const char *path) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(space, NULL);
+  FEA_CHECK_NULL(coeffs, space->ctx);
+  FEA_CHECK_NULL(path, space->ctx);
+  FEA_CHECK(path[0] != '\0', space->ctx, FEA_ERR_INVALID_ARG, "path is empty");
+  FEA_CHECK(samples >= 2 && samples <= 16, space->ctx, FEA_ERR_INVALID_ARG,
+            "samples = %d is outside 2..16", samples);
+  FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, space->ctx, FEA_ERR_UNSUPPORTED,
+            "fea_space_write_vtu samples B-spline spaces; write a Lagrange space's function with "
+            "fea_mesh_write_vtu on its mesh");
+  return fea_space_bspline_write_vtu(space, coeffs, samples, path, "u");
+}

@@ -109,6 +109,11 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
 fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
                                    const fea_quadrature *qf, int *touches, double *x, double *ds,
                                    double *phi);
+/* coeffs on B-spline space s, sampled at samples^dim points per element (2..16),
+ * written as a VTU file of linear cells with the node field `name`
+ * (src/disc/space-vtu.c). */
+fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int samples,
+                                       const char *path, const char *name);
 /* Whether B-spline DoF i lies on side (its index is 0 or n_k - 1 in direction side / 2). */
 int fea_bspline_dof_on_side(const fea_space *s, fea_index i, int side);
 

@@ -9,6 +9,8 @@
 #include "solve-common.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include <feaccel/operator.h>
 #include <feaccel/solver.h>
@@ -341,6 +343,69 @@ Test(geometry_errors, inverted_map_location_and_transfer) {
               "one is mapped by a geometry and the other is not");
   OK(fea_space_destroy(&box));
   OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The VTU picture of a function on the mapped annulus: s^2 samples and
+ * (s - 1)^2 cells per element, points on the annulus (1 <= r <= 2), and the
+ * values of the interpolant of x + 2y equal to x + 2y at the drawn points. */
+static const char *after(const char *text, const char *key) {
+  const char *p = strstr(text, key);
+  cr_assert(p, "'%s' is not in the file", key);
+  p = strchr(p, '>');
+  cr_assert(p);
+  return p + 1;
+}
+
+Test(geometry, vtu_of_a_mapped_function) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  ring_init(&q, 2, 1.0);
+  fea_space *s = ring_space(ctx, &q, 2, 2, 3);
+  fea_space_info info = FEA_SPACE_INFO_INIT;
+  OK(fea_space_get_info(s, &info));
+  double *c = malloc((size_t)info.num_dofs * sizeof *c);
+  OK(fea_space_interpolate(s, linear_xy, NULL, c));
+  char path[] = "/tmp/fea-vtu-XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  const int samples = 4;
+  OK(fea_space_write_vtu(s, c, samples, path));
+  FILE *f = fopen(path, "r");
+  cr_assert(f);
+  static char text[1 << 20];
+  const size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const long long npts = 9 * samples * samples, ncells = 9 * (samples - 1) * (samples - 1);
+  char want[96];
+  snprintf(want, sizeof want, "NumberOfPoints=\"%lld\" NumberOfCells=\"%lld\"", npts, ncells);
+  cr_assert(strstr(text, want), "no '%s'", want);
+  const char *pu = after(text, "Name=\"u\""), *px = after(after(text, "<Points>"), "<DataArray");
+  for (long long i = 0; i < npts; i++) {
+    char *end = NULL;
+    const double u = strtod(pu, &end);
+    pu = end;
+    double x[3];
+    for (int k = 0; k < 3; k++) {
+      x[k] = strtod(px, &end);
+      px = end;
+    }
+    const double r = hypot(x[0], x[1]);
+    cr_assert(r >= 1 - 1e-12 && r <= 2 + 1e-12, "point %lld at r = %g", i, r);
+    cr_assert(fabs(u - (x[0] + 2 * x[1])) <= 1e-12, "point %lld: u = %.17g, x + 2y = %.17g", i, u,
+              x[0] + 2 * x[1]);
+  }
+  unlink(path);
+  EXPECT_FAIL(fea_space_write_vtu(s, c, 1, path), FEA_ERR_INVALID_ARG, ctx,
+              "samples = 1 is outside 2..16");
+  c[4] = NAN;
+  EXPECT_FAIL(fea_space_write_vtu(s, c, 3, path), FEA_ERR_INVALID_ARG, ctx,
+              "the function is nan at sample");
+  free(c);
   OK(fea_space_destroy(&s));
   OK(fea_context_destroy(&ctx));
 }
