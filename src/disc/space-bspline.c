@@ -50,6 +50,29 @@ static void element_dofs(const fea_space *s, fea_index e, fea_index *dofs) {
                       (first[2] + l2) * stride[2];
 }
 
+/* Element e's box in parameter space: per direction its index ek, knot span,
+ * start t0 and length h, and the p + 1 functions it holds (1 beyond dim). */
+typedef struct element_box {
+  fea_index ek[3], span[3];
+  double t0[3], h[3];
+  int np[3];
+} element_box;
+
+static element_box box_of(const fea_space *s, fea_index e) {
+  const fea_bspline_space *b = bsp(s);
+  element_box x = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}};
+  for (int k = 0; k < s->dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    x.ek[k] = e % s->elements[k];
+    e /= s->elements[k];
+    x.span[k] = kn->span[x.ek[k]];
+    x.t0[k] = kn->t[x.span[k]];
+    x.h[k] = kn->t[x.span[k] + 1] - x.t0[k];
+    x.np[k] = kn->p + 1;
+  }
+  return x;
+}
+
 /* The 1D values (first np entries) and physical derivatives (next np) of
  * the p + 1 functions of knot span `span` at parameter xi; *x gets xi's
  * physical coordinate. */
@@ -150,21 +173,13 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
             ev->dim, ev->nq, ev->nb, q->dim, q->npts, nb);
   FEA_CHECK(e >= 0 && e < s->num_elements, s->ctx, FEA_ERR_INVALID_ARG,
             "element %lld is outside [0, %lld)", (long long)e, (long long)s->num_elements);
-  const fea_index e0 = e;
-  fea_index span[3] = {0, 0, 0};
-  double t0[3] = {0, 0, 0}, h[3] = {1, 1, 1}, jac = 1.0;
-  int np[3] = {1, 1, 1};
-  for (int k = 0; k < dim; k++) {
-    const fea_knots *kn = &b->knots[k];
-    fea_index ek = e % s->elements[k];
-    e /= s->elements[k];
-    span[k] = kn->span[ek];
-    t0[k] = kn->t[span[k]];
-    h[k] = kn->t[span[k] + 1] - t0[k];
-    np[k] = kn->p + 1;
-    jac *= h[k] * scale_of(b, k);
-  }
-  if (b->geo) return mapped_values(s, e0, span, t0, h, q, ev);
+  const element_box box = box_of(s, e);
+  const fea_index *span = box.span;
+  const double *t0 = box.t0, *h = box.h;
+  const int *np = box.np;
+  double jac = 1.0;
+  for (int k = 0; k < dim; k++) jac *= h[k] * scale_of(b, k);
+  if (b->geo) return mapped_values(s, e, span, t0, h, q, ev);
   /* A tensor rule needs the 1D bases at its 1D points only: (p + 1) d
    * evaluations per element instead of (p + 1)^d d, the dominant cost of
    * integrating an element before this. Other rules evaluate per point. */
@@ -248,18 +263,10 @@ fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
                                    double *phi) {
   const fea_bspline_space *b = bsp(s);
   const int dim = s->dim, nb = s->dofs_per_element, k = side / 2, high = side % 2;
-  fea_index span[3] = {0, 0, 0}, ek[3] = {0, 0, 0}, r = e;
-  double t0[3] = {0, 0, 0}, h[3] = {1, 1, 1};
-  int np[3] = {1, 1, 1};
-  for (int j = 0; j < dim; j++) {
-    const fea_knots *kn = &b->knots[j];
-    ek[j] = r % s->elements[j];
-    r /= s->elements[j];
-    span[j] = kn->span[ek[j]];
-    t0[j] = kn->t[span[j]];
-    h[j] = kn->t[span[j] + 1] - t0[j];
-    np[j] = kn->p + 1;
-  }
+  const element_box box = box_of(s, e);
+  const fea_index *span = box.span, *ek = box.ek;
+  const double *t0 = box.t0, *h = box.h;
+  const int *np = box.np;
   *touches = high ? ek[k] == s->elements[k] - 1 : ek[k] == 0;
   if (!*touches) return FEA_SUCCESS;
   const fea_geometry_map *g = b->geo;
