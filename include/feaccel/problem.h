@@ -4,8 +4,10 @@
  * tensor field), with u = g, or a Neumann or Robin condition, on each side of its boundary.
  *
  * A problem binds a space to the coefficients sigma and c, the load f, the
- * Dirichlet data g and, per side of a B-spline patch, the kind of condition
- * (fea_problem_desc.sides). Dirichlet conditions are imposed by elimination:
+ * Dirichlet data g and the kind of condition on each part of the boundary:
+ * per side of a B-spline patch or of a structured box mesh
+ * (fea_problem_desc.sides), or per physical group of a mesh read from Gmsh
+ * (fea_problem_desc.parts). Dirichlet conditions are imposed by elimination:
  * the DoFs on Dirichlet sides take the interpolant of g, are removed from the
  * system, and their contribution moves to the right-hand side (lifting).
  * Neumann and Robin sides add their boundary integrals (h v, and alpha u v)
@@ -67,14 +69,18 @@ typedef struct fea_element_data {
 typedef fea_status (*fea_element_form_fn)(const fea_element_data *e, double *Ke, double *fe,
                                           void *user);
 
-/** The condition on one side of a B-spline patch. */
+/** The condition on one side of a B-spline patch or a structured mesh, or on a boundary part. */
 typedef enum fea_bc_type {
   FEA_BC_DIRICHLET = 0, /**< u = g (the problem's dirichlet function), by elimination */
   FEA_BC_NEUMANN = 1,   /**< (A grad u) . n = h, A = sigma I or sigma_tensor */
   FEA_BC_ROBIN = 2      /**< alpha u + (A grad u) . n = h, alpha > 0 */
 } fea_bc_type;
 
-/** The sides of a patch, in G+Smo's order: direction 0 low / high, 1 low / high, 2 low / high. */
+/**
+ * The sides of a patch or of a structured mesh's box, in G+Smo's order: direction 0 low / high,
+ * 1 low / high, 2 low / high. A structured mesh's sides are found by grid position (the nodes
+ * whose index in direction k is 0 or n[k]), so they follow a point map.
+ */
 typedef enum fea_patch_side {
   FEA_SIDE_WEST = 0,
   FEA_SIDE_EAST = 1,
@@ -92,6 +98,17 @@ typedef struct fea_boundary_condition {
   void *flux_user;
 } fea_boundary_condition;
 
+/**
+ * A part of a mesh's boundary, named by a physical group of the Gmsh file it was read from
+ * (a group of dimension one below the mesh's: curves of a 2D mesh, surfaces of a 3D one; see
+ * fea_mesh_get_boundary_groups()), and the condition on it.
+ */
+typedef struct fea_boundary_part {
+  int physical_tag;          /**< the group's physical tag; used when name is NULL */
+  const char *name;          /**< the group's name in $PhysicalNames, or NULL to use the tag */
+  fea_boundary_condition bc; /**< the condition on the group's facets */
+} fea_boundary_part;
+
 /** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. */
 typedef struct fea_problem_desc {
   size_t size;
@@ -107,13 +124,19 @@ typedef struct fea_problem_desc {
   double reaction;           /**< c >= 0 of the term c u (finite), used when reaction_fn is NULL */
   fea_scalar_fn reaction_fn; /**< c(x) >= 0, or NULL */
   void *reaction_user;
-  fea_boundary_condition sides[6]; /**< per fea_patch_side (B-spline spaces; Lagrange spaces take
-                                        Dirichlet only); all Dirichlet by default */
+  fea_boundary_condition sides[6]; /**< per fea_patch_side: a B-spline patch's sides, or a
+                                        structured mesh's (Lagrange spaces); all Dirichlet by
+                                        default */
   fea_tensor_fn sigma_tensor;      /**< an anisotropic A(x) (SPD) in place of sigma, or NULL */
   void *sigma_tensor_user;
   fea_element_form_fn element_form; /**< the user's element matrices and loads in place of
                                          sigma, A, c and f (the sides still apply), or NULL */
   void *element_form_user;
+  /* Appended after sides (callers built before see the defaults): */
+  const fea_boundary_part *parts; /**< num_parts conditions by physical group (a mesh read
+                                       from Gmsh; copied): facets in no listed part stay
+                                       Dirichlet; NULL when num_parts = 0 */
+  int num_parts;                  /**< entries of parts, >= 0; default 0 */
 } fea_problem_desc;
 
 /* clang-format off */
@@ -123,7 +146,7 @@ typedef struct fea_problem_desc {
     { {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL} },        \
-    NULL, NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, NULL, 0 }
 /* clang-format on */
 
 /**
@@ -132,11 +155,17 @@ typedef struct fea_problem_desc {
  *         constant sigma that is not positive and finite (without sigma_fn),
  *         quad_points outside 0..20, Dirichlet data g that is not finite at
  *         a boundary DoF, a constant c that is negative or not finite, a side
- *         with an unknown type, a Robin alpha that is not positive and finite,
- *         a non-Dirichlet side beyond the space's dimension, or no Dirichlet
- *         and no Robin side with c = 0 (u would be determined up to a
- *         constant only)
+ *         or part with an unknown type, a Robin alpha that is not positive
+ *         and finite, a non-Dirichlet side beyond the space's dimension, no
+ *         Dirichlet and no Robin side or boundary facet with c = 0 (u would
+ *         be determined up to a constant only), a negative num_parts or NULL
+ *         parts with num_parts > 0, a part whose physical tag or name is not
+ *         a group of the mesh's boundary (or a name two groups share), a
+ *         group listed twice, a facet in two listed groups, or a listed
+ *         group's facet that is not on the boundary
  * @retval FEA_ERR_UNSUPPORTED for a Neumann or Robin side on a Lagrange space
+ *         whose mesh is not structured (fea_mesh_create_structured(); name
+ *         parts instead), or parts on a B-spline space
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
  */

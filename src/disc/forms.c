@@ -1,10 +1,12 @@
 /* Element integrals of the Poisson problem: stiffness with coefficient sigma,
- * load f, and the mass matrix. */
+ * load f, the face terms of Neumann and Robin conditions, and the mass
+ * matrix. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "lagrange-faces.h"
 #include "problem.h"
 
 static fea_status bad_point(const fea_problem *pb, const char *what, double v, const double *x,
@@ -241,8 +243,53 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
   return FEA_SUCCESS;
 }
 
+/* The load h v and the Robin matrix alpha u v at the npts points of one
+ * face with condition bc: points x, surface weights ds, basis values phi. */
+static fea_status add_face_points(const fea_problem *pb, const fea_boundary_condition *bc, int npts,
+                                  int dim, const double *x, const double *ds, const double *phi,
+                                  int nb, double *Ke, double *fe) {
+  for (int q = 0; q < npts; q++) {
+    const double *xq = x + (size_t)q * dim, *pq = phi + (size_t)q * nb;
+    if (fe && bc->flux) {
+      const double h = bc->flux(xq, bc->flux_user);
+      if (!isfinite(h)) return bad_point(pb, "the boundary flux h", h, xq, dim);
+      for (int i = 0; i < nb; i++) fe[i] += ds[q] * h * pq[i];
+    }
+    if (Ke && bc->type == FEA_BC_ROBIN) /* one product per pair: Ke stays symmetric */
+      for (int i = 0; i < nb; i++)
+        for (int j = i; j < nb; j++) {
+          const double v = ds[q] * bc->alpha * pq[i] * pq[j];
+          Ke[i * nb + j] += v;
+          if (j != i) Ke[j * nb + i] += v;
+        }
+  }
+  return FEA_SUCCESS;
+}
+
+/* Face integrals of Lagrange element e on its natural boundary facets. */
+static fea_status lagrange_face_terms(const fea_problem *pb, fea_index e, int nb, double *Ke,
+                                      double *fe) {
+  const fea_lagrange_faces *lf = pb->lfaces;
+  fea_index first, n;
+  fea_lagrange_faces_of(lf, e, &first, &n);
+  if (n == 0) return FEA_SUCCESS;
+  const int dim = pb->space->dim, nq = lf->npts;
+  double *x = malloc((size_t)nq * (size_t)(dim + 1 + nb) * sizeof *x);
+  FEA_CHECK(x, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the face values of element %lld",
+            (long long)e);
+  double *ds = x + (size_t)nq * dim, *phi = ds + nq;
+  fea_status st = FEA_SUCCESS;
+  for (fea_index j = first; j < first + n && st == FEA_SUCCESS; j++) {
+    fea_lagrange_face_values(pb, j, x, ds, phi);
+    st = add_face_points(pb, lf->bc[j], nq, dim, x, ds, phi, nb, Ke, fe);
+  }
+  free(x);
+  return st;
+}
+
 /* Face integrals of element e on the problem's Neumann and Robin sides. */
 static fea_status face_terms(const fea_problem *pb, fea_index e, int nb, double *Ke, double *fe) {
+  if (pb->lfaces) return lagrange_face_terms(pb, e, nb, Ke, fe);
   const fea_space *s = pb->space;
   const int dim = s->dim;
   int nq = 1;
@@ -260,25 +307,7 @@ static fea_status face_terms(const fea_problem *pb, fea_index e, int nb, double 
     st = fea_bspline_face_values(s, e, side, qf, &touches, x, ds, phi);
     if (st != FEA_SUCCESS || !touches) continue;
     const fea_boundary_condition *bc = &pb->desc.sides[side];
-    const int npts = dim == 1 ? 1 : qf->npts;
-    for (int q = 0; q < npts; q++) {
-      const double *xq = x + (size_t)q * dim, *pq = phi + (size_t)q * nb;
-      if (fe && bc->flux) {
-        const double h = bc->flux(xq, bc->flux_user);
-        if (!isfinite(h)) {
-          st = bad_point(pb, "the boundary flux h", h, xq, dim);
-          break;
-        }
-        for (int i = 0; i < nb; i++) fe[i] += ds[q] * h * pq[i];
-      }
-      if (Ke && bc->type == FEA_BC_ROBIN) /* one product per pair: Ke stays symmetric */
-        for (int i = 0; i < nb; i++)
-          for (int j = i; j < nb; j++) {
-            const double v = ds[q] * bc->alpha * pq[i] * pq[j];
-            Ke[i * nb + j] += v;
-            if (j != i) Ke[j * nb + i] += v;
-          }
-    }
+    st = add_face_points(pb, bc, dim == 1 ? 1 : qf->npts, dim, x, ds, phi, nb, Ke, fe);
   }
   free(x);
   return st;

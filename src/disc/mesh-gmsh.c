@@ -1,14 +1,18 @@
 /* Reader of Gmsh .msh files, format 4.1 ASCII.
  *
- * Sections: $MeshFormat must come first; $Nodes, then $Elements, are read;
- * every other section ($PhysicalNames, $Entities, $Periodic, $NodeData, ...,
- * and unknown ones) is skipped up to its $End line, as the format asks of
- * readers. The cells of the highest dimension present make the mesh, whose
- * space dimension is that dimension: a 2D mesh must lie in a plane z = const,
- * a 1D mesh on a line y = z = const. Only the nodes those cells use are kept
- * (a node no cell uses would become a DoF without an element), renumbered
- * densely in their order in $Nodes. Lower-dimensional elements are checked
- * (their node tags must be defined) and skipped.
+ * Sections: $MeshFormat must come first; $Nodes, then $Elements, are read,
+ * and $PhysicalNames and $Entities for the physical groups; every other
+ * section ($Periodic, $NodeData, ..., and unknown ones) is skipped up to its
+ * $End line, as the format asks of readers. The cells of the highest
+ * dimension present make the mesh, whose space dimension is that dimension:
+ * a 2D mesh must lie in a plane z = const, a 1D mesh on a line y = z =
+ * const. Only the nodes those cells use are kept (a node no cell uses would
+ * become a DoF without an element), renumbered densely in their order in
+ * $Nodes. Lower-dimensional elements are checked (their node tags must be
+ * defined); those one dimension below the cells whose nodes the cells use
+ * are kept as the mesh's boundary facets, each with the physical groups of
+ * its entity ($Entities) and their names ($PhysicalNames), when the file has
+ * groups of that dimension (mesh-boundary.h); the others are skipped.
  *
  * Everything is checked, and every failure is FEA_ERR_IO "path:LINE: what",
  * except well-formed input the library cannot represent (binary files, other
@@ -21,6 +25,7 @@
  * reader never reorders nodes behind the user's back. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -31,6 +36,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "mesh-boundary.h"
 #include "mesh.h"
 
 #define MAX_LINE ((size_t)1 << 20) /* longer lines are corrupt, not Gmsh's */
@@ -102,6 +108,29 @@ struct reader {
   fea_index *cell_tag;
   long long *cell_line;
   unsigned char *elem_seen; /* element tags met, for duplicates */
+
+  /* Elements of dimension 0 to 2, whatever the top dimension turns out to
+   * be: those one below it become the boundary facets. */
+  fea_index num_low, low_cap;
+  fea_index *low_nodes;   /* num_low x FEA_FACET_MAX_NODES file node indices, -1 padded */
+  unsigned char *low_dim; /* the element's dimension */
+  int *low_entity;        /* its entity tag (0: out of range, matches no entity) */
+
+  /* $Entities: the points, curves and surfaces (dimensions 0 to 2) with
+   * their physical tags ent_phys[ent_start[i] .. ent_start[i + 1]). */
+  long long entities_line; /* of the section, for messages; 0 when absent */
+  int num_ents;
+  unsigned char *ent_dim;
+  int *ent_tag, *ent_start, *ent_phys;
+  long long *ent_line;
+
+  /* $PhysicalNames: dimension, tag and name of each named group. */
+  long long names_line; /* 0 when absent */
+  int num_names;
+  unsigned char *name_dim;
+  int *name_tag;
+  char **name_str;
+  long long *name_line;
 };
 
 /* "path:LINE: message" as error `code`, raised in the name of the caller
@@ -447,6 +476,194 @@ static fea_status read_nodes(struct reader *r) {
   return FEA_SUCCESS;
 }
 
+/* A tag that must be positive and fit an int (entity and physical tags). */
+static fea_status get_tag(struct reader *r, const char **p, const char *what, int *v) {
+  long long t;
+  FEA_CALL(get_int(r, p, what, &t));
+  if (t < 1 || t > INT_MAX) return FAIL(r, "%s %lld is outside 1..%d", what, t, INT_MAX);
+  *v = (int)t;
+  return FEA_SUCCESS;
+}
+
+/* Room for one more physical tag of an entity. */
+static fea_status grow_phys(struct reader *r, int *cap, int used) {
+  if (used < *cap) return FEA_SUCCESS;
+  const int grown_cap = *cap ? 2 * *cap : 64;
+  int *grown = realloc(r->ent_phys, (size_t)grown_cap * sizeof *grown);
+  if (!grown)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d physical tags", grown_cap);
+  r->ent_phys = grown;
+  *cap = grown_cap;
+  return FEA_SUCCESS;
+}
+
+/* Two entities or names with the same (dimension, tag): the first index
+ * after sorting them, or -1. */
+struct dim_tag {
+  int dim, tag, index;
+};
+
+static int cmp_dim_tag(const void *pa, const void *pb) {
+  const struct dim_tag *a = pa, *b = pb;
+  if (a->dim != b->dim) return a->dim < b->dim ? -1 : 1;
+  if (a->tag != b->tag) return a->tag < b->tag ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+static fea_status find_repeat(struct reader *r, int n, const unsigned char *dim, const int *tag,
+                              int *first, int *second) {
+  *first = *second = -1;
+  struct dim_tag *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  if (!v) return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to sort %d tags", n);
+  for (int i = 0; i < n; i++) v[i] = (struct dim_tag){dim[i], tag[i], i};
+  qsort(v, (size_t)n, sizeof *v, cmp_dim_tag);
+  for (int i = 1; i < n && *first < 0; i++)
+    if (v[i].dim == v[i - 1].dim && v[i].tag == v[i - 1].tag) {
+      *first = v[i - 1].index;
+      *second = v[i].index;
+    }
+  free(v);
+  return FEA_SUCCESS;
+}
+
+/* $Entities: points, curves, surfaces and volumes, each on one line with
+ * its tag, position or bounding box, physical tags and (but points) bounding
+ * entities. The physical tags of dimensions 0 to 2 are kept. */
+static fea_status read_entities(struct reader *r) {
+  static const char *sec = "$Entities";
+  r->entities_line = r->line;
+  /* An entity takes at least "1 0 0 0 0\n". */
+  const long long max_ents = r->size / 10;
+  FEA_CALL(need_line(r, sec, "the line 'numPoints numCurves numSurfaces numVolumes'"));
+  const char *p = r->buf;
+  long long n[4];
+  static const char *const counts[4] = {"the number of points", "the number of curves",
+                                        "the number of surfaces", "the number of volumes"};
+  for (int d = 0; d < 4; d++) FEA_CALL(get_count(r, &p, counts[d], max_ents, &n[d]));
+  FEA_CALL(line_end(r, p, counts[3]));
+  const long long kept = n[0] + n[1] + n[2];
+  if (kept + n[3] > max_ents)
+    return FAIL(r, "%lld entities are more than a file of %lld bytes can hold", kept + n[3],
+                r->size);
+  if (kept > INT_MAX / 2)
+    return UNSUPPORTED(r, "%lld points, curves and surfaces are more than %d", kept, INT_MAX / 2);
+  const size_t m = (size_t)(kept > 0 ? kept : 1);
+  r->ent_dim = malloc(m * sizeof *r->ent_dim);
+  r->ent_tag = malloc(m * sizeof *r->ent_tag);
+  r->ent_start = malloc((m + 1) * sizeof *r->ent_start);
+  r->ent_line = malloc(m * sizeof *r->ent_line);
+  if (!r->ent_dim || !r->ent_tag || !r->ent_start || !r->ent_line)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld entities", kept);
+  static const char *const tags[4] = {"a point tag", "a curve tag", "a surface tag",
+                                      "a volume tag"};
+  static const char *const bounds[4] = {"", "the number of bounding points",
+                                        "the number of bounding curves",
+                                        "the number of bounding surfaces"};
+  int cap = 0, used = 0;
+  r->ent_start[0] = 0;
+  for (int d = 0; d < 4; d++)
+    for (long long i = 0; i < n[d]; i++) {
+      FEA_CALL(need_line(r, sec,
+                         d == 0 ? "a point 'tag x y z numPhysicalTags ...'"
+                                : "an entity 'tag minX minY minZ maxX maxY maxZ "
+                                  "numPhysicalTags ...'"));
+      p = r->buf;
+      int tag;
+      FEA_CALL(get_tag(r, &p, tags[d], &tag));
+      for (int k = 0; k < (d == 0 ? 3 : 6); k++) {
+        double x;
+        FEA_CALL(get_real(r, &p, d == 0 ? "a coordinate" : "a bounding box coordinate", &x));
+      }
+      long long nphys;
+      FEA_CALL(get_count(r, &p, "the number of physical tags", (long long)INT_MAX, &nphys));
+      for (long long k = 0; k < nphys; k++) {
+        int phys;
+        FEA_CALL(get_tag(r, &p, "a physical tag", &phys));
+        if (d == 3) continue;
+        if (used >= INT_MAX / 2)
+          return UNSUPPORTED(r, "more than %d physical tags on entities", INT_MAX / 2);
+        FEA_CALL(grow_phys(r, &cap, used));
+        r->ent_phys[used++] = phys;
+      }
+      if (d > 0) {
+        long long nb, t;
+        FEA_CALL(get_count(r, &p, bounds[d], (long long)INT_MAX, &nb));
+        for (long long k = 0; k < nb; k++) FEA_CALL(get_int(r, &p, "a bounding entity tag", &t));
+      }
+      FEA_CALL(line_end(r, p, "the entity"));
+      if (d == 3) continue;
+      const int e = r->num_ents++;
+      r->ent_dim[e] = (unsigned char)d;
+      r->ent_tag[e] = tag;
+      r->ent_line[e] = r->line;
+      r->ent_start[e + 1] = used;
+    }
+  int first, second;
+  FEA_CALL(find_repeat(r, r->num_ents, r->ent_dim, r->ent_tag, &first, &second));
+  if (first >= 0)
+    return FAIL_AT(r, FEA_ERR_IO, r->ent_line[second],
+                   "entity %d of dimension %d is defined twice (first at line %lld)",
+                   r->ent_tag[second], r->ent_dim[second], r->ent_line[first]);
+  return expect_text(r, "$EndEntities", "the entities");
+}
+
+/* $PhysicalNames: 'dimension physicalTag "name"' per group. */
+static fea_status read_physical_names(struct reader *r) {
+  static const char *sec = "$PhysicalNames";
+  r->names_line = r->line;
+  /* A name takes at least '0 1 ""\n'. */
+  const long long max_names = r->size / 7;
+  FEA_CALL(need_line(r, sec, "the number of physical names"));
+  const char *p = r->buf;
+  long long n;
+  FEA_CALL(get_count(r, &p, "the number of physical names", max_names, &n));
+  FEA_CALL(line_end(r, p, "the number of physical names"));
+  if (n > INT_MAX / 2)
+    return UNSUPPORTED(r, "%lld physical names are more than %d", n, INT_MAX / 2);
+  const size_t m = (size_t)(n > 0 ? n : 1);
+  r->name_dim = malloc(m * sizeof *r->name_dim);
+  r->name_tag = malloc(m * sizeof *r->name_tag);
+  r->name_line = malloc(m * sizeof *r->name_line);
+  r->name_str = calloc(m, sizeof *r->name_str);
+  if (!r->name_dim || !r->name_tag || !r->name_line || !r->name_str)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld physical names", n);
+  for (long long i = 0; i < n; i++) {
+    FEA_CALL(need_line(r, sec, "a physical name 'dimension physicalTag \"name\"'"));
+    p = r->buf;
+    long long dim;
+    int tag;
+    FEA_CALL(get_int(r, &p, "the dimension of a physical group", &dim));
+    if (dim < 0 || dim > 3)
+      return FAIL(r, "physical group dimension %lld is not 0, 1, 2 or 3", dim);
+    FEA_CALL(get_tag(r, &p, "a physical tag", &tag));
+    p = skip_blanks(p);
+    char tok[32];
+    if (*p != '"')
+      return FAIL(r, "expected the group's name in double quotes, found '%s'",
+                  *p ? show(p, tok) : "the end of the line");
+    const char *end = strchr(p + 1, '"');
+    if (!end) return FAIL(r, "the name of physical group %d has no closing '\"'", tag);
+    FEA_CALL(line_end(r, end + 1, "the group's name"));
+    const size_t len = (size_t)(end - p - 1);
+    char *name = malloc(len + 1);
+    if (!name) return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a name");
+    memcpy(name, p + 1, len);
+    name[len] = '\0';
+    const int k = r->num_names++;
+    r->name_str[k] = name;
+    r->name_dim[k] = (unsigned char)dim;
+    r->name_tag[k] = tag;
+    r->name_line[k] = r->line;
+  }
+  int first, second;
+  FEA_CALL(find_repeat(r, r->num_names, r->name_dim, r->name_tag, &first, &second));
+  if (first >= 0)
+    return FAIL_AT(r, FEA_ERR_IO, r->name_line[second],
+                   "physical group %d of dimension %d is named twice (first at line %lld)",
+                   r->name_tag[second], r->name_dim[second], r->name_line[first]);
+  return expect_text(r, "$EndPhysicalNames", "the physical names");
+}
+
 static const struct gmsh_type *find_type(long long id) {
   for (size_t i = 0; i < sizeof gmsh_types / sizeof gmsh_types[0]; i++)
     if (gmsh_types[i].id == id) return &gmsh_types[i];
@@ -466,6 +683,23 @@ static fea_status grow_cells(struct reader *r) {
   if (!nodes || !tags || !lines)
     return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld cells", (long long)cap);
   r->cells_cap = cap;
+  return FEA_SUCCESS;
+}
+
+/* Room for one more element of dimension 0 to 2. */
+static fea_status grow_low(struct reader *r) {
+  if (r->num_low < r->low_cap) return FEA_SUCCESS;
+  fea_index cap = r->low_cap ? 2 * r->low_cap : 256;
+  fea_index *nodes = realloc(r->low_nodes, (size_t)cap * FEA_FACET_MAX_NODES * sizeof *nodes);
+  if (nodes) r->low_nodes = nodes;
+  unsigned char *dims = realloc(r->low_dim, (size_t)cap * sizeof *dims);
+  if (dims) r->low_dim = dims;
+  int *ents = realloc(r->low_entity, (size_t)cap * sizeof *ents);
+  if (ents) r->low_entity = ents;
+  if (!nodes || !dims || !ents)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary elements",
+                     (long long)cap);
+  r->low_cap = cap;
   return FEA_SUCCESS;
 }
 
@@ -538,7 +772,7 @@ static fea_status read_elements(struct reader *r) {
                          "has one cell type",
                          r->top->name, r->top_line, type->name);
     }
-    const int keep = r->top == type;
+    const int keep = r->top == type, low = type->dim <= 2;
     for (long long i = 0; i < count; i++) {
       FEA_CALL(need_line(r, sec, "an element line 'elementTag nodeTag...'"));
       p = r->buf;
@@ -553,6 +787,13 @@ static fea_status read_elements(struct reader *r) {
         FEA_CALL(grow_cells(r));
         r->cell_tag[r->num_cells] = etg;
         r->cell_line[r->num_cells] = r->line;
+      }
+      if (low) {
+        FEA_CALL(grow_low(r));
+        fea_index *ln = r->low_nodes + r->num_low * FEA_FACET_MAX_NODES;
+        for (int k = 0; k < FEA_FACET_MAX_NODES; k++) ln[k] = -1;
+        r->low_dim[r->num_low] = (unsigned char)type->dim;
+        r->low_entity[r->num_low] = etag >= 1 && etag <= INT_MAX ? (int)etag : 0;
       }
       for (int k = 0; k < type->nodes; k++) {
         long long t;
@@ -570,9 +811,11 @@ static fea_status read_elements(struct reader *r) {
         fea_index v = r->index_of[t - r->min_tag];
         if (v < 0) return FAIL(r, "node tag %lld is not defined", t);
         if (keep) r->cell_nodes[r->num_cells * type->nodes + k] = v;
+        if (low) r->low_nodes[r->num_low * FEA_FACET_MAX_NODES + k] = v;
       }
       FEA_CALL(line_end(r, p, "the element's node tags"));
       if (keep) r->num_cells++;
+      if (low) r->num_low++;
     }
     done += count;
   }
@@ -629,6 +872,156 @@ static fea_status check_flat(const struct reader *r, const fea_index *new_index,
   return FEA_SUCCESS;
 }
 
+static int cmp_int(const void *pa, const void *pb) {
+  const int a = *(const int *)pa, b = *(const int *)pb;
+  return (a > b) - (a < b);
+}
+
+/* The entity of dimension dim and tag tag (its index), or -1: ents lists
+ * (tag, index) pairs of that dimension sorted by tag. */
+static int find_entity(const int (*ents)[2], int n, int tag) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (ents[mid][0] < tag)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && ents[lo][0] == tag ? ents[lo][1] : -1;
+}
+
+static int cmp_pair(const void *pa, const void *pb) {
+  const int *a = pa, *b = pb;
+  return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The groups of dimension fdim: their tags (ascending, distinct) into
+ * b->group_tag and names into b->group_name. */
+static fea_status collect_groups(struct reader *r, int fdim, fea_mesh_boundary *b) {
+  int n = 0;
+  for (int e = 0; e < r->num_ents; e++)
+    if (r->ent_dim[e] == fdim) n += r->ent_start[e + 1] - r->ent_start[e];
+  for (int i = 0; i < r->num_names; i++) n += r->name_dim[i] == fdim;
+  b->group_tag = malloc((size_t)(n > 0 ? n : 1) * sizeof *b->group_tag);
+  if (!b->group_tag)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d physical groups", n);
+  int k = 0;
+  for (int e = 0; e < r->num_ents; e++)
+    for (int j = r->ent_start[e]; r->ent_dim[e] == fdim && j < r->ent_start[e + 1]; j++)
+      b->group_tag[k++] = r->ent_phys[j];
+  for (int i = 0; i < r->num_names; i++)
+    if (r->name_dim[i] == fdim) b->group_tag[k++] = r->name_tag[i];
+  qsort(b->group_tag, (size_t)k, sizeof *b->group_tag, cmp_int);
+  int ng = 0;
+  for (int i = 0; i < k; i++)
+    if (i == 0 || b->group_tag[i] != b->group_tag[i - 1]) b->group_tag[ng++] = b->group_tag[i];
+  b->num_groups = ng;
+  b->group_name = calloc((size_t)(ng > 0 ? ng : 1), sizeof *b->group_name);
+  b->group_facets = calloc((size_t)(ng > 0 ? ng : 1), sizeof *b->group_facets);
+  if (!b->group_name || !b->group_facets)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d physical groups", ng);
+  for (int i = 0; i < r->num_names; i++) {
+    if (r->name_dim[i] != fdim) continue;
+    const int g = fea_mesh_boundary_find_tag(b, r->name_tag[i]);
+    const size_t len = strlen(r->name_str[i]);
+    b->group_name[g] = malloc(len + 1);
+    if (!b->group_name[g]) return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a name");
+    memcpy(b->group_name[g], r->name_str[i], len + 1);
+  }
+  return FEA_SUCCESS;
+}
+
+/* The entities of dimension fdim with groups (each group once) into
+ * b->entity_start / group_of, and a (tag, entity) table sorted by tag. */
+static fea_status collect_entities(struct reader *r, int fdim, fea_mesh_boundary *b,
+                                   int (**table)[2]) {
+  int ne = 0, nphys = 0;
+  for (int e = 0; e < r->num_ents; e++)
+    if (r->ent_dim[e] == fdim && r->ent_start[e + 1] > r->ent_start[e]) {
+      ne++;
+      nphys += r->ent_start[e + 1] - r->ent_start[e];
+    }
+  b->entity_start = malloc((size_t)(ne + 1) * sizeof *b->entity_start);
+  b->group_of = malloc((size_t)(nphys > 0 ? nphys : 1) * sizeof *b->group_of);
+  *table = malloc((size_t)(ne > 0 ? ne : 1) * sizeof **table);
+  if (!b->entity_start || !b->group_of || !*table)
+    return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d entities", ne);
+  int k = 0, used = 0;
+  b->entity_start[0] = 0;
+  for (int e = 0; e < r->num_ents; e++) {
+    if (r->ent_dim[e] != fdim || r->ent_start[e + 1] == r->ent_start[e]) continue;
+    for (int j = r->ent_start[e]; j < r->ent_start[e + 1]; j++) {
+      const int g = fea_mesh_boundary_find_tag(b, r->ent_phys[j]);
+      int seen = 0; /* a tag an entity lists twice counts once */
+      for (int i = b->entity_start[k]; i < used && !seen; i++) seen = b->group_of[i] == g;
+      if (!seen) b->group_of[used++] = g;
+    }
+    (*table)[k][0] = r->ent_tag[e];
+    (*table)[k][1] = k;
+    b->entity_start[++k] = used;
+  }
+  b->num_entities = ne;
+  qsort(*table, (size_t)ne, sizeof **table, cmp_pair);
+  return FEA_SUCCESS;
+}
+
+/* The boundary facets with their groups (mesh-boundary.h) into m, when the
+ * file has physical groups of dimension dim - 1: its elements of that
+ * dimension whose nodes the cells use, in file order. */
+static fea_status build_boundary(struct reader *r, const fea_index *new_index, fea_mesh *m) {
+  const int fdim = m->dim - 1;
+  fea_mesh_boundary *b = calloc(1, sizeof *b);
+  if (!b) return FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the boundary");
+  int(*table)[2] = NULL;
+  fea_status s = collect_groups(r, fdim, b);
+  if (s == FEA_SUCCESS && b->num_groups == 0) { /* nothing to name: keep nothing */
+    fea_mesh_boundary_free(b);
+    return FEA_SUCCESS;
+  }
+  if (s == FEA_SUCCESS) s = collect_entities(r, fdim, b, &table);
+  fea_index nf = 0;
+  for (fea_index i = 0; i < r->num_low && s == FEA_SUCCESS; i++) {
+    int used = r->low_dim[i] == fdim;
+    for (int k = 0; k < FEA_FACET_MAX_NODES && used; k++) {
+      const fea_index v = r->low_nodes[i * FEA_FACET_MAX_NODES + k];
+      used = v < 0 || new_index[v] >= 0;
+    }
+    nf += used;
+  }
+  if (s == FEA_SUCCESS) {
+    b->facet_nodes = malloc((size_t)(nf > 0 ? nf : 1) * FEA_FACET_MAX_NODES *
+                            sizeof *b->facet_nodes);
+    b->facet_entity = malloc((size_t)(nf > 0 ? nf : 1) * sizeof *b->facet_entity);
+    if (!b->facet_nodes || !b->facet_entity)
+      s = FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary facets",
+                    (long long)nf);
+  }
+  for (fea_index i = 0; i < r->num_low && s == FEA_SUCCESS; i++) {
+    int used = r->low_dim[i] == fdim;
+    fea_index nodes[FEA_FACET_MAX_NODES];
+    for (int k = 0; k < FEA_FACET_MAX_NODES && used; k++) {
+      const fea_index v = r->low_nodes[i * FEA_FACET_MAX_NODES + k];
+      used = v < 0 || new_index[v] >= 0;
+      nodes[k] = v < 0 ? -1 : new_index[v];
+    }
+    if (!used) continue;
+    const fea_index f = b->num_facets++;
+    memcpy(b->facet_nodes + f * FEA_FACET_MAX_NODES, nodes, sizeof nodes);
+    const int e = find_entity((const int(*)[2])table, b->num_entities, r->low_entity[i]);
+    b->facet_entity[f] = e;
+    for (int j = e < 0 ? 0 : b->entity_start[e]; e >= 0 && j < b->entity_start[e + 1]; j++)
+      b->group_facets[b->group_of[j]]++;
+  }
+  free(table);
+  if (s != FEA_SUCCESS) {
+    fea_mesh_boundary_free(b);
+    return s;
+  }
+  m->boundary = b;
+  return FEA_SUCCESS;
+}
+
 static fea_status build_mesh(struct reader *r, fea_mesh **out) {
   if (!r->top || r->num_cells == 0)
     return FAIL_AT(r, FEA_ERR_IO, r->line,
@@ -653,7 +1046,6 @@ static fea_status build_mesh(struct reader *r, fea_mesh **out) {
     if (new_index[i] >= 0)
       memcpy(m->coords + new_index[i] * dim, r->xyz + 3 * i, (size_t)dim * sizeof(double));
   for (fea_index j = 0; j < r->num_cells * npc; j++) m->cells[j] = new_index[r->cell_nodes[j]];
-  free(new_index);
 
   char why[160], tags[160];
   for (fea_index c = 0; c < m->num_cells; c++) {
@@ -665,6 +1057,13 @@ static fea_status build_mesh(struct reader *r, fea_mesh **out) {
                 inverted ? "; libfeaccel does not reorder nodes: reverse the orientation of that "
                            "entity in Gmsh (e.g. gmsh.model.mesh.reverse())"
                          : "");
+    fea_object_release(m);
+    free(new_index);
+    return s;
+  }
+  s = build_boundary(r, new_index, m);
+  free(new_index);
+  if (s != FEA_SUCCESS) {
     fea_object_release(m);
     return s;
   }
@@ -710,6 +1109,15 @@ static fea_status read_file(struct reader *r, fea_mesh **out) {
         return FAIL(r, "a second $Elements section (the first is at line %lld)", elements_at);
       elements_at = r->line;
       FEA_CALL(read_elements(r));
+    } else if (strcmp(name, "Entities") == 0) {
+      if (r->entities_line)
+        return FAIL(r, "a second $Entities section (the first is at line %lld)", r->entities_line);
+      FEA_CALL(read_entities(r));
+    } else if (strcmp(name, "PhysicalNames") == 0) {
+      if (r->names_line)
+        return FAIL(r, "a second $PhysicalNames section (the first is at line %lld)",
+                    r->names_line);
+      FEA_CALL(read_physical_names(r));
     } else {
       FEA_CALL(skip_section(r, name));
     }
@@ -767,6 +1175,19 @@ fea_status fea_mesh_gmsh_read(fea_context *ctx, const char *path, fea_mesh **out
   free(r->cell_tag);
   free(r->cell_line);
   free(r->elem_seen);
+  free(r->low_nodes);
+  free(r->low_dim);
+  free(r->low_entity);
+  free(r->ent_dim);
+  free(r->ent_tag);
+  free(r->ent_start);
+  free(r->ent_phys);
+  free(r->ent_line);
+  for (int i = 0; i < r->num_names; i++) free(r->name_str[i]);
+  free(r->name_str);
+  free(r->name_dim);
+  free(r->name_tag);
+  free(r->name_line);
   free(r);
   return s;
 }

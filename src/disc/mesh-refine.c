@@ -15,12 +15,17 @@
  *
  * The fine mesh of a structured mesh is not marked structured: its numbering
  * is coarse-nodes-first, not lexicographic, and Cartesian shortcuts (the 2^d
- * coloring formula) would be wrong on it. */
+ * coloring formula) would be wrong on it.
+ *
+ * The boundary facets of a mesh read from Gmsh (mesh-boundary.h) are split
+ * with the cells' edges and faces, each child in its parent's physical
+ * groups, so that a refined mesh keeps its boundary parts. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "mesh-boundary.h"
 #include "mesh.h"
 
 /* ---- a set of keys of K sorted node numbers, numbered in insertion order ---------------------- */
@@ -82,6 +87,22 @@ static fea_index keyset_insert(struct keyset *s, const fea_index *v) {
   memcpy(s->keys + id * s->K, key, (size_t)s->K * sizeof *key);
   s->slots[slot] = id;
   return id;
+}
+
+/* Number of the key of nodes v[0..K) (any order), or -1 when it is not in the set. */
+static fea_index keyset_find(const struct keyset *s, const fea_index *v) {
+  fea_index key[4];
+  for (int i = 0; i < s->K; i++) {
+    fea_index x = v[i];
+    int j = i;
+    for (; j > 0 && key[j - 1] > x; j--) key[j] = key[j - 1];
+    key[j] = x;
+  }
+  for (size_t slot = (size_t)hash_key(key, s->K) & s->mask;; slot = (slot + 1) & s->mask) {
+    const fea_index id = s->slots[slot];
+    if (id < 0) return -1;
+    if (memcmp(s->keys + id * s->K, key, (size_t)s->K * sizeof *key) == 0) return id;
+  }
 }
 
 /* ---- the sub-lattice of a cell ---------------------------------------------------------------- */
@@ -154,6 +175,107 @@ static void mean_of(const fea_mesh *coarse, const fea_index *nodes, int count, d
     for (int i = 0; i < count; i++) sum += coarse->coords[nodes[i] * dim + k];
     x[k] = sum / count;
   }
+}
+
+/* The children of boundary facet f (nodes fn, nv of them) in fine numbers,
+ * FEA_FACET_MAX_NODES each; their count, 0 when the facet is no edge or
+ * face of a cell (no problem can use it then: it is dropped). A point stays
+ * itself, a line splits at its edge's midpoint, a quad (nodes in cyclic
+ * order, as Gmsh lists them) around its face's center. */
+static int facet_children(const fea_index *fn, int nv, const struct keyset *edges,
+                          const struct keyset *faces, const fea_index base[3], fea_index *out) {
+  for (int i = 0; i < 4 * FEA_FACET_MAX_NODES; i++) out[i] = -1;
+  if (nv == 1) {
+    out[0] = fn[0];
+    return 1;
+  }
+  if (nv != 2 && nv != 4) return 0;   /* triangles: tetrahedra are not refined */
+  const int nedges = nv == 2 ? 1 : 4; /* a line is its own edge */
+  fea_index mid[4];
+  for (int i = 0; i < nedges; i++) {
+    const fea_index e[2] = {fn[i], fn[(i + 1) % nv]};
+    const fea_index id = keyset_find(edges, e);
+    if (id < 0) return 0;
+    mid[i] = base[0] + id;
+  }
+  if (nv == 2) {
+    out[0] = fn[0];
+    out[1] = mid[0];
+    out[FEA_FACET_MAX_NODES] = mid[0];
+    out[FEA_FACET_MAX_NODES + 1] = fn[1];
+    return 2;
+  }
+  const fea_index id = keyset_find(faces, fn);
+  if (id < 0) return 0;
+  const fea_index ctr = base[1] + id;
+  for (int l = 0; l < 4; l++) { /* around corner l: it, the next midpoint, the center, the last */
+    fea_index *child = out + l * FEA_FACET_MAX_NODES;
+    child[0] = fn[l];
+    child[1] = mid[l];
+    child[2] = ctr;
+    child[3] = mid[(l + 3) % 4];
+  }
+  return 4;
+}
+
+/* The coarse mesh's boundary facets and groups, refined, into m. */
+static fea_status refine_boundary(const fea_mesh *coarse, const struct keyset *edges,
+                                  const struct keyset *faces, const fea_index base[3],
+                                  fea_mesh *m) {
+  const fea_mesh_boundary *cb = coarse->boundary;
+  if (!cb) return FEA_SUCCESS;
+  fea_mesh_boundary *b = calloc(1, sizeof *b);
+  const size_t ng = (size_t)(cb->num_groups > 0 ? cb->num_groups : 1);
+  const size_t ne = (size_t)cb->num_entities, nof = (size_t)cb->entity_start[ne];
+  const size_t nf = (size_t)(cb->num_facets > 0 ? cb->num_facets : 1) * 4;
+  if (b) {
+    b->group_tag = malloc(ng * sizeof *b->group_tag);
+    b->group_name = calloc(ng, sizeof *b->group_name);
+    b->group_facets = calloc(ng, sizeof *b->group_facets);
+    b->entity_start = malloc((ne + 1) * sizeof *b->entity_start);
+    b->group_of = malloc((nof > 0 ? nof : 1) * sizeof *b->group_of);
+    b->facet_nodes = malloc(nf * FEA_FACET_MAX_NODES * sizeof *b->facet_nodes);
+    b->facet_entity = malloc(nf * sizeof *b->facet_entity);
+  }
+  int ok = b && b->group_tag && b->group_name && b->group_facets && b->entity_start &&
+           b->group_of && b->facet_nodes && b->facet_entity;
+  for (int g = 0; ok && g < cb->num_groups; g++) {
+    b->num_groups = g + 1; /* names so far are freed on failure */
+    b->group_tag[g] = cb->group_tag[g];
+    if (cb->group_name[g]) {
+      const size_t len = strlen(cb->group_name[g]);
+      b->group_name[g] = malloc(len + 1);
+      if (b->group_name[g]) memcpy(b->group_name[g], cb->group_name[g], len + 1);
+      ok = b->group_name[g] != NULL;
+    }
+  }
+  if (!ok) {
+    fea_mesh_boundary_free(b);
+    return FEA_ERROR(coarse->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary facets",
+                     (long long)nf);
+  }
+  b->num_groups = cb->num_groups;
+  b->num_entities = cb->num_entities;
+  memcpy(b->entity_start, cb->entity_start, (ne + 1) * sizeof *b->entity_start);
+  memcpy(b->group_of, cb->group_of, nof * sizeof *b->group_of);
+  for (fea_index f = 0; f < cb->num_facets; f++) {
+    const fea_index *fn = cb->facet_nodes + f * FEA_FACET_MAX_NODES;
+    int nv = 0;
+    while (nv < FEA_FACET_MAX_NODES && fn[nv] >= 0) nv++;
+    fea_index children[4 * FEA_FACET_MAX_NODES];
+    const int k = facet_children(fn, nv, edges, faces, base, children);
+    const int e = cb->facet_entity[f];
+    for (int l = 0; l < k; l++) {
+      const fea_index at = b->num_facets++;
+      memcpy(b->facet_nodes + at * FEA_FACET_MAX_NODES, children + l * FEA_FACET_MAX_NODES,
+             FEA_FACET_MAX_NODES * sizeof *children);
+      b->facet_entity[at] = e;
+      for (int j = e < 0 ? 0 : b->entity_start[e]; e >= 0 && j < b->entity_start[e + 1]; j++)
+        b->group_facets[b->group_of[j]]++;
+    }
+  }
+  m->boundary = b;
+  return FEA_SUCCESS;
 }
 
 fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine) {
@@ -235,8 +357,13 @@ fea_status fea_mesh_build_refined(const fea_mesh *coarse, fea_mesh **fine) {
       }
     }
   }
+  s = refine_boundary(coarse, &edges, &faces, base, m);
   keyset_free(&edges);
   keyset_free(&faces);
+  if (s != FEA_SUCCESS) {
+    fea_object_release(m);
+    return s;
+  }
   *fine = m;
   return FEA_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "error.h"
 #include "mesh.h"
+#include "mesh-boundary.h"
 
 const int fea_cell_corner_bits[8] = {0, 1, 3, 2, 4, 5, 7, 6};
 
@@ -56,6 +57,7 @@ static void mesh_free(void *object) {
   free(mesh->coords);
   free(mesh->cells);
   free(mesh->parents);
+  fea_mesh_boundary_free(mesh->boundary);
   free(mesh);
 }
 

@@ -45,6 +45,9 @@ typedef struct lagrange_impl {
   fea_lagrange_element el;
   fea_index *cell_dofs; /* num_cells * nb, local order of el */
   double *dof_coords;   /* num_dofs * mesh dim */
+  /* The boundary facets (held by one cell): c * facets per cell + local
+   * facet, ascending; natural boundary conditions integrate over them. */
+  fea_index *bfacets, num_bfacets;
   /* Built by the first locate() that needs it; element loops may run on
    * several threads, so the build is serialized. */
   pthread_mutex_t grid_lock;
@@ -335,6 +338,7 @@ static void impl_free(lagrange_impl *L) {
   pthread_mutex_destroy(&L->grid_lock);
   free(L->cell_dofs);
   free(L->dof_coords);
+  free(L->bfacets);
   free(L->grid.start);
   free(L->grid.cells);
   free(L);
@@ -345,7 +349,7 @@ static void impl_free(lagrange_impl *L) {
  * DoFs too, since DoF = node number; no element couples them to anything, so
  * they are listed here as well, where Dirichlet elimination fixes them,
  * rather than left as empty rows that make every system singular. */
-static fea_status collect_boundary(const fea_mesh *m, const lagrange_impl *L, const cell_topo *t,
+static fea_status collect_boundary(const fea_mesh *m, lagrange_impl *L, const cell_topo *t,
                                    const fea_index *facet_id, const int *facet_mult,
                                    fea_index num_dofs, fea_index **out, fea_index *count) {
   unsigned char *mark = malloc((size_t)num_dofs);
@@ -355,9 +359,18 @@ static fea_status collect_boundary(const fea_mesh *m, const lagrange_impl *L, co
   memset(mark, 1, (size_t)m->num_nodes);
   for (fea_index i = 0; i < m->num_cells * m->nodes_per_cell; i++) mark[m->cells[i]] = 0;
   int nb = L->el.nb;
+  fea_index nbf = 0;
+  for (fea_index i = 0; i < m->num_cells * t->nfacet; i++) nbf += facet_mult[facet_id[i]] == 1;
+  L->bfacets = malloc((size_t)(nbf > 0 ? nbf : 1) * sizeof *L->bfacets);
+  if (!L->bfacets) {
+    free(mark);
+    return FEA_ERROR(m->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary facets",
+                     (long long)nbf);
+  }
   for (fea_index c = 0; c < m->num_cells; c++)
     for (int f = 0; f < t->nfacet; f++) {
       if (facet_mult[facet_id[c * t->nfacet + f]] != 1) continue;
+      L->bfacets[L->num_bfacets++] = c * t->nfacet + f;
       unsigned fmask = 0;
       for (int j = 0; j < t->facet_nv; j++) fmask |= 1u << t->facet[f][j];
       for (int i = 0; i < nb; i++)
@@ -705,7 +718,9 @@ static fea_status lagrange_locate(fea_space *s, const double *x, fea_index *e, d
   lagrange_impl *L = s->impl;
   const int d = m->dim;
   FEA_CALL(check_own_dimension(s, "point location"));
-  if (m->structured && !m->simplices && locate_structured(m, x, e, ref)) return FEA_SUCCESS;
+  /* A mapped mesh's box says nothing of where its cells are: search. */
+  if (m->structured && !m->mapped && !m->simplices && locate_structured(m, x, e, ref))
+    return FEA_SUCCESS;
   FEA_CALL(ensure_grid(s, L));
   const locate_grid *G = &L->grid;
   int inside_box = 1;
@@ -817,4 +832,24 @@ const fea_lagrange_element *fea_space_lagrange_element(const fea_space *s) {
 
 const double *fea_space_lagrange_dof_coords(const fea_space *s) {
   return s->kind == FEA_SPACE_LAGRANGE ? ((const lagrange_impl *)s->impl)->dof_coords : NULL;
+}
+
+int fea_cell_num_facets(fea_cell_type type) {
+  cell_topo t;
+  topo_init(type, &t);
+  return t.nfacet;
+}
+
+int fea_cell_facet_vertices(fea_cell_type type, int f, int v[4]) {
+  cell_topo t;
+  topo_init(type, &t);
+  if (f < 0 || f >= t.nfacet) return 0;
+  for (int j = 0; j < t.facet_nv; j++) v[j] = t.facet[f][j];
+  return t.facet_nv;
+}
+
+const fea_index *fea_space_lagrange_boundary_facets(const fea_space *s, fea_index *count) {
+  const lagrange_impl *L = s->kind == FEA_SPACE_LAGRANGE ? s->impl : NULL;
+  *count = L ? L->num_bfacets : 0;
+  return L ? L->bfacets : NULL;
 }

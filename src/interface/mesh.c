@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "memory-limit.h"
+#include "mesh-boundary.h"
 #include "mesh.h"
 #include "struct-copy.h"
 
@@ -186,6 +187,39 @@ fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_mesh **out
   FEA_CHECK_NULL(out, ctx);
   FEA_CHECK(path[0] != '\0', ctx, FEA_ERR_INVALID_ARG, "path is empty");
   return fea_mesh_gmsh_read(ctx, path, out);
+}
+
+fea_status fea_mesh_get_boundary_groups(const fea_mesh *mesh, int capacity, int *tags,
+                                        fea_index *num_facets, int *count) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(mesh, NULL);
+  FEA_CHECK_NULL(count, mesh->ctx);
+  FEA_CHECK(capacity >= 0, mesh->ctx, FEA_ERR_INVALID_ARG, "capacity = %d is negative", capacity);
+  FEA_CHECK(tags || capacity == 0, mesh->ctx, FEA_ERR_INVALID_ARG,
+            "argument 'tags' is NULL but capacity = %d", capacity);
+  const fea_mesh_boundary *b = mesh->boundary;
+  const int n = b ? b->num_groups : 0;
+  *count = n;
+  if (capacity == 0) return FEA_SUCCESS;
+  FEA_CHECK(capacity >= n, mesh->ctx, FEA_ERR_DIMENSION,
+            "capacity = %d is below the mesh's %d boundary groups", capacity, n);
+  for (int g = 0; g < n; g++) {
+    tags[g] = b->group_tag[g];
+    if (num_facets) num_facets[g] = b->group_facets[g];
+  }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mesh_get_boundary_group_name(const fea_mesh *mesh, int tag, const char **name) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(mesh, NULL);
+  FEA_CHECK_NULL(name, mesh->ctx);
+  const int g = fea_mesh_boundary_find_tag(mesh->boundary, tag);
+  FEA_CHECK(g >= 0, mesh->ctx, FEA_ERR_INVALID_ARG,
+            "physical tag %d is not a group of the mesh's boundary (%d groups)", tag,
+            mesh->boundary ? mesh->boundary->num_groups : 0);
+  *name = mesh->boundary->group_name[g];
+  return FEA_SUCCESS;
 }
 
 fea_status fea_mesh_write_vtu(const fea_mesh *mesh, const char *path, int num_fields,

@@ -2,11 +2,101 @@
  * builds the object; element systems, reduced-solution expansion and error
  * norms. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "context.h"
 #include "error.h"
+#include "mesh-boundary.h"
 #include "problem.h"
 #include "struct-copy.h"
+
+/* "1 \"west\", 2, 5 \"outlet\"": the boundary groups of a mesh, for messages. */
+static const char *group_list(const fea_mesh_boundary *b, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int g = 0; b && g < b->num_groups && used + 1 < len; g++) {
+    if (g == 12) {
+      snprintf(buf + used, len - used, ", ...");
+      break;
+    }
+    used += (size_t)(b->group_name[g] ? snprintf(buf + used, len - used, "%s%d \"%.40s\"",
+                                                 g ? ", " : "", b->group_tag[g], b->group_name[g])
+                                      : snprintf(buf + used, len - used, "%s%d", g ? ", " : "",
+                                                 b->group_tag[g]));
+  }
+  return buf;
+}
+
+/* The condition of side or part `what` (type, Robin alpha); *robin = 1 for Robin. */
+static fea_status check_condition(fea_context *ctx, const fea_boundary_condition *bc,
+                                  const char *what, int *robin) {
+  FEA_CHECK(bc->type == FEA_BC_DIRICHLET || bc->type == FEA_BC_NEUMANN || bc->type == FEA_BC_ROBIN,
+            ctx, FEA_ERR_INVALID_ARG,
+            "%s has type %d; it must be FEA_BC_DIRICHLET, _NEUMANN or _ROBIN", what, (int)bc->type);
+  *robin = bc->type == FEA_BC_ROBIN;
+  FEA_CHECK(!*robin || (bc->alpha > 0 && isfinite(bc->alpha)), ctx, FEA_ERR_INVALID_ARG,
+            "%s is Robin with alpha = %g; it must be finite and > 0", what, bc->alpha);
+  return FEA_SUCCESS;
+}
+
+/* Every part names a group of the mesh's boundary, by tag or name; the
+ * copy in *resolved (malloc'ed) names it by tag. */
+static fea_status check_parts(const fea_space *space, const fea_problem_desc *d,
+                              fea_boundary_part **resolved) {
+  fea_context *ctx = space->ctx;
+  *resolved = NULL;
+  FEA_CHECK(d->num_parts >= 0, ctx, FEA_ERR_INVALID_ARG, "num_parts = %d is negative",
+            d->num_parts);
+  if (d->num_parts == 0) return FEA_SUCCESS;
+  FEA_CHECK(d->parts != NULL, ctx, FEA_ERR_INVALID_ARG, "parts is NULL but num_parts = %d",
+            d->num_parts);
+  FEA_CHECK(space->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
+            "parts name physical groups of a mesh read from Gmsh; this is a B-spline space "
+            "(name its sides in desc.sides)");
+  const fea_mesh_boundary *b = space->mesh->boundary;
+  char what[64], groups[512];
+  for (int i = 0; i < d->num_parts; i++) {
+    const fea_boundary_part *p = &d->parts[i];
+    snprintf(what, sizeof what, "parts[%d]", i);
+    int robin;
+    FEA_CALL(check_condition(ctx, &p->bc, what, &robin));
+    FEA_CHECK(b != NULL, ctx, FEA_ERR_INVALID_ARG,
+              "parts[%d] names a physical group, but the mesh has none on its boundary (a mesh "
+              "read from a Gmsh file with physical groups of dimension %d, or refined from one, "
+              "has them)",
+              i, space->dim - 1);
+    if (p->name) {
+      int matches = 0;
+      (void)fea_mesh_boundary_find_name(b, p->name, &matches);
+      FEA_CHECK(matches > 0, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical group \"%s\", which is not a group of the mesh's "
+                "boundary (its groups: %s)",
+                i, p->name, group_list(b, groups, sizeof groups));
+      FEA_CHECK(matches == 1, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical group \"%s\", a name %d groups of the mesh's boundary "
+                "share: name it by physical_tag",
+                i, p->name, matches);
+    } else {
+      FEA_CHECK(fea_mesh_boundary_find_tag(b, p->physical_tag) >= 0, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical tag %d, which is not a group of the mesh's boundary "
+                "(its groups: %s)",
+                i, p->physical_tag, group_list(b, groups, sizeof groups));
+    }
+  }
+  fea_boundary_part *r = malloc((size_t)d->num_parts * sizeof *r);
+  FEA_CHECK(r, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d boundary parts", d->num_parts);
+  for (int i = 0; i < d->num_parts; i++) {
+    r[i] = d->parts[i];
+    if (r[i].name) {
+      int matches;
+      r[i].physical_tag = b->group_tag[fea_mesh_boundary_find_name(b, r[i].name, &matches)];
+      r[i].name = NULL;
+    }
+  }
+  *resolved = r;
+  return FEA_SUCCESS;
+}
 
 fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                       fea_problem **out) {
@@ -28,11 +118,10 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   int anchored = d.reaction != 0.0 || d.reaction_fn != NULL, natural = 0;
   for (int side = 0; side < 6; side++) {
     const fea_boundary_condition *bc = &d.sides[side];
-    FEA_CHECK(bc->type == FEA_BC_DIRICHLET || bc->type == FEA_BC_NEUMANN ||
-                  bc->type == FEA_BC_ROBIN,
-              ctx, FEA_ERR_INVALID_ARG,
-              "sides[%d] (%s) has type %d; it must be FEA_BC_DIRICHLET, _NEUMANN or _ROBIN", side,
-              side_names[side], (int)bc->type);
+    char what[32];
+    snprintf(what, sizeof what, "sides[%d] (%s)", side, side_names[side]);
+    int robin;
+    FEA_CALL(check_condition(ctx, bc, what, &robin));
     if (bc->type == FEA_BC_DIRICHLET) {
       if (side < 2 * space->dim) anchored = 1;
       continue;
@@ -40,23 +129,24 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
     FEA_CHECK(side < 2 * space->dim, ctx, FEA_ERR_INVALID_ARG,
               "sides[%d] (%s) is not Dirichlet, but a %dD space has sides 0..%d only", side,
               side_names[side], space->dim, 2 * space->dim - 1);
-    FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, ctx, FEA_ERR_UNSUPPORTED,
-              "sides[%d] (%s) is %s: Neumann and Robin sides are implemented for B-spline "
-              "spaces; this is a Lagrange space (Dirichlet on its whole boundary only)",
+    /* A Lagrange space's sides are those of a structured box mesh. */
+    FEA_CHECK(space->kind == FEA_SPACE_BSPLINE || space->mesh->structured, ctx, FEA_ERR_UNSUPPORTED,
+              "sides[%d] (%s) is %s, but the Lagrange space's mesh is not a structured box (made "
+              "from arrays, by refinement or from Gmsh), so it has no sides: name parts of its "
+              "boundary by physical group (desc.parts)",
               side, side_names[side], bc->type == FEA_BC_NEUMANN ? "Neumann" : "Robin");
-    if (bc->type == FEA_BC_ROBIN) {
-      FEA_CHECK(bc->alpha > 0 && isfinite(bc->alpha), ctx, FEA_ERR_INVALID_ARG,
-                "sides[%d] (%s) is Robin with alpha = %g; it must be finite and > 0", side,
-                side_names[side], bc->alpha);
-      anchored = 1;
-    }
+    anchored |= robin;
     natural = 1;
   }
   FEA_CHECK(!natural || anchored, ctx, FEA_ERR_INVALID_ARG,
             "no side is Dirichlet or Robin and c = 0: u would be determined up to a constant "
             "only (make one side Dirichlet or Robin, or give c > 0)");
-
-  return fea_problem_build(space, &d, out);
+  fea_boundary_part *parts = NULL;
+  FEA_CALL(check_parts(space, &d, &parts));
+  if (parts) d.parts = parts; /* by tag; the problem keeps its own copy */
+  const fea_status st = fea_problem_build(space, &d, out);
+  free(parts);
+  return st;
 }
 
 fea_status fea_problem_destroy(fea_problem **problem) {

@@ -93,4 +93,16 @@ double fea_small_inverse(int d, const double *A, double *Ainv);
 const fea_lagrange_element *fea_space_lagrange_element(const fea_space *s);
 const double *fea_space_lagrange_dof_coords(const fea_space *s);
 
+/* The facets of a cell type, numbered as the Lagrange space numbers them
+ * (space-lagrange.c): their count, and facet f's vertices (mesh order; the
+ * count, 0 for an f out of range). A quad face lists its corners (0,0)
+ * (1,0) (0,1) (1,1) in its own axes, so its vertices 0, 1 and 2 span it, as
+ * they do an edge's (0, 1) or a triangle's. */
+int fea_cell_num_facets(fea_cell_type type);
+int fea_cell_facet_vertices(fea_cell_type type, int f, int v[4]);
+/* A Lagrange space's boundary facets (held by one cell only) as codes
+ * c * fea_cell_num_facets + f, ascending, and their count; NULL for other
+ * kinds of space. */
+const fea_index *fea_space_lagrange_boundary_facets(const fea_space *s, fea_index *count);
+
 #endif

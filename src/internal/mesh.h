@@ -24,6 +24,15 @@ struct fea_mesh {
   int simplices; /* structured: split into triangles or tetrahedra */
   fea_index n[3];
   double lower[3], upper[3];
+  /* Structured with a point map: nodes are map(box node), so lower, upper and
+   * n describe the box of parameters, not the cells' shape; shortcuts that
+   * read cell sizes from the box (the multigrid stencil, sum factorization,
+   * the prehandled solver) must not apply. */
+  int mapped;
+  /* Read from Gmsh: the boundary facets and their physical groups
+   * (mesh-boundary.h), which problems name as boundary parts; NULL when the
+   * file has no physical group of dimension dim - 1, and for other meshes. */
+  struct fea_mesh_boundary *boundary;
 };
 
 /* Reference-corner bits (x + 2y + 4z) of local node l of an interval (l < 2),
@@ -45,6 +54,12 @@ fea_status fea_mesh_alloc(fea_context *ctx, int dim, fea_cell_type type, fea_ind
  * layer (src/interface/mesh.c) has validated. Each builds a whole mesh or
  * nothing. */
 fea_status fea_mesh_build_structured(fea_context *ctx, const fea_mesh_desc *desc, fea_mesh **out);
+/* The structured mesh of fine's box with half its cells per direction (every
+ * fine n[k] even), the same simplex split; for a mapped fine mesh its nodes
+ * are fine's at even grid positions, i.e. the same map at the coarse box
+ * nodes, and its cells are checked (a coarse cell of a curved map may be
+ * inverted where the fine ones are not). */
+fea_status fea_mesh_build_coarse(const fea_mesh *fine, fea_mesh **out);
 /* The mesh of the given (checked) nodes and cells, its cells checked for
  * orientation and degeneracy. */
 fea_status fea_mesh_build_from_arrays(fea_context *ctx, int dim, fea_cell_type type,

@@ -63,7 +63,8 @@ fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const 
 /* ---- level matrices on structured meshes (level-stencil.c) ---- */
 
 /* 1 when fea_mg_stencil_system can build pb's matrix: order-1 Lagrange on a
- * structured box mesh of quadrilaterals or hexahedra, constant sigma. */
+ * structured box mesh (not mapped) of quadrilaterals or hexahedra, constant
+ * sigma, no Neumann or Robin side. */
 int fea_mg_stencil_applies(const fea_problem *pb);
 
 /* pb's reduced stiffness matrix (the pattern and, up to rounding, the

@@ -17,10 +17,16 @@ struct fea_problem {
   fea_index *free_index; /* per DoF: its row in the reduced system, or -1 on the boundary;
                                  rows in DoF order (operator-matfree.c's runs rely on it) */
   double *dirichlet;     /* per DoF: the interpolant of g (used on boundary DoFs only) */
-  /* Neumann and Robin sides (B-spline spaces): bit s of face_sides for side s;
-   * their rule has degree + 1 points in each direction along the side. */
+  /* Neumann and Robin sides: bit s of face_sides for side s (bit 6: a part
+   * of a Gmsh mesh's boundary, desc.parts); B-spline rules have degree + 1
+   * points in each direction along the side. */
   unsigned face_sides, robin_sides;
   fea_quadrature face_quad[3]; /* per fixed direction k: the rule over the other directions */
+  /* Lagrange spaces: the facets with a natural condition (lagrange-faces.h),
+   * NULL without any; and the problem's own copy of desc.parts (desc.parts
+   * points to it, names resolved to tags), so that the caller's array may go. */
+  struct fea_lagrange_faces *lfaces;
+  fea_boundary_part *parts;
 };
 
 static inline int fea_problem_has_reaction(const fea_problem *pb) {

@@ -1,11 +1,11 @@
 /* Multigrid hierarchy: the coarse levels and the transfers between them.
  *
  * Coarse levels are rediscretizations, not Galerkin products: the structured
- * mesh with half the cells per direction (same box, same simplex split), its
- * order-1 Lagrange space and the caller's problem description on it. For
- * constant-coefficient Poisson on nested conforming meshes the two agree
- * (P^T A_h P = A_2h, tested), and rediscretization lets every level use the
- * matrix-free operators.
+ * mesh with half the cells per direction (same box, same simplex split, same
+ * point map), its order-1 Lagrange space and the caller's problem
+ * description on it. For constant-coefficient Poisson on nested conforming
+ * meshes the two agree (P^T A_h P = A_2h, tested), and rediscretization lets
+ * every level use the matrix-free operators.
  *
  * Prolongation is the coarse space's interpolation at the fine vertices. On
  * structured meshes that is index arithmetic on the vertex grid (order-1
@@ -21,11 +21,26 @@
  *   (odd coordinates + 1) is an edge of the coarse mesh, and the coarse
  *   function is linear along it, so the average of those two vertices.
  * Coarse Dirichlet DoFs are dropped (their correction is zero), fine
- * Dirichlet DoFs have no row. */
+ * Dirichlet DoFs have no row.
+ *
+ * Mapped meshes (a point map F of the box, mesh-structured.c): every level
+ * is F on its own box grid, so the levels are not nested (a fine node
+ * between two coarse nodes lies on the curve, not on the coarse chord) and
+ * the index arithmetic above is the interpolation in box coordinates. It is
+ * still the right transfer: the mapped Q1/P1 stiffness matrix of a level is
+ * the box discretization of the pulled-back operator
+ * -div(det J J^-1 sigma J^-T grad) with J the Jacobian of that level's
+ * piecewise (multi)linear geometry, a uniformly elliptic coefficient for a
+ * smooth orientation-preserving F, for which box interpolation is the
+ * standard geometric multigrid transfer; the levels' geometries differ by
+ * O(h^2), a consistent perturbation of the coarse operator. The weights
+ * still sum to 1, so constants are transferred exactly. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "csr-product.h"
 #include "error.h"
 #include "mesh.h"
@@ -151,23 +166,34 @@ fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const 
 
 /* ---- levels ---------------------------------------------------------------------------------- */
 
-/* The problem on the structured mesh with half of fine's cells per direction;
- * the time of its mesh and space, and of the problem, goes into phases. */
-static fea_status coarse_problem(fea_context *ctx, const fea_problem *fine, fea_problem **out,
-                                 fea_mg_setup_phases *phases) {
-  const fea_mesh *fm = fine->space->mesh;
-  fea_mesh_desc md = FEA_MESH_DESC_INIT;
-  md.dim = fm->dim;
-  md.simplices = fm->simplices;
-  for (int k = 0; k < 3; k++) {
-    md.n[k] = k < fm->dim ? fm->n[k] / 2 : 1;
-    md.lower[k] = fm->lower[k];
-    md.upper[k] = fm->upper[k];
-  }
+/* The mesh of level l: fine's with half its cells per direction (for a
+ * mapped mesh the same map on the coarser box, so every level's nodes lie on
+ * the curved domain). A map curved on the scale of the coarse cells inverts
+ * them there though the caller's mesh is fine: the message then says how to
+ * stop above that level. */
+static fea_status coarse_mesh(const fea_mg *mg, int l, const fea_mesh *fm, fea_mesh **out) {
+  fea_status st = fea_mesh_build_coarse(fm, out);
+  if (st != FEA_ERR_INVALID_ARG || !fm->mapped) return st;
+  char why[FEA_ERROR_LEN];
+  snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
+  char *at = strrchr(why, '('); /* its " (file.c:LINE)": this message gets its own */
+  if (at && at > why && strstr(at, ".c:")) at[-1] = '\0';
+  fea_index cells = fm->n[0] / 2; /* levels stop before a direction goes below coarsest_cells */
+  for (int k = 1; k < fm->dim; k++) cells = fm->n[k] / 2 < cells ? fm->n[k] / 2 : cells;
+  return FEA_ERROR(mg->ctx, st,
+                   "multigrid level %d: %s; a coarsest_cells above %lld (now %lld) keeps the "
+                   "levels finer",
+                   l, why, (long long)cells, (long long)mg->desc.coarsest_cells);
+}
+
+/* The problem of level l on coarse_mesh; the time of its mesh and space,
+ * and of the problem, goes into mg->phases. */
+static fea_status coarse_problem(fea_mg *mg, int l, const fea_problem *fine, fea_problem **out) {
+  fea_mg_setup_phases *phases = &mg->phases;
   fea_mesh *m = NULL;
   fea_space *s = NULL;
   const double t0 = omp_get_wtime();
-  fea_status st = fea_mesh_build_structured(ctx, &md, &m);
+  fea_status st = coarse_mesh(mg, l, fine->space->mesh, &m);
   if (st == FEA_SUCCESS) st = fea_space_lagrange_build(m, 1, FEA_NODES_EQUISPACED, &s);
   const double t1 = omp_get_wtime();
   if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
@@ -222,7 +248,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_object_retain(pb);
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
-    FEA_CALL(coarse_problem(ctx, mg->levels[l - 1].problem, &pb, &mg->phases));
+    FEA_CALL(coarse_problem(mg, l, mg->levels[l - 1].problem, &pb));
     level_set(&mg->levels[l], pb);
   }
   const fea_mg_level *last = &mg->levels[L - 1];

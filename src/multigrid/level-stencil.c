@@ -143,9 +143,12 @@ static void stencil_free(stencil *st) {
 int fea_mg_stencil_applies(const fea_problem *pb) {
   const fea_space *s = pb->space;
   const fea_mesh *m = s->mesh;
-  return m && m->structured && !m->simplices && s->kind == FEA_SPACE_LAGRANGE &&
+  /* A mapped mesh's cells are not translates of cell 0 (the box's h says
+   * nothing of their shape): its levels are assembled. */
+  return m && m->structured && !m->mapped && !m->simplices && s->kind == FEA_SPACE_LAGRANGE &&
          s->degree[0] == 1 && s->dofs_per_element == 1 << m->dim && !pb->desc.sigma_fn &&
-         !pb->desc.sigma_tensor && !pb->desc.element_form && s->num_dofs == m->num_nodes;
+         !pb->desc.sigma_tensor && !pb->desc.element_form && s->num_dofs == m->num_nodes &&
+         !fea_problem_has_faces(pb); /* no face terms in the one element matrix */
 }
 
 /* Row of the free vertex v at grid position pos: its columns and values in

@@ -24,6 +24,9 @@ fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, 
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a mesh from fea_mesh_create_structured(): its hierarchy "
             "is index arithmetic on the Cartesian grid");
+  FEA_CHECK(!m->mapped, ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver needs square cells of one size (identical macro-cell "
+            "blocks); the structured mesh has a point map, so its cells differ");
   FEA_CHECK(m->n[0] == m->n[1], ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs n x n cells; the mesh has %lld x %lld", (long long)m->n[0],
             (long long)m->n[1]);
@@ -41,6 +44,9 @@ fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, 
   FEA_CHECK(!fea_problem_has_reaction(pb), ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver is for -div(sigma grad u) = f; the problem has a reaction "
             "term c u");
+  FEA_CHECK(!fea_problem_has_faces(pb), ctx, FEA_ERR_UNSUPPORTED,
+            "the prehandled solver builds its blocks for Dirichlet conditions on the whole "
+            "boundary; the problem has Neumann or Robin sides");
   *el = m->simplices ? FEA_PH_P1 : FEA_PH_Q1;
   *n = m->n[0];
   return FEA_SUCCESS;

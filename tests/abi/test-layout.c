@@ -52,13 +52,15 @@ FIELD(fea_backend_info, usable, 48, 4);
 FIELD(fea_backend_info, reason, 52, 256);
 
 /* fea_mesh_desc */
-SIZE(fea_mesh_desc, 96);
+SIZE(fea_mesh_desc, 112);
 FIELD(fea_mesh_desc, size, 0, 8);
 FIELD(fea_mesh_desc, dim, 8, 4);
 FIELD(fea_mesh_desc, n, 16, 24);
 FIELD(fea_mesh_desc, lower, 40, 24);
 FIELD(fea_mesh_desc, upper, 64, 24);
 FIELD(fea_mesh_desc, simplices, 88, 4);
+FIELD(fea_mesh_desc, map, 96, 8);
+FIELD(fea_mesh_desc, map_user, 104, 8);
 
 /* fea_field */
 SIZE(fea_field, 24);
@@ -108,6 +110,12 @@ FIELD(fea_boundary_condition, alpha, 8, 8);
 FIELD(fea_boundary_condition, flux, 16, 8);
 FIELD(fea_boundary_condition, flux_user, 24, 8);
 
+/* fea_boundary_part */
+SIZE(fea_boundary_part, 48);
+FIELD(fea_boundary_part, physical_tag, 0, 4);
+FIELD(fea_boundary_part, name, 8, 8);
+FIELD(fea_boundary_part, bc, 16, 32);
+
 /* fea_element_data */
 SIZE(fea_element_data, 64);
 FIELD(fea_element_data, size, 0, 8);
@@ -121,7 +129,7 @@ FIELD(fea_element_data, phi, 48, 8);
 FIELD(fea_element_data, dphi, 56, 8);
 
 /* fea_problem_desc */
-SIZE(fea_problem_desc, 320);
+SIZE(fea_problem_desc, 336);
 FIELD(fea_problem_desc, size, 0, 8);
 FIELD(fea_problem_desc, sigma, 8, 8);
 FIELD(fea_problem_desc, sigma_fn, 16, 8);
@@ -139,6 +147,8 @@ FIELD(fea_problem_desc, sigma_tensor, 288, 8);
 FIELD(fea_problem_desc, sigma_tensor_user, 296, 8);
 FIELD(fea_problem_desc, element_form, 304, 8);
 FIELD(fea_problem_desc, element_form_user, 312, 8);
+FIELD(fea_problem_desc, parts, 320, 8);
+FIELD(fea_problem_desc, num_parts, 328, 4);
 
 /* fea_assembly_desc */
 SIZE(fea_assembly_desc, 40);

@@ -43,8 +43,58 @@ static double simplex_measure(int dim, const double *x, const fea_index *v) {
          6.0;
 }
 
+/* h = 1 on every facet, for the natural conditions of check_groups. */
+static double one(const double *x, void *user) {
+  (void)x, (void)user;
+  return 1.0;
+}
+
+/* The boundary groups a mesh keeps: positive ascending tags, facet counts
+ * the input could hold, names readable; a P1 problem with a Neumann
+ * condition on every group is built (and its element systems integrate), or
+ * refused as the problem's checks say: a group's facet off the boundary, or
+ * a facet in two groups. */
+static void check_groups(fea_mesh *mesh, fea_index nc) {
+  int count = -1, tags[64];
+  fea_index facets[64];
+  FUZZ_REQUIRE(fea_mesh_get_boundary_groups(mesh, 0, NULL, NULL, &count) == FEA_SUCCESS, "count");
+  FUZZ_REQUIRE(count >= 0, "%d groups", count);
+  if (count == 0 || count > 64) return;
+  FUZZ_REQUIRE(fea_mesh_get_boundary_groups(mesh, 64, tags, facets, &count) == FEA_SUCCESS,
+               "groups");
+  fea_boundary_part parts[64];
+  for (int g = 0; g < count; g++) {
+    FUZZ_REQUIRE(tags[g] > 0 && (g == 0 || tags[g] > tags[g - 1]), "group %d has tag %d", g,
+                 tags[g]);
+    FUZZ_REQUIRE(facets[g] >= 0 && facets[g] <= (1 << 20), "group %d: %lld facets", g,
+                 (long long)facets[g]);
+    const char *name = (const char *)&count;
+    FUZZ_REQUIRE(fea_mesh_get_boundary_group_name(mesh, tags[g], &name) == FEA_SUCCESS, "name");
+    FUZZ_REQUIRE(name != (const char *)&count, "name not written");
+    parts[g] = (fea_boundary_part){tags[g], NULL, {FEA_BC_NEUMANN, 0.0, one, NULL}};
+  }
+  fea_space *space = NULL;
+  FUZZ_REQUIRE(fea_space_create_lagrange(mesh, 1, FEA_NODES_EQUISPACED, &space) == FEA_SUCCESS,
+               "P1 space: %s", fea_context_last_error(NULL));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.reaction = 1.0; /* well posed even if every facet is Neumann */
+  pd.parts = parts;
+  pd.num_parts = count;
+  fea_problem *pb = NULL;
+  const fea_status s = fea_problem_create_poisson(space, &pd, &pb);
+  FUZZ_REQUIRE(s == FEA_SUCCESS || (s == FEA_ERR_INVALID_ARG && !pb), "problem: %d %s", (int)s,
+               fea_context_last_error(NULL));
+  for (fea_index e = 0; pb && e < nc && e < 64; e++) {
+    double K[64], f[8];
+    FUZZ_REQUIRE(fea_problem_element_system(pb, e, K, f) == FEA_SUCCESS, "element %lld: %s",
+                 (long long)e, fea_context_last_error(NULL));
+  }
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+}
+
 /* What the reader promises of a mesh it returns (mesh.h, src/disc/mesh-gmsh.c). */
-static void check_mesh(const fea_mesh *mesh) {
+static void check_mesh(fea_mesh *mesh) {
   int dim = 0;
   fea_cell_type type = (fea_cell_type)0;
   fea_index nn = 0, nc = 0;
@@ -87,6 +137,7 @@ static void check_mesh(const fea_mesh *mesh) {
   free(x);
   free(cells);
   free(used);
+  check_groups(mesh, nc);
 
   /* The mesh must be usable downstream: one uniform refinement has the
    * documented counts (tetrahedra are not refined). */

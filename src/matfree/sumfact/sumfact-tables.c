@@ -104,6 +104,11 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
           "the mesh is not a structured box mesh: sum factorization here needs one "
           "diagonal Jacobian for all cells (per-quadrature-point geometry is not "
           "implemented; the element-matrix kernel serves general meshes)");
+    if (m->mapped)
+      return REFUSE(
+          "the structured mesh has a point map: its cells have different shapes, and sum "
+          "factorization here needs one diagonal Jacobian for all cells (per-quadrature-point "
+          "geometry is not implemented; the element-matrix kernel serves mapped meshes)");
     double J[9];
     structured_jacobian(m, J);
     for (int i = 0; i < s->dim; i++)
