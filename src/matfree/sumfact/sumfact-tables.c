@@ -29,7 +29,7 @@
 
 /* Points per direction of the problem's rule, checked against the tensor
  * Gauss rule they must be (the kernel rebuilds the 1D rules). */
-static int rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
+int sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
   const fea_space *s = pb->space;
   const fea_quadrature *q = &pb->quad;
   int dim = s->dim, total = 1;
@@ -121,7 +121,7 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
         "diagonal Jacobian per span (per-quadrature-point geometry is not implemented; the "
         "element-matrix kernel serves mapped spaces)");
   }
-  return rule_sizes(pb, nq, why, len);
+  return sf_rule_sizes(pb, nq, why, len);
 }
 
 void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]) {
@@ -203,7 +203,7 @@ fea_status sf_build_tables(const fea_problem *pb, sf_state *s) {
   const fea_space *sp = pb->space;
   char why[256];
   int nq[3];
-  if (!rule_sizes(pb, nq, why, sizeof why))
+  if (!sf_rule_sizes(pb, nq, why, sizeof why))
     return FEA_ERROR(pb->ctx, FEA_ERR_UNSUPPORTED, "sum factorization: %s", why);
   s->space = sp;
   s->dim = sp->dim;
