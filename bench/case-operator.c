@@ -41,6 +41,7 @@ typedef struct op_params {
   int strategy;       /* fea_update_strategy */
   const char *space;  /* "lagrange" or "bspline" */
   int sweep, cg, csr; /* csr: measure the CSR peer */
+  int mapped;         /* --mapped: box against ring, each way of holding the geometry */
   long long dofs;     /* sweep / default size target; 0: 1M in 2D, 0.5M in 3D */
   long long gemm_n, stream_n;
   double rtol;
@@ -65,6 +66,8 @@ typedef struct op_result {
   int per_sample;       /* applies per timed sample */
   double kernel_gflops; /* sum factorization: the batch kernel alone, one core (0: not measured) */
   double dgemm_gflops;  /* the DGEMM yardstick measured right before this operator (0: none) */
+  int terms;            /* fea_geometry_terms asked for */
+  const char *domain;   /* --mapped: "box" or "ring" (NULL: not reported) */
 } op_result;
 
 /* The DGEMM rate a record is held against: the one measured next to it in
@@ -106,8 +109,9 @@ static long long default_dofs(const op_params *prm, int dim) {
  * Returns the library's status; FEA_ERR_UNSUPPORTED leaves r->measured = 0
  * with the reason. */
 static fea_status measure_operator(fea_context *ctx, const fea_problem *pb, int kind, int strategy,
-                                   int reps, op_result *r, fea_operator **keep) {
+                                   int terms, int reps, op_result *r, fea_operator **keep) {
   memset(r, 0, sizeof *r);
+  r->terms = terms;
   fea_operator_info init = FEA_OPERATOR_INFO_INIT;
   r->info = init;
   fea_operator *op = NULL;
@@ -116,6 +120,7 @@ static fea_status measure_operator(fea_context *ctx, const fea_problem *pb, int 
   fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
   d.kind = (fea_operator_kind)kind;
   d.strategy = (fea_update_strategy)strategy;
+  d.geometry_terms = (fea_geometry_terms)terms;
   fea_status s = times ? FEA_SUCCESS : FEA_ERR_OUT_OF_MEMORY;
   double t0 = bench_now();
   if (s == FEA_SUCCESS) s = fea_operator_create(ctx, pb, &d, &op);
@@ -215,6 +220,11 @@ static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id
   bench_param_str(&rec, "ran", ran ? ran : "?");
   bench_param_str(&rec, "kernel", r->info.kernel);
   bench_param_str(&rec, "space", id->space);
+  if (r->domain) {
+    static const char *const terms[] = {"auto", "stored", "recomputed"};
+    bench_param_str(&rec, "domain", r->domain);
+    bench_param_str(&rec, "geometry_terms", terms[r->terms]);
+  }
   bench_param_int(&rec, "dim", id->dim);
   bench_param_int(&rec, "p", id->p);
   bench_param_int(&rec, "n", id->n);
@@ -235,6 +245,7 @@ static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id
   bench_metric(&rec, "roofline_fraction", isfinite(roof) && roof > 0 ? dps / roof : 0.0);
   bench_metric(&rec, "setup_s", r->setup_s);
   bench_metric(&rec, "memory_bytes", (double)r->info.memory_bytes);
+  bench_metric(&rec, "memory_per_dof", (double)r->info.memory_bytes / rows);
   bench_metric(&rec, "dgemm_gflops", dgemm);
   bench_metric(&rec, "stream_gbytes_per_s", y->stream_gbs);
   if (r->kernel_gflops > 0) { /* the kernel alone, one core, in cache */
@@ -378,8 +389,8 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
   for (int j = 0; j < nkinds; j++) want_csr |= kinds[j] == FEA_OPERATOR_CSR;
   /* CSR first, destroyed before the matrix-free operators are made. */
   if (want_csr) {
-    s = measure_operator(ctx, pb, FEA_OPERATOR_CSR, prm->strategy, prm->reps,
-                         &res[FEA_OPERATOR_CSR], NULL);
+    s = measure_operator(ctx, pb, FEA_OPERATOR_CSR, prm->strategy, FEA_GEOMETRY_TERMS_AUTO,
+                         prm->reps, &res[FEA_OPERATOR_CSR], NULL);
     if (s == FEA_SUCCESS) /* the yardstick next to the figure; the run's if it fails */
       (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res[FEA_OPERATOR_CSR].dgemm_gflops);
     if (s == FEA_ERR_OUT_OF_MEMORY) { /* the matrix does not fit: matrix-free still runs */
@@ -397,8 +408,8 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
   for (int j = 0; j < nkinds && rc == BENCH_OK; j++) {
     int kind = kinds[j];
     if (kind != FEA_OPERATOR_CSR) {
-      s = measure_operator(ctx, pb, kind, prm->strategy, prm->reps, &res[kind],
-                           prm->cg ? &keep : NULL);
+      s = measure_operator(ctx, pb, kind, prm->strategy, FEA_GEOMETRY_TERMS_AUTO, prm->reps,
+                           &res[kind], prm->cg ? &keep : NULL);
       if (s == FEA_SUCCESS) (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res[kind].dgemm_gflops);
       if (s == FEA_ERR_UNSUPPORTED) {
         emit_skip(rep, ctx, id, kind, res[kind].why);
@@ -419,7 +430,8 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
                      &res[FEA_OPERATOR_CSR], y);
     if (rc == BENCH_OK && prm->cg) {
       if (kind == FEA_OPERATOR_CSR) /* the CSR operator was not kept: make it again */
-        s = measure_operator(ctx, pb, kind, prm->strategy, 1, &res[kind], &keep);
+        s = measure_operator(ctx, pb, kind, prm->strategy, FEA_GEOMETRY_TERMS_AUTO, 1, &res[kind],
+                             &keep);
       if (s < 0) {
         rc = bench_fail("the CSR operator", s);
         break;
@@ -436,6 +448,73 @@ done:
   fea_problem_destroy(&pb);
   fea_space_destroy(&space);
   fea_mesh_destroy(&mesh);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* --mapped: the same degree on the box and on the thick quarter ring        */
+
+/* B-splines of degree p, n elements per direction: on the box the 1D
+ * factorization (AUTO) and the point kernel with stored terms; on the ring
+ * (NURBS) the point kernel with stored and recomputed terms, element
+ * matrices and CSR, each with its memory per DoF. */
+static int run_mapped(bench_report *rep, fea_context *ctx, const op_params *prm, int dim, int p,
+                      long long n, const yardstick *y) {
+  static const struct {
+    const char *domain;
+    int kind, terms;
+  } runs[] = {
+      {"box", FEA_OPERATOR_MATFREE_SUMFACT, FEA_GEOMETRY_TERMS_AUTO},
+      {"box", FEA_OPERATOR_MATFREE_SUMFACT, FEA_GEOMETRY_TERMS_STORED},
+      {"ring", FEA_OPERATOR_CSR, FEA_GEOMETRY_TERMS_AUTO},
+      {"ring", FEA_OPERATOR_MATFREE_SUMFACT, FEA_GEOMETRY_TERMS_STORED},
+      {"ring", FEA_OPERATOR_MATFREE_SUMFACT, FEA_GEOMETRY_TERMS_RECOMPUTED},
+      {"ring", FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_GEOMETRY_TERMS_AUTO},
+  };
+  int rc = BENCH_OK;
+  op_result csr = {0};
+  for (int d = 0; d < 2 && rc == BENCH_OK; d++) {
+    const char *domain = d ? "ring" : "box";
+    const problem_id id = {d ? "bspline-ring" : "bspline-box", dim, p, n};
+    const bench_family fam = {"bspline", dim, p};
+    fea_mesh *mesh = NULL;
+    fea_space *space = NULL;
+    fea_problem *pb = NULL;
+    fea_status s = d ? bench_make_ring_space(ctx, dim, p, (fea_index)n, &space)
+                     : bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space);
+    if (s == FEA_SUCCESS) s = bench_make_sine_problem(space, dim, &pb);
+    if (s != FEA_SUCCESS) rc = bench_fail("building the problem", s);
+    for (size_t r = 0; r < sizeof runs / sizeof *runs && rc == BENCH_OK; r++) {
+      if (strcmp(runs[r].domain, domain) != 0) continue;
+      if (runs[r].kind == FEA_OPERATOR_CSR && !prm->csr) continue;
+      op_result res;
+      s = measure_operator(ctx, pb, runs[r].kind, prm->strategy, runs[r].terms, prm->reps, &res,
+                           NULL);
+      res.domain = domain;
+      if (s == FEA_ERR_UNSUPPORTED || s == FEA_ERR_OUT_OF_MEMORY) {
+        emit_skip(rep, ctx, &id, runs[r].kind, res.why[0] ? res.why : fea_context_last_error(ctx));
+        continue;
+      }
+      if (s < 0) {
+        rc = bench_fail("an operator on the mapped problem", s);
+        break;
+      }
+      (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res.dgemm_gflops);
+      if (runs[r].kind == FEA_OPERATOR_CSR) csr = res;
+      rc = emit_result(rep, ctx, &id, runs[r].kind, prm->strategy, prm->reps, &res,
+                       runs[r].kind == FEA_OPERATOR_CSR ? NULL : &csr, y);
+    }
+    fea_problem_destroy(&pb);
+    fea_space_destroy(&space);
+    fea_mesh_destroy(&mesh);
+  }
+  bench_report_note(rep,
+                    "--mapped: B-splines p = %d, %lld elements per direction, on the box (sum "
+                    "factorization AUTO = the 1D factorization, and STORED = the point kernel) "
+                    "and on the NURBS thick quarter ring / quarter annulus (STORED, RECOMPUTED "
+                    "geometry terms, element matrices; peer csr on the ring); memory_per_dof = "
+                    "what the operator keeps / rows",
+                    p, n);
   return rc;
 }
 
@@ -554,6 +633,8 @@ static int parse(int argc, char **argv, op_params *prm) {
       }
     } else if (strcmp(argv[i], "--sweep") == 0) {
       prm->sweep = 1;
+    } else if (strcmp(argv[i], "--mapped") == 0) {
+      prm->mapped = 1;
     } else if (strcmp(argv[i], "--cg") == 0) {
       prm->cg = 1;
     } else if (strcmp(argv[i], "--no-csr") == 0) {
@@ -621,7 +702,11 @@ static int run(const bench_options *o, int argc, char **argv) {
   } else {
     kinds[nkinds++] = FEA_OPERATOR_MATFREE_SUMFACT;
   }
-  if (prm.sweep) {
+  if (prm.mapped) {
+    int dim = prm.dim ? (int)prm.dim : 3, p = prm.p ? (int)prm.p : 2;
+    rc = run_mapped(&rep, ctx, &prm, dim, p,
+                    prm.n ? prm.n : n_for_dofs("bspline", dim, p, default_dofs(&prm, dim)), &y);
+  } else if (prm.sweep) {
     sweep_row rows[8];
     int nrows = 0;
     int kinds_all[NUM_KINDS + 1], nall = 0; /* the table always shows CSR */
@@ -687,6 +772,9 @@ const bench_case bench_case_operator = {
         "  --sweep          p = 1..4 in 2D and 3D at a fixed DoF count: the crossover table\n"
         "  --dofs M         DoFs of the default size and of the sweep's problems\n"
         "                   (default 1048576 in 2D, 524288 in 3D)\n"
+        "  --mapped         B-splines of --dim and --p on the box and on the NURBS thick quarter\n"
+        "                   ring: the 1D factorization against the point kernel with stored and\n"
+        "                   recomputed geometry terms, element matrices and CSR, memory per DoF\n"
         "  --cg             also solve with Jacobi PCG: iterations, time, DoF/s, L2 error\n"
         "  --rtol R         relative tolerance of --cg (default 1e-10)\n"
         "  --no-csr         skip the CSR peer (problems whose matrix does not fit)\n"

@@ -61,16 +61,43 @@ typedef enum fea_operator_kind {
   FEA_OPERATOR_MATFREE_SUMFACT = 2         /**< matrix-free, sum factorization */
 } fea_operator_kind;
 
+/**
+ * Where sum factorization (FEA_OPERATOR_MATFREE_SUMFACT) takes the geometry's
+ * terms from (docs/operators.md, "Mapped elements"). Elements that are
+ * axis-aligned boxes with constant coefficients need none: their operator
+ * factors into 1D matrices. Any other tensor-product element (a mapped or
+ * NURBS patch, a curved or general quadrilateral or hexahedral mesh, or a
+ * reaction term, sigma(x) or A(x)) is applied at the quadrature points with
+ * a symmetric matrix per point that holds the weight, det J, J^-1, the
+ * coefficients and the NURBS weight.
+ */
+typedef enum fea_geometry_terms {
+  /** the 1D factorization where it applies, else STORED */
+  FEA_GEOMETRY_TERMS_AUTO = 0,
+  /** the matrix of every quadrature point of every element, built at create
+   * (d (d + 1) / 2 doubles per point, one more row with a reaction or NURBS);
+   * any coefficient */
+  FEA_GEOMETRY_TERMS_STORED = 1,
+  /** the geometry as coordinates per DoF (isoparametric), the matrices formed
+   * at every apply: d (+ 1) doubles per DoF, about twice the arithmetic;
+   * constant coefficients only (else the operator falls back, and says why) */
+  FEA_GEOMETRY_TERMS_RECOMPUTED = 2
+} fea_geometry_terms;
+
 /** Options of an operator; initialize with FEA_OPERATOR_DESC_INIT. */
 typedef struct fea_operator_desc {
   size_t size;                  /**< sizeof(fea_operator_desc) as compiled by the caller */
   fea_operator_kind kind;       /**< default FEA_OPERATOR_MATFREE_SUMFACT */
   fea_update_strategy strategy; /**< scatter conflicts of the matrix-free kinds (default AUTO) */
+  fea_geometry_terms geometry_terms; /**< MATFREE_SUMFACT: the geometry's terms (default AUTO) */
 } fea_operator_desc;
 
-/** Initializer: sum factorization, AUTO strategy. */
-#define FEA_OPERATOR_DESC_INIT \
-  { sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO }
+/** Initializer: sum factorization, AUTO strategy, AUTO geometry terms. */
+#define FEA_OPERATOR_DESC_INIT                                                \
+  {                                                                           \
+    sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, \
+        FEA_GEOMETRY_TERMS_AUTO                                               \
+  }
 
 /**
  * @brief Create the reduced operator of @p problem on @p ctx.

@@ -154,6 +154,21 @@ static fea_status tensor_at(const fea_problem *pb, const double *x, int dim, dou
   return FEA_SUCCESS;
 }
 
+fea_status fea_form_coefficients_at(const fea_problem *pb, const double *x, double *A, double *c) {
+  const fea_problem_desc *d = &pb->desc;
+  const int dim = pb->space->dim;
+  if (d->sigma_tensor) {
+    FEA_CALL(tensor_at(pb, x, dim, A));
+  } else {
+    const double sigma = d->sigma_fn ? d->sigma_fn(x, d->sigma_user) : d->sigma;
+    if (!(sigma > 0) || !isfinite(sigma)) return bad_point(pb, "sigma", sigma, x, dim);
+    for (int i = 0; i < dim * dim; i++) A[i] = i % (dim + 1) == 0 ? sigma : 0.0;
+  }
+  *c = d->reaction_fn ? d->reaction_fn(x, d->reaction_user) : d->reaction;
+  if (!(*c >= 0) || !isfinite(*c)) return bad_point(pb, "the reaction coefficient c", *c, x, dim);
+  return FEA_SUCCESS;
+}
+
 /* Ke += w (A grad phi_i) . grad phi_j on the upper triangle at one point. */
 static void anisotropic_point(int nb, int dim, double w, const double *A, const double *g,
                               double *Ke) {
@@ -367,6 +382,11 @@ fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea
   else
     FEA_CALL(fea_form_stiffness_load(pb, ev, Ke, fe));
   return pb->face_sides ? face_terms(pb, e, ev->nb, Ke, fe) : FEA_SUCCESS;
+}
+
+fea_status fea_form_face_matrix(const fea_problem *pb, fea_index e, int nb, double *Ke) {
+  memset(Ke, 0, (size_t)nb * (size_t)nb * sizeof *Ke);
+  return fea_problem_has_robin(pb) ? face_terms(pb, e, nb, Ke, NULL) : FEA_SUCCESS;
 }
 
 fea_status fea_form_mass(const fea_element_values *ev, double *Me) {

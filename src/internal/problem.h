@@ -51,7 +51,13 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
  * consumer of element systems calls this one. */
 fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
                                    double *Ke, double *fe);
+/* Ke (nb x nb) = the Robin terms alpha u v of element e's faces alone: zero
+ * for an element without a face on a Robin side. */
+fea_status fea_form_face_matrix(const fea_problem *pb, fea_index e, int nb, double *Ke);
 fea_status fea_form_mass(const fea_element_values *ev, double *Me);
+/* The coefficients at x, checked as the forms check them: A (dim x dim,
+ * row-major: sigma I, sigma(x) I or the tensor A(x)) and the reaction c. */
+fea_status fea_form_coefficients_at(const fea_problem *pb, const double *x, double *A, double *c);
 
 /* The rule for a space: per direction degree + 1 + extra points (boxes), or
  * the simplex rule exact for the mass matrix plus extra. */

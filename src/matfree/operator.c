@@ -14,15 +14,25 @@
 #include "operator.h"
 #include "operator-device.h"
 #include "space.h"
+#include "sumfact/qp.h"
 
-/* MATFREE_SUMFACT where the kernel serves the problem; else element matrices and
- * the reason, for the info. */
+/* MATFREE_SUMFACT: the 1D factorization where it applies and geometry_terms
+ * leaves the choice (AUTO), else the kernel at quadrature points with the
+ * chosen geometry terms; where neither serves the problem, element matrices
+ * and the reason, for the info. */
 static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, const fea_problem *pb,
                                                  char *why, size_t len) {
   why[0] = '\0';
   if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return &fea_matfree_kernel_element_matrix;
-  if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
-  return &fea_matfree_kernel_sumfact;
+  if (d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO &&
+      fea_matfree_kernel_sumfact.supports(pb, why, len))
+    return &fea_matfree_kernel_sumfact;
+  const fea_matfree_kernel_ops *qp = d->geometry_terms == FEA_GEOMETRY_TERMS_RECOMPUTED
+                                         ? &fea_matfree_kernel_sumfact_qp_recomputed
+                                         : &fea_matfree_kernel_sumfact_qp_stored;
+  if (!qp->supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
+  why[0] = '\0';
+  return qp;
 }
 
 static void operator_free(void *object) {
@@ -75,12 +85,11 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
     fea_object_release(op);
     return st;
   }
-  if (why[0]) { /* the fallback says so */
-    char k[96];
-    snprintf(k, sizeof k, "%s", op->info.kernel);
-    /* Both halves bounded so the reason is never cut off entirely. */
-    snprintf(op->info.kernel, sizeof op->info.kernel, "%.40s [fallback: %.40s]", k, why);
-  }
+  if (why[0]) /* the fallback says so: the kernel's short name, and the reason in the rest */
+    snprintf(op->info.kernel, sizeof op->info.kernel, "%s [fallback: %.*s]",
+             fea_matfree_kernel_element_matrix.name,
+             (int)(sizeof op->info.kernel - strlen(fea_matfree_kernel_element_matrix.name) - 15),
+             why);
   op->info.rows = op->num_free;
   op->info.memory_bytes += (uint64_t)op->num_free * sizeof(double); /* the rhs */
   op->info.setup_s = omp_get_wtime() - t0;

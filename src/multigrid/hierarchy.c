@@ -48,9 +48,6 @@
 
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
   const fea_space *s = pb->space;
-  FEA_CHECK(!fea_problem_has_reaction(pb), ctx, FEA_ERR_UNSUPPORTED,
-            "multigrid here solves -div(sigma grad u) = f; the problem has a reaction term c u "
-            "(its levels would be rediscretized without it)");
   FEA_CHECK(s->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
             "space is a B-spline space of degree %d",

@@ -199,10 +199,11 @@ FIELD(fea_cost, num_levels, 32, 4);
 FIELD(fea_cost, root_front, 40, 8);
 
 /* fea_operator_desc */
-SIZE(fea_operator_desc, 16);
+SIZE(fea_operator_desc, 24);
 FIELD(fea_operator_desc, size, 0, 8);
 FIELD(fea_operator_desc, kind, 8, 4);
 FIELD(fea_operator_desc, strategy, 12, 4);
+FIELD(fea_operator_desc, geometry_terms, 16, 4);
 
 /* fea_operator_info */
 SIZE(fea_operator_info, 152);

@@ -277,13 +277,14 @@ Test(boundary, three_paths_agree) {
   }
   cr_assert(dr <= 1e-11 * norm, "multifrontal vs CSR + LAPACK: %.3g (max %.3g)", dr, norm);
   cr_assert(dc <= 1e-9 * norm, "multifrontal vs element-matrix CG: %.3g (max %.3g)", dc, norm);
-  /* Sum factorization has no face terms: it falls back, saying why. */
+  /* Sum factorization runs at the quadrature points with the Robin faces'
+   * matrices alongside (test-operator-mapped.c compares it term by term). */
   od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
   fea_operator *sf = NULL;
   OK(fea_operator_create(ctx, pb, &od, &sf));
   fea_operator_info info = FEA_OPERATOR_INFO_INIT;
   OK(fea_operator_get_info(sf, &info));
-  cr_assert_eq(info.kind_run, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, "%s", info.kernel);
+  cr_assert_eq(info.kind_run, FEA_OPERATOR_MATFREE_SUMFACT, "%s", info.kernel);
   fea_operator_destroy(&sf);
   fea_vector_destroy(&bv);
   fea_vector_destroy(&xv);
@@ -369,23 +370,6 @@ Test(boundary_errors, ill_posed_and_unsupported_are_refused) {
               "the reaction coefficient c is -1 at x = (");
   OK(fea_problem_destroy(&pb));
   OK(fea_space_destroy(&s));
-  /* Multigrid refuses a reaction term it would drop (Lagrange spaces'
-   * natural sides: test-boundary-lagrange.c). */
-  fea_mesh_desc md = FEA_MESH_DESC_INIT;
-  md.dim = 2;
-  md.n[0] = md.n[1] = 3;
-  fea_mesh *m = NULL;
-  OK(fea_mesh_create_structured(ctx, &md, &m));
-  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
-  fea_problem_desc lp = FEA_PROBLEM_DESC_INIT;
-  lp.reaction = 1.0;
-  OK(fea_problem_create_poisson(s, &lp, &pb));
-  fea_solver *mg = NULL;
-  EXPECT_FAIL(fea_solver_create_multigrid(ctx, pb, NULL, &mg), FEA_ERR_UNSUPPORTED, ctx,
-              "reaction term c u");
-  OK(fea_problem_destroy(&pb));
-  OK(fea_space_destroy(&s));
-  fea_mesh_destroy(&m);
   OK(fea_context_destroy(&ctx));
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "mesh-common.h"
+#include "ring-common.h"
 
 #include <feaccel/operator.h>
 #include <feaccel/solver.h>
@@ -32,35 +33,17 @@ static void ring_map(const double *xi, double *x, void *user) {
   x[2] = xi[2];
 }
 
-/* ---- the manufactured solution of tests/api/test-geometry.c ---------------------------------- */
+/* ---- the manufactured solution of the mapped tests (ring-common.h) -------------------------- */
 
-/* u = e^(x/2) sin(0.7 y) + x y, times 1 + z in 3D: smooth on the scale of
- * the domain and not zero on its boundary, so the Dirichlet data is
- * interpolated on the curved sides. -Laplace u = 0.24 e^(x/2) sin(0.7 y)
- * (times 1 + z). */
-typedef struct exact {
-  int dim;
-} exact;
+typedef ring_exact exact;
 
-static double u_plane(const double *x) { return exp(0.5 * x[0]) * sin(0.7 * x[1]) + x[0] * x[1]; }
-
-static double u_exact(const double *x, void *user) {
-  const exact *e = user;
-  return e->dim == 3 ? u_plane(x) * (1.0 + x[2]) : u_plane(x);
-}
-
-static void u_grad(const double *x, double *g, void *user) {
-  const exact *e = user;
-  const double s = e->dim == 3 ? 1.0 + x[2] : 1.0, ex = exp(0.5 * x[0]);
-  g[0] = s * (0.5 * ex * sin(0.7 * x[1]) + x[1]);
-  g[1] = s * (0.7 * ex * cos(0.7 * x[1]) + x[0]);
-  if (e->dim == 3) g[2] = u_plane(x);
-}
-
-static double f_exact(const double *x, void *user) {
-  const exact *e = user;
-  const double f = 0.24 * exp(0.5 * x[0]) * sin(0.7 * x[1]);
-  return e->dim == 3 ? f * (1.0 + x[2]) : f;
+/* The Robin data on the outer arc r = 2 (the box's east side): alpha u +
+ * grad u . x / r, alpha = 1. */
+static double robin_outer(const double *x, void *user) {
+  double g[3];
+  ring_grad(x, g, user);
+  const double r = hypot(x[0], x[1]);
+  return ring_u(x, user) + (g[0] * x[0] + g[1] * x[1]) / r;
 }
 
 /* ---- one discretization ---------------------------------------------------------------------- */
@@ -74,10 +57,12 @@ typedef struct ring_fe {
 } ring_fe;
 
 /* Q1 on the quarter annulus (2D) or thick quarter ring (3D) with n cells per
- * direction; map NULL: the box itself; theta_max the angle the box spans. */
-static void ring_create(ring_fe *r, fea_context *ctx, int dim, fea_index n, fea_point_map_fn map,
-                        double theta_max) {
+ * direction; map NULL: the box itself; theta_max the angle the box spans;
+ * c the reaction, robin: a Robin condition on the outer arc (east). */
+static void ring_create_with(ring_fe *r, fea_context *ctx, int dim, fea_index n,
+                             fea_point_map_fn map, double theta_max, double c, int robin) {
   r->e.dim = dim;
+  r->e.c = c;
   fea_mesh_desc md = FEA_MESH_DESC_INIT;
   md.dim = dim;
   const double lower[3] = {1, 0, 0}, upper[3] = {2, theta_max, 1};
@@ -87,15 +72,27 @@ static void ring_create(ring_fe *r, fea_context *ctx, int dim, fea_index n, fea_
   OK(fea_mesh_create_structured(ctx, &md, &r->mesh));
   OK(fea_space_create_lagrange(r->mesh, 1, FEA_NODES_EQUISPACED, &r->space));
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
-  pd.source = f_exact;
+  pd.source = ring_f;
   pd.source_user = &r->e;
-  pd.dirichlet = u_exact;
+  pd.dirichlet = ring_u;
   pd.dirichlet_user = &r->e;
+  pd.reaction = c;
+  if (robin) {
+    pd.sides[FEA_SIDE_EAST].type = FEA_BC_ROBIN;
+    pd.sides[FEA_SIDE_EAST].alpha = 1.0;
+    pd.sides[FEA_SIDE_EAST].flux = robin_outer;
+    pd.sides[FEA_SIDE_EAST].flux_user = &r->e;
+  }
   OK(fea_problem_create_poisson(r->space, &pd, &r->pb));
   OK(fea_problem_get_num_free_dofs(r->pb, &r->nf));
   fea_space_info si = FEA_SPACE_INFO_INIT;
   OK(fea_space_get_info(r->space, &si));
   r->ndofs = si.num_dofs;
+}
+
+static void ring_create(ring_fe *r, fea_context *ctx, int dim, fea_index n, fea_point_map_fn map,
+                        double theta_max) {
+  ring_create_with(r, ctx, dim, n, map, theta_max, 0.0, 0);
 }
 
 static void ring_destroy(ring_fe *r) {
@@ -158,7 +155,7 @@ static double rel_diff(fea_index n, const double *x, const double *y) {
 /* At n, 2n, 4n: both multigrid configurations converge with iteration counts
  * that grow by at most 2, agree with CG to the solvers' tolerance, and the
  * errors fall with order 2 (L2) and 1 (H1) within 0.1 at each doubling. */
-static void check_ring(int dim, fea_index n0) {
+static void check_ring(int dim, fea_index n0, double c, int robin) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/threads", &ctx));
   fea_index its[2][3];
@@ -166,7 +163,7 @@ static void check_ring(int dim, fea_index n0) {
   for (int t = 0; t < 3; t++) {
     const fea_index n = n0 << t;
     ring_fe r;
-    ring_create(&r, ctx, dim, n, dim == 2 ? annulus_map : ring_map, 0.5 * M_PI);
+    ring_create_with(&r, ctx, dim, n, dim == 2 ? annulus_map : ring_map, 0.5 * M_PI, c, robin);
     double *x = malloc((size_t)r.nf * sizeof *x), *xc = malloc((size_t)r.nf * sizeof *xc);
     double *u = malloc((size_t)r.ndofs * sizeof *u);
     cr_assert(x && xc && u);
@@ -178,7 +175,7 @@ static void check_ring(int dim, fea_index n0) {
                 (long long)n, krylov, dx);
     }
     OK(fea_problem_expand_solution(r.pb, x, u));
-    OK(fea_problem_error_norms(r.pb, u, u_exact, u_grad, &r.e, &l2[t], &h1[t]));
+    OK(fea_problem_error_norms(r.pb, u, ring_u, ring_grad, &r.e, &l2[t], &h1[t]));
     cr_log_info("%dD n = %lld: %lld free DoFs, V-cycles %lld, PCG %lld, L2 %.4g, H1 %.4g", dim,
                 (long long)n, (long long)r.nf, (long long)its[0][t], (long long)its[1][t], l2[t],
                 h1[t]);
@@ -202,9 +199,18 @@ static void check_ring(int dim, fea_index n0) {
   OK(fea_context_destroy(&ctx));
 }
 
-Test(mesh_mapped, annulus_q1_multigrid_orders_and_counts, .timeout = 60) { check_ring(2, 16); }
+Test(mesh_mapped, annulus_q1_multigrid_orders_and_counts, .timeout = 60) {
+  check_ring(2, 16, 0.0, 0);
+}
 
-Test(mesh_mapped, ring_3d_q1_multigrid_orders_and_counts, .timeout = 60) { check_ring(3, 4); }
+/* -Laplace u + u = f with a Robin outer arc: the coarse levels keep c and the side. */
+Test(mesh_mapped, annulus_q1_multigrid_reaction_and_robin, .timeout = 60) {
+  check_ring(2, 16, 1.0, 1);
+}
+
+Test(mesh_mapped, ring_3d_q1_multigrid_orders_and_counts, .timeout = 60) {
+  check_ring(3, 4, 0.0, 0);
+}
 
 /* The nodes are the map's images of the box nodes, the mesh covers the
  * annulus's area to O(h^2), and uniform refinement keeps the cells' own
@@ -292,13 +298,18 @@ Test(mesh_mapped, matrix_free_levels) {
   cr_assert_eq(i0, i1, "%lld iterations with CSR, %lld with element matrices", (long long)i0,
                (long long)i1);
   cr_assert(rel_diff(r.nf, y, x) < 1e-10, "solutions differ by %.3g", rel_diff(r.nf, y, x));
+  /* Sum factorization at the quadrature points on every mapped level. */
+  const fea_index i2 = mg_solve(ctx, &r, 1, FEA_OPERATOR_MATFREE_SUMFACT, y);
+  cr_assert_eq(i0, i2, "%lld iterations with CSR, %lld with sum factorization", (long long)i0,
+               (long long)i2);
+  cr_assert(rel_diff(r.nf, y, x) < 1e-10, "solutions differ by %.3g", rel_diff(r.nf, y, x));
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
   fea_operator *op = NULL;
   OK(fea_operator_create(ctx, r.pb, &od, &op));
   fea_operator_info oi = FEA_OPERATOR_INFO_INIT;
   OK(fea_operator_get_info(op, &oi));
-  cr_assert(oi.kind_run == FEA_OPERATOR_MATFREE_ELEMENT_MATRIX && strstr(oi.kernel, "point map"),
+  cr_assert(oi.kind_run == FEA_OPERATOR_MATFREE_SUMFACT && strstr(oi.kernel, "at points"),
             "sum factorization on a mapped mesh runs %d: %s", (int)oi.kind_run, oi.kernel);
   cr_log_info("sum factorization asked for: %s", oi.kernel);
   OK(fea_operator_destroy(&op));

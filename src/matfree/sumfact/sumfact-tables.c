@@ -10,11 +10,11 @@
  *   nel_k x nq_k x (p_k + 1) x 2 numbers.
  * - Lagrange Q_p on structured box meshes: one 1D table per direction and one
  *   J for all elements (the mesh is uniform).
- * Refused: simplices (no tensor structure), general quad/hex meshes (they
- * need J at every quadrature point; the element-matrix kernel serves them),
- * and a sigma callback (sigma at quadrature points would cost nq^d doubles
- * per element, more than the element-matrix kernel's reference matrix; the
- * element-matrix kernel handles it). */
+ * Refused: simplices (no tensor structure), and what needs the quadrature
+ * points: general or mapped quad/hex meshes and mapped B-spline patches (J
+ * varies inside the element), sigma(x), A(x), a reaction term and Robin
+ * faces. The kernel at quadrature points (qp.h) serves those; the reasons
+ * below are what an operator reports when neither serves a problem. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@
 
 /* Points per direction of the problem's rule, checked against the tensor
  * Gauss rule they must be (the kernel rebuilds the 1D rules). */
-static int rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
+int sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
   const fea_space *s = pb->space;
   const fea_quadrature *q = &pb->quad;
   int dim = s->dim, total = 1;
@@ -74,7 +74,7 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
   if (pb->desc.sigma_fn)
     return REFUSE(
         "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
-        "only (the element-matrix kernel handles a variable one)");
+        "only");
   if (pb->desc.element_form)
     return REFUSE(
         "the problem has the user's element form; the sum-factorization kernel "
@@ -102,13 +102,11 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
     if (!m->structured || m->simplices || m->dim != s->dim)
       return REFUSE(
           "the mesh is not a structured box mesh: sum factorization here needs one "
-          "diagonal Jacobian for all cells (per-quadrature-point geometry is not "
-          "implemented; the element-matrix kernel serves general meshes)");
+          "diagonal Jacobian for all cells");
     if (m->mapped)
       return REFUSE(
           "the structured mesh has a point map: its cells have different shapes, and sum "
-          "factorization here needs one diagonal Jacobian for all cells (per-quadrature-point "
-          "geometry is not implemented; the element-matrix kernel serves mapped meshes)");
+          "factorization here needs one diagonal Jacobian for all cells");
     double J[9];
     structured_jacobian(m, J);
     for (int i = 0; i < s->dim; i++)
@@ -123,10 +121,9 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
   } else if (((const fea_bspline_space *)s->impl)->geo) {
     return REFUSE(
         "the B-spline space is mapped by a geometry: sum factorization here needs one "
-        "diagonal Jacobian per span (per-quadrature-point geometry is not implemented; the "
-        "element-matrix kernel serves mapped spaces)");
+        "diagonal Jacobian per span");
   }
-  return rule_sizes(pb, nq, why, len);
+  return sf_rule_sizes(pb, nq, why, len);
 }
 
 void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]) {
@@ -208,7 +205,7 @@ fea_status sf_build_tables(const fea_problem *pb, sf_state *s) {
   const fea_space *sp = pb->space;
   char why[256];
   int nq[3];
-  if (!rule_sizes(pb, nq, why, sizeof why))
+  if (!sf_rule_sizes(pb, nq, why, sizeof why))
     return FEA_ERROR(pb->ctx, FEA_ERR_UNSUPPORTED, "sum factorization: %s", why);
   s->space = sp;
   s->dim = sp->dim;

@@ -156,6 +156,9 @@ typedef struct sf_state {
 
 /* sumfact-tables.c */
 int sf_supports(const fea_problem *pb, char *why, size_t len);
+/* The points per direction of the problem's rule, which must be the tensor
+ * Gauss rule (1 when it is; else 0 and a sentence in why). */
+int sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len);
 fea_status sf_build_tables(const fea_problem *pb, sf_state *s);
 /* The element indices per direction of element e. */
 void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]);

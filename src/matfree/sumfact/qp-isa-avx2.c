@@ -1,0 +1,22 @@
+/* Quadrature-point sum-factorization kernels with AVX2 + FMA: 4 lanes of
+ * 256-bit vectors. Only these functions carry the target; the CPU is asked
+ * at run time. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QP_W 4
+#define QP_TARGET __attribute__((target("avx2,fma")))
+#define QP_ISA_NAME "avx2"
+#define QP_ISA_VAR avx2
+
+static int has_avx2(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#define QP_ISA_AVAILABLE has_avx2
+
+#include "qp-body.h"
+#else
+#include "qp.h"
+
+static int never(void) { return 0; }
+const qp_isa fea_qp_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
+#endif
