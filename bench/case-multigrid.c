@@ -249,9 +249,15 @@ static int run(const bench_options *opts, int argc, char **argv) {
     cheb.desc.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
     cheb.desc.krylov = 1;
     paper.desc.rtol = cheb.desc.rtol = rtol;
+    /* The same with matrix-free levels: on the box, the Q1 stencil swept over
+     * the grid (src/multigrid/level-stencil-op.c) instead of CSR. */
+    mg_config cheb_mf = cheb;
+    cheb_mf.name = "Chebyshev(4) PCG, stencil levels";
+    cheb_mf.desc.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
     /* Unscaled Richardson is h-dependent in 3D (docs/multigrid.md): 2D only. */
     if (cases[k].dim == 2) rc = measure(&rep, ctx, &cases[k], &paper, stream);
     if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb, stream);
+    if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb_mf, stream);
   }
   bench_report_note(&rep, "STREAM triad on %d thread%s: %.1f GB/s", threads, threads > 1 ? "s" : "",
                     stream);

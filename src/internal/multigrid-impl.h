@@ -77,6 +77,23 @@ int fea_mg_stencil_applies(const fea_problem *pb);
 fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **A,
                                  double *b);
 
+/* The 3^dim weights of an interior vertex's row (w[t] for the offset t in
+ * {-1, 0, 1}^dim, direction 0 fastest) where every free row is one (the
+ * stencil applies and every boundary vertex is Dirichlet), and unless b is
+ * NULL the reduced right-hand side as above; *usable 0 (nothing written)
+ * elsewhere. */
+fea_status fea_mg_stencil_weights(fea_context *ctx, const fea_problem *pb, double w[27], double *b,
+                                  int *usable);
+
+/* A matrix-free operator for such a level (level-stencil-op.c): y = A x by
+ * the weights over the grid of interior vertices, Dirichlet neighbours
+ * dropped; rhs (num_free, may be NULL) is its right-hand side. */
+fea_status fea_mg_stencil_operator(fea_context *ctx, const fea_problem *pb, const double w[27],
+                                   const double *rhs, fea_operator **out);
+/* 1 and the exact largest eigenvalue of A (scaled 0) or D^-1 A (scaled 1)
+ * when op is such a stencil operator; 0 (nothing written) otherwise. */
+int fea_mg_stencil_operator_lambda_max(const fea_operator *op, int scaled, double *lambda_max);
+
 /* ---- smoothers (smoother.c) ---- */
 
 /* Diagonals and eigenvalue estimates of the smoothing levels; refuses an

@@ -47,6 +47,14 @@ fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
 fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
                                        const double *rhs, fea_operator **out);
 
+/* A host operator for problem around an implementation built by the caller
+ * (multigrid's stencil levels): impl and data are the operator's from here
+ * on, also on failure (impl->destroy(data) then); rhs as above. The caller
+ * fills the info's kind_run, kernel, memory and costs. */
+fea_status fea_operator_build_from_impl(fea_context *ctx, const fea_problem *problem,
+                                        const fea_operator_impl *impl, void *data,
+                                        const double *rhs, fea_operator **out);
+
 /* The reduced right-hand side, computed on the first call and kept (the
  * operator's cache: matrix-free operators pay its element pass only when
  * asked); copied into the host array b unless b is NULL. */

@@ -234,6 +234,31 @@ fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *prob
   return FEA_SUCCESS;
 }
 
+fea_status fea_operator_build_from_impl(fea_context *ctx, const fea_problem *problem,
+                                        const fea_operator_impl *impl, void *data,
+                                        const double *rhs, fea_operator **out) {
+  fea_operator *op = NULL;
+  fea_status st = ctx->backend->mem == FEA_MEM_HOST
+                      ? operator_alloc(ctx, problem, &op)
+                      : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
+                                  "a host operator on '%s', which keeps vectors on a device",
+                                  ctx->resource);
+  if (st != FEA_SUCCESS) {
+    impl->destroy(data);
+    return st;
+  }
+  op->impl = impl;
+  op->data = data;
+  if (rhs) {
+    memcpy(op->rhs, rhs, (size_t)op->num_free * sizeof *op->rhs);
+    op->rhs_ready = 1;
+  }
+  op->info.rows = op->num_free;
+  op->info.memory_bytes = (uint64_t)op->num_free * sizeof(double); /* the rhs */
+  *out = op;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_operator_rhs(fea_operator *op, double *b) {
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
     FEA_CALL(fea_operator_matfree_rhs(op->problem, op->rhs));

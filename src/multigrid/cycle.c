@@ -72,13 +72,33 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-/* Level l's operator: CSR from the structured stencil where it applies (no
- * element integration; the finest level's load with it), else the operator
- * of the requested kind. */
+/* Level l's matrix-free stencil operator where sum factorization is asked
+ * for and every free row is one stencil (*done 1), the finest level's load
+ * with it. */
+static fea_status stencil_level(fea_mg *mg, int l, int *done) {
+  fea_mg_level *lv = &mg->levels[l];
+  double w[27], *b = l == 0 ? malloc(((size_t)lv->n + 1) * sizeof *b) : NULL;
+  FEA_CHECK(l > 0 || b, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for a right-hand side of %lld entries", (long long)lv->n);
+  fea_status st = fea_mg_stencil_weights(mg->ctx, lv->problem, w, b, done);
+  if (st == FEA_SUCCESS && *done) st = fea_mg_stencil_operator(mg->ctx, lv->problem, w, b, &lv->op);
+  free(b);
+  return st;
+}
+
+/* Level l's operator: with CSR, the matrix from the structured stencil where
+ * it applies (no element integration; the finest level's load with it); with
+ * sum factorization on such a level the stencil itself, matrix-free; else the
+ * operator of the requested kind. */
 static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l) {
   fea_mg_level *lv = &mg->levels[l];
   fea_matrix *A = NULL;
   double *b = NULL;
+  if (od->kind == FEA_OPERATOR_MATFREE_SUMFACT) {
+    int done = 0;
+    FEA_CALL(stencil_level(mg, l, &done));
+    if (done) return FEA_SUCCESS;
+  }
   if (od->kind == FEA_OPERATOR_CSR && fea_mg_stencil_applies(lv->problem)) {
     b = l == 0 ? malloc(((size_t)lv->n + 1) * sizeof *b) : NULL;
     FEA_CHECK(l > 0 || b, mg->ctx, FEA_ERR_OUT_OF_MEMORY,

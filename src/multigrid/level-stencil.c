@@ -302,35 +302,62 @@ static fea_status stencil_matrix(fea_context *ctx, const fea_problem *pb, const 
   return FEA_SUCCESS;
 }
 
+/* The stencil of pb's mesh and cell 0's element matrix; *usable 0 where the
+ * element layout is not the one the stencil assumes (then nothing applies). */
+static fea_status stencil_init(const fea_problem *pb, stencil *st, int *usable) {
+  const fea_mesh *m = pb->space->mesh;
+  st->dim = m->dim;
+  st->corners = 1 << m->dim;
+  st->free_index = pb->free_index;
+  fea_index stride = 1;
+  for (int k = 0; k < 3; k++) {
+    st->n[k] = k < m->dim ? m->n[k] : 1;
+    st->vstride[k] = stride;
+    st->h[k] = k < m->dim ? (m->upper[k] - m->lower[k]) / (double)m->n[k] : 0.0;
+    if (k < m->dim) stride *= m->n[k] + 1;
+  }
+  FEA_CALL(element_stencil(pb, st, usable));
+  if (!*usable) return FEA_SUCCESS;
+  const fea_index centre[3] = {1, 1, 1};
+  st->T = m->dim == 2 ? 9 : 27;
+  for (int t = 0; t < st->T; t++) {
+    offset_of(m->dim, t, st->off[t]);
+    st->delta[t] = 0;
+    for (int k = 0; k < m->dim; k++) st->delta[t] += st->off[t][k] * st->vstride[k];
+    st->interior[t] = entry(st, centre, st->off[t], 1);
+  }
+  return FEA_SUCCESS;
+}
+
 fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **out,
                                  double *b) {
   *out = NULL;
   if (!fea_mg_stencil_applies(pb)) return FEA_SUCCESS;
-  const fea_mesh *m = pb->space->mesh;
   stencil st = {0};
-  st.dim = m->dim;
-  st.corners = 1 << m->dim;
-  st.free_index = pb->free_index;
-  fea_index stride = 1;
-  for (int k = 0; k < 3; k++) {
-    st.n[k] = k < m->dim ? m->n[k] : 1;
-    st.vstride[k] = stride;
-    st.h[k] = k < m->dim ? (m->upper[k] - m->lower[k]) / (double)m->n[k] : 0.0;
-    if (k < m->dim) stride *= m->n[k] + 1;
-  }
   int usable = 0;
-  fea_status status = element_stencil(pb, &st, &usable);
+  fea_status status = stencil_init(pb, &st, &usable);
   if (status == FEA_SUCCESS && usable) {
-    const fea_index centre[3] = {1, 1, 1};
-    st.T = m->dim == 2 ? 9 : 27;
-    for (int t = 0; t < st.T; t++) {
-      offset_of(m->dim, t, st.off[t]);
-      st.delta[t] = 0;
-      for (int k = 0; k < m->dim; k++) st.delta[t] += st.off[t][k] * st.vstride[k];
-      st.interior[t] = entry(&st, centre, st.off[t], 1);
-    }
     if (b) status = stencil_rhs(ctx, pb, &st, b);
     if (status == FEA_SUCCESS) status = stencil_matrix(ctx, pb, &st, out);
+  }
+  stencil_free(&st);
+  return status;
+}
+
+fea_status fea_mg_stencil_weights(fea_context *ctx, const fea_problem *pb, double w[27], double *b,
+                                  int *usable) {
+  *usable = 0;
+  if (!fea_mg_stencil_applies(pb)) return FEA_SUCCESS;
+  /* Every free row a whole stencil: Dirichlet data on the whole boundary. */
+  const fea_mesh *m = pb->space->mesh;
+  fea_index inner = 1;
+  for (int k = 0; k < m->dim; k++) inner *= m->n[k] - 1;
+  if (pb->num_free != inner) return FEA_SUCCESS;
+  stencil st = {0};
+  fea_status status = stencil_init(pb, &st, usable);
+  if (status == FEA_SUCCESS && *usable) {
+    for (int t = 0; t < st.T; t++) w[t] = st.interior[t];
+    if (b) status = stencil_rhs(ctx, pb, &st, b);
   }
   stencil_free(&st);
   return status;

@@ -10,7 +10,8 @@
  * preconditioner for CG.
  *
  * Setup estimates lambda_max of the smoothed operator on every smoothing
- * level with 20 Lanczos steps (fea_lanczos_extremes; for D^-1 A through the
+ * level (exactly on the matrix-free stencil levels, level-stencil-op.c;
+ * elsewhere) with 20 Lanczos steps (fea_lanczos_extremes; for D^-1 A through the
  * similar D^-1/2 A D^-1/2), which also guards Richardson: omega lambda_max
  * >= 2 amplifies the highest modes, so it is refused. That is not a
  * theoretical worry: the unscaled stiffness matrix's spectrum scales like
@@ -142,6 +143,9 @@ static fea_status lanczos_apply(void *user, const double *x, double *y) {
 }
 
 static fea_status estimate_lambda_max(fea_context *ctx, fea_mg_level *lv, int l) {
+  /* A stencil level knows its spectrum: exact, without the 20 products. */
+  if (fea_mg_stencil_operator_lambda_max(lv->op, lv->dinv != NULL, &lv->lambda_max))
+    return FEA_SUCCESS;
   lanczos_op o = {lv, NULL, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
   double *scale = NULL;
   if (lv->dinv) {

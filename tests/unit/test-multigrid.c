@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <lapacke.h>
 #include <feaccel.h>
 
 #include "csr-product.h"
@@ -232,6 +233,100 @@ static double sigma_varying(const double *x, void *user) {
   return 1.0 + x[0] * x[0];
 }
 
+/* The matrix-free stencil operator against the matrix R of the same problem:
+ * its apply (y = A x and y += A x), diagonal and right-hand side. */
+static void check_stencil_operator(fea_context *c, fea_problem *pb, const fea_matrix *R,
+                                   const double *bref) {
+  double w[27];
+  int usable = 0;
+  const fea_index n = pb->num_free;
+  double *b = malloc(((size_t)n + 1) * sizeof *b), *x = malloc(((size_t)n + 1) * sizeof *x);
+  double *y = malloc(((size_t)n + 1) * sizeof *y), *z = malloc(((size_t)n + 1) * sizeof *z);
+  cr_assert(b && x && y && z);
+  OK(fea_mg_stencil_weights(c, pb, w, b, &usable));
+  cr_assert(usable, "the stencil operator does not apply");
+  fea_operator *op = NULL;
+  OK(fea_mg_stencil_operator(c, pb, w, b, &op));
+  for (fea_index i = 0; i < n; i++) x[i] = sin(0.37 * (double)i) + 0.25 * (double)(i % 7);
+  OK(fea_matrix_multiply(R, x, z));
+  OK(op->impl->apply(op, x, y, 0));
+  double err = 0, scale = 0;
+  for (fea_index i = 0; i < n; i++) {
+    err = fmax(err, fabs(y[i] - z[i]));
+    scale = fmax(scale, fabs(z[i]));
+  }
+  cr_assert(err <= 1e-13 * scale, "%lld rows: the stencil's A x differs by %g (scale %g)",
+            (long long)n, err, scale);
+  OK(op->impl->apply(op, x, y, 1)); /* y = 2 A x */
+  for (fea_index i = 0; i < n; i++)
+    cr_assert(fabs(y[i] - 2 * z[i]) <= 1e-13 * scale, "row %lld: y += A x gives %g, not %g",
+              (long long)i, y[i], 2 * z[i]);
+  OK(op->impl->diagonal(op, y));
+  for (fea_index i = 0; i < n; i++) {
+    double d = 0;
+    for (fea_index k = R->row_ptr[i]; k < R->row_ptr[i + 1]; k++)
+      if (R->col_idx[k] == i) d = R->values[k];
+    cr_assert(fabs(y[i] - d) <= 1e-14 * scale, "row %lld: diagonal %g, not %g", (long long)i, y[i],
+              d);
+  }
+  if (bref) {
+    OK(fea_operator_rhs(op, y));
+    for (fea_index i = 0; i < n; i++)
+      cr_assert(fabs(y[i] - bref[i]) <= 1e-13 * (1 + fabs(bref[i])), "rhs row %lld: %g, not %g",
+                (long long)i, y[i], bref[i]);
+  }
+  cr_assert_eq(op->info.kind_run, FEA_OPERATOR_MATFREE_SUMFACT);
+  /* Its exact largest eigenvalue against LAPACK's on the dense matrix. */
+  if (n <= 400) {
+    double *M = calloc((size_t)n * (size_t)n, sizeof *M), *ev = malloc((size_t)n * sizeof *ev);
+    cr_assert(M && ev);
+    for (fea_index i = 0; i < n; i++)
+      for (fea_index k = R->row_ptr[i]; k < R->row_ptr[i + 1]; k++)
+        M[(size_t)i * n + R->col_idx[k]] = R->values[k];
+    cr_assert_eq(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', (int)n, M, (int)n, ev), 0);
+    double lmax = 0, lscaled = 0;
+    cr_assert(fea_mg_stencil_operator_lambda_max(op, 0, &lmax));
+    cr_assert(fea_mg_stencil_operator_lambda_max(op, 1, &lscaled));
+    OK(op->impl->diagonal(op, y));
+    cr_assert(fabs(lmax - ev[n - 1]) <= 1e-12 * ev[n - 1], "lambda_max %.15g, LAPACK %.15g", lmax,
+              ev[n - 1]);
+    cr_assert(fabs(lscaled - ev[n - 1] / y[0]) <= 1e-12 * lscaled, "scaled %.15g, LAPACK %.15g",
+              lscaled, ev[n - 1] / y[0]);
+    free(M), free(ev);
+  }
+  fea_object_release(op);
+  free(b), free(x), free(y), free(z);
+}
+
+/* Across the threads: a 3D box of 21 489 free rows, above the threshold of
+ * the parallel sweep, against the stencil's own CSR matrix. */
+Test(multigrid, stencil_operator_on_threads) {
+  fea_context *tc = NULL;
+  OK(fea_context_create("/cpu/threads", &tc));
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = 3;
+  md.n[0] = 40, md.n[1] = 30, md.n[2] = 20;
+  md.upper[0] = 2.0;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = exact_f;
+  pd.source_user = &dims[3];
+  fea_mesh *mesh;
+  fea_space *space;
+  fea_problem *pb;
+  OK(fea_mesh_create_structured(tc, &md, &mesh));
+  OK(fea_space_create_lagrange(mesh, 1, FEA_NODES_EQUISPACED, &space));
+  OK(fea_problem_create_poisson(space, &pd, &pb));
+  fea_matrix *A = NULL;
+  OK(fea_mg_stencil_system(tc, pb, &A, NULL));
+  cr_assert(A);
+  check_stencil_operator(tc, pb, A, NULL);
+  fea_matrix_destroy(&A);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  OK(fea_context_destroy(&tc));
+}
+
 /* The stencil's matrix against the reference assembly of the same problem on a
  * box that is neither the unit box nor equally divided, with sigma = 2.5 and
  * Dirichlet data: the same pattern, values equal to rounding. */
@@ -288,6 +383,7 @@ static void check_stencil(int dim) {
               (long long)R->nnz);
   cr_assert(err <= 1e-14 * scale, "Q1 %dD: the stencil's values differ by %g (scale %g)", dim, err,
             scale);
+  check_stencil_operator(ctx, pb, R, b);
   fea_matrix_destroy(&A);
   fea_matrix_destroy(&R);
   fea_problem_destroy(&pb);
