@@ -80,7 +80,8 @@ typedef struct lanes {
   qp_vd *X, *Y;       /* nb */
   qp_vd *B[3], *D[3]; /* per direction nq x n */
   qp_vd *U;           /* nc x nqt: the channels at the points */
-  qp_vd *Qv;          /* nqt x npack */
+  qp_vd *Qv;          /* nqt x npack: gathered or formed here */
+  const qp_vd *Q;     /* the batch's point matrices: Qv, or the stored batch itself */
   qp_vd *t[5];        /* intermediate tensors */
   qp_vd *G;           /* ngc x (1 + dim) x nqt: the geometry channels */
   qp_vd *E[3];        /* diagonal: products of two tables */
@@ -101,6 +102,7 @@ static void layout(const qp_state *s, double *scratch, lanes *L) {
   }
   L->U = p, p += (fea_index)s->nc * s->nqt;
   L->Qv = p, p += (fea_index)s->npack * s->nqt;
+  L->Q = L->Qv;
   for (int i = 0; i < 5; i++) L->t[i] = p, p += T;
   L->G = p;
 }
@@ -283,9 +285,8 @@ QP_INLINE void point_matrices(const qp_state *s, const qp_sizes z, const fea_ind
     const fea_index e0 = elems[0];
     int run = m == QP_W && e0 % QP_W == 0;
     for (int l = 1; l < m && run; l++) run = elems[l] == e0 + l;
-    if (run) {
-      const qp_vd *Qb = (const qp_vd *)(s->Q + (size_t)e0 * per);
-      for (fea_index i = 0; i < per; i++) L->Qv[i] = Qb[i];
+    if (run) { /* read in place, not copied */
+      L->Q = (const qp_vd *)(s->Q + (size_t)e0 * per);
       return;
     }
     for (int l = 0; l < QP_W; l++) {
@@ -300,7 +301,7 @@ QP_INLINE void point_matrices(const qp_state *s, const qp_sizes z, const fea_ind
   qp_vd A[9];
   for (int i = 0; i < dim * dim; i++) A[i] = zero + (i % (dim + 1) == 0 ? s->sigma : 0.0);
   for (fea_index q = 0; q < nqt; q++) {
-    qp_vd x[3], J[9], W, dW[3], det;
+    qp_vd x[3], J[9] = {0}, W, dW[3], det;
     point_geometry(s, z, L, q, x, J, &W, dW);
     const qp_vd c = zero + s->reaction, wq = zero + point_weight(s, q);
     qp_metric_lanes(dim, s->value, J, &W, dW, A, &c, &wq, L->Qv + (size_t)q * s->npack, &det);
@@ -312,7 +313,7 @@ QP_INLINE void apply_points(const qp_state *s, const qp_sizes z, lanes *L) {
   const int nc = s->nc, np = s->npack;
   const fea_index nqt = z.nqt;
   for (fea_index q = 0; q < nqt; q++) {
-    const qp_vd *Q = L->Qv + (size_t)q * np;
+    const qp_vd *Q = L->Q + (size_t)q * np;
     qp_vd u[QP_MAX_NC], v[QP_MAX_NC];
     for (int c = 0; c < nc; c++) u[c] = L->U[(size_t)c * nqt + q];
     for (int i = 0; i < nc; i++) {
@@ -409,7 +410,7 @@ QP_FN void qp_diagonal(const qp_state *s, const fea_index *elems, int m, double 
       }
       const int p = qp_pack(nc, a, b);
       const double f = a == b ? 1.0 : 2.0;
-      for (fea_index q = 0; q < nqt; q++) L.U[q] = f * L.Qv[(size_t)q * s->npack + p];
+      for (fea_index q = 0; q < nqt; q++) L.U[q] = f * L.Q[(size_t)q * s->npack + p];
       qp_vd *in = L.U;
       for (int k = dim - 1; k >= 0; k--) {
         qp_vd *out = k == 0 ? L.Y : L.t[k % 2];
@@ -435,7 +436,7 @@ QP_FN void qp_geometry(const qp_state *s, const fea_index *elems, int m, double 
   geometry_channels(s, z, elems, m, &L);
   const int dim = s->dim;
   for (fea_index q = 0; q < s->nqt; q++) {
-    qp_vd x[3], J[9], W, dW[3];
+    qp_vd x[3], J[9] = {0}, W, dW[3];
     point_geometry(s, z, &L, q, x, J, &W, dW);
     for (int l = 0; l < m; l++) {
       double *o = g + ((size_t)l * s->nqt + q) * QP_GEO_PER_POINT;
