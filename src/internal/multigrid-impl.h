@@ -25,7 +25,8 @@ typedef struct fea_mg_level {
   double *dinv;         /* 1 / diag(A) where the smoother scales by it, else NULL */
   double lambda_max;    /* the smoothed operator's (A or D^-1 A), smoothing levels */
   fea_matrix *P, *PT;   /* prolongation from level + 1 and its transpose (NULL on the
-                            coarsest or when level + 1 has no free DoFs) */
+                            coarsest, when level + 1 has no free DoFs, or with grid) */
+  int grid;             /* the transfers to level + 1 are grid sweeps (transfer-grid.c) */
   double *b, *x;        /* levels > 0: right-hand side and correction of the cycle */
   double *r, *w;        /* residual and smoother work */
 } fea_mg_level;
@@ -93,6 +94,16 @@ fea_status fea_mg_stencil_operator(fea_context *ctx, const fea_problem *pb, cons
 /* 1 and the exact largest eigenvalue of A (scaled 0) or D^-1 A (scaled 1)
  * when op is such a stencil operator; 0 (nothing written) otherwise. */
 int fea_mg_stencil_operator_lambda_max(const fea_operator *op, int scaled, double *lambda_max);
+
+/* ---- transfers by grid sweeps (transfer-grid.c) ---- */
+
+/* 1 when the fine and coarse levels are boxes of quadrilaterals or hexahedra
+ * with Dirichlet data on the whole boundary, the fine one with twice the
+ * coarse one's cells: their transfers are tensor sweeps of the 1D rule. */
+int fea_mg_grid_transfer_applies(const fea_problem *fine, const fea_problem *coarse);
+/* xf += P xc, and bc = P^T rf, between levels l and l + 1 (grid set). */
+void fea_mg_grid_prolong(const fea_mg *mg, int l, const double *xc, double *xf);
+void fea_mg_grid_restrict(const fea_mg *mg, int l, const double *rf, double *bc);
 
 /* ---- smoothers (smoother.c) ---- */
 

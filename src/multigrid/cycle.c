@@ -300,11 +300,17 @@ static fea_status cycle(const fea_mg *mg, int l, const double *b, double *x, int
   const fea_mg_level *c = &mg->levels[l + 1];
   if (c->n > 0) {
     FEA_CALL(fea_mg_residual(mg, l, b, x, lv->r));
-    csr_multiply(mg, lv->PT, lv->r, c->b, 0);
+    if (lv->grid)
+      fea_mg_grid_restrict(mg, l, lv->r, c->b);
+    else
+      csr_multiply(mg, lv->PT, lv->r, c->b, 0);
     /* W: two corrections, except from a coarsest level solved exactly. */
     const int gamma = d->cycle == FEA_MG_CYCLE_W && l + 2 < mg->num_levels ? 2 : 1;
     for (int g = 0; g < gamma; g++) FEA_CALL(cycle(mg, l + 1, c->b, c->x, g == 0));
-    csr_multiply(mg, lv->P, c->x, x, 1);
+    if (lv->grid)
+      fea_mg_grid_prolong(mg, l, c->x, x);
+    else
+      csr_multiply(mg, lv->P, c->x, x, 1);
   }
   return fea_mg_smooth(mg, l, b, x, d->post_smooth, 0);
 }

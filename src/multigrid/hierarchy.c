@@ -260,8 +260,11 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
     FEA_CALL(alloc_work(ctx, lv, l > 0));
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
     const double t0 = omp_get_wtime();
-    FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
-    FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+    lv->grid = fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
+    if (!lv->grid) {
+      FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
+      FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+    }
     mg->phases.transfers += omp_get_wtime() - t0;
   }
   return FEA_SUCCESS;

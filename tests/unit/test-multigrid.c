@@ -177,6 +177,58 @@ Test(multigrid, prolongation_reproduces_coarse_functions) {
   }
 }
 
+/* The grid sweeps between two box levels equal the CSR prolongation and
+ * its transpose. */
+static void check_grid_transfer(int dim, fea_index n) {
+  fixture f, c;
+  fixture_make(&f, dim, 0, n);
+  fixture_make(&c, dim, 0, n / 2);
+  cr_assert(fea_mg_grid_transfer_applies(f.pb, c.pb));
+  fea_matrix *P;
+  OK(fea_mg_prolongation(ctx, f.pb, c.pb, &P));
+  fea_mg_level lv[2] = {{.problem = f.pb, .n = f.nf}, {.problem = c.pb, .n = c.nf}};
+  fea_mg m = {.ctx = ctx, .num_levels = 2, .levels = lv};
+  double *xc = malloc((size_t)c.nf * sizeof *xc), *xf = malloc((size_t)f.nf * sizeof *xf);
+  double *yf = malloc((size_t)f.nf * sizeof *yf), *yc = malloc((size_t)c.nf * sizeof *yc);
+  double *zc = malloc((size_t)c.nf * sizeof *zc);
+  cr_assert(xc && xf && yf && yc && zc);
+  for (fea_index i = 0; i < c.nf; i++) xc[i] = cos(0.7 * (double)i);
+  for (fea_index i = 0; i < f.nf; i++) xf[i] = sin(0.3 * (double)i), yf[i] = 0.0;
+  OK(fea_matrix_multiply(P, xc, yf));
+  for (fea_index i = 0; i < f.nf; i++) yf[i] += xf[i]; /* xf + P xc */
+  fea_mg_grid_prolong(&m, 0, xc, xf);
+  for (fea_index i = 0; i < f.nf; i++)
+    cr_assert(fabs(xf[i] - yf[i]) <= 1e-14, "%dD n=%lld: prolongation row %lld: %g, not %g", dim,
+              (long long)n, (long long)i, xf[i], yf[i]);
+  for (fea_index j = 0; j < c.nf; j++) zc[j] = 0.0; /* P^T yf by the matrix, column by column */
+  for (fea_index i = 0; i < f.nf; i++)
+    for (fea_index k = P->row_ptr[i]; k < P->row_ptr[i + 1]; k++)
+      zc[P->col_idx[k]] += P->values[k] * yf[i];
+  fea_mg_grid_restrict(&m, 0, yf, yc);
+  for (fea_index j = 0; j < c.nf; j++)
+    cr_assert(fabs(yc[j] - zc[j]) <= 1e-13 * (1 + fabs(zc[j])),
+              "%dD n=%lld: restriction row %lld: %g, not %g", dim, (long long)n, (long long)j,
+              yc[j], zc[j]);
+  free(xc), free(xf), free(yf), free(yc), free(zc);
+  fea_matrix_destroy(&P);
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
+Test(multigrid, grid_transfers_equal_csr) {
+  check_grid_transfer(2, 8);
+  check_grid_transfer(2, 32);
+  check_grid_transfer(3, 8);
+  check_grid_transfer(3, 16);
+  /* Simplices interpolate along the Kuhn diagonals: not a tensor rule. */
+  fixture f, c;
+  fixture_make(&f, 2, 1, 8);
+  fixture_make(&c, 2, 1, 4);
+  cr_assert(!fea_mg_grid_transfer_applies(f.pb, c.pb));
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
 /* P^T A_h P = A_2h: the rediscretized coarse operator is the Galerkin one. */
 static void check_galerkin(int dim, int simplices, fea_index n) {
   fixture f, c;
