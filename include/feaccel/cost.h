@@ -3,10 +3,12 @@
  * @brief A-priori cost model of the IGA multifrontal direct solver.
  *
  * Before a problem is set up, these functions say what the multifrontal
- * solver (fea_solver_create_multifrontal) will cost on the unit box with an
- * open uniform B-spline space of degree p and n elements per direction, and
- * the Poisson problem with homogeneous Dirichlet conditions on the whole
- * boundary:
+ * solver (fea_solver_create_multifrontal) will cost on an open uniform
+ * B-spline space of degree p and n elements per direction, with Dirichlet
+ * conditions on the whole boundary or on the sides the query names (the
+ * others Neumann or Robin). The factorization does not depend on the
+ * geometry map or the equation's terms (c u, sigma(x), A(x)): a mapped or
+ * NURBS patch with them factors exactly as the unit box (tested):
  *
  * - fea_cost_model_exact() builds the space and the solver's symbolic
  *   elimination tree (no element integration, no numeric work) and sums the
@@ -34,6 +36,7 @@
 #include <stdint.h>
 
 #include <feaccel/export.h>
+#include <feaccel/problem.h>
 #include <feaccel/types.h>
 
 FEA_BEGIN_DECLS
@@ -45,11 +48,16 @@ typedef struct fea_cost_query {
   int p;       /**< B-spline degree, the same in every direction, 1..8 */
   fea_index n; /**< elements per direction, >= 1 */
   int nproc;   /**< processors for the critical path, >= 1; 0: unlimited (eq. 24) */
+  /** The condition per side (fea_patch_side), 2 dim entries, or NULL: all Dirichlet (default).
+   * A Neumann or Robin side keeps its DoFs (those on no Dirichlet side) as unknowns, so the tree
+   * grows; a geometry map, c u, sigma(x) or A(x) change the elements, not the tree, and the
+   * counts are those of the box (exact model only: the paper's ignores this field). */
+  const fea_bc_type *sides;
 } fea_cost_query;
 
-/** Initializer: 2D, p = 1, one element, unlimited processors. */
+/** Initializer: 2D, p = 1, one element, unlimited processors, all sides Dirichlet. */
 #define FEA_COST_QUERY_INIT \
-  { sizeof(fea_cost_query), 2, 1, 1, 0 }
+  { sizeof(fea_cost_query), 2, 1, 1, 0, NULL }
 
 /** The estimate; initialize with FEA_COST_INIT (the callee fills the fields
  * the caller's .size covers). */

@@ -20,6 +20,10 @@ static fea_status check_query(const fea_context *ctx, const fea_cost_query *q, f
             "query.n is %lld elements per direction; at least 1 is needed", (long long)d.n);
   FEA_CHECK(d.nproc >= 0, ctx, FEA_ERR_INVALID_ARG,
             "query.nproc is %d; it must be >= 1, or 0 for unlimited processors", d.nproc);
+  for (int s = 0; d.sides && s < 2 * d.dim; s++)
+    FEA_CHECK(d.sides[s] >= FEA_BC_DIRICHLET && d.sides[s] <= FEA_BC_ROBIN, ctx,
+              FEA_ERR_INVALID_ARG, "query.sides[%d] is %d; it must be a fea_bc_type (0..%d)", s,
+              (int)d.sides[s], (int)FEA_BC_ROBIN);
   *v = d;
   return FEA_SUCCESS;
 }
@@ -46,7 +50,7 @@ fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_c
   FEA_CALL(check_query(ctx, q, &v));
   FEA_CALL(check_out(ctx, out));
   fea_cost c = FEA_COST_INIT;
-  FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, v.nproc, &c, NULL));
+  FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, v.sides, v.nproc, &c, NULL));
   return fea_struct_copy_out(ctx, out, &c, "out", &fea_struct_cost);
 }
 
@@ -57,7 +61,7 @@ fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64
   fea_cost_query v;
   FEA_CALL(check_query(ctx, q, &v));
   FEA_CHECK_NULL(fits, ctx);
-  return fea_cost_fits_eval(ctx, v.dim, v.p, v.n, bytes, fits);
+  return fea_cost_fits_eval(ctx, v.dim, v.p, v.n, v.sides, bytes, fits);
 }
 
 fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes) {

@@ -29,14 +29,17 @@ fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *n
                                   fea_index count, fea_cost_flops_fn flops, int nproc,
                                   double *critical);
 
-/* Exact counts from the solver's symbolic tree (valid query). peak_bytes (may
- * be NULL) receives the setup's peak memory estimate. */
-fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int nproc,
-                               fea_cost *c, double *peak_bytes);
+/* Exact counts from the solver's symbolic tree (valid query; sides NULL or
+ * 2 dim conditions per fea_patch_side). peak_bytes (may be NULL) receives the
+ * setup's peak memory estimate. */
+fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
+                               const fea_bc_type *sides, int nproc, fea_cost *c,
+                               double *peak_bytes);
 
 /* fea_cost_model_fits: *fits = 0 from the tree's lower bound when it
- * exceeds bytes (no O(DoF) memory), else from the exact peak. */
-fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, uint64_t bytes,
-                              int *fits);
+ * exceeds bytes (no O(DoF) memory; natural sides only add unknowns, so the
+ * all-Dirichlet bound stays a lower bound), else from the exact peak. */
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
+                              const fea_bc_type *sides, uint64_t bytes, int *fits);
 
 #endif

@@ -147,7 +147,16 @@ static fea_status check_tree_fits(fea_context *ctx, const fea_space *s) {
   return fea_memory_require(ctx, 0, need, what);
 }
 
-static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_etree *t) {
+/* Whether DoF i of s is eliminated: on a Dirichlet side (sides NULL: any). */
+static int dirichlet_dof(const fea_space *s, const fea_bc_type *sides, fea_index i) {
+  for (int side = 0; side < 2 * s->dim; side++)
+    if ((!sides || sides[side] == FEA_BC_DIRICHLET) && fea_bspline_dof_on_side(s, i, side))
+      return 1;
+  return 0;
+}
+
+static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n,
+                             const fea_bc_type *sides, fea_etree *t) {
   fea_space *s = NULL;
   FEA_CALL(query_space(ctx, dim, p, n, &s));
   fea_status guard = check_tree_fits(ctx, s);
@@ -162,11 +171,12 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_
                                          (long long)s->num_dofs);
   if (st == FEA_SUCCESS) {
     /* Numbered as fea_problem_create_poisson numbers the free DoFs:
-     * boundary_dofs is sorted, so one merge pass does it. */
+     * boundary_dofs is sorted, so one merge pass does it; with natural sides
+     * a boundary DoF is eliminated only on a Dirichlet side. */
     fea_index next = 0, b = 0;
     for (fea_index i = 0; i < s->num_dofs; i++) {
       if (b < s->num_boundary_dofs && s->boundary_dofs[b] == i) {
-        free_index[i] = -1;
+        free_index[i] = !sides || dirichlet_dof(s, sides, i) ? -1 : next++;
         b++;
       } else {
         free_index[i] = next++;
@@ -179,10 +189,11 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, fea_
   return st;
 }
 
-fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int nproc,
-                               fea_cost *c, double *peak_bytes) {
+fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
+                               const fea_bc_type *sides, int nproc, fea_cost *c,
+                               double *peak_bytes) {
   fea_etree t;
-  FEA_CALL(build_tree(ctx, dim, p, n, &t));
+  FEA_CALL(build_tree(ctx, dim, p, n, sides, &t));
   fea_cost_node *nodes = malloc((size_t)t.num_nodes * sizeof *nodes);
   fea_status st = nodes ? FEA_SUCCESS
                         : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -210,8 +221,8 @@ fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, in
   return st;
 }
 
-fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, uint64_t bytes,
-                              int *fits) {
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
+                              const fea_bc_type *sides, uint64_t bytes, int *fits) {
   /* The peak holds at least the factors and the load vector, so a lower
    * bound above bytes answers "no" from the knot vectors alone (no space,
    * whose boundary list is O(n^(d-1))), after a walk that stops as soon as
@@ -231,7 +242,7 @@ fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, uin
   fea_cost c = FEA_COST_INIT;
   double peak = 0.0;
   /* The critical path is not needed: one processor makes it the flops. */
-  FEA_CALL(fea_cost_exact_eval(ctx, dim, p, n, 1, &c, &peak));
+  FEA_CALL(fea_cost_exact_eval(ctx, dim, p, n, sides, 1, &c, &peak));
   *fits = peak <= (double)bytes;
   return FEA_SUCCESS;
 }

@@ -182,12 +182,13 @@ FIELD(fea_assembly_stats, colors, 112, 4);
 FIELD(fea_assembly_stats, elements_recomputed, 120, 8);
 
 /* fea_cost_query */
-SIZE(fea_cost_query, 32);
+SIZE(fea_cost_query, 40);
 FIELD(fea_cost_query, size, 0, 8);
 FIELD(fea_cost_query, dim, 8, 4);
 FIELD(fea_cost_query, p, 12, 4);
 FIELD(fea_cost_query, n, 16, 8);
 FIELD(fea_cost_query, nproc, 24, 4);
+FIELD(fea_cost_query, sides, 32, 8);
 
 /* fea_cost */
 SIZE(fea_cost, 48);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "api-common.h"
+#include "ring-common.h"
 
 #include <feaccel/solver.h>
 
@@ -397,5 +398,84 @@ Test(cost, fits_refused_without_the_tree) {
   fea_cost c = FEA_COST_INIT;
   EXPECT_FAIL(fea_cost_model_exact(ctx, &q, &c), FEA_ERR_OUT_OF_MEMORY, ctx,
               "the symbolic tree of 1083206683 DoFs");
+  OK(fea_context_destroy(&ctx));
+}
+
+static void tensor_2(const double *x, double *A, void *user) {
+  const int dim = *(const int *)user;
+  for (int i = 0; i < dim * dim; i++) A[i] = i % (dim + 1) == 0 ? 2.0 + x[0] : 0.0;
+  A[1] = A[dim] = 0.4;
+}
+
+/* The terms a problem may add (a NURBS map, c u, A(x)) change the elements'
+ * integration, not the tree, and its Neumann and Robin sides add their DoFs
+ * as unknowns: the solver's factorization of such a problem counts exactly
+ * what the model gives for the box with the same degree, element counts and
+ * sides. */
+Test(cost, mapped_problems_factor_as_the_box) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  for (int dim = 2; dim <= 3; dim++) {
+    const int p = dim == 2 ? 3 : 2;
+    const fea_index n = dim == 2 ? 17 : 6;
+    ring q;
+    ring_init(&q, dim, 1.0);
+    fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+    d.dim = dim;
+    for (int j = 0; j < dim; j++) d.degree[j] = p, d.n[j] = n;
+    d.geometry = &q.g;
+    fea_space *space = NULL;
+    fea_problem *pb = NULL;
+    fea_solver *s = NULL;
+    OK(fea_space_create_bspline(ctx, &d, &space));
+    ring_exact e = {dim, 2.0};
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.source = ring_f;
+    pd.source_user = &e;
+    pd.reaction = 2.0;
+    pd.sigma_tensor = tensor_2;
+    pd.sigma_tensor_user = &e.dim;
+    pd.sides[FEA_SIDE_EAST].type = FEA_BC_ROBIN;
+    pd.sides[FEA_SIDE_EAST].alpha = 1.5;
+    pd.sides[FEA_SIDE_NORTH].type = FEA_BC_NEUMANN;
+    OK(fea_problem_create_poisson(space, &pd, &pb));
+    OK(fea_solver_create_multifrontal(ctx, space, pb, NULL, &s));
+    OK(fea_solver_setup(s));
+    fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+    OK(fea_solver_get_stats(s, &st));
+    /* The query names the natural sides; the geometry and the terms are not its business. */
+    const fea_bc_type sides[6] = {FEA_BC_DIRICHLET, FEA_BC_ROBIN,     FEA_BC_DIRICHLET,
+                                  FEA_BC_NEUMANN,   FEA_BC_DIRICHLET, FEA_BC_DIRICHLET};
+    fea_cost_query cq = FEA_COST_QUERY_INIT;
+    cq.dim = dim, cq.p = p, cq.n = n, cq.sides = sides;
+    fea_cost c = FEA_COST_INIT;
+    OK(fea_cost_model_exact(ctx, &cq, &c));
+    cr_log_info(
+        "%dD p %d n %lld, NURBS, c, A(x), Robin east, Neumann north: %.6g flops (box, all "
+        "Dirichlet: %.6g)",
+        dim, p, (long long)n, st.flops, exact(ctx, dim, p, n, 0).flops);
+    expect_rel(c.flops, st.flops, 1e-12, "the model's flops vs the mapped problem's");
+    cr_assert_eq(c.memory_bytes, (double)st.factor_bytes);
+    cr_assert_eq(c.num_levels, st.num_levels);
+    cr_assert(exact(ctx, dim, p, n, 0).flops < c.flops, "natural sides add unknowns");
+    fea_solver_destroy(&s);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&space));
+  }
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(cost, bad_sides_are_named) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  const fea_bc_type sides[4] = {FEA_BC_DIRICHLET, FEA_BC_NEUMANN, (fea_bc_type)7, FEA_BC_ROBIN};
+  fea_cost_query q = FEA_COST_QUERY_INIT;
+  q.p = 2, q.n = 4, q.sides = sides;
+  fea_cost c = FEA_COST_INIT;
+  EXPECT_FAIL(fea_cost_model_exact(ctx, &q, &c), FEA_ERR_INVALID_ARG, ctx, "query.sides[2] is 7");
+  int fits = -1;
+  EXPECT_FAIL(fea_cost_model_fits(ctx, &q, 1 << 30, &fits), FEA_ERR_INVALID_ARG, ctx,
+              "query.sides[2] is 7");
+  cr_assert_eq(fits, -1);
   OK(fea_context_destroy(&ctx));
 }
