@@ -9,6 +9,7 @@
  * element-matrix and sum-factorization operators, multigrid); and by the
  * refusals of what is ill-posed or names what the mesh lacks. */
 #include "api-common.h"
+#include "ring-common.h"
 #include "solve-common.h"
 
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include <feaccel/operator.h>
 #include <feaccel/solver.h>
 
-/* u = e^(x/2) sin(0.7 y) + x y (times 1 + z in 3D), as in test-boundary.c;
+/* u = e^(x/2) sin(0.7 y) + x y (times 1 + z in 3D), ring-common.h's;
  * -Laplace u + c u = f. */
 typedef struct bvp {
   int dim;
@@ -25,19 +26,12 @@ typedef struct bvp {
   double alpha; /* Robin coefficient */
 } bvp;
 
-static double plane(const double *x) { return exp(0.5 * x[0]) * sin(0.7 * x[1]) + x[0] * x[1]; }
-
 static double u_exact(const double *x, void *user) {
-  const bvp *b = user;
-  return b->dim == 3 ? plane(x) * (1.0 + x[2]) : plane(x);
+  return ring_u_dim(((const bvp *)user)->dim, x);
 }
 
 static void u_grad(const double *x, double *g, void *user) {
-  const bvp *b = user;
-  const double s = b->dim == 3 ? 1.0 + x[2] : 1.0, ex = exp(0.5 * x[0]);
-  g[0] = s * (0.5 * ex * sin(0.7 * x[1]) + x[1]);
-  g[1] = s * (0.7 * ex * cos(0.7 * x[1]) + x[0]);
-  if (b->dim == 3) g[2] = plane(x);
+  ring_grad_dim(((const bvp *)user)->dim, x, g);
 }
 
 static double f_exact(const double *x, void *user) {

@@ -192,6 +192,8 @@ static inline fea_index lane_element(const fea_index *elems, int m, int l) {
  * serves every element (Lagrange) it is broadcast. */
 QP_FN void gather_tables(const qp_state *s, const fea_index *elems, int m, lanes *L) {
   const qp_vd zero = {0};
+  fea_index idx[QP_W][3]; /* each lane's element indices, once for every direction */
+  for (int l = 0; l < QP_W; l++) qp_element_index(s, lane_element(elems, m, l), idx[l]);
   for (int k = 0; k < s->dim; k++) {
     const int sz = s->nq[k] * s->n[k];
     if (s->nel[k] == 1) {
@@ -202,9 +204,7 @@ QP_FN void gather_tables(const qp_state *s, const fea_index *elems, int m, lanes
       continue;
     }
     for (int l = 0; l < QP_W; l++) {
-      fea_index idx[3];
-      qp_element_index(s, lane_element(elems, m, l), idx);
-      const double *T = s->tab[k] + (size_t)idx[k] * 2 * sz;
+      const double *T = s->tab[k] + (size_t)idx[l][k] * 2 * sz;
       for (int i = 0; i < sz; i++) {
         L->B[k][i][l] = T[i];
         L->D[k][i][l] = T[sz + i];
