@@ -77,6 +77,11 @@ void bench_record_init_with(bench_record *r, const char *case_name, const char *
   if (m) r->machine = *m;
 }
 
+/* The resource string with options ("/gpu/cuda:streams=1") that
+ * bench_open_context last opened, so that records of runs that differ only
+ * in a backend option can be told apart. */
+static char opened_resource[128];
+
 fea_status bench_record_init(bench_record *r, const char *case_name, const fea_context *ctx) {
   fea_context_info info = FEA_CONTEXT_INFO_INIT;
   bench_machine m;
@@ -85,6 +90,9 @@ fea_status bench_record_init(bench_record *r, const char *case_name, const fea_c
   s = bench_machine_get(ctx, &m);
   if (s < 0) return s;
   bench_record_init_with(r, case_name, info.backend, info.num_threads, &m);
+  const size_t len = strlen(info.backend);
+  if (strncmp(opened_resource, info.backend, len) == 0 && opened_resource[len] == ':')
+    bench_param_str(r, "resource", opened_resource);
   return FEA_SUCCESS;
 }
 
@@ -352,7 +360,9 @@ void bench_report_note(bench_report *rep, const char *fmt, ...) {
 
 int bench_open_context(const bench_options *opts, const char *default_resource, fea_context **ctx) {
   *ctx = NULL;
-  fea_status s = fea_context_create(opts->backend ? opts->backend : default_resource, ctx);
+  const char *resource = opts->backend ? opts->backend : default_resource;
+  fea_status s = fea_context_create(resource, ctx);
+  if (s == FEA_SUCCESS) snprintf(opened_resource, sizeof opened_resource, "%s", resource);
   if (s == FEA_SUCCESS && opts->threads > 0) s = fea_context_set_num_threads(*ctx, opts->threads);
   if (s >= 0) return BENCH_OK;
   int rc = bench_fail(*ctx ? "fea_context_set_num_threads" : "fea_context_create", s);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
 #include "context.h"
@@ -53,8 +54,79 @@ static fea_status parse_device(fea_context *ctx, const char *text, int count, in
   return FEA_SUCCESS;
 }
 
+/* The "streams" option: how many lanes (cuda-backend.h) independent dense
+ * kernels may spread over; 1 keeps everything on the context's stream. */
+static fea_status parse_streams(fea_context *ctx, const fea_resource_opts *opts, int *lanes) {
+  *lanes = FEA_CUDA_DEFAULT_LANES;
+  const char *text = opts ? fea_resource_opt(opts, "streams") : NULL;
+  if (!text) return FEA_SUCCESS;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  FEA_CHECK(text[0] != '\0' && text[0] != ' ' && *end == '\0' && errno == 0 && v >= 1 &&
+                v <= FEA_CUDA_MAX_LANES,
+            ctx, FEA_ERR_INVALID_ARG, "option streams=%s is not an integer in [1, %d]", text,
+            FEA_CUDA_MAX_LANES);
+  *lanes = (int)v;
+  return FEA_SUCCESS;
+}
+
+static void lane_destroy(fea_cuda_lane *l) {
+  if (l->stream) (void)cudaStreamSynchronize(l->stream);
+  if (l->solver_params) (void)cusolverDnDestroyParams(l->solver_params);
+  if (l->solver) (void)cusolverDnDestroy(l->solver);
+  if (l->blas) (void)cublasDestroy(l->blas);
+  if (l->done) (void)cudaEventDestroy(l->done);
+  if (l->stream) (void)cudaStreamDestroy(l->stream);
+  memset(l, 0, sizeof *l);
+}
+
+static fea_status lane_create(fea_context *ctx, fea_cuda_lane *l) {
+  FEA_CALL_CUDA(ctx, cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+  FEA_CALL_CUDA(ctx, cudaEventCreateWithFlags(&l->done, cudaEventDisableTiming));
+  FEA_CALL_CUBLAS(ctx, cublasCreate(&l->blas));
+  FEA_CALL_CUBLAS(ctx, cublasSetStream(l->blas, l->stream));
+  FEA_CALL_CUBLAS(ctx, cublasSetPointerMode(l->blas, CUBLAS_POINTER_MODE_HOST));
+  FEA_CALL_CUSOLVER(ctx, cusolverDnCreate(&l->solver));
+  FEA_CALL_CUSOLVER(ctx, cusolverDnSetStream(l->solver, l->stream));
+  FEA_CALL_CUSOLVER(ctx, cusolverDnCreateParams(&l->solver_params));
+  return FEA_SUCCESS;
+}
+
+fea_status fea_cuda_lanes_fork(fea_context *ctx, int n, fea_cuda_lane **out) {
+  struct fea_cuda *b = ctx->backend_data;
+  FEA_CHECK(n >= 1 && n <= b->lanes_wanted, ctx, FEA_ERR_BACKEND,
+            "internal: %d lanes asked for, the context has streams=%d", n, b->lanes_wanted);
+  if (!b->fork) FEA_CALL_CUDA(ctx, cudaEventCreateWithFlags(&b->fork, cudaEventDisableTiming));
+  while (b->nlanes < n) {
+    fea_status st = lane_create(ctx, &b->lane[b->nlanes]);
+    if (st < 0) {
+      lane_destroy(&b->lane[b->nlanes]);
+      return st;
+    }
+    b->nlanes++;
+  }
+  FEA_CALL_CUDA(ctx, cudaEventRecord(b->fork, b->stream));
+  for (int i = 0; i < n; i++)
+    FEA_CALL_CUDA(ctx, cudaStreamWaitEvent(b->lane[i].stream, b->fork, 0));
+  *out = b->lane;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_cuda_lanes_join(fea_context *ctx, int n) {
+  struct fea_cuda *b = ctx->backend_data;
+  for (int i = 0; i < n && i < b->nlanes; i++) {
+    FEA_CALL_CUDA(ctx, cudaEventRecord(b->lane[i].done, b->lane[i].stream));
+    FEA_CALL_CUDA(ctx, cudaStreamWaitEvent(b->stream, b->lane[i].done, 0));
+  }
+  return FEA_SUCCESS;
+}
+
 /* Frees whatever cuda_setup created; safe on a partly set up state. */
 static void cuda_teardown(struct fea_cuda *b) {
+  for (int i = 0; i < b->nlanes; i++) lane_destroy(&b->lane[i]);
+  b->nlanes = 0;
+  if (b->fork) (void)cudaEventDestroy(b->fork);
   if (b->stream) (void)cudaStreamSynchronize(b->stream);
   if (b->work) {
     if (b->mem_pools && b->stream) {
@@ -131,7 +203,9 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
 
 static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   int count = 0;
-  int device = 0;
+  int device = 0, lanes = 0;
+  /* Checked before the device: a bad option is an error on any machine. */
+  FEA_CALL(parse_streams(ctx, opts, &lanes));
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
@@ -147,6 +221,7 @@ static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   FEA_CHECK(b != NULL, ctx, FEA_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of CUDA state",
             sizeof *b);
   b->device = device;
+  b->lanes_wanted = lanes;
   fea_status st = cuda_setup(ctx, b);
   if (st < 0) {
     cuda_teardown(b);
@@ -260,7 +335,7 @@ fea_status fea_cuda_read_info(fea_context *ctx, int *info) {
   return fea_cuda_sync(ctx);
 }
 
-static const char *const cuda_options[] = {"device", NULL};
+static const char *const cuda_options[] = {"device", "streams", NULL};
 
 const struct fea_backend fea_backend_gpu_cuda = {
     .abi = FEA_BACKEND_ABI,

@@ -1,6 +1,7 @@
 /* Private state of a /gpu/cuda context (ctx->backend_data) and the helpers the
- * ops tables share. Everything runs on one non-blocking stream per context, so
- * operations are ordered among themselves without device-wide syncs. */
+ * ops tables share. Everything is ordered on one non-blocking stream per
+ * context, without device-wide syncs; work that forks onto side streams
+ * (lanes, below) is joined back into it before the forking call returns. */
 #ifndef FEA_CUDA_BACKEND_H
 #define FEA_CUDA_BACKEND_H
 
@@ -13,6 +14,23 @@
 
 #include "backend.h"
 #include "context.h"
+
+/* Most side streams a context makes (the "streams" option's upper bound),
+ * and how many it makes without the option. */
+#define FEA_CUDA_MAX_LANES 8
+#define FEA_CUDA_DEFAULT_LANES 4
+
+/* A side stream with its own cuBLAS and cuSOLVER handles, for independent
+ * pieces of work that are each too small to fill the GPU: the large fronts
+ * of one multifrontal level run on several lanes at once. Lanes are made on
+ * first use and live as long as the context. */
+typedef struct fea_cuda_lane {
+  cudaStream_t stream;
+  cudaEvent_t done;
+  cublasHandle_t blas;
+  cusolverDnHandle_t solver;
+  cusolverDnParams_t solver_params;
+} fea_cuda_lane;
 
 struct fea_cuda {
   int device;
@@ -29,6 +47,10 @@ struct fea_cuda {
   int *dinfo; /* device int that cuSOLVER writes its info to */
   void *work; /* device scratch, grown on demand, never shrunk */
   size_t work_bytes;
+  int lanes_wanted; /* the "streams" option: at most this many lanes */
+  int nlanes;       /* lanes made so far */
+  fea_cuda_lane lane[FEA_CUDA_MAX_LANES];
+  cudaEvent_t fork; /* recorded on stream before the lanes start */
 };
 
 extern const struct fea_vector_ops fea_cuda_vector_ops;
@@ -48,6 +70,15 @@ void fea_cuda_free(fea_context *ctx, void *p);
 /* The scratch buffer, at least bytes long (NULL when bytes is 0). A later call
  * may move it: ask once per operation for everything the operation needs. */
 fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out);
+
+/* Start n lanes (n <= b->lanes_wanted) after everything queued so far on
+ * the context's stream; *out is the context's array of lanes. */
+fea_status fea_cuda_lanes_fork(fea_context *ctx, int n, fea_cuda_lane **out);
+
+/* Make the context's stream wait for what lanes 0 .. n-1 queued. Call it on
+ * every path after a fork, errors included: stream-ordered frees on the
+ * context's stream must not overtake work still queued on a lane. */
+fea_status fea_cuda_lanes_join(fea_context *ctx, int n);
 
 /* Wait for the stream; reports faults of kernels queued earlier. */
 fea_status fea_cuda_sync(fea_context *ctx);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 #include <feaccel.h>
@@ -21,12 +22,21 @@
 
 static const fea_precision all_precs[] = {FEA_F64, FEA_F32, FEA_F16, FEA_BF16};
 
-/* The GPU context, or the test is skipped with the reason there is none. */
+/* The GPU context, or the test is skipped with the reason there is none.
+ * FEA_TEST_REQUIRE_GPU=1 (the device machine's first-run sets it) turns the
+ * skip into a failure, so a GPU machine whose /gpu/cuda cannot start fails
+ * loudly instead of showing a green, skipped suite. FEA_TEST_CUDA_RESOURCE
+ * names the resource with options (say /gpu/cuda:streams=1) so that one
+ * test program checks each setting of the backend. */
 static inline fea_context *open_gpu(void) {
   fea_context *ctx = NULL;
-  fea_status st = fea_context_create("/gpu/cuda", &ctx);
-  if (st == FEA_ERR_DEVICE) cr_skip_test("no usable GPU: %s", fea_context_last_error(NULL));
-  cr_assert_eq(st, FEA_SUCCESS, "creating /gpu/cuda returned %s: %s", fea_status_string(st),
+  const char *resource = getenv("FEA_TEST_CUDA_RESOURCE");
+  if (!resource || !resource[0]) resource = "/gpu/cuda";
+  fea_status st = fea_context_create(resource, &ctx);
+  const char *require = getenv("FEA_TEST_REQUIRE_GPU");
+  if (st == FEA_ERR_DEVICE && !(require && strcmp(require, "1") == 0))
+    cr_skip_test("no usable GPU: %s", fea_context_last_error(NULL));
+  cr_assert_eq(st, FEA_SUCCESS, "creating %s returned %s: %s", resource, fea_status_string(st),
                fea_context_last_error(NULL));
   return ctx;
 }

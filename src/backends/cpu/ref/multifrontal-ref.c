@@ -20,6 +20,7 @@
 #include "dense.h"
 #include "error.h"
 #include "etree.h"
+#include "large-alloc.h"
 #include "problem.h"
 
 static double now_s(void) {
@@ -156,7 +157,7 @@ fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_f
   double *P = f->panels + nd->factor_off, *S = NULL;
   memset(P, 0, (size_t)(m * q) * sizeof *P);
   if (r > 0) {
-    S = malloc((size_t)(r * r) * sizeof *S);
+    S = fea_large_alloc((size_t)(r * r) * sizeof *S);
     FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY,
               "no memory for the %lld x %lld Schur block of node %lld", (long long)r, (long long)r,
               (long long)n);
@@ -296,7 +297,7 @@ fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multif
 static fea_status ref_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f) {
   const fea_etree *t = f->tree;
   size_t nn = (size_t)t->num_nodes;
-  f->panels = malloc((size_t)(t->factor_entries ? t->factor_entries : 1) * sizeof *f->panels);
+  f->panels = fea_large_alloc((size_t)t->factor_entries * sizeof *f->panels);
   f->schur = calloc(nn, sizeof *f->schur);
   f->leaf_load = calloc(nn, sizeof *f->leaf_load);
   f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);
