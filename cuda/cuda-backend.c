@@ -71,6 +71,19 @@ static fea_status parse_streams(fea_context *ctx, const fea_resource_opts *opts,
   return FEA_SUCCESS;
 }
 
+/* The "leaves" option: where the multifrontal solver integrates the
+ * stiffness of its leaf fronts, "device" (where the problem allows it:
+ * multifrontal-cuda.c) or "host" (every problem, the fronts go up whole). */
+static fea_status parse_leaves(fea_context *ctx, const fea_resource_opts *opts, int *on_device) {
+  *on_device = 1;
+  const char *text = opts ? fea_resource_opt(opts, "leaves") : NULL;
+  if (!text) return FEA_SUCCESS;
+  FEA_CHECK(strcmp(text, "device") == 0 || strcmp(text, "host") == 0, ctx, FEA_ERR_INVALID_ARG,
+            "option leaves=%s is neither 'device' nor 'host'", text);
+  *on_device = strcmp(text, "device") == 0;
+  return FEA_SUCCESS;
+}
+
 static void lane_destroy(fea_cuda_lane *l) {
   if (l->stream) (void)cudaStreamSynchronize(l->stream);
   if (l->solver_params) (void)cusolverDnDestroyParams(l->solver_params);
@@ -203,9 +216,10 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
 
 static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   int count = 0;
-  int device = 0, lanes = 0;
+  int device = 0, lanes = 0, leaves_on_device = 1;
   /* Checked before the device: a bad option is an error on any machine. */
   FEA_CALL(parse_streams(ctx, opts, &lanes));
+  FEA_CALL(parse_leaves(ctx, opts, &leaves_on_device));
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
@@ -222,6 +236,7 @@ static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
             sizeof *b);
   b->device = device;
   b->lanes_wanted = lanes;
+  b->leaves_on_device = leaves_on_device;
   fea_status st = cuda_setup(ctx, b);
   if (st < 0) {
     cuda_teardown(b);
@@ -335,7 +350,7 @@ fea_status fea_cuda_read_info(fea_context *ctx, int *info) {
   return fea_cuda_sync(ctx);
 }
 
-static const char *const cuda_options[] = {"device", "streams", NULL};
+static const char *const cuda_options[] = {"device", "streams", "leaves", NULL};
 
 const struct fea_backend fea_backend_gpu_cuda = {
     .abi = FEA_BACKEND_ABI,

@@ -61,6 +61,9 @@ static int front_batched(int64_t q, int64_t r) {
 }
 /* Doubles of host-integrated leaf fronts per upload (32 MiB). */
 #define MULTIFRONTAL_CHUNK_VALUES ((size_t)4 << 20)
+/* Shared memory the leaf-integration kernel may take per block (the default
+ * limit without opting in); larger records integrate on the host. */
+#define MULTIFRONTAL_LEAF_SMEM ((size_t)48 << 10)
 /* Device memory kept back in the estimate for cuSOLVER/cuBLAS workspaces. */
 #define MULTIFRONTAL_LIBRARY_RESERVE ((uint64_t)256 << 20)
 /* ... and for each lane still to be made (its cuBLAS and cuSOLVER handles
@@ -101,6 +104,11 @@ typedef struct multifrontal_cuda {
   gemm_item *items;  /* max_level_nodes */
   void *h_work;      /* cuSOLVER host workspace */
   size_t h_work_bytes;
+  /* Leaves integrated on the device from element records (records != 0). */
+  int records;
+  fea_multifrontal_leaf_shape shape;
+  fea_cuda_leaf_shape dshape;
+  int32_t *d_leaf_map;
   /* Solve. */
   double *d_y;
   size_t y_entries;
@@ -222,6 +230,18 @@ static void groups_free_all(fea_context *ctx, multifrontal_cuda *st, double **pt
   }
 }
 
+/* Elements in leaf nd's box. */
+static fea_index leaf_elements(const fea_etree_node *nd) {
+  return (nd->hi[0] - nd->lo[0]) * (nd->hi[1] - nd->lo[1]) * (nd->hi[2] - nd->lo[2]);
+}
+
+/* Doubles leaf nd takes in a chunk: its element records, or its assembled
+ * panel and Schur block. */
+static size_t leaf_values(const multifrontal_cuda *st, const fea_etree_node *nd) {
+  if (st->records) return (size_t)leaf_elements(nd) * (size_t)st->shape.rec_len;
+  return (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+}
+
 /* --------------------------------------------------------- alloc / release */
 
 static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
@@ -234,6 +254,7 @@ static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
     fea_cuda_free(ctx, st->d_panels);
     fea_cuda_free(ctx, st->d_ext_map);
     fea_cuda_free(ctx, st->d_front_dofs);
+    fea_cuda_free(ctx, st->d_leaf_map);
     fea_cuda_free(ctx, st->d_batch);
     fea_cuda_free(ctx, st->d_info);
     fea_cuda_free(ctx, st->d_y);
@@ -339,8 +360,22 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
   FEA_CALL(fea_cuda_enter(ctx, &b));
   FEA_CALL(plan(ctx, t, st));
 
+  /* The leaves' stiffness on the device where the problem allows it: the
+   * host then integrates only records (W and the 1D factors) and loads,
+   * and what goes up is O(nq) per element instead of the leaf fronts'
+   * O(r^2) (3D p = 2, 1M unknowns: 13 GB of fronts, 0.7 GB of records). */
+  st->records = b->leaves_on_device && fea_multifrontal_leaf_shape_of(f, &st->shape);
+  if (st->records) {
+    const fea_multifrontal_leaf_shape *sh = &st->shape;
+    for (int k = 0; k < 3; k++) st->dshape.n[k] = sh->n[k], st->dshape.m[k] = sh->m[k];
+    st->dshape.nb = sh->nb;
+    st->dshape.nq = sh->nq;
+    st->dshape.rec_len = sh->rec_len;
+    if (fea_cuda_multifrontal_leaf_smem(&st->dshape) > MULTIFRONTAL_LEAF_SMEM) st->records = 0;
+  }
+
   /* Sizes of everything, then one check against the free device memory. */
-  fea_index ext_len = 0, front_len = 0, max_children = 0, z_max = 0;
+  fea_index ext_len = 0, front_len = 0, max_children = 0, z_max = 0, leaf_map_len = 0;
   size_t leaf_max = 0;
   for (fea_index n = 0; n < t->num_nodes; n++) {
     const fea_etree_node *nd = &t->nodes[n];
@@ -348,8 +383,12 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
     if (nd->parent >= 0 && nd->map_off + nd->r > ext_len) ext_len = nd->map_off + nd->r;
     if (nd->front_off + m > front_len) front_len = nd->front_off + m;
     if (nd->num_children == 0) {
-      size_t v = (size_t)(m * nd->q + nd->r * nd->r);
+      /* A chunk holds the leaf's values and, in h_load, its q + r loads. */
+      size_t v = leaf_values(st, nd);
+      if ((size_t)m > v) v = (size_t)m;
       if (v > leaf_max) leaf_max = v;
+      const fea_index end = nd->leaf_off + leaf_elements(nd) * st->shape.nb;
+      if (st->records && end > leaf_map_len) leaf_map_len = end;
     }
   }
   for (int L = 0; L < t->num_levels; L++) {
@@ -372,7 +411,8 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
                           (uint64_t)group_peak(st, t->num_levels, st->work_entries) +
                           (uint64_t)z_max) *
                          8u;
-  const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u;
+  const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u +
+                        (uint64_t)leaf_map_len * 4u;
   const uint64_t libs = MULTIFRONTAL_LIBRARY_RESERVE +
                         (uint64_t)(b->lanes_wanted > 1 ? b->lanes_wanted - b->nlanes : 0) *
                             MULTIFRONTAL_LANE_RESERVE;
@@ -393,8 +433,7 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
 
   /* Host side. */
   st->h_info = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof(int));
-  /* A leaf's q + r load entries never exceed its (q + r) q + r^2 values, so
-   * a chunk's loads fit in as many doubles as its values. */
+  /* A chunk's loads fit in chunk_values doubles: the chunk loop counts them. */
   st->h_load = malloc(st->chunk_values * sizeof *st->h_load);
   st->value_off = malloc((size_t)(st->max_level_nodes ? st->max_level_nodes : 1) *
                          sizeof *st->value_off);
@@ -425,6 +464,13 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
     FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_front_dofs, t->front_dofs,
                                        (size_t)front_len * sizeof(int64_t), cudaMemcpyHostToDevice,
                                        b->stream));
+  }
+  if (leaf_map_len > 0) {
+    FEA_CALL(fea_cuda_malloc(ctx, (size_t)leaf_map_len * sizeof(int32_t), &p));
+    st->d_leaf_map = p;
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_leaf_map, t->leaf_map,
+                                       (size_t)leaf_map_len * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, b->stream));
   }
   FEA_CALL(fea_cuda_malloc(ctx, st->batch_bytes, &p));
   st->d_batch = p;
@@ -543,7 +589,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   for (fea_index k = 0; k < count; k++) {
     const fea_etree_node *nd = &t->nodes[nodes[k]];
     nchildren += nd->num_children;
-    if (leaves) nvalues += (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+    if (leaves) nvalues += leaf_values(st, nd);
   }
   const batch_layout l = layout_of((size_t)count, (size_t)nchildren, nvalues);
   if (l.total > st->batch_bytes)
@@ -563,7 +609,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   for (fea_index k = 0; k < count; k++) {
     const fea_index n = nodes[k];
     const fea_etree_node *nd = &t->nodes[n];
-    const fea_index q = nd->q, r = nd->r, m = q + r;
+    const fea_index q = nd->q, r = nd->r;
     fea_cuda_multifrontal_front *fr = &fronts[k];
     if (nd->num_children > max_children) max_children = nd->num_children;
     fr->P = st->d_panels + nd->factor_off;
@@ -574,6 +620,8 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
     fr->num_children = nd->num_children;
     fr->src = -1;
     fr->info = info0 + k;
+    fr->elems = 0;
+    fr->map = NULL;
     for (fea_index c = 0; c < nd->num_children; c++, nch++) {
       const fea_index ch = t->children[nd->first_child + c];
       const fea_etree_node *cn = &t->nodes[ch];
@@ -586,7 +634,11 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
     if (leaves) { /* its place in the pinned chunk; integrated below */
       st->value_off[k] = off;
       fr->src = (int64_t)off;
-      off += (size_t)(m * q + r * r);
+      off += leaf_values(st, nd);
+      if (st->records) {
+        fr->elems = leaf_elements(nd);
+        fr->map = st->d_leaf_map + nd->leaf_off;
+      }
     }
     if (q > 0 && front_batched(q, r)) {
       list[nsmall++] = k;
@@ -602,8 +654,8 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   /* The leaves on the host's threads, as /cpu/ref integrates them (the load
    * summed in leaf order, so it does not depend on the thread count). */
   if (leaves)
-    FEA_CALL(fea_multifrontal_assemble_leaves(ctx, f, nodes, count, values, st->value_off,
-                                              st->h_load, ctx->nthreads));
+    FEA_CALL(fea_multifrontal_assemble_leaves(ctx, f, nodes, count, st->records ? &st->shape : NULL,
+                                              values, st->value_off, st->h_load, ctx->nthreads));
   qsort(st->items, (size_t)nitems, sizeof *st->items, cmp_gemm_item);
   for (fea_index i = 0; i < nitems; i++) {
     ga[i] = st->items[i].A;
@@ -612,7 +664,10 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   FEA_CALL(batch_upload(ctx, b, st, l.total));
 
   const fea_cuda_multifrontal_front *d_fronts = dev_at(st, l.fronts);
-  if (leaves) {
+  if (leaves && st->records) {
+    FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_integrate_leaves(d_fronts, count, dev_at(st, l.values),
+                                                              &st->dshape, b->stream));
+  } else if (leaves) {
     FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_leaves(d_fronts, count, dev_at(st, l.values),
                                                             b->stream));
   } else {
@@ -696,13 +751,14 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
   if (level == 0) {
     /* Chunks of leaves: the host integrates the next while the device works. */
     for (fea_index k = 0; k < count;) {
-      size_t vals = 0;
+      size_t vals = 0, loads = 0;
       fea_index e = k;
       while (e < count) {
         const fea_etree_node *nd = &t->nodes[nodes[e]];
-        size_t v = (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
-        if (e > k && vals + v > st->chunk_values) break;
+        const size_t v = leaf_values(st, nd), ld = (size_t)(nd->q + nd->r);
+        if (e > k && (vals + v > st->chunk_values || loads + ld > st->chunk_values)) break;
         vals += v;
+        loads += ld;
         e++;
       }
       FEA_CALL(factor_batch(ctx, b, f, st, level, nodes + k, e - k, k, 1));

@@ -28,10 +28,21 @@ typedef struct fea_cuda_multifrontal_front {
   int64_t q, r;
   int64_t child_begin; /* into the batch's children */
   int64_t num_children;
-  int64_t src;  /* leaves: offset (doubles) of the host-assembled panel, then the
-                           Schur block, in the batch's values; -1 otherwise */
-  int64_t info; /* index into the level's info array */
+  int64_t src;        /* leaves: offset (doubles) of the host-assembled panel, then the
+                           Schur block, in the batch's values (or of the leaf's
+                           element records); -1 otherwise */
+  int64_t info;       /* index into the level's info array */
+  int64_t elems;      /* leaves integrated from records: their element count */
+  const int32_t *map; /* ... and their elems x nb front positions (-1: not in the front) */
 } fea_cuda_multifrontal_front;
+
+/* The shape of element records (src/internal/multifrontal.h,
+ * fea_multifrontal_leaf_shape): per element the nq weights W, then per
+ * direction k m[k] rows of n[k] values and n[k] derivatives. */
+typedef struct fea_cuda_leaf_shape {
+  int n[3], m[3];
+  int nb, nq, rec_len;
+} fea_cuda_leaf_shape;
 
 /* A front of a solve level. */
 typedef struct fea_cuda_multifrontal_sfront {
@@ -54,6 +65,20 @@ typedef struct fea_cuda_multifrontal_child {
 /* Leaves: copy each front's panel and Schur block from values + src. */
 int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
                                          const double *values, cudaStream_t stream);
+
+/* Leaves from element records: zero each front's panel and Schur block,
+ * then add each element's stiffness K_ij = sum_q W_q grad phi_i . grad phi_j,
+ * computed from the record's 1D factors, at front positions (map[i],
+ * map[j]) wherever both are >= 0 and map[i] >= map[j] (the lower triangle,
+ * each pair once, as /cpu/ref adds it). One block per leaf, its elements in
+ * order, so every entry is the same sum in the same order as on the host
+ * up to the rounding of K_ij itself. The record and map of the element in
+ * hand sit in shared memory: fea_cuda_multifrontal_leaf_smem bytes, which
+ * the caller keeps within the default 48 KiB. */
+int fea_cuda_multifrontal_integrate_leaves(const fea_cuda_multifrontal_front *fronts, int64_t count,
+                                           const double *records, const fea_cuda_leaf_shape *shape,
+                                           cudaStream_t stream);
+size_t fea_cuda_multifrontal_leaf_smem(const fea_cuda_leaf_shape *shape);
 
 /* Add the children's Schur blocks (lower triangles) into each front, children
  * in order (the same additions, in the same order, as /cpu/ref): one launch

@@ -30,6 +30,74 @@ __global__ void scatter_leaves_kernel(const fea_cuda_multifrontal_front *__restr
   }
 }
 
+/* K_ij of one element from its record (see fea_cuda_leaf_shape): with
+ * X_k = D_k,i D_k,j and Y_k = B_k,i B_k,j at 1D point a_k of direction k,
+ *   K_ij = sum_c sum_b [ (sum_a W X_0) Y_1 Y_2 + (sum_a W Y_0) (X_1 Y_2 + Y_1 X_2) ],
+ * about 4 nq + 6 m1 m2 operations; unused directions have one row {1, 0}
+ * (X = 0, Y = 1), so 1D and 2D take the same loop. */
+__device__ double leaf_pair_value(const double *__restrict__ rec, const fea_cuda_leaf_shape &sh,
+                                  int i, int j) {
+  const int n0 = sh.n[0], n1 = sh.n[1], n2 = sh.n[2];
+  const int m0 = sh.m[0], m1 = sh.m[1], m2 = sh.m[2];
+  const int i0 = i % n0, i1 = (i / n0) % n1, i2 = i / (n0 * n1);
+  const int j0 = j % n0, j1 = (j / n0) % n1, j2 = j / (n0 * n1);
+  const double *W = rec;
+  const double *T0 = rec + sh.nq;
+  const double *T1 = T0 + 2 * m0 * n0;
+  const double *T2 = T1 + 2 * m1 * n1;
+  double v = 0.0;
+  for (int c = 0; c < m2; c++) {
+    const double *r2 = T2 + 2 * n2 * c;
+    const double y2 = r2[i2] * r2[j2], x2 = r2[n2 + i2] * r2[n2 + j2];
+    for (int b = 0; b < m1; b++) {
+      const double *r1 = T1 + 2 * n1 * b;
+      const double y1 = r1[i1] * r1[j1], x1 = r1[n1 + i1] * r1[n1 + j1];
+      const double *w = W + m0 * (b + m1 * c);
+      double sx = 0.0, sy = 0.0;
+      for (int a = 0; a < m0; a++) {
+        const double *r0 = T0 + 2 * n0 * a;
+        sx += w[a] * (r0[n0 + i0] * r0[n0 + j0]);
+        sy += w[a] * (r0[i0] * r0[j0]);
+      }
+      v += sx * (y1 * y2) + sy * (x1 * y2 + y1 * x2);
+    }
+  }
+  return v;
+}
+
+__global__ void integrate_leaves_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts,
+                                        int64_t count, const double *__restrict__ records,
+                                        fea_cuda_leaf_shape sh) {
+  extern __shared__ double leaf_smem[];
+  double *rec = leaf_smem;
+  int32_t *map = (int32_t *)(leaf_smem + sh.rec_len);
+  const int nb = sh.nb;
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_multifrontal_front fr = fronts[k];
+    const int64_t q = fr.q, r = fr.r, m = q + r, np = m * q, ns = r * r;
+    for (int64_t i = threadIdx.x; i < np; i += blockDim.x) fr.P[i] = 0.0;
+    for (int64_t i = threadIdx.x; i < ns; i += blockDim.x) fr.S[i] = 0.0;
+    for (int64_t e = 0; e < fr.elems; e++) {
+      __syncthreads(); /* the zeroing, or the previous element, is done */
+      const double *src = records + fr.src + e * sh.rec_len;
+      for (int i = threadIdx.x; i < sh.rec_len; i += blockDim.x) rec[i] = src[i];
+      for (int i = threadIdx.x; i < nb; i += blockDim.x) map[i] = fr.map[e * nb + i];
+      __syncthreads();
+      for (int idx = threadIdx.x; idx < nb * nb; idx += blockDim.x) {
+        const int i = idx % nb, j = idx / nb;
+        const int64_t a = map[i], b = map[j];
+        if (a < 0 || b < 0 || a < b) continue;
+        const double v = leaf_pair_value(rec, sh, i, j);
+        if (b < q)
+          fr.P[a + b * m] += v;
+        else
+          fr.S[(a - q) + (b - q) * r] += v;
+      }
+    }
+    __syncthreads(); /* the next front reuses the shared record */
+  }
+}
+
 /* Child entry (i, j), i >= j, lands at parent rows (a, b) = (map[i], map[j]);
  * the lower-triangle position (max, min) is in the panel when its column is
  * below q, else in the Schur block. One launch adds child number `slot` of
@@ -209,6 +277,20 @@ extern "C" int fea_cuda_multifrontal_scatter_leaves(const fea_cuda_multifrontal_
                                                     cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   scatter_leaves_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, values);
+  return (int)cudaGetLastError();
+}
+
+extern "C" size_t fea_cuda_multifrontal_leaf_smem(const fea_cuda_leaf_shape *shape) {
+  return (size_t)shape->rec_len * sizeof(double) + (size_t)shape->nb * sizeof(int32_t);
+}
+
+extern "C" int fea_cuda_multifrontal_integrate_leaves(const fea_cuda_multifrontal_front *fronts,
+                                                      int64_t count, const double *records,
+                                                      const fea_cuda_leaf_shape *shape,
+                                                      cudaStream_t stream) {
+  if (count <= 0) return (int)cudaSuccess;
+  integrate_leaves_kernel<<<blocks_for(count), threads, fea_cuda_multifrontal_leaf_smem(shape),
+                            stream>>>(fronts, count, records, *shape);
   return (int)cudaGetLastError();
 }
 

@@ -384,6 +384,18 @@ fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea
   return pb->face_sides ? face_terms(pb, e, ev->nb, Ke, fe) : FEA_SUCCESS;
 }
 
+fea_status fea_form_stiffness_weights(const fea_problem *pb, const fea_element_values *ev,
+                                      double *W) {
+  const fea_problem_desc *d = &pb->desc;
+  for (int q = 0; q < ev->nq; q++) {
+    const double *x = ev->x + q * ev->dim;
+    const double sigma = d->sigma_fn ? d->sigma_fn(x, d->sigma_user) : d->sigma;
+    if (!(sigma > 0) || !isfinite(sigma)) return bad_point(pb, "sigma", sigma, x, ev->dim);
+    W[q] = ev->w[q] * sigma;
+  }
+  return FEA_SUCCESS;
+}
+
 fea_status fea_form_face_matrix(const fea_problem *pb, fea_index e, int nb, double *Ke) {
   memset(Ke, 0, (size_t)nb * (size_t)nb * sizeof *Ke);
   return fea_problem_has_robin(pb) ? face_terms(pb, e, nb, Ke, NULL) : FEA_SUCCESS;

@@ -81,17 +81,46 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
                                           fea_index n, double *P, double *S, double *load,
                                           double *integrate_s);
 
+/* Element records, from which a device integrates the leaves' stiffness
+ * itself: per element, in leaf order, the nq stiffness weights W (w sigma at
+ * point a + m0 (b + m1 c)), then for each of the three directions k, m[k]
+ * rows of n[k] basis values and n[k] physical derivatives at the 1D points
+ * (directions beyond dim: one row {1, 0}). A record is O(nq) doubles where
+ * the element matrix is O(nb^2), and the leaf front it adds into O(r^2). */
+typedef struct fea_multifrontal_leaf_shape {
+  int n[3], m[3]; /* functions and 1D rule points per direction (1 beyond dim) */
+  int nb, nq;     /* functions and rule points per element */
+  int rec_len;    /* doubles per element record */
+} fea_multifrontal_leaf_shape;
+
+/* 1 and *shape when f's leaves can be integrated from records: B-splines on
+ * the box (no geometry map) under a tensor rule, sigma scalar, no reaction,
+ * no Robin side, no user element form; else 0. */
+FEA_PRIVATE_EXPORT int fea_multifrontal_leaf_shape_of(const fea_multifrontal_factor *f,
+                                                      fea_multifrontal_leaf_shape *shape);
+
+/* Leaf n's element records at rec (rec_len doubles per element, in the
+ * element order of fea_multifrontal_assemble_leaf) and its q + r load
+ * entries into load (zeroed by the caller), lifted by the Dirichlet values
+ * as fea_multifrontal_assemble_leaf lifts them. Thread-safe across leaves. */
+fea_status fea_multifrontal_leaf_records(fea_context *ctx, const fea_multifrontal_factor *f,
+                                         fea_index n, const fea_multifrontal_leaf_shape *shape,
+                                         double *rec, double *load, double *integrate_s);
+
 /* Integrate the leaves nodes[0 .. count) on nthreads host threads (the
- * problem's forms run on context-less copies, as /cpu/threads runs them):
- * leaf k's panel goes to values + value_off[k] and its Schur block right
- * after it, both zeroed here. Their loads go through load_scratch (at least
- * the sum of the leaves' q + r doubles) and are added into f->load leaf by
- * leaf in the given order, so the sum does not depend on nthreads. The
- * element work time, summed over the threads, goes to f->integrate_s. On
- * failure the smallest failing node is named. */
+ * problem's forms run on context-less copies, as /cpu/threads runs them).
+ * Without records: leaf k's panel goes to values + value_off[k] and its
+ * Schur block right after it, both zeroed here. With records (a shape from
+ * fea_multifrontal_leaf_shape_of): leaf k's element records go there. Their
+ * loads go through load_scratch (at least the sum of the leaves' q + r
+ * doubles) and are added into f->load leaf by leaf in the given order, so
+ * the sum does not depend on nthreads. The element work time, summed over
+ * the threads, goes to f->integrate_s. On failure the smallest failing node
+ * is named. */
 FEA_PRIVATE_EXPORT fea_status fea_multifrontal_assemble_leaves(
     fea_context *ctx, fea_multifrontal_factor *f, const fea_index *nodes, fea_index count,
-    double *values, const size_t *value_off, double *load_scratch, int nthreads);
+    const fea_multifrontal_leaf_shape *records, double *values, const size_t *value_off,
+    double *load_scratch, int nthreads);
 
 /* The error of node n failing with st for the reason why (another message):
  * names the node, its level, element box, q and r. */

@@ -51,6 +51,11 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
  * consumer of element systems calls this one. */
 fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
                                    double *Ke, double *fe);
+/* W[q] = w_q sigma(x_q), the stiffness weights of the isotropic Laplacian
+ * at ev's points, sigma checked as fea_form_stiffness_load checks it: what
+ * a device integrates from (the multifrontal solver's leaves on a GPU). */
+fea_status fea_form_stiffness_weights(const fea_problem *pb, const fea_element_values *ev,
+                                      double *W);
 /* Ke (nb x nb) = the Robin terms alpha u v of element e's faces alone: zero
  * for an element without a face on a Robin side. */
 fea_status fea_form_face_matrix(const fea_problem *pb, fea_index e, int nb, double *Ke);

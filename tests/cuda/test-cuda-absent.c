@@ -93,11 +93,13 @@ Test(cuda_absent, bad_device_option_is_an_invalid_argument) {
               "the message does not name the value: %s", fea_context_last_error(NULL));
 }
 
-/* streams=N (1..8): refused out of range or not a number where the GPU is
- * usable (elsewhere the probe fails first); accepted in range. */
-Test(cuda_absent, bad_streams_option_is_an_invalid_argument) {
-  const char *bad[] = {"/gpu/cuda:streams=0", "/gpu/cuda:streams=9", "/gpu/cuda:streams=two",
-                       "/gpu/cuda:streams=", "/gpu/cuda:streams=-1"};
+/* streams=N (1..8) and leaves=device|host: other values refused, naming
+ * option and value, where the GPU is usable (elsewhere the probe fails
+ * first); good ones accepted. */
+Test(cuda_absent, bad_streams_or_leaves_option_is_an_invalid_argument) {
+  const char *bad[] = {"/gpu/cuda:streams=0",  "/gpu/cuda:streams=9",  "/gpu/cuda:streams=two",
+                       "/gpu/cuda:streams=",   "/gpu/cuda:streams=-1", "/gpu/cuda:leaves=gpu",
+                       "/gpu/cuda:leaves=Host"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     fea_context *ctx = NULL;
     fea_status st = fea_context_create(bad[i], &ctx);
@@ -105,13 +107,13 @@ Test(cuda_absent, bad_streams_option_is_an_invalid_argument) {
               fea_status_string(st), fea_context_last_error(NULL));
     cr_assert_null(ctx);
     if (st == FEA_ERR_INVALID_ARG)
-      cr_assert(strstr(fea_context_last_error(NULL), strchr(bad[i], '=') + 1) != NULL &&
-                    strstr(fea_context_last_error(NULL), "streams") != NULL,
+      cr_assert(strstr(fea_context_last_error(NULL), strchr(bad[i], ':') + 1) != NULL,
                 "%s: the message does not name the option and value: %s", bad[i],
                 fea_context_last_error(NULL));
   }
-  const char *good[] = {"/gpu/cuda:streams=1", "/gpu/cuda:streams=8"};
-  for (size_t i = 0; i < 2; i++) {
+  const char *good[] = {"/gpu/cuda:streams=1", "/gpu/cuda:streams=8",
+                        "/gpu/cuda:leaves=host,streams=2"};
+  for (size_t i = 0; i < 3; i++) {
     fea_context *ctx = NULL;
     fea_status st = fea_context_create(good[i], &ctx);
     cr_assert(st == FEA_SUCCESS || st == expected_failure(), "%s: got %s: %s", good[i],

@@ -506,7 +506,8 @@ static void check_leaf_batch(int dim, const int p[3], const fea_index n[3]) {
     for (size_t j = 0; j < total; j++) got[j] = NAN; /* the batch zeroes its fronts */
     f.load = got_load;
     f.integrate_s = 0;
-    OK(fea_multifrontal_assemble_leaves(fx.ctx, &f, leaves, count, got, off, scratch, threads[i]));
+    OK(fea_multifrontal_assemble_leaves(fx.ctx, &f, leaves, count, NULL, got, off, scratch,
+                                        threads[i]));
     cr_assert(memcmp(got, want, total * sizeof *got) == 0, "%dD, %d threads: fronts differ", dim,
               threads[i]);
     cr_assert(memcmp(got_load, want_load, (size_t)t->num_dofs * 8) == 0,
@@ -656,4 +657,166 @@ Test(etree, tensor_stiffness_3d) {
   const int p[3] = {2, 3, 1};
   const fea_index n[3] = {3, 4, 3}, sep[3] = {1, 2, 0};
   check_tensor_stiffness(3, p, n, sep);
+}
+
+static double source_any_dim(const double *x, void *user) {
+  const int dim = *(const int *)user;
+  return cos(x[0]) + x[dim - 1];
+}
+
+static double dirichlet_wavy(const double *x, void *user) {
+  const int dim = *(const int *)user;
+  return 1.0 + x[0] * x[0] - 0.5 * sin(x[dim - 1] + x[0]);
+}
+
+/* What the /gpu/cuda leaf kernel computes from element records
+ * (cuda/kernels/multifrontal.cu, integrate_leaves_kernel), written out on
+ * the host: K_ij from the record's weights and 1D factors, added at the
+ * leaf's front positions, lower triangle, each pair once. */
+static void fronts_from_records(const fea_multifrontal_leaf_shape *sh, const double *rec,
+                                fea_index elems, const int32_t *map, fea_index q, fea_index r,
+                                double *P, double *S) {
+  const fea_index m = q + r;
+  memset(P, 0, (size_t)(m * q) * sizeof *P);
+  memset(S, 0, (size_t)(r * r) * sizeof *S);
+  const int nb = sh->nb, *n = sh->n, *mm = sh->m;
+  for (fea_index e = 0; e < elems; e++, rec += sh->rec_len, map += nb) {
+    const double *T0 = rec + sh->nq, *T1 = T0 + 2 * mm[0] * n[0], *T2 = T1 + 2 * mm[1] * n[1];
+    for (int i = 0; i < nb; i++)
+      for (int j = 0; j < nb; j++) {
+        const fea_index a = map[i], b = map[j];
+        if (a < 0 || b < 0 || a < b) continue;
+        const int i0 = i % n[0], i1 = (i / n[0]) % n[1], i2 = i / (n[0] * n[1]);
+        const int j0 = j % n[0], j1 = (j / n[0]) % n[1], j2 = j / (n[0] * n[1]);
+        double v = 0;
+        for (int c = 0; c < mm[2]; c++)
+          for (int bb = 0; bb < mm[1]; bb++)
+            for (int aa = 0; aa < mm[0]; aa++) {
+              const double *r0 = T0 + 2 * n[0] * aa, *r1 = T1 + 2 * n[1] * bb,
+                           *r2 = T2 + 2 * n[2] * c;
+              const double w = rec[aa + mm[0] * (bb + mm[1] * c)];
+              const double B0 = r0[i0] * r0[j0], D0 = r0[n[0] + i0] * r0[n[0] + j0];
+              const double B1 = r1[i1] * r1[j1], D1 = r1[n[1] + i1] * r1[n[1] + j1];
+              const double B2 = r2[i2] * r2[j2], D2 = r2[n[2] + i2] * r2[n[2] + j2];
+              v += w * (D0 * B1 * B2 + B0 * D1 * B2 + B0 * B1 * D2);
+            }
+        if (b < q)
+          P[a + b * m] += v;
+        else
+          S[(a - q) + (b - q) * r] += v;
+      }
+  }
+}
+
+/* Leaves from element records (what /gpu/cuda integrates on the device):
+ * the records, put through the device kernel's formula, give the fronts
+ * that host integration gives, to rounding; the loads, lifted by non-zero
+ * Dirichlet values, are the same sums in the same order, bit for bit, on 1
+ * and 3 threads. With sigma(x) and f(x) and repeated knots. */
+static void check_leaf_records(int dim, const int p[3], const fea_index n[3],
+                               const fea_index sep[3]) {
+  fixture fx;
+  open_tree(&fx, "/cpu/ref", dim, p, n, sep, 1, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+  const fea_etree *t = &fx.tree;
+  int d = dim;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma_fn = sigma_wavy;
+  pd.sigma_user = &d;
+  pd.source = source_any_dim;
+  pd.source_user = &d;
+  pd.dirichlet = dirichlet_wavy;
+  pd.dirichlet_user = &d;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(fx.space, &pd, &pb));
+  fea_multifrontal_factor f;
+  memset(&f, 0, sizeof f);
+  f.tree = t;
+  f.problem = pb;
+  fea_multifrontal_leaf_shape sh;
+  cr_assert(fea_multifrontal_leaf_shape_of(&f, &sh), "%dD: a B-spline box takes records", dim);
+  cr_assert_eq(sh.nb, fx.space->dofs_per_element);
+  cr_assert_eq(sh.nq, pb->quad.npts);
+  const fea_index count = t->level_start[1];
+  const fea_index *leaves = t->level_nodes;
+  size_t *off = malloc((size_t)count * sizeof *off), *roff = malloc((size_t)count * sizeof *roff);
+  size_t total = 0, rtotal = 0, loads = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[leaves[k]];
+    off[k] = total;
+    roff[k] = rtotal;
+    total += (size_t)((nd->q + nd->r) * nd->q + nd->r * nd->r);
+    rtotal += (size_t)((nd->hi[0] - nd->lo[0]) * (nd->hi[1] - nd->lo[1]) *
+                       (nd->hi[2] - nd->lo[2])) *
+              (size_t)sh.rec_len;
+    loads += (size_t)(nd->q + nd->r);
+  }
+  double *want = calloc(total, sizeof *want), *want_load = calloc((size_t)t->num_dofs, 8);
+  double *scratch = malloc(loads * sizeof *scratch);
+  f.load = want_load;
+  OK(fea_multifrontal_assemble_leaves(fx.ctx, &f, leaves, count, NULL, want, off, scratch, 1));
+  double *got = malloc(total * sizeof *got), *rec = malloc(rtotal * sizeof *rec);
+  const int threads[] = {1, 3};
+  for (int i = 0; i < 2; i++) {
+    double *got_load = calloc((size_t)t->num_dofs, 8);
+    f.load = got_load;
+    f.integrate_s = 0;
+    OK(fea_multifrontal_assemble_leaves(fx.ctx, &f, leaves, count, &sh, rec, roff, scratch,
+                                        threads[i]));
+    cr_assert(memcmp(got_load, want_load, (size_t)t->num_dofs * 8) == 0,
+              "%dD, %d threads: loads differ", dim, threads[i]);
+    cr_assert(f.integrate_s > 0);
+    free(got_load);
+  }
+  double worst = 0;
+  for (fea_index k = 0; k < count; k++) {
+    const fea_etree_node *nd = &t->nodes[leaves[k]];
+    const fea_index q = nd->q, r = nd->r, m = q + r;
+    const fea_index elems = (nd->hi[0] - nd->lo[0]) * (nd->hi[1] - nd->lo[1]) *
+                            (nd->hi[2] - nd->lo[2]);
+    double *P = got + off[k];
+    fronts_from_records(&sh, rec + roff[k], elems, t->leaf_map + nd->leaf_off, q, r, P, P + m * q);
+    const size_t len = (size_t)(m * q + r * r);
+    double scale = 0, diff = 0;
+    for (size_t j = 0; j < len; j++) {
+      scale = fmax(scale, fabs(want[off[k] + j]));
+      diff = fmax(diff, fabs(got[off[k] + j] - want[off[k] + j]));
+    }
+    cr_assert(scale > 0);
+    worst = fmax(worst, diff / scale);
+  }
+  cr_assert(worst <= 1e-13, "%dD: fronts from records differ by %.3g relative", dim, worst);
+  /* A reaction term needs the basis values themselves: no records. */
+  pd.reaction = 1.0;
+  fea_problem *with_c = NULL;
+  OK(fea_problem_create_poisson(fx.space, &pd, &with_c));
+  f.problem = with_c;
+  cr_assert(!fea_multifrontal_leaf_shape_of(&f, &sh), "records with c u");
+  OK(fea_problem_destroy(&with_c));
+  free(off);
+  free(roff);
+  free(want);
+  free(want_load);
+  free(got);
+  free(rec);
+  free(scratch);
+  OK(fea_problem_destroy(&pb));
+  close_tree(&fx);
+}
+
+Test(etree, leaf_records_1d) {
+  const int p[3] = {4, 0, 0};
+  const fea_index n[3] = {23, 1, 1}, sep[3] = {9, 0, 0};
+  check_leaf_records(1, p, n, sep);
+}
+
+Test(etree, leaf_records_2d) {
+  const int p[3] = {3, 2, 0};
+  const fea_index n[3] = {21, 13, 1}, sep[3] = {8, 5, 0};
+  check_leaf_records(2, p, n, sep);
+}
+
+Test(etree, leaf_records_3d) {
+  const int p[3] = {2, 3, 1};
+  const fea_index n[3] = {7, 6, 5}, sep[3] = {3, 2, 0};
+  check_leaf_records(3, p, n, sep);
 }

@@ -1,6 +1,7 @@
 /* Integrate a batch of leaf fronts on the host's threads, for backends whose
  * factorization runs elsewhere (/gpu/cuda integrates its leaves into pinned
- * chunks that go up to the device while the next chunk is integrated).
+ * chunks that go up to the device while the next chunk is integrated), or
+ * only their element records where the device integrates the stiffness.
  *
  * Why here and not in the module: the workers need the context-less problem
  * copy and the per-thread error slot that /cpu/threads uses (a failing sigma
@@ -20,9 +21,10 @@
 #include "multifrontal.h"
 
 fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_factor *f,
-                                            const fea_index *nodes, fea_index count, double *values,
-                                            const size_t *value_off, double *load_scratch,
-                                            int nthreads) {
+                                            const fea_index *nodes, fea_index count,
+                                            const fea_multifrontal_leaf_shape *records,
+                                            double *values, const size_t *value_off,
+                                            double *load_scratch, int nthreads) {
   const fea_etree *t = f->tree;
   if (count <= 0) return FEA_SUCCESS;
   if (nthreads < 1) nthreads = 1;
@@ -55,10 +57,15 @@ fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_f
       const fea_etree_node *nd = &t->nodes[nodes[k]];
       const size_t np = (size_t)((nd->q + nd->r) * nd->q), ns = (size_t)(nd->r * nd->r);
       double *P = values + value_off[k], *load = load_scratch + load_off[k];
-      memset(P, 0, (np + ns) * sizeof *P);
       memset(load, 0, (size_t)(nd->q + nd->r) * sizeof *load);
       double it = 0;
-      fea_status st = fea_multifrontal_assemble_leaf(&local, &w.f, nodes[k], P, P + np, load, &it);
+      fea_status st;
+      if (records) {
+        st = fea_multifrontal_leaf_records(&local, &w.f, nodes[k], records, P, load, &it);
+      } else {
+        memset(P, 0, (np + ns) * sizeof *P);
+        st = fea_multifrontal_assemble_leaf(&local, &w.f, nodes[k], P, P + np, load, &it);
+      }
       integ += it;
       if (st < 0) {
 #pragma omp critical(fea_multifrontal_leaf_batch_failure)

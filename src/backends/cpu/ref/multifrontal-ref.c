@@ -93,6 +93,103 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
   return st;
 }
 
+int fea_multifrontal_leaf_shape_of(const fea_multifrontal_factor *f,
+                                   fea_multifrontal_leaf_shape *shape) {
+  const fea_problem *pb = f->problem;
+  const fea_space *s = pb->space;
+  const fea_quadrature *q = &pb->quad;
+  if (s->kind != FEA_SPACE_BSPLINE || ((const fea_bspline_space *)s->impl)->geo) return 0;
+  if (pb->desc.element_form || pb->desc.sigma_tensor || fea_problem_has_reaction(pb) ||
+      fea_problem_has_robin(pb) || pb->lfaces || q->tensor[0] <= 0)
+    return 0;
+  fea_multifrontal_leaf_shape sh = {.n = {1, 1, 1}, .m = {1, 1, 1}};
+  for (int k = 0; k < s->dim; k++) {
+    sh.n[k] = s->degree[k] + 1;
+    sh.m[k] = q->tensor[k];
+    if (sh.m[k] < 1 || sh.m[k] > FEA_QUAD_MAX_1D) return 0;
+  }
+  sh.nb = sh.n[0] * sh.n[1] * sh.n[2];
+  sh.nq = sh.m[0] * sh.m[1] * sh.m[2];
+  if (sh.nq != q->npts || sh.nb != s->dofs_per_element) return 0;
+  sh.rec_len = sh.nq;
+  for (int k = 0; k < 3; k++) sh.rec_len += 2 * sh.m[k] * sh.n[k];
+  *shape = sh;
+  return 1;
+}
+
+fea_status fea_multifrontal_leaf_records(fea_context *ctx, const fea_multifrontal_factor *f,
+                                         fea_index n, const fea_multifrontal_leaf_shape *sh,
+                                         double *rec, double *load, double *integrate_s) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[n];
+  const fea_problem *pb = f->problem;
+  const fea_space *s = pb->space;
+  const int nb = s->dofs_per_element, dim = s->dim;
+  *integrate_s = 0;
+  fea_element_values ev;
+  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
+  double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
+  fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
+  fea_status st = FEA_SUCCESS;
+  if (!Ke || !fe || !edofs || !ev.t1d)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element records of leaf %lld",
+                   (long long)n);
+  const int32_t *map = t->leaf_map + nd->leaf_off;
+  const fea_index ne0 = s->elements[0], ne1 = dim > 1 ? s->elements[1] : 1;
+  double integ = 0;
+  for (fea_index e2 = nd->lo[2]; e2 < nd->hi[2] && st == FEA_SUCCESS; e2++)
+    for (fea_index e1 = nd->lo[1]; e1 < nd->hi[1] && st == FEA_SUCCESS; e1++)
+      for (fea_index e0 = nd->lo[0]; e0 < nd->hi[0] && st == FEA_SUCCESS;
+           e0++, map += nb, rec += sh->rec_len) {
+        fea_index e = e0 + ne0 * (e1 + ne1 * e2);
+        double t0 = now_s();
+        st = s->ops->element_values(s, e, &pb->quad, &ev);
+        if (st == FEA_SUCCESS && !ev.tensor_valid)
+          st = FEA_ERROR(ctx, FEA_ERR_BACKEND,
+                         "internal: element %lld of leaf %lld has no 1D factors for its record",
+                         (long long)e, (long long)n);
+        if (st == FEA_SUCCESS) st = fea_form_stiffness_weights(pb, &ev, rec);
+        s->ops->element_dofs(s, e, edofs);
+        /* The element matrix only where the load is lifted by Dirichlet
+         * values (elements on a Dirichlet side): the device adds the
+         * stiffness of every element itself. */
+        int lifted = 0;
+        for (int i = 0; i < nb && !lifted; i++) lifted = pb->free_index[edofs[i]] < 0;
+        if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, lifted ? Ke : NULL, fe);
+        if (st != FEA_SUCCESS) break;
+        double *r1 = rec + sh->nq;
+        for (int k = 0; k < 3; k++) {
+          const int nk = sh->n[k], mk = sh->m[k];
+          for (int a = 0; a < mk; a++, r1 += 2 * nk) {
+            if (k >= dim) {
+              r1[0] = 1.0, r1[1] = 0.0;
+              continue;
+            }
+            const double *row = ev.t1d +
+                                ((size_t)k * FEA_QUAD_MAX_1D + (size_t)a) * FEA_ELEMENT_T1D_LD;
+            memcpy(r1, row, 2 * (size_t)nk * sizeof *r1);
+          }
+        }
+        integ += now_s() - t0;
+        for (int i = 0; i < nb; i++) {
+          const fea_index a = map[i];
+          if (a < 0 || pb->free_index[edofs[i]] < 0) continue;
+          double v = fe[i];
+          if (lifted)
+            for (int j = 0; j < nb; j++)
+              if (pb->free_index[edofs[j]] < 0)
+                v -= Ke[(size_t)i * nb + j] * pb->dirichlet[edofs[j]];
+          load[a] += v;
+        }
+      }
+  *integrate_s = integ;
+  free(Ke);
+  free(fe);
+  free(edofs);
+  fea_element_values_free(&ev);
+  return st;
+}
+
 static fea_status assemble_leaf(fea_context *ctx, fea_multifrontal_factor *f, fea_index n,
                                 double *P, double *S, double *integrate_s) {
   const fea_etree_node *nd = &f->tree->nodes[n];
