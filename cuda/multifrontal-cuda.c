@@ -524,14 +524,14 @@ typedef struct front_handles {
 } front_handles;
 
 /* potrf, trsm and syrk of one large front through cuSOLVER and cuBLAS. */
-static fea_status factor_large(fea_context *ctx, const front_handles *hd, multifrontal_cuda *st,
+static fea_status factor_large(fea_context *ctx, const front_handles *hd,
                                const fea_cuda_multifrontal_front *fr, void *dwork, size_t dbytes,
-                               int *dinfo) {
+                               void *hwork, size_t hbytes, int *dinfo) {
   const int64_t q = fr->q, r = fr->r, m = q + r;
   const double one = 1.0, minus_one = -1.0;
-  FEA_CALL_CUSOLVER(ctx, cusolverDnXpotrf(hd->solver, hd->params, CUBLAS_FILL_MODE_LOWER, q,
-                                          CUDA_R_64F, fr->P, m, CUDA_R_64F, dwork, dbytes,
-                                          st->h_work, st->h_work_bytes, dinfo));
+  FEA_CALL_CUSOLVER(ctx,
+                    cusolverDnXpotrf(hd->solver, hd->params, CUBLAS_FILL_MODE_LOWER, q, CUDA_R_64F,
+                                     fr->P, m, CUDA_R_64F, dwork, dbytes, hwork, hbytes, dinfo));
   if (r == 0) return FEA_SUCCESS;
   FEA_CALL_CUBLAS(ctx,
                   cublasDtrsm_64(hd->blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
@@ -543,14 +543,19 @@ static fea_status factor_large(fea_context *ctx, const front_handles *hd, multif
 
 /* The largest cuSOLVER workspaces of the batch's large fronts, made available
  * before any of them is queued (the host one is grown only when the stream
- * is idle, so no queued call can still be using it): nl device slices of
- * *dbytes each, *stride bytes apart, one per lane. The host workspace is
- * shared: cuSOLVER uses it inside the call, and the calls are made one after
- * another from this thread. */
+ * is idle, so no queued call can still be using it): nl slices of each, one
+ * per lane, device slices of *dbytes *stride bytes apart, host slices of
+ * *hbytes *hstride bytes apart in st->h_work (cuSOLVER does not say that it
+ * is done with a host workspace when the call returns). */
+typedef struct large_work {
+  void *d;
+  size_t dbytes, dstride;
+  size_t hbytes, hstride;
+} large_work;
+
 static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b,
                                    multifrontal_cuda *st, const fea_cuda_multifrontal_front *fronts,
-                                   fea_index count, int nl, void **dwork, size_t *dbytes,
-                                   size_t *stride) {
+                                   fea_index count, int nl, large_work *w) {
   size_t dmax = 0, hmax = 0;
   for (fea_index k = 0; k < count; k++) {
     const fea_cuda_multifrontal_front *fr = &fronts[k];
@@ -562,17 +567,22 @@ static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b,
     if (d > dmax) dmax = d;
     if (h > hmax) hmax = h;
   }
-  *dwork = NULL;
-  *dbytes = dmax;
-  *stride = fea_cuda_align_up(dmax);
-  if (dmax > 0) FEA_CALL(fea_cuda_workspace(ctx, *stride * (size_t)nl, dwork));
-  if (hmax > st->h_work_bytes) {
+  w->d = NULL;
+  w->dbytes = dmax;
+  w->dstride = fea_cuda_align_up(dmax);
+  w->hbytes = hmax;
+  w->hstride = (hmax + 63) / 64 * 64;
+  if (dmax > 0) FEA_CALL(fea_cuda_workspace(ctx, w->dstride * (size_t)nl, &w->d));
+  const size_t hneed = w->hstride * (size_t)nl;
+  if (hneed > st->h_work_bytes) {
     FEA_CALL(fea_cuda_sync(ctx));
+    for (int i = 0; i < b->nlanes; i++)
+      FEA_CALL_CUDA(ctx, cudaStreamSynchronize(b->lane[i].stream));
     free(st->h_work);
-    st->h_work = malloc(hmax);
-    st->h_work_bytes = st->h_work ? hmax : 0;
+    st->h_work = malloc(hneed);
+    st->h_work_bytes = st->h_work ? hneed : 0;
     FEA_CHECK(st->h_work, ctx, FEA_ERR_OUT_OF_MEMORY,
-              "no memory for %zu bytes of cuSOLVER host workspace", hmax);
+              "no memory for %zu bytes of cuSOLVER host workspace", hneed);
   }
   return FEA_SUCCESS;
 }
@@ -701,9 +711,8 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   if (nlarge == 0) return FEA_SUCCESS;
   int nl = b->lanes_wanted;
   if (nl > nlarge) nl = (int)nlarge;
-  void *dwork = NULL;
-  size_t dbytes = 0, stride = 0;
-  FEA_CALL(large_workspaces(ctx, b, st, fronts, count, nl, &dwork, &dbytes, &stride));
+  large_work w;
+  FEA_CALL(large_workspaces(ctx, b, st, fronts, count, nl, &w));
   front_handles own = {b->blas, b->solver, b->solver_params}, hd[FEA_CUDA_MAX_LANES];
   fea_cuda_lane *lanes = NULL;
   if (nl > 1) {
@@ -718,8 +727,9 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   for (fea_index k = 0; k < count && s == FEA_SUCCESS; k++) {
     if (fronts[k].q == 0 || front_batched(fronts[k].q, fronts[k].r)) continue;
     const int lane = (int)(j++ % nl);
-    s = factor_large(ctx, &hd[lane], st, &fronts[k],
-                     dwork ? (char *)dwork + (size_t)lane * stride : NULL, dbytes,
+    s = factor_large(ctx, &hd[lane], &fronts[k],
+                     w.d ? (char *)w.d + (size_t)lane * w.dstride : NULL, w.dbytes,
+                     w.hbytes ? (char *)st->h_work + (size_t)lane * w.hstride : NULL, w.hbytes,
                      st->d_info + info0 + k);
     if (s < 0) failed = k;
   }
