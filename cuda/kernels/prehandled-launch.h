@@ -1,5 +1,5 @@
 /* Launchers of the prehandled-solver kernels (kernels/prehandled.cu), callable
- * from cuda/m1-cuda.c. Vectors of k columns are column-major with the leading
+ * from cuda/prehandled-cuda.c. Vectors of k columns are column-major with the leading
  * dimension given; nodal vectors run over the (n - 1)^2 interior nodes of the
  * grid in lexicographic order, x fastest (src/internal/prehandle.h). Indices
  * are int64_t, precisions fea_precision values.
@@ -47,33 +47,45 @@ int fea_cuda_ph_scale_fine(double *x, int64_t ld, int64_t num, int64_t k, const 
                            cudaStream_t stream);
 
 /* Split k nodal columns (FP64, ld num) into the C, E, I panels in vprec (FP64
- * or FP32; ld nc, ne, ni): position p < nc goes to wc, p < nc + ne to we,
- * else to wi, with the value of node perm[p]. Scatter is the reverse (widening). */
+ * or FP32): position p < nc goes to wc (nc x k, ld ldc >= nc), p < nc + ne to
+ * we (ne x k, ld lde >= ne), else to wi, with the value of node perm[p].
+ * The I panel holds the ni = num - nc - ne interior entries of a column as
+ * ni / blk cell blocks of blk rows: interior entry q of column j sits at
+ * (q / blk) ldblk + q % blk + j ldi (ldblk >= blk, ldi >= (ni / blk) ldblk),
+ * i.e. the panel is blk x (cells k) with leading dimension ldblk. Rows past
+ * nc, ne or blk of a column are neither read nor written. Scatter is the
+ * reverse (widening). */
 int fea_cuda_ph_gather(const double *x, int64_t num, int64_t k, const int64_t *perm, int64_t nc,
-                       int64_t ne, int vprec, void *wc, void *we, void *wi, cudaStream_t stream);
-int fea_cuda_ph_scatter(const void *wc, const void *we, const void *wi, int64_t num, int64_t k,
+                       int64_t ne, int vprec, void *wc, int64_t ldc, void *we, int64_t lde,
+                       void *wi, int64_t blk, int64_t ldblk, int64_t ldi, cudaStream_t stream);
+int fea_cuda_ph_scatter(const void *wc, int64_t ldc, const void *we, int64_t lde, const void *wi,
+                        int64_t blk, int64_t ldblk, int64_t ldi, int64_t num, int64_t k,
                         const int64_t *perm, int64_t nc, int64_t ne, int vprec, double *x,
                         cudaStream_t stream);
 
 /* r(i, j) -= sum_p val[p] y(col[p], j) over row i of a CSR matrix of `rows`
  * rows; y has leading dimension ldy, r ldr; val, y, r in vprec (FP64 or
- * FP32), the sum in vprec (as the CPU's D products). One thread per (i, j). */
+ * FP32), the sum in vprec (as the CPU's D products). One thread per (i, j).
+ * rseg = 0: row i of column j is r[i + j ldr]; rseg > 0 (rows a multiple of
+ * it): rows come in segments of rseg stored ldseg apart, row i at
+ * (i / rseg) ldseg + i % rseg + j ldr (the I panel of gather with rseg =
+ * blk, ldseg = ldblk, ldr = ldi). */
 int fea_cuda_ph_csr_sub(int64_t rows, const int64_t *row_ptr, const int64_t *col, const void *val,
                         int vprec, int64_t k, const void *y, int64_t ldy, void *r, int64_t ldr,
-                        cudaStream_t stream);
+                        int64_t rseg, int64_t ldseg, cudaStream_t stream);
 
 /* The operand of a 16-bit GEMM (schur-m1.h): column j of the FP32 panel b
- * (inner x cols, ld inner) is multiplied by 2^-e_j, e_j the exponent with
+ * (inner x cols, ld ldb) is multiplied by 2^-e_j, e_j the exponent with
  * max|b(:, j)| 2^-e_j in [1/2, 1) (e_j = 0 when scale is 0 or the column is
- * zero or not finite), and rounded to prec16 (FEA_F16 or FEA_BF16) into h;
- * ex[j] := e_j. One thread block per column. */
-int fea_cuda_ph_scale_to_half(const float *b, int64_t inner, int64_t cols, int prec16, int scale,
-                              int *ex, void *h, cudaStream_t stream);
+ * zero or not finite), and rounded to prec16 (FEA_F16 or FEA_BF16) into h
+ * (inner x cols, ld ldh); ex[j] := e_j. One thread block per column. */
+int fea_cuda_ph_scale_to_half(const float *b, int64_t inner, int64_t cols, int64_t ldb, int prec16,
+                              int scale, int *ex, void *h, int64_t ldh, cudaStream_t stream);
 
-/* c(i, j) := beta c(i, j) + alpha 2^ex[j] t(i, j) (rows x cols, ld rows, FP32);
- * beta == 0 does not read c. */
-int fea_cuda_ph_scale_back(const float *t, int64_t rows, int64_t cols, const int *ex, float alpha,
-                           float beta, float *c, cudaStream_t stream);
+/* c(i, j) := beta c(i, j) + alpha 2^ex[j] t(i, j) (rows x cols, FP32; t with
+ * ld ldt, c with ld ldc); beta == 0 does not read c. */
+int fea_cuda_ph_scale_back(const float *t, int64_t rows, int64_t cols, int64_t ldt, const int *ex,
+                           float alpha, float beta, float *c, int64_t ldc, cudaStream_t stream);
 
 /* r(i, j) := b(i, j) - sum_p val[p] x(col[p], j), FP64, n rows, k columns, ld n. */
 int fea_cuda_ph_residual(int64_t n, const int64_t *row_ptr, const int64_t *col, const double *val,

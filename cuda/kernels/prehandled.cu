@@ -117,38 +117,46 @@ __global__ void scale_fine_kernel(double *__restrict__ x, int64_t ld, int64_t nu
   }
 }
 
+/* Where interior entry q of column col sits in the I panel (prehandled-launch.h). */
+__device__ inline int64_t ph_interior_at(int64_t q, int64_t col, int64_t blk, int64_t ldblk,
+                                         int64_t ldi) {
+  return (q / blk) * ldblk + q % blk + col * ldi;
+}
+
 template <typename V>
 __global__ void gather_kernel(const double *__restrict__ x, int64_t num, int64_t k,
                               const int64_t *__restrict__ perm, int64_t nc, int64_t ne,
-                              V *__restrict__ wc, V *__restrict__ we, V *__restrict__ wi) {
-  const int64_t total = num * k, ni = num - nc - ne;
+                              V *__restrict__ wc, int64_t ldc, V *__restrict__ we, int64_t lde,
+                              V *__restrict__ wi, int64_t blk, int64_t ldblk, int64_t ldi) {
+  const int64_t total = num * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t p = t % num, col = t / num;
     const V v = round_to<V>::from(x[perm[p] + col * num]);
     if (p < nc)
-      wc[p + col * nc] = v;
+      wc[p + col * ldc] = v;
     else if (p < nc + ne)
-      we[(p - nc) + col * ne] = v;
+      we[(p - nc) + col * lde] = v;
     else
-      wi[(p - nc - ne) + col * ni] = v;
+      wi[ph_interior_at(p - nc - ne, col, blk, ldblk, ldi)] = v;
   }
 }
 
 template <typename V>
-__global__ void scatter_kernel(const V *__restrict__ wc, const V *__restrict__ we,
-                               const V *__restrict__ wi, int64_t num, int64_t k,
+__global__ void scatter_kernel(const V *__restrict__ wc, int64_t ldc, const V *__restrict__ we,
+                               int64_t lde, const V *__restrict__ wi, int64_t blk, int64_t ldblk,
+                               int64_t ldi, int64_t num, int64_t k,
                                const int64_t *__restrict__ perm, int64_t nc, int64_t ne,
                                double *__restrict__ x) {
-  const int64_t total = num * k, ni = num - nc - ne;
+  const int64_t total = num * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t p = t % num, col = t / num;
     V v;
     if (p < nc)
-      v = wc[p + col * nc];
+      v = wc[p + col * ldc];
     else if (p < nc + ne)
-      v = we[(p - nc) + col * ne];
+      v = we[(p - nc) + col * lde];
     else
-      v = wi[(p - nc - ne) + col * ni];
+      v = wi[ph_interior_at(p - nc - ne, col, blk, ldblk, ldi)];
     x[perm[p] + col * num] = (double)v;
   }
 }
@@ -157,25 +165,27 @@ template <typename V>
 __global__ void csr_sub_kernel(int64_t rows, const int64_t *__restrict__ row_ptr,
                                const int64_t *__restrict__ col, const V *__restrict__ val,
                                int64_t k, const V *__restrict__ y, int64_t ldy, V *__restrict__ r,
-                               int64_t ldr) {
+                               int64_t ldr, int64_t rseg, int64_t ldseg) {
   const int64_t total = rows * k;
   for (int64_t t = grid_first(); t < total; t += grid_stride()) {
     const int64_t i = t % rows, c = t / rows;
     const V *yc = y + c * ldy;
     V sum = 0;
     for (int64_t p = row_ptr[i]; p < row_ptr[i + 1]; p++) sum += val[p] * yc[col[p]];
-    r[i + c * ldr] -= sum;
+    const int64_t ri = rseg > 0 ? (i / rseg) * ldseg + i % rseg : i;
+    r[ri + c * ldr] -= sum;
   }
 }
 
 /* One block per column (grid-stride over columns); block_threads threads. */
 template <typename H>
 __global__ void scale_to_half_kernel(const float *__restrict__ b, int64_t inner, int64_t cols,
-                                     int scale, int *__restrict__ ex, H *__restrict__ h) {
+                                     int64_t ldb, int scale, int *__restrict__ ex,
+                                     H *__restrict__ h, int64_t ldh) {
   __shared__ float part[block_threads];
   __shared__ int e_shared;
   for (int64_t j = blockIdx.x; j < cols; j += gridDim.x) {
-    const float *bj = b + j * inner;
+    const float *bj = b + j * ldb;
     float mx = 0.0f;
     for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) mx = fmaxf(mx, fabsf(bj[i]));
     part[threadIdx.x] = mx;
@@ -194,7 +204,7 @@ __global__ void scale_to_half_kernel(const float *__restrict__ b, int64_t inner,
     }
     __syncthreads();
     const int e = e_shared;
-    H *hj = h + j * inner;
+    H *hj = h + j * ldh;
     for (int64_t i = threadIdx.x; i < inner; i += blockDim.x)
       hj[i] = round_to<H>::from(ldexpf(bj[i], -e));
     /* part and e_shared are rewritten for the next column only after every
@@ -204,12 +214,14 @@ __global__ void scale_to_half_kernel(const float *__restrict__ b, int64_t inner,
 }
 
 __global__ void scale_back_kernel(const float *__restrict__ t, int64_t rows, int64_t cols,
-                                  const int *__restrict__ ex, float alpha, float beta,
-                                  float *__restrict__ c) {
+                                  int64_t ldt, const int *__restrict__ ex, float alpha, float beta,
+                                  float *__restrict__ c, int64_t ldc) {
   const int64_t total = rows * cols;
   for (int64_t q = grid_first(); q < total; q += grid_stride()) {
-    const float s = ldexpf(alpha, ex[q / rows]);
-    c[q] = beta == 0.0f ? s * t[q] : beta * c[q] + s * t[q];
+    const int64_t i = q % rows, j = q / rows;
+    const float s = ldexpf(alpha, ex[j]), tv = t[i + j * ldt];
+    float *cq = c + i + j * ldc;
+    *cq = beta == 0.0f ? s * tv : beta * *cq + s * tv;
   }
 }
 
@@ -295,39 +307,59 @@ extern "C" int fea_cuda_ph_scale_fine(double *x, int64_t ld, int64_t num, int64_
   return (int)cudaGetLastError();
 }
 
+/* The I panel's layout holds the ni = num - nc - ne interior entries of a
+ * column: no interior, or blk > 0 dividing ni, ldblk >= blk and ldi >= the
+ * ni / blk cell blocks of ldblk rows. */
+static bool interior_layout_ok(int64_t num, int64_t nc, int64_t ne, int64_t blk, int64_t ldblk,
+                               int64_t ldi) {
+  const int64_t ni = num - nc - ne;
+  if (ni == 0) return true;
+  return blk > 0 && ldblk >= blk && ni % blk == 0 && ldi >= (ni / blk) * ldblk;
+}
+
 extern "C" int fea_cuda_ph_gather(const double *x, int64_t num, int64_t k, const int64_t *perm,
-                                  int64_t nc, int64_t ne, int vprec, void *wc, void *we, void *wi,
-                                  cudaStream_t stream) {
+                                  int64_t nc, int64_t ne, int vprec, void *wc, int64_t ldc,
+                                  void *we, int64_t lde, void *wi, int64_t blk, int64_t ldblk,
+                                  int64_t ldi, cudaStream_t stream) {
   const int64_t total = num * k;
   if (total <= 0) return (int)cudaSuccess;
+  if (ldc < nc || lde < ne || !interior_layout_ok(num, nc, ne, blk, ldblk, ldi))
+    return (int)cudaErrorInvalidValue;
   if (vprec == FEA_F64)
     gather_kernel<double>
         <<<grid_blocks(total), block_threads, 0, stream>>>(x, num, k, perm, nc, ne, (double *)wc,
-                                                           (double *)we, (double *)wi);
+                                                           ldc, (double *)we, lde, (double *)wi,
+                                                           blk, ldblk, ldi);
   else if (vprec == FEA_F32)
-    gather_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(x, num, k, perm, nc, ne,
-                                                                           (float *)wc, (float *)we,
-                                                                           (float *)wi);
+    gather_kernel<float>
+        <<<grid_blocks(total), block_threads, 0, stream>>>(x, num, k, perm, nc, ne, (float *)wc,
+                                                           ldc, (float *)we, lde, (float *)wi, blk,
+                                                           ldblk, ldi);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_ph_scatter(const void *wc, const void *we, const void *wi, int64_t num,
-                                   int64_t k, const int64_t *perm, int64_t nc, int64_t ne,
-                                   int vprec, double *x, cudaStream_t stream) {
+extern "C" int fea_cuda_ph_scatter(const void *wc, int64_t ldc, const void *we, int64_t lde,
+                                   const void *wi, int64_t blk, int64_t ldblk, int64_t ldi,
+                                   int64_t num, int64_t k, const int64_t *perm, int64_t nc,
+                                   int64_t ne, int vprec, double *x, cudaStream_t stream) {
   const int64_t total = num * k;
   if (total <= 0) return (int)cudaSuccess;
+  if (ldc < nc || lde < ne || !interior_layout_ok(num, nc, ne, blk, ldblk, ldi))
+    return (int)cudaErrorInvalidValue;
   if (vprec == FEA_F64)
     scatter_kernel<double>
-        <<<grid_blocks(total), block_threads, 0, stream>>>((const double *)wc, (const double *)we,
-                                                           (const double *)wi, num, k, perm, nc, ne,
-                                                           x);
+        <<<grid_blocks(total), block_threads, 0, stream>>>((const double *)wc, ldc,
+                                                           (const double *)we, lde,
+                                                           (const double *)wi, blk, ldblk, ldi, num,
+                                                           k, perm, nc, ne, x);
   else if (vprec == FEA_F32)
-    scatter_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>((const float *)wc,
-                                                                            (const float *)we,
-                                                                            (const float *)wi, num,
-                                                                            k, perm, nc, ne, x);
+    scatter_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>((const float *)wc, ldc,
+                                                                            (const float *)we, lde,
+                                                                            (const float *)wi, blk,
+                                                                            ldblk, ldi, num, k,
+                                                                            perm, nc, ne, x);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
@@ -335,45 +367,54 @@ extern "C" int fea_cuda_ph_scatter(const void *wc, const void *we, const void *w
 
 extern "C" int fea_cuda_ph_csr_sub(int64_t rows, const int64_t *row_ptr, const int64_t *col,
                                    const void *val, int vprec, int64_t k, const void *y,
-                                   int64_t ldy, void *r, int64_t ldr, cudaStream_t stream) {
+                                   int64_t ldy, void *r, int64_t ldr, int64_t rseg, int64_t ldseg,
+                                   cudaStream_t stream) {
   const int64_t total = rows * k;
   if (total <= 0) return (int)cudaSuccess;
+  if (rseg < 0 || (rseg > 0 && (ldseg < rseg || rows % rseg != 0 || ldr < (rows / rseg) * ldseg)) ||
+      (rseg == 0 && ldr < rows))
+    return (int)cudaErrorInvalidValue;
   if (vprec == FEA_F64)
-    csr_sub_kernel<double><<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col,
-                                                                             (const double *)val, k,
-                                                                             (const double *)y, ldy,
-                                                                             (double *)r, ldr);
+    csr_sub_kernel<double>
+        <<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col, (const double *)val,
+                                                           k, (const double *)y, ldy, (double *)r,
+                                                           ldr, rseg, ldseg);
   else if (vprec == FEA_F32)
-    csr_sub_kernel<float><<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col,
-                                                                            (const float *)val, k,
-                                                                            (const float *)y, ldy,
-                                                                            (float *)r, ldr);
+    csr_sub_kernel<float>
+        <<<grid_blocks(total), block_threads, 0, stream>>>(rows, row_ptr, col, (const float *)val,
+                                                           k, (const float *)y, ldy, (float *)r,
+                                                           ldr, rseg, ldseg);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_ph_scale_to_half(const float *b, int64_t inner, int64_t cols, int prec16,
-                                         int scale, int *ex, void *h, cudaStream_t stream) {
+extern "C" int fea_cuda_ph_scale_to_half(const float *b, int64_t inner, int64_t cols, int64_t ldb,
+                                         int prec16, int scale, int *ex, void *h, int64_t ldh,
+                                         cudaStream_t stream) {
   if (cols <= 0) return (int)cudaSuccess;
+  if (ldb < inner || ldh < inner) return (int)cudaErrorInvalidValue;
   if (prec16 == FEA_F16)
     scale_to_half_kernel<__half>
-        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, scale, ex, (__half *)h);
+        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, ldb, scale, ex,
+                                                            (__half *)h, ldh);
   else if (prec16 == FEA_BF16)
     scale_to_half_kernel<__nv_bfloat16>
-        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, scale, ex,
-                                                            (__nv_bfloat16 *)h);
+        <<<column_blocks(cols), block_threads, 0, stream>>>(b, inner, cols, ldb, scale, ex,
+                                                            (__nv_bfloat16 *)h, ldh);
   else
     return (int)cudaErrorInvalidValue;
   return (int)cudaGetLastError();
 }
 
-extern "C" int fea_cuda_ph_scale_back(const float *t, int64_t rows, int64_t cols, const int *ex,
-                                      float alpha, float beta, float *c, cudaStream_t stream) {
+extern "C" int fea_cuda_ph_scale_back(const float *t, int64_t rows, int64_t cols, int64_t ldt,
+                                      const int *ex, float alpha, float beta, float *c, int64_t ldc,
+                                      cudaStream_t stream) {
   const int64_t total = rows * cols;
   if (total <= 0) return (int)cudaSuccess;
-  scale_back_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(t, rows, cols, ex, alpha,
-                                                                      beta, c);
+  if (ldt < rows || ldc < rows) return (int)cudaErrorInvalidValue;
+  scale_back_kernel<<<grid_blocks(total), block_threads, 0, stream>>>(t, rows, cols, ldt, ex, alpha,
+                                                                      beta, c, ldc);
   return (int)cudaGetLastError();
 }
 

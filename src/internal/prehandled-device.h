@@ -57,7 +57,9 @@ struct fea_m1_device_ops {
    * FEA_WARN_NOT_CONVERGED. */
   fea_status (*refine)(fea_m1_device *m, fea_index k, const double *b, fea_index ldb, double *x,
                        fea_index ldx, double rtol, int max_iter, int *iters, double *relres);
-  /* Device bytes held by the object. */
+  /* Device bytes held by the object: the uploaded matrices (their device
+   * layout's padding included) and the solve workspace it keeps, which the
+   * largest solve so far sized. */
   uint64_t (*bytes)(const fea_m1_device *m);
   void (*destroy)(fea_m1_device **m);
 };
