@@ -51,10 +51,13 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
   *integrate_s = 0;
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
+  ev.factors_only = fea_form_factors_suffice(pb);
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
   fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
+  /* Per element function: its Dirichlet value on a boundary DoF, else 0. */
+  double *g = malloc((size_t)nb * sizeof *g);
   fea_status st = FEA_SUCCESS;
-  if (!Ke || !fe || !edofs)
+  if (!Ke || !fe || !edofs || !g)
     st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element matrices of leaf %lld",
                    (long long)n);
   const int32_t *map = t->leaf_map + nd->leaf_off;
@@ -70,17 +73,27 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
         integ += now_s() - t0;
         if (st != FEA_SUCCESS) break;
         s->ops->element_dofs(s, e, edofs);
+        /* The boundary test once per function, not per pair: nb^2 lookups
+         * of free_index were 0.03 s of the scatter's 0.19 s (2D p = 3,
+         * n = 512). */
+        int lifted = 0;
+        for (int j = 0; j < nb; j++) {
+          const int fixed = pb->free_index[edofs[j]] < 0;
+          g[j] = fixed ? pb->dirichlet[edofs[j]] : 0.0;
+          lifted |= fixed;
+        }
         for (int i = 0; i < nb; i++) {
           fea_index a = map[i];
           if (a < 0) continue;
           const double *row = Ke + (size_t)i * nb;
           for (int j = 0; j < nb; j++)
             if (map[j] >= 0 && a >= map[j]) front_add(P, S, q, m, a, map[j], row[j]);
-          /* The load of the problem's free DoFs, lifted by its Dirichlet values. */
+          /* The load of the problem's free DoFs, lifted by its Dirichlet
+           * values (free functions have g = 0 and leave v as it is). */
           if (pb->free_index[edofs[i]] < 0) continue;
           double v = fe[i];
-          for (int j = 0; j < nb; j++)
-            if (pb->free_index[edofs[j]] < 0) v -= row[j] * pb->dirichlet[edofs[j]];
+          if (lifted)
+            for (int j = 0; j < nb; j++) v -= row[j] * g[j];
           load[a] += v;
         }
       }
@@ -88,6 +101,7 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
   free(Ke);
   free(fe);
   free(edofs);
+  free(g);
   fea_element_values_free(&ev);
   return st;
 }
