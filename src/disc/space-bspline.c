@@ -74,16 +74,20 @@ static element_box box_of(const fea_space *s, fea_index e) {
 }
 
 /* The 1D values (first np entries) and physical derivatives (next np) of
- * the p + 1 functions of knot span `span` at parameter xi; *x gets xi's
- * physical coordinate. */
-static void basis_1d(const fea_bspline_space *b, int k, fea_index span, double xi, double *d,
-                     double *x) {
+ * the p + 1 functions of knot span `span` at npts parameters xi, rows of
+ * FEA_ELEMENT_T1D_LD doubles in d; x gets their physical coordinates. One
+ * call per direction and element: the knot differences' reciprocals once
+ * (fea_bspline_basis_ders1_points). */
+static void basis_1d(const fea_bspline_space *b, int k, fea_index span, int npts, const double *xi,
+                     double *d, double *x) {
   const fea_knots *kn = &b->knots[k];
   const double scale = scale_of(b, k);
   const int np = kn->p + 1;
-  fea_bspline_basis_ders(kn, span, xi, 1, d);
-  for (int l = 0; l < np; l++) d[np + l] /= scale;
-  *x = b->lower[k] + (xi - kn->t[0]) * scale;
+  fea_bspline_basis_ders1_points(kn, span, npts, xi, FEA_ELEMENT_T1D_LD, d);
+  for (int a = 0; a < npts; a++) {
+    for (int l = 0; l < np; l++) d[a * FEA_ELEMENT_T1D_LD + np + l] /= scale;
+    x[a] = b->lower[k] + (xi[a] - kn->t[0]) * scale;
+  }
 }
 
 /* The element values on a mapped patch: the space's 1D bases at the
@@ -195,10 +199,10 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
   if (tensor) {
     fea_index stride = 1;
     for (int k = 0; k < dim; k++) {
-      for (int a = 0; a < m[k]; a++) {
-        double xi = t0[k] + q->points[(size_t)(a * stride) * (size_t)dim + (size_t)k] * h[k];
-        basis_1d(b, k, span[k], xi, d1[k][a], &x1[k][a]);
-      }
+      double xi[FEA_QUAD_MAX_1D];
+      for (int a = 0; a < m[k]; a++)
+        xi[a] = t0[k] + q->points[(size_t)(a * stride) * (size_t)dim + (size_t)k] * h[k];
+      basis_1d(b, k, span[k], m[k], xi, d1[k][0], x1[k]);
       stride *= m[k];
     }
   }
@@ -233,7 +237,8 @@ static fea_status element_values(const fea_space *s, fea_index e, const fea_quad
     } else {
       const double *ref = q->points + (size_t)qi * (size_t)dim;
       for (int k = 0; k < dim; k++) {
-        basis_1d(b, k, span[k], t0[k] + ref[k] * h[k], d1[k][0], &ev->x[qi * dim + k]);
+        const double xi = t0[k] + ref[k] * h[k];
+        basis_1d(b, k, span[k], 1, &xi, d1[k][0], &ev->x[qi * dim + k]);
         d[k] = d1[k][0];
       }
       for (int k = dim; k < 3; k++) d[k] = d1[k][0];
