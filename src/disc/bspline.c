@@ -219,6 +219,39 @@ void fea_bspline_basis_ders(const fea_knots *k, fea_index s, double x, int nder,
   }
 }
 
+void fea_bspline_basis_ders1_points(const fea_knots *k, fea_index s, int npts, const double *x,
+                                    int ld, double *ders) {
+  enum { P1 = FEA_BSPLINE_MAX_DEGREE + 1 };
+  const int p = k->p;
+  const double *t = k->t;
+  /* inv[d][j] = 1 / (t[s+j+1] - t[s-d+j+1]): the divisor of the right term
+   * of N[d][j] and of the left term of N[d][j+1] (as in
+   * fea_bspline_basis_ders), and for d = p those of the derivative rule. */
+  double inv[P1][P1];
+  for (int d = 1; d <= p; d++)
+    for (int j = 0; j < d; j++) inv[d][j] = 1.0 / (t[s + j + 1] - t[s - d + j + 1]);
+  for (int q = 0; q < npts; q++) {
+    const double xq = x[q];
+    double *out = ders + (size_t)q * (size_t)ld;
+    double N[P1][P1];
+    N[0][0] = 1.0;
+    for (int d = 1; d <= p; d++)
+      for (int j = 0; j <= d; j++) {
+        double v = 0.0;
+        if (j > 0) v += (xq - t[s - d + j]) * inv[d][j - 1] * N[d - 1][j - 1];
+        if (j < d) v += (t[s + j + 1] - xq) * inv[d][j] * N[d - 1][j];
+        N[d][j] = v;
+      }
+    for (int j = 0; j <= p; j++) {
+      out[j] = N[p][j];
+      double dv = 0.0;
+      if (p > 0 && j > 0) dv += N[p - 1][j - 1] * inv[p][j - 1];
+      if (p > 0 && j < p) dv -= N[p - 1][j] * inv[p][j];
+      out[p + 1 + j] = p * dv;
+    }
+  }
+}
+
 void fea_knots_greville(const fea_knots *k, double *g) {
   fea_index n = fea_knots_num_functions(k);
   const double *t = k->t;

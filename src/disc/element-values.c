@@ -24,9 +24,12 @@ fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
                      "no memory for basis values at %zu points of %zu functions", nq, nb);
   }
   /* B-spline elements under a tensor rule also get their 1D factors, and
-   * the forms' sum-factorization scratch: the weights (nq), the q0-contracted
-   * products (2 nq1 nq2 np0^2) and, in 3D, the q1-contracted ones
-   * (2 nq2 (np0 np1)^2). */
+   * the forms' sum-factorization scratch (its layout: forms.c, sumfact_work):
+   * the weights W and w f (2 nq), the 1D outer products B B^T and D D^T per
+   * direction and point (2 sum_k nq_k np_k^2), the q0-contracted products
+   * (2 nq1 nq2 np0^2), in 3D the q1-contracted ones (2 nq2 (np0 np1)^2) and
+   * one (np0 np1)^2 block of Ke, and the load's partial sums
+   * (nq1 nq2 np0 + nq2 np0 np1). */
   if (s->kind == FEA_SPACE_BSPLINE && q->tensor[0] > 0) {
     size_t np[3] = {1, 1, 1}, tq[3] = {1, 1, 1};
     for (int k = 0; k < s->dim; k++) {
@@ -34,8 +37,11 @@ fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
       tq[k] = (size_t)q->tensor[k];
     }
     for (int k = 0; k < 3; k++) ev->tnp[k] = (int)np[k], ev->tnq[k] = (int)tq[k];
-    ev->scratch_len = tq[0] * tq[1] * tq[2] + 2 * tq[1] * tq[2] * np[0] * np[0] +
-                      2 * tq[2] * np[0] * np[0] * np[1] * np[1];
+    const size_t n01 = np[0] * np[1];
+    ev->scratch_len = 2 * tq[0] * tq[1] * tq[2] +
+                      2 * (tq[0] * np[0] * np[0] + tq[1] * np[1] * np[1] + tq[2] * np[2] * np[2]) +
+                      2 * tq[1] * tq[2] * np[0] * np[0] + 2 * tq[2] * n01 * n01 + n01 * n01 +
+                      tq[1] * tq[2] * np[0] + tq[2] * n01;
     ev->t1d = malloc(3 * FEA_QUAD_MAX_1D * FEA_ELEMENT_T1D_LD * sizeof *ev->t1d);
     ev->scratch = malloc(ev->scratch_len * sizeof *ev->scratch);
     if (!ev->t1d || !ev->scratch) {

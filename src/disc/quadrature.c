@@ -175,7 +175,10 @@ fea_status fea_quadrature_tensor(int dim, const int n[3], fea_quadrature *q) {
         }
         q->weights[idx] = wt;
       }
-  for (int k = 0; k < 3; k++) q->tensor[k] = m[k];
+  for (int k = 0; k < 3; k++) {
+    q->tensor[k] = m[k];
+    for (int a = 0; a < m[k]; a++) q->w1d[k][a] = w[k][a];
+  }
   return FEA_SUCCESS;
 }
 
@@ -237,4 +240,5 @@ void fea_quadrature_free(fea_quadrature *q) {
   q->points = q->weights = NULL;
   q->npts = 0;
   q->tensor[0] = q->tensor[1] = q->tensor[2] = 0;
+  memset(q->w1d, 0, sizeof q->w1d);
 }

@@ -37,6 +37,12 @@ fea_index fea_knots_find_span(const fea_knots *k, double x);
  * N_{s-p..s} non-zero on span s at x: ders[(k)*(p+1) + j] is the k-th
  * derivative of N_{s-p+j}. Cox-de Boor, built from low order up. */
 void fea_bspline_basis_ders(const fea_knots *k, fea_index s, double x, int nder, double *ders);
+/* The values and first derivatives (fea_bspline_basis_ders with nder = 1)
+ * at npts points x of one span s, into rows of ld doubles: the knot
+ * differences' reciprocals once for all points, so a point costs no
+ * division (equal to fea_bspline_basis_ders up to rounding). */
+void fea_bspline_basis_ders1_points(const fea_knots *k, fea_index s, int npts, const double *x,
+                                    int ld, double *ders);
 
 /* Greville abscissae (averages of p consecutive interior knots): n values. */
 void fea_knots_greville(const fea_knots *k, double *g);

@@ -45,6 +45,11 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
  * a non-positive or non-finite sigma, or a non-finite f, is an error naming x. */
 fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_values *ev, double *Ke,
                                    double *fe);
+/* Whether fea_form_element_system needs no basis tables where the space
+ * fills the 1D factors, so that a caller of element_values may set
+ * factors_only: the built-in forms of a 2D or 3D problem without a tensor
+ * sigma, a reaction term or face terms (those still take the tables). */
+int fea_form_factors_suffice(const fea_problem *pb);
 /* The whole element system of element e: fea_form_stiffness_load at ev
  * (element_values of e on the problem's rule), then the Robin (alpha u v)
  * and Neumann / Robin load (h v) integrals of e's faces on such sides. Every

@@ -21,6 +21,10 @@ typedef struct fea_quadrature {
    * a + tensor[0] (b + tensor[1] c)), so that spaces can evaluate 1D bases
    * once per 1D point; all 0 for any other rule. */
   int tensor[3];
+  /* A tensor Gauss rule's 1D weights (1 beyond dim): weight (a, b, c) is
+   * w1d[0][a] w1d[1][b] w1d[2][c], so that forms with a constant coefficient
+   * can factor them; all 0 where the rule has none. */
+  double w1d[3][FEA_QUAD_MAX_1D];
 } fea_quadrature;
 
 /* Tensor Gauss-Legendre with n[k] points per direction on [0,1]^dim. */

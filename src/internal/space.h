@@ -28,12 +28,26 @@ typedef struct fea_element_values {
   double *t1d;        /* row (k, a) at (k FEA_QUAD_MAX_1D + a) FEA_ELEMENT_T1D_LD: tnp[k]
                          * values at 1D point a, then tnp[k] physical derivatives */
   int tensor_valid;
+  /* Where tensor_valid and the rule has 1D weights (fea_quadrature.w1d):
+   * those times the element's length in x_k, so that w at point (a, b, c)
+   * is w1d[0][a] w1d[1][b] w1d[2][c] up to rounding; else w1d_valid = 0. */
+  double w1d[3][FEA_QUAD_MAX_1D];
+  int w1d_valid;
+  /* The caller's request (0 after alloc: the tables wanted): its forms work
+   * from x, w and the 1D factors alone, so where element_values fills the
+   * factors (tensor_valid) it may leave phi and dphi unfilled. */
+  int factors_only;
   double *scratch; /* the forms' sum-factorization work (scratch_len doubles) */
   size_t scratch_len;
 } fea_element_values;
 
 /* Doubles per (direction, 1D point) row of fea_element_values.t1d. */
 #define FEA_ELEMENT_T1D_LD (2 * (FEA_BSPLINE_MAX_DEGREE + 1))
+
+/* Whether the last element_values call filled phi and dphi. */
+static inline int fea_element_values_have_tables(const fea_element_values *ev) {
+  return !(ev->factors_only && ev->tensor_valid);
+}
 
 /* Buffers sized for a space and a rule; reused across elements. */
 fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,

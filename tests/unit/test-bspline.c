@@ -211,6 +211,39 @@ Test(basis, derivatives_sum_to_zero_and_vanish_above_p) {
     }
 }
 
+/* The many-points form (reciprocals of the knot differences once per span)
+ * agrees with the one-point form to rounding, values and first derivatives. */
+Test(basis, points_form_matches_one_point_form) {
+  for (int p = 1; p <= MAXP; p++)
+    for (int c = 0; c < NUM_CASES; c++) {
+      fea_knots k = knot_case(p, c);
+      uint64_t seed = 7 + p;
+      for (fea_index e = 0; e < k.nelem; e++) {
+        fea_index s = k.span[e];
+        const double len = k.t[s + 1] - k.t[s];
+        double x[6], got[6 * 2 * (MAXP + 1)];
+        x[0] = k.t[s], x[1] = k.t[s + 1];
+        for (int i = 2; i < 6; i++) x[i] = k.t[s] + len * rnd(&seed);
+        const int ld = 2 * (MAXP + 1);
+        fea_bspline_basis_ders1_points(&k, s, 6, x, ld, got);
+        for (int i = 0; i < 6; i++) {
+          double want[2 * (MAXP + 1)], scale[2] = {0, 0};
+          fea_bspline_basis_ders(&k, s, x[i], 1, want);
+          for (int kd = 0; kd < 2; kd++)
+            for (int j = 0; j <= p; j++) scale[kd] = fmax(scale[kd], fabs(want[kd * (p + 1) + j]));
+          for (int kd = 0; kd < 2; kd++)
+            for (int j = 0; j <= p; j++)
+              cr_assert(fabs(got[i * ld + kd * (p + 1) + j] - want[kd * (p + 1) + j]) <=
+                            1e-13 * scale[kd],
+                        "p=%d case %d x=%.17g: d^%d N_%lld = %.17g, one-point form %.17g", p, c,
+                        x[i], kd, (long long)(s - p + j), got[i * ld + kd * (p + 1) + j],
+                        want[kd * (p + 1) + j]);
+        }
+      }
+      fea_knots_free(&k);
+    }
+}
+
 /* At a knot of multiplicity m the basis is C^(p-m): derivatives 0..p-m agree
  * from both sides, derivative p-m+1 jumps. */
 Test(basis, continuity_at_a_knot_of_multiplicity_m) {

@@ -40,6 +40,74 @@ static inline void front_add(double *P, double *S, fea_index q, fea_index m, fea
     S[(row - q) + (col - q) * (m - q)] += v;
 }
 
+/* The work arrays of one leaf's element loop (both leaf paths). */
+typedef struct leaf_scratch {
+  fea_element_values ev;
+  double *Ke, *fe;
+  double *g; /* per element function: its Dirichlet value on a boundary DoF, else 0 */
+  fea_index *edofs;
+} leaf_scratch;
+
+static void leaf_scratch_free(leaf_scratch *w) {
+  free(w->Ke);
+  free(w->fe);
+  free(w->g);
+  free(w->edofs);
+  fea_element_values_free(&w->ev);
+}
+
+static fea_status leaf_scratch_alloc(fea_context *ctx, const fea_problem *pb, fea_index n,
+                                     leaf_scratch *w) {
+  const fea_space *s = pb->space;
+  const size_t nb = (size_t)s->dofs_per_element;
+  memset(w, 0, sizeof *w);
+  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &w->ev));
+  w->ev.factors_only = fea_form_factors_suffice(pb);
+  w->Ke = malloc(nb * nb * sizeof *w->Ke);
+  w->fe = malloc(nb * sizeof *w->fe);
+  w->g = malloc(nb * sizeof *w->g);
+  w->edofs = malloc(nb * sizeof *w->edofs);
+  if (!w->Ke || !w->fe || !w->g || !w->edofs) {
+    leaf_scratch_free(w);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element matrices of leaf %lld",
+                     (long long)n);
+  }
+  return FEA_SUCCESS;
+}
+
+/* Element e's DoFs and Dirichlet values into w; 1 when it has any. The
+ * boundary test once per function, not per pair: nb^2 lookups of
+ * free_index were 0.03 s of the scatter's 0.19 s (2D p = 3, n = 512). */
+static int leaf_element_dirichlet(const fea_problem *pb, fea_index e, leaf_scratch *w) {
+  const fea_space *s = pb->space;
+  const int nb = s->dofs_per_element;
+  s->ops->element_dofs(s, e, w->edofs);
+  int lifted = 0;
+  for (int j = 0; j < nb; j++) {
+    const int fixed = pb->free_index[w->edofs[j]] < 0;
+    w->g[j] = fixed ? pb->dirichlet[w->edofs[j]] : 0.0;
+    lifted |= fixed;
+  }
+  return lifted;
+}
+
+/* The element's load into the leaf's: the problem's free DoFs, lifted by
+ * the Dirichlet values (row i of Ke times g; free functions have g = 0 and
+ * leave the entry as it is) where the element has any. */
+static void leaf_add_load(const fea_problem *pb, int nb, const int32_t *map, int lifted,
+                          const leaf_scratch *w, double *load) {
+  for (int i = 0; i < nb; i++) {
+    const fea_index a = map[i];
+    if (a < 0 || pb->free_index[w->edofs[i]] < 0) continue;
+    double v = w->fe[i];
+    if (lifted) {
+      const double *row = w->Ke + (size_t)i * nb;
+      for (int j = 0; j < nb; j++) v -= row[j] * w->g[j];
+    }
+    load[a] += v;
+  }
+}
+
 fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifrontal_factor *f,
                                           fea_index n, double *P, double *S, double *load,
                                           double *integrate_s) {
@@ -50,14 +118,9 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
   const int nb = s->dofs_per_element;
   const fea_index q = nd->q, m = nd->q + nd->r;
   *integrate_s = 0;
-  fea_element_values ev;
-  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
-  double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
-  fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
+  leaf_scratch w;
+  FEA_CALL(leaf_scratch_alloc(ctx, pb, n, &w));
   fea_status st = FEA_SUCCESS;
-  if (!Ke || !fe || !edofs)
-    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element matrices of leaf %lld",
-                   (long long)n);
   const int32_t *map = t->leaf_map + nd->leaf_off;
   const fea_index ne0 = s->elements[0], ne1 = s->dim > 1 ? s->elements[1] : 1;
   double integ = 0;
@@ -66,30 +129,22 @@ fea_status fea_multifrontal_assemble_leaf(fea_context *ctx, const fea_multifront
       for (fea_index e0 = nd->lo[0]; e0 < nd->hi[0] && st == FEA_SUCCESS; e0++, map += nb) {
         fea_index e = e0 + ne0 * (e1 + ne1 * e2);
         double t0 = now_s();
-        st = s->ops->element_values(s, e, &pb->quad, &ev);
-        if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
+        st = s->ops->element_values(s, e, &pb->quad, &w.ev);
+        if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &w.ev, w.Ke, w.fe);
         integ += now_s() - t0;
         if (st != FEA_SUCCESS) break;
-        s->ops->element_dofs(s, e, edofs);
+        const int lifted = leaf_element_dirichlet(pb, e, &w);
         for (int i = 0; i < nb; i++) {
           fea_index a = map[i];
           if (a < 0) continue;
-          const double *row = Ke + (size_t)i * nb;
+          const double *row = w.Ke + (size_t)i * nb;
           for (int j = 0; j < nb; j++)
             if (map[j] >= 0 && a >= map[j]) front_add(P, S, q, m, a, map[j], row[j]);
-          /* The load of the problem's free DoFs, lifted by its Dirichlet values. */
-          if (pb->free_index[edofs[i]] < 0) continue;
-          double v = fe[i];
-          for (int j = 0; j < nb; j++)
-            if (pb->free_index[edofs[j]] < 0) v -= row[j] * pb->dirichlet[edofs[j]];
-          load[a] += v;
         }
+        leaf_add_load(pb, nb, map, lifted, &w, load);
       }
   *integrate_s = integ;
-  free(Ke);
-  free(fe);
-  free(edofs);
-  fea_element_values_free(&ev);
+  leaf_scratch_free(&w);
   return st;
 }
 
@@ -126,13 +181,11 @@ fea_status fea_multifrontal_leaf_records(fea_context *ctx, const fea_multifronta
   const fea_space *s = pb->space;
   const int nb = s->dofs_per_element, dim = s->dim;
   *integrate_s = 0;
-  fea_element_values ev;
-  FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
-  double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
-  fea_index *edofs = malloc((size_t)nb * sizeof *edofs);
+  leaf_scratch w;
+  FEA_CALL(leaf_scratch_alloc(ctx, pb, n, &w));
   fea_status st = FEA_SUCCESS;
-  if (!Ke || !fe || !edofs || !ev.t1d)
-    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element records of leaf %lld",
+  if (!w.ev.t1d)
+    st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "internal: leaf %lld has no 1D factors for its records",
                    (long long)n);
   const int32_t *map = t->leaf_map + nd->leaf_off;
   const fea_index ne0 = s->elements[0], ne1 = dim > 1 ? s->elements[1] : 1;
@@ -143,50 +196,34 @@ fea_status fea_multifrontal_leaf_records(fea_context *ctx, const fea_multifronta
            e0++, map += nb, rec += sh->rec_len) {
         fea_index e = e0 + ne0 * (e1 + ne1 * e2);
         double t0 = now_s();
-        st = s->ops->element_values(s, e, &pb->quad, &ev);
-        if (st == FEA_SUCCESS && !ev.tensor_valid)
+        st = s->ops->element_values(s, e, &pb->quad, &w.ev);
+        if (st == FEA_SUCCESS && !w.ev.tensor_valid)
           st = FEA_ERROR(ctx, FEA_ERR_BACKEND,
                          "internal: element %lld of leaf %lld has no 1D factors for its record",
                          (long long)e, (long long)n);
-        if (st == FEA_SUCCESS) st = fea_form_stiffness_weights(pb, &ev, rec);
-        s->ops->element_dofs(s, e, edofs);
-        /* The element matrix only where the load is lifted by Dirichlet
-         * values (elements on a Dirichlet side): the device adds the
-         * stiffness of every element itself. */
-        int lifted = 0;
-        for (int i = 0; i < nb && !lifted; i++) lifted = pb->free_index[edofs[i]] < 0;
-        if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, lifted ? Ke : NULL, fe);
+        if (st == FEA_SUCCESS) st = fea_form_stiffness_weights(pb, &w.ev, rec);
+        /* The element matrix only where Dirichlet values lift the load: the
+         * device adds every element's stiffness itself. */
+        const int lifted = leaf_element_dirichlet(pb, e, &w);
+        if (st == FEA_SUCCESS)
+          st = fea_form_element_system(pb, e, &w.ev, lifted ? w.Ke : NULL, w.fe);
         if (st != FEA_SUCCESS) break;
         double *r1 = rec + sh->nq;
-        for (int k = 0; k < 3; k++) {
-          const int nk = sh->n[k], mk = sh->m[k];
-          for (int a = 0; a < mk; a++, r1 += 2 * nk) {
+        for (int k = 0; k < 3; k++)
+          for (int a = 0; a < sh->m[k]; a++, r1 += 2 * sh->n[k]) {
             if (k >= dim) {
               r1[0] = 1.0, r1[1] = 0.0;
               continue;
             }
-            const double *row = ev.t1d +
+            const double *row = w.ev.t1d +
                                 ((size_t)k * FEA_QUAD_MAX_1D + (size_t)a) * FEA_ELEMENT_T1D_LD;
-            memcpy(r1, row, 2 * (size_t)nk * sizeof *r1);
+            memcpy(r1, row, 2 * (size_t)sh->n[k] * sizeof *r1);
           }
-        }
         integ += now_s() - t0;
-        for (int i = 0; i < nb; i++) {
-          const fea_index a = map[i];
-          if (a < 0 || pb->free_index[edofs[i]] < 0) continue;
-          double v = fe[i];
-          if (lifted)
-            for (int j = 0; j < nb; j++)
-              if (pb->free_index[edofs[j]] < 0)
-                v -= Ke[(size_t)i * nb + j] * pb->dirichlet[edofs[j]];
-          load[a] += v;
-        }
+        leaf_add_load(pb, nb, map, lifted, &w, load);
       }
   *integrate_s = integ;
-  free(Ke);
-  free(fe);
-  free(edofs);
-  fea_element_values_free(&ev);
+  leaf_scratch_free(&w);
   return st;
 }
 
