@@ -318,6 +318,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   if (prm->gpu) bench_metric(&rec, "device_bytes", (double)st.device_bytes);
   bench_metric(&rec, "forward_s", st.forward_s);
   bench_metric(&rec, "backward_s", st.backward_s);
+  /* GPU: the copies of the right-hand sides and solutions within them. */
+  if (prm->gpu) bench_metric(&rec, "transfer_s", st.transfer_s);
   bench_metric(&rec, "l2_error", l2);
   pt->dofs = (double)nfree;
   pt->setup_s = setup_s;

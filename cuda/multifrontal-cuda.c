@@ -110,6 +110,8 @@ typedef struct multifrontal_cuda {
   fea_cuda_leaf_shape dshape;
   int32_t *d_leaf_map;
   /* Solve. */
+  cudaEvent_t copy_ev[2]; /* around a copy of y, timed (copy_made: created) */
+  int copy_made, copy_pending;
   double *d_y;
   size_t y_entries;
   double *d_z; /* the backward level's work blocks */
@@ -260,6 +262,7 @@ static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
     fea_cuda_free(ctx, st->d_y);
     fea_cuda_free(ctx, st->d_z);
     (void)cudaStreamSynchronize(b->stream);
+    for (int i = 0; i < 2 && st->copy_made; i++) (void)cudaEventDestroy(st->copy_ev[i]);
     for (int i = 0; i < 2; i++) {
       if (st->ev_made[i]) (void)cudaEventDestroy(st->ev[i]);
       if (st->h_batch[i]) (void)cudaFreeHost(st->h_batch[i]);
@@ -835,9 +838,45 @@ static double *work_of(const multifrontal_cuda *st, fea_index n, int64_t nrhs) {
 }
 
 /* y on the device, nrhs columns of num_dofs (ld num_dofs), from sv->y. */
+/* After the level's sync: the pending copy's time into the solve's. */
+static fea_status copy_time(fea_context *ctx, multifrontal_cuda *st, fea_multifrontal_solve *sv) {
+  if (!st->copy_pending) return FEA_SUCCESS;
+  st->copy_pending = 0;
+  float ms = 0;
+  FEA_CALL_CUDA(ctx, cudaEventElapsedTime(&ms, st->copy_ev[0], st->copy_ev[1]));
+  sv->transfer_s += 1e-3 * (double)ms;
+  return FEA_SUCCESS;
+}
+
+/* One copy of y between host and device, between two timing events; the
+ * level's closing sync makes its time readable (copy_time). A second copy
+ * in one level (a one-level tree uploads and downloads in it) first waits
+ * for the time of the one before. */
+static fea_status timed_copy(fea_context *ctx, const struct fea_cuda *b, multifrontal_cuda *st,
+                             fea_multifrontal_solve *sv, void *dst, const void *src, size_t bytes,
+                             enum cudaMemcpyKind kind) {
+  if (st->copy_pending) {
+    FEA_CALL_CUDA(ctx, cudaEventSynchronize(st->copy_ev[1]));
+    FEA_CALL(copy_time(ctx, st, sv));
+  }
+  if (!st->copy_made) {
+    FEA_CALL_CUDA(ctx, cudaEventCreate(&st->copy_ev[0]));
+    if (cudaEventCreate(&st->copy_ev[1]) != cudaSuccess) {
+      (void)cudaEventDestroy(st->copy_ev[0]);
+      FEA_CALL_CUDA(ctx, cudaGetLastError());
+    }
+    st->copy_made = 1;
+  }
+  FEA_CALL_CUDA(ctx, cudaEventRecord(st->copy_ev[0], b->stream));
+  FEA_CALL_CUDA(ctx, cudaMemcpyAsync(dst, src, bytes, kind, b->stream));
+  FEA_CALL_CUDA(ctx, cudaEventRecord(st->copy_ev[1], b->stream));
+  st->copy_pending = 1;
+  return FEA_SUCCESS;
+}
+
 static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b,
                            const fea_multifrontal_factor *f, multifrontal_cuda *st,
-                           const fea_multifrontal_solve *sv) {
+                           fea_multifrontal_solve *sv) {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > st->y_entries || !st->d_y) {
     fea_cuda_free(ctx, st->d_y);
@@ -849,18 +888,18 @@ static fea_status upload_y(fea_context *ctx, const struct fea_cuda *b,
     st->y_entries = entries;
   }
   if (entries > 0)
-    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->d_y, sv->y, entries * sizeof(double),
-                                       cudaMemcpyHostToDevice, b->stream));
+    FEA_CALL(timed_copy(ctx, b, st, sv, st->d_y, sv->y, entries * sizeof(double),
+                        cudaMemcpyHostToDevice));
   return FEA_SUCCESS;
 }
 
 static fea_status download_y(fea_context *ctx, const struct fea_cuda *b,
-                             const fea_multifrontal_factor *f, const multifrontal_cuda *st,
+                             const fea_multifrontal_factor *f, multifrontal_cuda *st,
                              fea_multifrontal_solve *sv) {
   const size_t entries = (size_t)(f->tree->num_dofs * sv->nrhs);
   if (entries > 0)
-    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(sv->y, st->d_y, entries * sizeof(double),
-                                       cudaMemcpyDeviceToHost, b->stream));
+    FEA_CALL(timed_copy(ctx, b, st, sv, sv->y, st->d_y, entries * sizeof(double),
+                        cudaMemcpyDeviceToHost));
   return FEA_SUCCESS;
 }
 
@@ -1032,7 +1071,9 @@ static fea_status cuda_forward_level(fea_context *ctx, const fea_multifrontal_fa
   multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
+  st->copy_pending = 0;
   fea_status s = forward_run(ctx, b, f, st, sv, level);
+  if (s == FEA_SUCCESS) s = copy_time(ctx, st, sv);
   if (s < 0) {
     const fea_etree *t = f->tree;
     return level_fail(ctx, "forward substitution", level,
@@ -1046,7 +1087,9 @@ static fea_status cuda_backward_level(fea_context *ctx, const fea_multifrontal_f
   multifrontal_cuda *st = f->backend;
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
+  st->copy_pending = 0;
   fea_status s = backward_run(ctx, b, f, st, sv, level);
+  if (s == FEA_SUCCESS) s = copy_time(ctx, st, sv);
   if (s < 0) {
     const fea_etree *t = f->tree;
     return level_fail(ctx, "backward substitution", level,

@@ -216,12 +216,15 @@ typedef struct fea_solver_stats {
   double backward_s;  /**< backward substitution (last solve) */
   int threads;        /**< CPU threads the context uses */
   uint64_t
-      device_bytes; /**< device memory reserved by the last setup (GPU backends; 0 on the CPU) */
+      device_bytes;  /**< device memory reserved by the last setup (GPU backends; 0 on the CPU) */
+  double transfer_s; /**< host-device copies of the right-hand sides and solutions within
+                          forward_s + backward_s, timed on the device (last solve; GPU backends,
+                          0 on the CPU) */
 } fea_solver_stats;
 
 /** Initializer for fea_solver_stats. */
 #define FEA_SOLVER_STATS_INIT \
-  { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+  { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve.

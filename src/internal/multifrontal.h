@@ -47,8 +47,9 @@ typedef struct fea_multifrontal_factor {
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
 typedef struct fea_multifrontal_solve {
   fea_index nrhs;
-  double *y;       /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
-  double **update; /* per node, during forward: its (q + r) x nrhs work block */
+  double *y;         /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
+  double **update;   /* per node, during forward: its (q + r) x nrhs work block */
+  double transfer_s; /* device backends add the time of their copies of y here */
 } fea_multifrontal_solve;
 
 struct fea_multifrontal_ops {

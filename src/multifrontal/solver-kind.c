@@ -27,7 +27,7 @@ typedef struct multifrontal_solver {
   fea_etree tree;
   fea_multifrontal_factor factor;
   double *level_s; /* per level: factorization time of the last setup */
-  double integrate_s, factor_s, root_s, forward_s, backward_s;
+  double integrate_s, factor_s, root_s, forward_s, backward_s, transfer_s;
   uint64_t device_bytes; /* what the backend reserved on a device (last setup) */
 } multifrontal_solver;
 
@@ -153,6 +153,7 @@ static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double
   if (st == FEA_SUCCESS) {
     m->forward_s = t1 - t0;
     m->backward_s = t2 - t1;
+    m->transfer_s = sv.transfer_s;
     for (fea_index j = 0; j < nrhs; j++)
       for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = sv.y[m->tree_of_free[i] + j * N];
   }
@@ -234,6 +235,7 @@ void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
   full->root_s = m->root_s;
   full->forward_s = m->forward_s;
   full->backward_s = m->backward_s;
+  full->transfer_s = m->transfer_s;
   full->threads = s->ctx->nthreads;
   full->device_bytes = m->device_bytes;
 }

@@ -246,7 +246,7 @@ FIELD(fea_solver_desc, keep_boundary, 12, 4);
 FIELD(fea_solver_desc, memory_limit_bytes, 16, 8);
 
 /* fea_solver_stats */
-SIZE(fea_solver_stats, 120);
+SIZE(fea_solver_stats, 128);
 FIELD(fea_solver_stats, size, 0, 8);
 FIELD(fea_solver_stats, num_levels, 8, 4);
 FIELD(fea_solver_stats, num_nodes, 16, 8);
@@ -262,6 +262,7 @@ FIELD(fea_solver_stats, forward_s, 88, 8);
 FIELD(fea_solver_stats, backward_s, 96, 8);
 FIELD(fea_solver_stats, threads, 104, 4);
 FIELD(fea_solver_stats, device_bytes, 112, 8);
+FIELD(fea_solver_stats, transfer_s, 120, 8);
 
 /* fea_solver_level */
 SIZE(fea_solver_level, 64);
