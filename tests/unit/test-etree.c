@@ -741,12 +741,17 @@ static void fronts_from_records(const fea_multifrontal_leaf_shape *sh, const dou
  * the records, put through the device kernel's formula, give the fronts
  * that host integration gives, to rounding; the loads, lifted by non-zero
  * Dirichlet values, are the same sums in the same order, bit for bit, on 1
- * and 3 threads. With sigma(x) and f(x) and repeated knots. */
+ * and 3 threads. With sigma(x) and f(x) and repeated knots, and with or
+ * without a Neumann side (its face loads). */
+static double flux_wavy(const double *x, void *user) {
+  (void)user;
+  return 0.5 + x[0] * x[0];
+}
+
 static void check_leaf_records(int dim, const int p[3], const fea_index n[3],
-                               const fea_index sep[3]) {
+                               const fea_index sep[3], int neumann) {
   fixture fx;
   open_tree(&fx, "/cpu/ref", dim, p, n, sep, 1, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
-  const fea_etree *t = &fx.tree;
   int d = dim;
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma_fn = sigma_wavy;
@@ -755,8 +760,15 @@ static void check_leaf_records(int dim, const int p[3], const fea_index n[3],
   pd.source_user = &d;
   pd.dirichlet = dirichlet_wavy;
   pd.dirichlet_user = &d;
+  if (neumann) { /* the east side Neumann: face loads, and a tree of its own free DoFs */
+    pd.sides[FEA_SIDE_EAST].type = FEA_BC_NEUMANN;
+    pd.sides[FEA_SIDE_EAST].flux = flux_wavy;
+  }
   fea_problem *pb = NULL;
   OK(fea_problem_create_poisson(fx.space, &pd, &pb));
+  fea_etree tree;
+  OK(fea_etree_build(fx.space, pb->free_index, FEA_MULTIFRONTAL_MERGE_AUTO, 0, &tree));
+  const fea_etree *t = &tree;
   fea_multifrontal_factor f;
   memset(&f, 0, sizeof f);
   f.tree = t;
@@ -828,6 +840,7 @@ static void check_leaf_records(int dim, const int p[3], const fea_index n[3],
   free(got);
   free(rec);
   free(scratch);
+  fea_etree_free(&tree);
   OK(fea_problem_destroy(&pb));
   close_tree(&fx);
 }
@@ -835,17 +848,19 @@ static void check_leaf_records(int dim, const int p[3], const fea_index n[3],
 Test(etree, leaf_records_1d) {
   const int p[3] = {4, 0, 0};
   const fea_index n[3] = {23, 1, 1}, sep[3] = {9, 0, 0};
-  check_leaf_records(1, p, n, sep);
+  check_leaf_records(1, p, n, sep, 0);
 }
 
 Test(etree, leaf_records_2d) {
   const int p[3] = {3, 2, 0};
   const fea_index n[3] = {21, 13, 1}, sep[3] = {8, 5, 0};
-  check_leaf_records(2, p, n, sep);
+  check_leaf_records(2, p, n, sep, 0);
+  check_leaf_records(2, p, n, sep, 1);
 }
 
 Test(etree, leaf_records_3d) {
   const int p[3] = {2, 3, 1};
   const fea_index n[3] = {7, 6, 5}, sep[3] = {3, 2, 0};
-  check_leaf_records(3, p, n, sep);
+  check_leaf_records(3, p, n, sep, 0);
+  check_leaf_records(3, p, n, sep, 1);
 }
