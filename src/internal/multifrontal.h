@@ -24,19 +24,21 @@
 
 struct fea_etree;
 struct fea_problem;
+typedef struct fea_multifrontal_schur_pool fea_multifrontal_schur_pool;
 
 /* One factorization: the tree, the problem it integrates, and the storage. */
 typedef struct fea_multifrontal_factor {
   const struct fea_etree *tree;
   const struct fea_problem *problem;
-  double *panels;     /* tree->factor_entries: every node's [L11; L21] */
-  double **schur;     /* per node: its r x r Schur block while alive, else NULL */
+  double *panels; /* tree->factor_entries: every node's [L11; L21] */
+  double **schur; /* per node: its r x r Schur block while alive, else NULL */
+  fea_multifrontal_schur_pool *schur_pool; /* CPU backends: where those blocks live */
   double **leaf_load; /* per leaf, during level 0: the q + r load entries of its elements */
   double *load;       /* tree->num_dofs: the problem's load with Dirichlet lifting */
   double flops;       /* counted from the BLAS calls issued */
   double integrate_s; /* element integration time (summed over threads) */
   /* Device backends: their own state (factors on the device); the CPU
-   * backends leave it NULL. The host fields above keep their meaning for the
+   * backends leave it NULL (their Schur blocks are in schur_pool). The host fields above keep their meaning for the
    * interface: after the last level f->load holds the load, f->flops and
    * f->integrate_s are set, and with keep_boundary f->schur[root] is a host
    * copy of the root's Schur block. */

@@ -21,9 +21,25 @@ fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifr
                                              fea_multifrontal_solve *sv, fea_index n);
 fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multifrontal_factor *f,
                                               fea_multifrontal_solve *sv, fea_index n);
+/* Before a level: its nodes' Schur blocks (f->schur_pool). Serial. */
+fea_status fea_multifrontal_cpu_level_start(fea_context *ctx, fea_multifrontal_factor *f,
+                                            int level);
 /* After a level: free its children's Schur blocks; after level 0, add the
  * leaves' loads into f->load. Serial. */
 void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level);
+
+/* The Schur blocks of the CPU backends in groups (multifrontal-schur-pool.c):
+ * the nodes of one level whose parents share a level, one allocation each,
+ * made at the level's start and freed after the parents' level (the root's
+ * at release). */
+fea_status fea_multifrontal_schur_pool_create(fea_context *ctx, const struct fea_etree *t,
+                                              fea_multifrontal_schur_pool **out);
+void fea_multifrontal_schur_pool_free(fea_multifrontal_schur_pool *p);
+fea_status fea_multifrontal_schur_pool_level_start(fea_context *ctx, fea_multifrontal_schur_pool *p,
+                                                   int level);
+/* Node n's r x r block while its group is alive (r > 0), else NULL. */
+double *fea_multifrontal_schur_pool_block(const fea_multifrontal_schur_pool *p, fea_index n);
+void fea_multifrontal_schur_pool_level_done(fea_multifrontal_schur_pool *p, int level);
 
 /* What worker threads integrate leaves through: f with its problem and
  * space copied without a context, so that a failing sigma or f raises into

@@ -291,10 +291,9 @@ fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_f
   double *P = f->panels + nd->factor_off, *S = NULL;
   memset(P, 0, (size_t)(m * q) * sizeof *P);
   if (r > 0) {
-    S = fea_large_alloc((size_t)(r * r) * sizeof *S);
-    FEA_CHECK(S, ctx, FEA_ERR_OUT_OF_MEMORY,
-              "no memory for the %lld x %lld Schur block of node %lld", (long long)r, (long long)r,
-              (long long)n);
+    S = fea_multifrontal_schur_pool_block(f->schur_pool, n);
+    FEA_CHECK(S, ctx, FEA_ERR_BACKEND,
+              "internal: node %lld has no Schur block (its level was not started)", (long long)n);
     /* Only the lower triangle is ever written or read (syrk, extend-add, export). */
     for (fea_index j = 0; j < r; j++) memset(S + j * r + j, 0, (size_t)(r - j) * sizeof *S);
     f->schur[n] = S;
@@ -318,15 +317,18 @@ fea_status fea_multifrontal_cpu_factor_node(fea_context *ctx, fea_multifrontal_f
   return FEA_SUCCESS;
 }
 
+fea_status fea_multifrontal_cpu_level_start(fea_context *ctx, fea_multifrontal_factor *f,
+                                            int level) {
+  return fea_multifrontal_schur_pool_level_start(ctx, f->schur_pool, level);
+}
+
 void fea_multifrontal_cpu_level_done(fea_multifrontal_factor *f, int level) {
   const fea_etree *t = f->tree;
+  fea_multifrontal_schur_pool_level_done(f->schur_pool, level);
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
     const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
-    for (fea_index c = 0; c < nd->num_children; c++) {
-      fea_index ch = t->children[nd->first_child + c];
-      free(f->schur[ch]);
-      f->schur[ch] = NULL;
-    }
+    for (fea_index c = 0; c < nd->num_children; c++)
+      f->schur[t->children[nd->first_child + c]] = NULL;
     if (level != 0) continue;
     fea_index n = t->level_nodes[k];
     const fea_index *dofs = t->front_dofs + nd->front_off;
@@ -435,26 +437,29 @@ static fea_status ref_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f)
   f->schur = calloc(nn, sizeof *f->schur);
   f->leaf_load = calloc(nn, sizeof *f->leaf_load);
   f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);
-  if (!f->panels || !f->schur || !f->leaf_load || !f->load) {
+  fea_status st = FEA_SUCCESS;
+  if (!f->panels || !f->schur || !f->leaf_load || !f->load)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld factor entries",
+                   (long long)t->factor_entries);
+  if (st == FEA_SUCCESS) st = fea_multifrontal_schur_pool_create(ctx, t, &f->schur_pool);
+  if (st < 0) {
     free(f->panels);
     free(f->schur);
     free(f->leaf_load);
     free(f->load);
     f->panels = f->load = NULL;
     f->schur = f->leaf_load = NULL;
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld factor entries",
-                     (long long)t->factor_entries);
   }
-  return FEA_SUCCESS;
+  return st;
 }
 
 static void ref_factor_release(fea_context *ctx, fea_multifrontal_factor *f) {
   (void)ctx;
   if (!f->tree) return;
-  for (fea_index n = 0; n < f->tree->num_nodes; n++) {
-    if (f->schur) free(f->schur[n]);
+  for (fea_index n = 0; n < f->tree->num_nodes; n++)
     if (f->leaf_load) free(f->leaf_load[n]);
-  }
+  fea_multifrontal_schur_pool_free(f->schur_pool);
+  f->schur_pool = NULL;
   free(f->schur);
   free(f->leaf_load);
   free(f->panels);
@@ -465,6 +470,7 @@ static void ref_factor_release(fea_context *ctx, fea_multifrontal_factor *f) {
 
 static fea_status ref_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
   const fea_etree *t = f->tree;
+  FEA_CALL(fea_multifrontal_cpu_level_start(ctx, f, level));
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
     fea_index n = t->level_nodes[k];
     double flops, integ;

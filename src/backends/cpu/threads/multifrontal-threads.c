@@ -93,6 +93,7 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
 }
 
 static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
+  FEA_CALL(fea_multifrontal_cpu_level_start(ctx, f, level));
   return run_level(ctx, f, NULL, level, STEP_FACTOR);
 }
 
