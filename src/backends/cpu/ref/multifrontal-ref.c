@@ -20,7 +20,6 @@
 #include "dense.h"
 #include "error.h"
 #include "etree.h"
-#include "large-alloc.h"
 #include "problem.h"
 
 static double now_s(void) {
@@ -433,7 +432,7 @@ fea_status fea_multifrontal_cpu_backward_node(fea_context *ctx, const fea_multif
 static fea_status ref_factor_alloc(fea_context *ctx, fea_multifrontal_factor *f) {
   const fea_etree *t = f->tree;
   size_t nn = (size_t)t->num_nodes;
-  f->panels = fea_large_alloc((size_t)t->factor_entries * sizeof *f->panels);
+  f->panels = malloc((size_t)(t->factor_entries ? t->factor_entries : 1) * sizeof *f->panels);
   f->schur = calloc(nn, sizeof *f->schur);
   f->leaf_load = calloc(nn, sizeof *f->leaf_load);
   f->load = calloc((size_t)(t->num_dofs ? t->num_dofs : 1), sizeof *f->load);

@@ -24,7 +24,6 @@
 #include "cpu.h"
 #include "error.h"
 #include "etree.h"
-#include "large-alloc.h"
 
 struct fea_multifrontal_schur_pool {
   int ngroups;
@@ -117,7 +116,7 @@ fea_status fea_multifrontal_schur_pool_level_start(fea_context *ctx, fea_multifr
       p->cached_cap[best] = p->cached_cap[p->ncached];
       continue;
     }
-    p->block[g] = fea_large_alloc(p->entries[g] * sizeof(double));
+    p->block[g] = malloc(p->entries[g] * sizeof(double));
     p->cap[g] = p->entries[g];
     if (!p->block[g])
       st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
