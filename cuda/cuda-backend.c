@@ -217,7 +217,7 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
 static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   int count = 0;
   int device = 0, lanes = 0, leaves_on_device = 1;
-  /* Checked before the device: a bad option is an error on any machine. */
+  /* Checked before the device is touched: nothing to undo on a bad option. */
   FEA_CALL(parse_streams(ctx, opts, &lanes));
   FEA_CALL(parse_leaves(ctx, opts, &leaves_on_device));
   cudaError_t e = cudaGetDeviceCount(&count);
