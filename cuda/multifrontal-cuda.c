@@ -929,6 +929,44 @@ static fea_status backward_large(fea_context *ctx, const struct fea_cuda *b,
   return FEA_SUCCESS;
 }
 
+/* A kept boundary (the root's r rows, keep_boundary) leaves the forward
+ * substitution as the condensed right-hand side, as on the CPU: the rows of
+ * the root's work block (its children's updates less L21 y_q) are added to
+ * the load b_B that y still holds there. The block comes to the host before
+ * the level's groups are freed (m x nrhs doubles, once per solve). */
+static fea_status kept_rows_fetch(fea_context *ctx, const struct fea_cuda *b,
+                                  const fea_multifrontal_factor *f, multifrontal_cuda *st,
+                                  const fea_multifrontal_solve *sv, double **out) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[t->num_nodes - 1];
+  const size_t entries = (size_t)((nd->q + nd->r) * sv->nrhs);
+  *out = NULL;
+  if (nd->r == 0) return FEA_SUCCESS;
+  const double *W = work_of(st, t->num_nodes - 1, sv->nrhs);
+  FEA_CHECK(W, ctx, FEA_ERR_BACKEND, "internal: the root's work block is not allocated");
+  double *h = malloc(entries * sizeof *h);
+  FEA_CHECK(h, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %zu entries of the root's block",
+            entries);
+  cudaError_t e = cudaMemcpyAsync(h, W, entries * sizeof *h, cudaMemcpyDeviceToHost, b->stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
+  if (e != cudaSuccess) {
+    free(h);
+    FEA_CALL_CUDA(ctx, e);
+  }
+  *out = h;
+  return FEA_SUCCESS;
+}
+
+static void kept_rows_add(const fea_multifrontal_factor *f, fea_multifrontal_solve *sv,
+                          const double *h) {
+  const fea_etree *t = f->tree;
+  const fea_etree_node *nd = &t->nodes[t->num_nodes - 1];
+  const fea_index q = nd->q, m = q + nd->r, N = t->num_dofs;
+  const fea_index *dofs = t->front_dofs + nd->front_off + q;
+  for (fea_index j = 0; j < sv->nrhs; j++)
+    for (fea_index i = 0; i < nd->r; i++) sv->y[dofs[i] + j * N] += h[q + i + j * m];
+}
+
 static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
                               const fea_multifrontal_factor *f, multifrontal_cuda *st,
                               fea_multifrontal_solve *sv, int level) {
@@ -988,9 +1026,19 @@ static fea_status forward_run(fea_context *ctx, const struct fea_cuda *b,
   }
   FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_scatter_solution(d_fronts, count, st->d_y, N, nrhs,
                                                             b->stream));
+  if (level < t->num_levels - 1) {
+    groups_death(ctx, st, level, st->work_d);
+    return fea_cuda_sync(ctx);
+  }
+  /* The root: y comes back, and a kept boundary's rows with it (see below). */
+  double *kept = NULL;
+  fea_status s = t->keep_boundary ? kept_rows_fetch(ctx, b, f, st, sv, &kept) : FEA_SUCCESS;
   groups_death(ctx, st, level, st->work_d);
-  if (level == t->num_levels - 1) FEA_CALL(download_y(ctx, b, f, st, sv));
-  return fea_cuda_sync(ctx);
+  if (s == FEA_SUCCESS) s = download_y(ctx, b, f, st, sv);
+  if (s == FEA_SUCCESS) s = fea_cuda_sync(ctx);
+  if (s == FEA_SUCCESS && kept) kept_rows_add(f, sv, kept);
+  free(kept);
+  return s;
 }
 
 static fea_status backward_run(fea_context *ctx, const struct fea_cuda *b,

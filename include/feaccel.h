@@ -18,5 +18,6 @@
 #include <feaccel/assembly.h>
 #include <feaccel/operator.h>
 #include <feaccel/cost.h>
+#include <feaccel/multipatch.h>
 
 #endif /* FEACCEL_H */

@@ -125,8 +125,9 @@ FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *s
  * the same space. The tree is kept; the next fea_solver_setup() refactors.
  * Until then fea_solver_solve() answers FEA_ERR_STATE.
  * @retval FEA_ERR_INVALID_ARG when @p problem is defined on another space
- *         than the solver's, or its Dirichlet data are not finite at a
- *         boundary DoF
+ *         than the solver's, its Dirichlet data are not finite at a
+ *         boundary DoF, or the solver is a multipatch solver (its problem is
+ *         fixed at creation)
  * @retval FEA_ERR_UNSUPPORTED when the solver's kind cannot take the problem
  *         (prehandled: a variable sigma or another space), naming what differs
  */

@@ -9,6 +9,7 @@
 #include <feaccel/context.h>
 #include <feaccel/cost.h>
 #include <feaccel/mesh.h>
+#include <feaccel/multipatch.h>
 #include <feaccel/operator.h>
 #include <feaccel/problem.h>
 #include <feaccel/solver.h>
@@ -64,6 +65,17 @@ const fea_struct_type fea_struct_multigrid_desc = STRUCT_TYPE(fea_multigrid_desc
                                                               FEA_MULTIGRID_DESC_INIT);
 const fea_struct_type fea_struct_multigrid_stats = STRUCT_TYPE(fea_multigrid_stats, memory_bytes,
                                                                FEA_MULTIGRID_STATS_INIT);
+
+const fea_struct_type fea_struct_multipatch_desc = STRUCT_TYPE(fea_multipatch_desc, tolerance,
+                                                               FEA_MULTIPATCH_DESC_INIT);
+const fea_struct_type fea_struct_multipatch_info = STRUCT_TYPE(fea_multipatch_info, num_dofs,
+                                                               FEA_MULTIPATCH_INFO_INIT);
+const fea_struct_type fea_struct_multipatch_interface = STRUCT_TYPE(fea_multipatch_interface,
+                                                                    num_dofs,
+                                                                    FEA_MULTIPATCH_INTERFACE_INIT);
+const fea_struct_type fea_struct_multipatch_stats = STRUCT_TYPE(fea_multipatch_stats,
+                                                                interface_bytes,
+                                                                FEA_MULTIPATCH_STATS_INIT);
 
 static size_t size_of(const void *s) {
   size_t size;

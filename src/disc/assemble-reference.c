@@ -53,6 +53,10 @@ fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b,
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(A, problem->ctx);
   FEA_CHECK(b || problem->num_free == 0, problem->ctx, FEA_ERR_INVALID_ARG, "argument 'b' is NULL");
+  return fea_problem_reference_system(problem, b, A);
+}
+
+fea_status fea_problem_reference_system(const fea_problem *problem, double *b, fea_matrix **A) {
   fea_incidence in = {0};
   fea_matrix *M = NULL;
   double *rhs = calloc((size_t)problem->num_free + 1, sizeof *rhs);

@@ -111,3 +111,15 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
   *out = pb;
   return FEA_SUCCESS;
 }
+
+void fea_problem_fix_dofs(fea_problem *pb, const unsigned char *fixed, const double *values) {
+  fea_index next = 0;
+  for (fea_index i = 0; i < pb->space->num_dofs; i++) {
+    if (fixed[i] && pb->free_index[i] >= 0) {
+      pb->free_index[i] = -1;
+      pb->dirichlet[i] = values[i];
+    }
+    if (pb->free_index[i] >= 0) pb->free_index[i] = next++;
+  }
+  pb->num_free = next;
+}

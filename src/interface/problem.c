@@ -29,8 +29,8 @@ static const char *group_list(const fea_mesh_boundary *b, char *buf, size_t len)
 }
 
 /* The condition of side or part `what` (type, Robin alpha); *robin = 1 for Robin. */
-static fea_status check_condition(fea_context *ctx, const fea_boundary_condition *bc,
-                                  const char *what, int *robin) {
+fea_status fea_problem_check_condition(fea_context *ctx, const fea_boundary_condition *bc,
+                                       const char *what, int *robin) {
   FEA_CHECK(bc->type == FEA_BC_DIRICHLET || bc->type == FEA_BC_NEUMANN || bc->type == FEA_BC_ROBIN,
             ctx, FEA_ERR_INVALID_ARG,
             "%s has type %d; it must be FEA_BC_DIRICHLET, _NEUMANN or _ROBIN", what, (int)bc->type);
@@ -60,7 +60,7 @@ static fea_status check_parts(const fea_space *space, const fea_problem_desc *d,
     const fea_boundary_part *p = &d->parts[i];
     snprintf(what, sizeof what, "parts[%d]", i);
     int robin;
-    FEA_CALL(check_condition(ctx, &p->bc, what, &robin));
+    FEA_CALL(fea_problem_check_condition(ctx, &p->bc, what, &robin));
     FEA_CHECK(b != NULL, ctx, FEA_ERR_INVALID_ARG,
               "parts[%d] names a physical group, but the mesh has none on its boundary (a mesh "
               "read from a Gmsh file with physical groups of dimension %d, or refined from one, "
@@ -98,6 +98,16 @@ static fea_status check_parts(const fea_space *space, const fea_problem_desc *d,
   return FEA_SUCCESS;
 }
 
+fea_status fea_problem_check_coefficients(fea_context *ctx, const fea_problem_desc *d) {
+  FEA_CHECK(d->sigma_fn || (d->sigma > 0 && isfinite(d->sigma)), ctx, FEA_ERR_INVALID_ARG,
+            "sigma = %g must be positive and finite", d->sigma);
+  FEA_CHECK(d->quad_points >= 0 && d->quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
+            "quad_points = %d is outside 0..%d (0: degree + 1)", d->quad_points, FEA_QUAD_MAX_1D);
+  FEA_CHECK(d->reaction_fn || (d->reaction >= 0 && isfinite(d->reaction)), ctx, FEA_ERR_INVALID_ARG,
+            "the reaction coefficient c = %g must be finite and >= 0", d->reaction);
+  return FEA_SUCCESS;
+}
+
 fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                       fea_problem **out) {
   FEA_ENTRY();
@@ -108,12 +118,7 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   FEA_CHECK_NULL(out, ctx);
   fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
-  FEA_CHECK(d.sigma_fn || (d.sigma > 0 && isfinite(d.sigma)), ctx, FEA_ERR_INVALID_ARG,
-            "sigma = %g must be positive and finite", d.sigma);
-  FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
-            "quad_points = %d is outside 0..%d (0: degree + 1)", d.quad_points, FEA_QUAD_MAX_1D);
-  FEA_CHECK(d.reaction_fn || (d.reaction >= 0 && isfinite(d.reaction)), ctx, FEA_ERR_INVALID_ARG,
-            "the reaction coefficient c = %g must be finite and >= 0", d.reaction);
+  FEA_CALL(fea_problem_check_coefficients(ctx, &d));
   static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
   int anchored = d.reaction != 0.0 || d.reaction_fn != NULL, natural = 0;
   for (int side = 0; side < 6; side++) {
@@ -121,7 +126,7 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
     char what[32];
     snprintf(what, sizeof what, "sides[%d] (%s)", side, side_names[side]);
     int robin;
-    FEA_CALL(check_condition(ctx, bc, what, &robin));
+    FEA_CALL(fea_problem_check_condition(ctx, bc, what, &robin));
     if (bc->type == FEA_BC_DIRICHLET) {
       if (side < 2 * space->dim) anchored = 1;
       continue;

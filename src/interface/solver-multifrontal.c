@@ -8,6 +8,18 @@
 #include "problem.h"
 #include "struct-copy.h"
 
+fea_status fea_solver_check_tree_options(fea_context *ctx, const fea_solver_desc *d) {
+  FEA_CHECK(d->merge == FEA_MULTIFRONTAL_MERGE_AUTO || d->merge == FEA_MULTIFRONTAL_MERGE_TENSOR ||
+                d->merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
+            ctx, FEA_ERR_INVALID_ARG, "desc.merge = %d is not AUTO (0), TENSOR (1) or PAIRWISE (2)",
+            (int)d->merge);
+  FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release &&
+                ctx->multifrontal.factor_level && ctx->multifrontal.forward_level &&
+                ctx->multifrontal.backward_level,
+            ctx, FEA_ERR_UNSUPPORTED, "backend %s has no multifrontal ops", ctx->backend->prefix);
+  return FEA_SUCCESS;
+}
+
 fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space, fea_problem *problem,
                                           const fea_solver_desc *desc, fea_solver **out) {
   FEA_ENTRY();
@@ -26,16 +38,9 @@ fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space, fe
   FEA_CHECK(problem->space == space, ctx, FEA_ERR_INVALID_ARG,
             "the problem is defined on another space (%lld DoFs) than the solver's (%lld DoFs)",
             (long long)problem->space->num_dofs, (long long)space->num_dofs);
-  FEA_CHECK(d.merge == FEA_MULTIFRONTAL_MERGE_AUTO || d.merge == FEA_MULTIFRONTAL_MERGE_TENSOR ||
-                d.merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
-            ctx, FEA_ERR_INVALID_ARG, "desc.merge = %d is not AUTO (0), TENSOR (1) or PAIRWISE (2)",
-            (int)d.merge);
   FEA_CHECK(d.keep_boundary == 0 || d.keep_boundary == 1, ctx, FEA_ERR_INVALID_ARG,
             "desc.keep_boundary = %d is not 0 or 1", d.keep_boundary);
-  FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release &&
-                ctx->multifrontal.factor_level && ctx->multifrontal.forward_level &&
-                ctx->multifrontal.backward_level,
-            ctx, FEA_ERR_UNSUPPORTED, "backend %s has no multifrontal ops", ctx->backend->prefix);
+  FEA_CALL(fea_solver_check_tree_options(ctx, &d));
 
   fea_solver *s = NULL;
   FEA_CALL(fea_solver_alloc(ctx, problem, FEA_SOLVER_MULTIFRONTAL, &fea_multifrontal_solver_ops,

@@ -11,42 +11,14 @@
 #include "error.h"
 #include "solver.h"
 
-static void solver_free(void *object) {
-  fea_solver *s = object;
-  if (s->data && s->ops->destroy) s->ops->destroy(s);
-  if (s->problem) fea_object_release(s->problem);
-  if (s->space) fea_object_release(s->space);
-  free(s);
-}
-
-fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_kind kind,
-                            const fea_solver_ops *ops, fea_solver **out) {
-  fea_solver *s;
-  FEA_CALL(fea_object_alloc(ctx, sizeof *s, "solver", solver_free, (void **)&s));
-  s->space = problem->space;
-  fea_object_retain(s->space);
-  s->kind = kind;
-  s->ops = ops;
-  s->problem = problem;
-  fea_object_retain(problem);
-  *out = s;
-  return FEA_SUCCESS;
-}
-
-void fea_solver_free(fea_solver *s) { fea_object_release(s); }
-
-fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what) {
-  static const char *const names[] = {"multifrontal", "prehandled", "multigrid"};
-  FEA_CHECK(s->kind == kind, s->ctx, FEA_ERR_INVALID_ARG,
-            "%s needs a %s solver; this one is a %s solver", what, names[kind], s->ops->name);
-  return FEA_SUCCESS;
-}
-
 fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem) {
   FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
   FEA_CHECK_NULL(problem, ctx);
+  FEA_CHECK(solver->space, ctx, FEA_ERR_INVALID_ARG,
+            "a %s solver keeps the problem it was created with: create another solver",
+            solver->ops->name);
   FEA_CHECK(problem->space == solver->space, ctx, FEA_ERR_INVALID_ARG,
             "the problem is defined on another space (%lld DoFs) than the solver's (%lld DoFs)",
             (long long)problem->space->num_dofs, (long long)solver->space->num_dofs);
@@ -75,7 +47,7 @@ fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
   FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);
   fea_context *ctx = solver->ctx;
-  const fea_index nf = solver->problem->num_free, need_ld = nf > 1 ? nf : 1;
+  const fea_index nf = solver->num_free, need_ld = nf > 1 ? nf : 1;
   FEA_CHECK(solver->ready, ctx, FEA_ERR_STATE,
             "the solver is not set up: call fea_solver_setup() first (after creation or "
             "fea_solver_set_problem())");

@@ -23,6 +23,21 @@ int fea_multifrontal_keeps_boundary(const fea_solver *s);
  * triangles), either NULL to skip; s set up with keep_boundary. */
 void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, double *S);
 
+/* Solvers with keep_boundary, as the patches of a multipatch solver use
+ * them. y: nrhs columns in the tree's numbering (the space's DoFs, ld
+ * num_dofs). kept_forward takes the right-hand sides in y (0 on Dirichlet
+ * DoFs, loads lifted), runs the forward substitution and writes the
+ * condensed right-hand side b_B - A_BI A_II^-1 b_I of the root's boundary
+ * DoFs into g (r x nrhs, ld r, in fea_multifrontal_boundary_schur's order);
+ * y keeps the state kept_backward needs. kept_backward sets those DoFs to
+ * xb (same layout; 0 at Dirichlet DoFs) and runs the backward substitution:
+ * y then holds A_II^-1 (b_I - A_IB x_B) inside and xb on the boundary. */
+fea_status fea_multifrontal_kept_forward(fea_solver *s, fea_index nrhs, double *y, double *g);
+fea_status fea_multifrontal_kept_backward(fea_solver *s, fea_index nrhs, double *y,
+                                          const double *xb);
+/* The problem's load with Dirichlet lifting in the tree's numbering (after setup). */
+const double *fea_multifrontal_load(const fea_solver *s);
+
 /* Complete results of s (levels and nodes in range). */
 void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full);
 void fea_multifrontal_get_level(const fea_solver *s, int level, fea_solver_level *full);

@@ -65,7 +65,9 @@ struct fea_multifrontal_ops {
    * Schur blocks. After level 0 f->load holds the problem's load.
    * FEA_ERR_NOT_POSDEF names the node (index, level, element box). */
   fea_status (*factor_level)(fea_context *ctx, fea_multifrontal_factor *f, int level);
-  /* Forward substitution L y = b over one level, leaves first. */
+  /* Forward substitution L y = b over one level, leaves first. At the root
+   * (the last level) its r rows of y, a kept boundary, receive the
+   * condensed right-hand side b_B - L_BI y_I (multipatch solvers read it). */
   fea_status (*forward_level)(fea_context *ctx, const fea_multifrontal_factor *f,
                               fea_multifrontal_solve *sv, int level);
   /* Backward substitution L^T x = y over one level, root first. */

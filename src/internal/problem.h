@@ -80,6 +80,18 @@ fea_status fea_problem_rule(const fea_space *s, int points, int extra, fea_quadr
 fea_status fea_problem_element_forms(const fea_problem *pb, fea_index e, double *Ke, double *fe,
                                      double *Me);
 void fea_problem_expand(const fea_problem *pb, const double *u_free, double *u_full);
+/* fea_problem_assemble_reference on checked arguments (src/disc/assemble-reference.c). */
+fea_status fea_problem_reference_system(const fea_problem *pb, double *b, struct fea_matrix **A);
+/* Make the DoFs with fixed[i] set Dirichlet as well, with the values
+ * values[i], and number the free DoFs again in order (a patch of a
+ * multipatch domain whose DoFs lie on a neighbour's Dirichlet side). */
+void fea_problem_fix_dofs(fea_problem *pb, const unsigned char *fixed, const double *values);
+/* The coefficient checks of fea_problem_create_poisson (sigma, quadrature,
+ * reaction) on a complete descriptor (src/interface/problem.c). */
+fea_status fea_problem_check_coefficients(fea_context *ctx, const fea_problem_desc *d);
+/* The checks of one boundary condition; *robin = 1 for a Robin one. */
+fea_status fea_problem_check_condition(fea_context *ctx, const fea_boundary_condition *bc,
+                                       const char *what, int *robin);
 fea_status fea_problem_norms(const fea_problem *problem, const double *u_full, fea_scalar_fn exact,
                              fea_gradient_fn exact_grad, void *user, double *l2, double *h1_semi);
 

@@ -15,7 +15,8 @@
 typedef enum fea_solver_kind {
   FEA_SOLVER_MULTIFRONTAL = 0,
   FEA_SOLVER_PREHANDLED = 1,
-  FEA_SOLVER_MULTIGRID = 2
+  FEA_SOLVER_MULTIGRID = 2,
+  FEA_SOLVER_MULTIPATCH = 3
 } fea_solver_kind;
 
 typedef struct fea_solver_ops {
@@ -36,8 +37,9 @@ typedef struct fea_solver_ops {
 
 struct fea_solver {
   FEA_OBJECT_HEADER;
-  fea_space *space;     /* holds a reference */
-  fea_problem *problem; /* the solver's own copy of the caller's problem */
+  fea_space *space;     /* holds a reference; NULL for a multipatch solver */
+  fea_problem *problem; /* holds a reference; NULL for a multipatch solver */
+  fea_index num_free;   /* rows of the right-hand sides and solutions */
   fea_solver_kind kind;
   const fea_solver_ops *ops;
   void *data; /* the kind's state */
@@ -49,7 +51,15 @@ struct fea_solver {
  * frees with fea_solver_free on failure. */
 fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_kind kind,
                             const fea_solver_ops *ops, fea_solver **out);
+/* A solver without a single-space problem (multipatch): num_free rows. */
+fea_status fea_solver_alloc_bare(fea_context *ctx, fea_index num_free, fea_solver_kind kind,
+                                 const fea_solver_ops *ops, fea_solver **out);
 void fea_solver_free(fea_solver *s);
+
+/* The tree options of a multifrontal or multipatch solver's descriptor
+ * (merge) and the backend's multifrontal ops: the interface's check shared
+ * by both creators (src/interface/solver-multifrontal.c). */
+fea_status fea_solver_check_tree_options(fea_context *ctx, const fea_solver_desc *d);
 
 /* FEA_ERR_INVALID_ARG unless s is of the kind (for kind-specific getters). */
 fea_status fea_solver_check_kind(const fea_solver *s, fea_solver_kind kind, const char *what);

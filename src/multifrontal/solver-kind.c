@@ -115,55 +115,107 @@ static fea_status multifrontal_setup(fea_solver *s) {
   return FEA_SUCCESS;
 }
 
+/* The two sweeps over y (the tree's numbering, nrhs columns of num_dofs),
+ * each leaving its time in m; the first failure is kept in *st and the
+ * work blocks of sv are freed in every case by sweeps_end. */
+static fea_status sweeps_begin(fea_solver *s, fea_index nrhs, double *y,
+                               fea_multifrontal_solve *sv) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  *sv = (fea_multifrontal_solve){.nrhs = nrhs, .y = y};
+  sv->update = calloc((size_t)t->num_nodes, sizeof *sv->update);
+  FEA_CHECK(sv->update, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the work blocks of %lld nodes", (long long)t->num_nodes);
+  return FEA_SUCCESS;
+}
+
+static void sweeps_end(fea_solver *s, fea_multifrontal_solve *sv) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  if (sv->update)
+    for (fea_index n = 0; n < t->num_nodes; n++) free(sv->update[n]);
+  free(sv->update);
+  sv->update = NULL;
+}
+
+static fea_status forward_sweep(fea_solver *s, fea_index nrhs, double *y) {
+  multifrontal_solver *m = multifrontal_of(s);
+  fea_multifrontal_solve sv;
+  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  const double t0 = fea_now();
+  fea_status st = FEA_SUCCESS;
+  for (int L = 0; L < m->tree.num_levels && st == FEA_SUCCESS; L++)
+    st = s->ctx->multifrontal.forward_level(s->ctx, &m->factor, &sv, L);
+  m->forward_s = fea_now() - t0;
+  m->transfer_s = sv.transfer_s;
+  sweeps_end(s, &sv);
+  return st;
+}
+
+static fea_status backward_sweep(fea_solver *s, fea_index nrhs, double *y) {
+  multifrontal_solver *m = multifrontal_of(s);
+  fea_multifrontal_solve sv;
+  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  const double t0 = fea_now();
+  fea_status st = FEA_SUCCESS;
+  for (int L = m->tree.num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
+    st = s->ctx->multifrontal.backward_level(s->ctx, &m->factor, &sv, L);
+  m->backward_s = fea_now() - t0;
+  m->transfer_s += sv.transfer_s;
+  sweeps_end(s, &sv);
+  return st;
+}
+
+/* The root's r DoFs (a kept boundary) of every column of y, set to v
+ * (r x nrhs, ld r) or to 0 when v is NULL. */
+static void set_kept_rows(const fea_etree *t, fea_index nrhs, double *y, const double *v) {
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index *dofs = t->front_dofs + root->front_off + root->q;
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < root->r; i++)
+      y[dofs[i] + j * t->num_dofs] = v ? v[i + j * root->r] : 0.0;
+}
+
 static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                                      double *x, fea_index ldx) {
-  fea_context *ctx = s->ctx;
   multifrontal_solver *m = multifrontal_of(s);
   const fea_index nf = s->problem->num_free;
   const fea_etree *t = &m->tree;
   const fea_index N = t->num_dofs;
-  fea_multifrontal_solve sv = {.nrhs = nrhs};
-  sv.y = calloc((size_t)(N * nrhs), sizeof *sv.y);
-  sv.update = calloc((size_t)t->num_nodes, sizeof *sv.update);
-  fea_status st = FEA_SUCCESS;
-  if (!sv.y || !sv.update) {
-    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld DoFs",
-                   (long long)nrhs, (long long)N);
-    goto out;
-  }
+  double *y = calloc((size_t)(N * nrhs), sizeof *y);
+  FEA_CHECK(y, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld DoFs",
+            (long long)nrhs, (long long)N);
   /* Tree DoFs that are not free in the problem (the kept boundary) stay 0:
    * their Dirichlet values are in the load's lifting already. */
   for (fea_index j = 0; j < nrhs; j++)
     for (fea_index i = 0; i < nf; i++)
-      sv.y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
-  double t0 = fea_now();
-  for (int L = 0; L < t->num_levels && st == FEA_SUCCESS; L++)
-    st = ctx->multifrontal.forward_level(ctx, &m->factor, &sv, L);
-  double t1 = fea_now();
+      y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
+  fea_status st = forward_sweep(s, nrhs, y);
   /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
-  if (st == FEA_SUCCESS && t->keep_boundary) {
-    const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  if (st == FEA_SUCCESS && t->keep_boundary) set_kept_rows(t, nrhs, y, NULL);
+  if (st == FEA_SUCCESS) st = backward_sweep(s, nrhs, y);
+  if (st == FEA_SUCCESS)
     for (fea_index j = 0; j < nrhs; j++)
-      for (fea_index i = 0; i < root->r; i++)
-        sv.y[t->front_dofs[root->front_off + root->q + i] + j * N] = 0;
-  }
-  for (int L = t->num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
-    st = ctx->multifrontal.backward_level(ctx, &m->factor, &sv, L);
-  double t2 = fea_now();
-  if (st == FEA_SUCCESS) {
-    m->forward_s = t1 - t0;
-    m->backward_s = t2 - t1;
-    m->transfer_s = sv.transfer_s;
-    for (fea_index j = 0; j < nrhs; j++)
-      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = sv.y[m->tree_of_free[i] + j * N];
-  }
-out:
-  if (sv.update)
-    for (fea_index n = 0; n < t->num_nodes; n++) free(sv.update[n]);
-  free(sv.update);
-  free(sv.y);
+      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = y[m->tree_of_free[i] + j * N];
+  free(y);
   return st;
 }
+
+fea_status fea_multifrontal_kept_forward(fea_solver *s, fea_index nrhs, double *y, double *g) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  FEA_CALL(forward_sweep(s, nrhs, y));
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index *dofs = t->front_dofs + root->front_off + root->q;
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < root->r; i++) g[i + j * root->r] = y[dofs[i] + j * t->num_dofs];
+  return FEA_SUCCESS;
+}
+
+fea_status fea_multifrontal_kept_backward(fea_solver *s, fea_index nrhs, double *y,
+                                          const double *xb) {
+  set_kept_rows(&multifrontal_of(s)->tree, nrhs, y, xb);
+  return backward_sweep(s, nrhs, y);
+}
+
+const double *fea_multifrontal_load(const fea_solver *s) { return multifrontal_of(s)->factor.load; }
 
 /* Refuse a space whose factorization cannot fit before the O(DoF) tree is
  * built: the bound of etree-bound.c (factors, load vector and the tree's

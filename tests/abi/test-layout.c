@@ -353,6 +353,47 @@ FIELD(fea_multigrid_stats, setup_s, 80, 8);
 FIELD(fea_multigrid_stats, solve_s, 88, 8);
 FIELD(fea_multigrid_stats, memory_bytes, 96, 8);
 
+/* fea_multipatch_desc */
+SIZE(fea_multipatch_desc, 16);
+FIELD(fea_multipatch_desc, size, 0, 8);
+FIELD(fea_multipatch_desc, tolerance, 8, 8);
+
+/* fea_multipatch_info */
+SIZE(fea_multipatch_info, 32);
+FIELD(fea_multipatch_info, size, 0, 8);
+FIELD(fea_multipatch_info, dim, 8, 4);
+FIELD(fea_multipatch_info, num_patches, 12, 4);
+FIELD(fea_multipatch_info, num_interfaces, 16, 4);
+FIELD(fea_multipatch_info, num_boundary_sides, 20, 4);
+FIELD(fea_multipatch_info, num_dofs, 24, 8);
+
+/* fea_multipatch_interface */
+SIZE(fea_multipatch_interface, 48);
+FIELD(fea_multipatch_interface, size, 0, 8);
+FIELD(fea_multipatch_interface, patch, 8, 8);
+FIELD(fea_multipatch_interface, side, 16, 8);
+FIELD(fea_multipatch_interface, flip, 24, 8);
+FIELD(fea_multipatch_interface, swap, 32, 4);
+FIELD(fea_multipatch_interface, num_dofs, 40, 8);
+
+/* fea_multipatch_bc (no size field: an array element) */
+SIZE(fea_multipatch_bc, 40);
+FIELD(fea_multipatch_bc, patch, 0, 4);
+FIELD(fea_multipatch_bc, side, 4, 4);
+FIELD(fea_multipatch_bc, bc, 8, 32);
+
+/* fea_multipatch_stats */
+SIZE(fea_multipatch_stats, 72);
+FIELD(fea_multipatch_stats, size, 0, 8);
+FIELD(fea_multipatch_stats, num_patches, 8, 4);
+FIELD(fea_multipatch_stats, interface_dofs, 16, 8);
+FIELD(fea_multipatch_stats, interior_dofs, 24, 8);
+FIELD(fea_multipatch_stats, local_s, 32, 8);
+FIELD(fea_multipatch_stats, interface_s, 40, 8);
+FIELD(fea_multipatch_stats, solve_s, 48, 8);
+FIELD(fea_multipatch_stats, patch_bytes, 56, 8);
+FIELD(fea_multipatch_stats, interface_bytes, 64, 8);
+
 #define INIT_SIZE(type, init)                                                 \
   do {                                                                        \
     type v_ = init;                                                           \
@@ -383,4 +424,8 @@ Test(layout, init_macros_set_size) {
   INIT_SIZE(fea_prehandled_stats, FEA_PREHANDLED_STATS_INIT);
   INIT_SIZE(fea_multigrid_desc, FEA_MULTIGRID_DESC_INIT);
   INIT_SIZE(fea_multigrid_stats, FEA_MULTIGRID_STATS_INIT);
+  INIT_SIZE(fea_multipatch_desc, FEA_MULTIPATCH_DESC_INIT);
+  INIT_SIZE(fea_multipatch_info, FEA_MULTIPATCH_INFO_INIT);
+  INIT_SIZE(fea_multipatch_interface, FEA_MULTIPATCH_INTERFACE_INIT);
+  INIT_SIZE(fea_multipatch_stats, FEA_MULTIPATCH_STATS_INIT);
 }

@@ -365,8 +365,11 @@ fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifr
   double *W = calloc((size_t)(m * nrhs > 0 ? m * nrhs : 1), sizeof *W);
   FEA_CHECK(W, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld block of node %lld",
             (long long)m, (long long)nrhs, (long long)n);
+  /* Rows < q: this node's own; at the root, a kept boundary's r rows too
+   * (their load b_B), which leave as the condensed right-hand side. */
+  const fea_index own = nd->parent < 0 ? m : q;
   for (fea_index j = 0; j < nrhs; j++)
-    for (fea_index i = 0; i < q; i++) W[i + j * m] = sv->y[dofs[i] + j * N];
+    for (fea_index i = 0; i < own; i++) W[i + j * m] = sv->y[dofs[i] + j * N];
   for (fea_index k = 0; k < nd->num_children; k++) {
     fea_index c = t->children[nd->first_child + k];
     const fea_etree_node *cn = &t->nodes[c];
@@ -379,19 +382,19 @@ fea_status fea_multifrontal_cpu_forward_node(fea_context *ctx, const fea_multifr
     sv->update[c] = NULL;
   }
   sv->update[n] = W;
-  if (q == 0) return FEA_SUCCESS;
   double *P = f->panels + nd->factor_off;
   fea_dmat L11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
   fea_dmat Wq = {.data = W, .rows = q, .cols = nrhs, .ld = m, .prec = FEA_F64};
-  FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L11, &Wq));
-  if (r > 0) {
+  if (q > 0)
+    FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L11, &Wq));
+  if (q > 0 && r > 0) {
     fea_dmat L21 = {.data = P + q, .rows = r, .cols = q, .ld = m, .prec = FEA_F64};
     fea_dmat Wr = {.data = W + q, .rows = r, .cols = nrhs, .ld = m, .prec = FEA_F64};
     FEA_CALL(fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, -1.0, &L21, &Wq, 1.0, &Wr,
                             FEA_COMPUTE_DEFAULT));
   }
   for (fea_index j = 0; j < nrhs; j++)
-    for (fea_index i = 0; i < q; i++) sv->y[dofs[i] + j * N] = W[i + j * m];
+    for (fea_index i = 0; i < own; i++) sv->y[dofs[i] + j * N] = W[i + j * m];
   return FEA_SUCCESS;
 }
 

@@ -1,0 +1,70 @@
+/* Where a patch's DoFs sit: the grid of DoFs on one side, and each DoF's
+ * anchor, its Greville point mapped to physical space. Two conforming sides
+ * have the same anchors (the same curve or surface, the same knots up to an
+ * affine change and reversal), so interfaces are found and checked on them. */
+#include <stdlib.h>
+
+#include "error.h"
+#include "geometry-map.h"
+#include "multipatch.h"
+
+void fea_side_grid_of(const fea_space *s, int side, fea_side_grid *g) {
+  const fea_bspline_space *b = s->impl;
+  fea_index n[3] = {1, 1, 1}, st = 1;
+  for (int k = 0; k < s->dim; k++) n[k] = fea_knots_num_functions(&b->knots[k]);
+  for (int k = 0; k < 3; k++) {
+    g->stride[k] = st;
+    st *= n[k];
+  }
+  g->fixed = side / 2;
+  g->at = side % 2 ? (int)(n[g->fixed] - 1) : 0;
+  int t = 0;
+  g->tdir[0] = g->tdir[1] = -1;
+  g->m[0] = g->m[1] = 1;
+  for (int k = 0; k < s->dim; k++)
+    if (k != g->fixed) {
+      g->tdir[t] = k;
+      g->m[t] = n[k];
+      t++;
+    }
+}
+
+fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const fea_index *dofs,
+                                      double *x) {
+  const fea_bspline_space *b = s->impl;
+  const int dim = s->dim;
+  fea_index n[3] = {1, 1, 1}, total = 0;
+  for (int k = 0; k < dim; k++) total += n[k] = fea_knots_num_functions(&b->knots[k]);
+  double *g = malloc((size_t)total * sizeof *g);
+  FEA_CHECK(g, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld Greville points",
+            (long long)total);
+  double *gk[3] = {g, g, g};
+  for (int k = 0; k < dim; k++) {
+    if (k) gk[k] = gk[k - 1] + n[k - 1];
+    fea_knots_greville(&b->knots[k], gk[k]);
+  }
+  for (fea_index a = 0; a < count; a++) {
+    fea_index r = dofs[a];
+    double xi[3] = {0, 0, 0};
+    for (int k = 0; k < dim; k++) {
+      xi[k] = gk[k][r % n[k]];
+      r /= n[k];
+    }
+    double *xa = x + a * dim;
+    if (b->geo) {
+      fea_index span[3] = {0, 0, 0};
+      double J[9], W, dW[3], y[3];
+      for (int k = 0; k < dim; k++) span[k] = fea_knots_find_span(&b->geo->knots[k], xi[k]);
+      fea_geometry_map_eval(b->geo, span, xi, y, J, &W, dW);
+      for (int k = 0; k < dim; k++) xa[k] = y[k];
+    } else {
+      for (int k = 0; k < dim; k++) {
+        const fea_knots *kn = &b->knots[k];
+        const double t0 = kn->t[0], t1 = kn->t[kn->m - 1];
+        xa[k] = b->lower[k] + (xi[k] - t0) * (b->upper[k] - b->lower[k]) / (t1 - t0);
+      }
+    }
+  }
+  free(g);
+  return FEA_SUCCESS;
+}
