@@ -9,6 +9,9 @@ packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcri
 # feaccel-bench, and hypre (with its MPI), the multigrid case's peer (both
 # optional; the library and the tests never use them).
 demo_packages="libsuitesparse-dev libhypre-dev"
+# The tests of the PETSc library (libfeaccel-petsc, tests/mpi/): PETSc with
+# MUMPS, and Open MPI with it. The library builds without them.
+petsc_packages="petsc-dev"
 # Only the fuzz build (scripts/fuzz, the fuzz pass of scripts/run-tests) needs
 # these: clang, its libFuzzer and sanitizer runtimes, and the OpenMP runtime
 # clang's -fopenmp links (GCC's libgomp headers are not clang's).
@@ -57,7 +60,7 @@ configure_and_build() {
 # Criterion tests. Configured once, then rebuilt incrementally.
 fuzz_targets="gmsh resource bspline gismo"
 build_fuzz() {
-  CC=clang configure_and_build build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+  CC=clang configure_and_build build-fuzz -Dfuzz=true -Dpetsc=disabled -Db_sanitize=address,undefined \
     -Db_lundef=false -Dcuda=disabled -Dbench=false -Dtests=false
 }
 

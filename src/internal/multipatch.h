@@ -7,6 +7,7 @@
 #include <feaccel/multipatch.h>
 
 #include "object.h"
+#include "private-export.h"
 #include "problem.h"
 #include "space.h"
 
@@ -94,10 +95,41 @@ fea_status fea_multipatch_problem_norms(const fea_multipatch_problem *pb, const 
                                         fea_scalar_fn exact, fea_gradient_fn exact_grad, void *user,
                                         double *l2, double *h1_semi);
 
-/* The multipatch solver kind (src/multipatch/solver-kind.c). */
+/* The multipatch solver kind (src/multipatch/solver-kind.c): every patch,
+ * the dense interface system, the solver ops. */
 struct fea_solver;
 fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem *pb,
                                         const fea_solver_desc *d, struct fea_solver **out);
 void fea_multipatch_solver_stats(const struct fea_solver *s, fea_multipatch_stats *full);
+
+/* Its phases, for a solver that owns only some patches (mine[p] != 0) and
+ * keeps the interface system elsewhere (the PETSc library: one process's
+ * patches, a distributed interface matrix). Such a solver is driven only
+ * through these; its ops' setup and solve are not used.
+ * - factor_patches: the owned patches' numeric setup.
+ * - patch_schur: owned patch p's boundary Schur complement S (r x r, both
+ *   triangles, r = patch_boundary_size) and each boundary DoF's interface
+ *   row (-1 for a Dirichlet DoF).
+ * - condense: add the owned patches' condensed right-hand sides (b over
+ *   the free global DoFs, NULL for the problem's load with nrhs = 1) into
+ *   rhs (interface_size x nrhs, ld interface_size); keeps per-patch state.
+ * - expand: from the interface solution xi (same layout), back-substitute
+ *   the owned patches and write their free DoFs into x; with owned_only
+ *   only the DoFs whose first patch is owned (each DoF by one process). */
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_solver_create_part(fea_context *ctx,
+                                                                fea_multipatch_problem *pb,
+                                                                const fea_solver_desc *d,
+                                                                const unsigned char *mine,
+                                                                struct fea_solver **out);
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_factor_patches(struct fea_solver *s);
+FEA_PRIVATE_EXPORT fea_index fea_multipatch_interface_size(const struct fea_solver *s);
+FEA_PRIVATE_EXPORT fea_index fea_multipatch_patch_boundary_size(const struct fea_solver *s, int p);
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_patch_schur(const struct fea_solver *s, int p,
+                                                         fea_index *rows, double *S);
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_condense(struct fea_solver *s, fea_index nrhs,
+                                                      const double *b, fea_index ldb,
+                                                      double *rhs);
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_expand(struct fea_solver *s, const double *xi,
+                                                    double *x, fea_index ldx, int owned_only);
 
 #endif

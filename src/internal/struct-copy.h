@@ -21,6 +21,8 @@
 
 #include <feaccel/context.h>
 
+#include "private-export.h"
+
 /* Bytes from the start of type through field. */
 #define FEA_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
@@ -35,11 +37,12 @@ extern const fea_struct_type fea_struct_context_info, fea_struct_backend_info, f
     fea_struct_bspline_desc, fea_struct_geometry_desc, fea_struct_space_info,
     fea_struct_problem_desc, fea_struct_assembly_desc, fea_struct_assembly_stats,
     fea_struct_cost_query, fea_struct_cost, fea_struct_operator_desc, fea_struct_operator_info,
-    fea_struct_cg_desc, fea_struct_cg_stats, fea_struct_solver_desc, fea_struct_solver_stats,
-    fea_struct_solver_level, fea_struct_solver_node, fea_struct_prehandled_desc,
-    fea_struct_prehandled_stats, fea_struct_multigrid_desc, fea_struct_multigrid_stats,
-    fea_struct_multipatch_desc, fea_struct_multipatch_info, fea_struct_multipatch_interface,
-    fea_struct_multipatch_stats;
+    fea_struct_cg_desc, fea_struct_cg_stats, fea_struct_solver_stats, fea_struct_solver_level,
+    fea_struct_solver_node, fea_struct_prehandled_desc, fea_struct_prehandled_stats,
+    fea_struct_multigrid_desc, fea_struct_multigrid_stats, fea_struct_multipatch_desc,
+    fea_struct_multipatch_info, fea_struct_multipatch_interface, fea_struct_multipatch_stats;
+/* Also used by the PETSc library (libfeaccel-petsc.so). */
+FEA_PRIVATE_EXPORT extern const fea_struct_type fea_struct_solver_desc;
 
 /* FEA_ERR_INVALID_ARG (on ctx, which may be NULL) unless s's size is in
  * [t->min_size, t->size]; `what` names the argument in the message
@@ -50,12 +53,13 @@ fea_status fea_struct_check(const fea_context *ctx, const void *s, const char *w
 /* dst (t->size bytes) holds the defaults; src NULL keeps them. Otherwise src
  * is checked, its first size bytes are copied over dst and dst's size is set
  * to t->size. dst is not written when the check fails. */
-fea_status fea_struct_copy_in(const fea_context *ctx, void *dst, const void *src, const char *what,
-                              const fea_struct_type *t);
+FEA_PRIVATE_EXPORT fea_status fea_struct_copy_in(const fea_context *ctx, void *dst, const void *src,
+                                                 const char *what, const fea_struct_type *t);
 
 /* Check dst, then write the first dst->size bytes of full (t->size bytes)
  * into it, keeping dst's size. */
-fea_status fea_struct_copy_out(const fea_context *ctx, void *dst, const void *full,
-                               const char *what, const fea_struct_type *t);
+FEA_PRIVATE_EXPORT fea_status fea_struct_copy_out(const fea_context *ctx, void *dst,
+                                                  const void *full, const char *what,
+                                                  const fea_struct_type *t);
 
 #endif

@@ -36,9 +36,19 @@ typedef struct patch_part {
   fea_index *bdofs; /* r patch DoFs, in the root's order (after setup) */
 } patch_part;
 
+/* Per patch, between a condensation and its expansion: y (num_dofs x
+ * nrhs, the tree's numbering) and g (r x nrhs). */
+typedef struct patch_work {
+  double *y, *g;
+} patch_work;
+
 typedef struct multipatch_solver {
   fea_multipatch_problem *pb; /* holds a reference */
-  patch_part *parts;
+  unsigned char *mine;        /* per patch: handled here (all, or a process's share) */
+  patch_part *parts;          /* the handled patches' solvers (others zero) */
+  patch_work *work;           /* per patch, from condense to expand; NULL between solves */
+  fea_index nrhs;             /* columns of work */
+  int dense;                  /* 1: the solver of every patch with its dense interface system */
   fea_index ni;    /* interface rows */
   fea_index *irow; /* per global DoF: its interface row, or -1 */
   int *owner;      /* per global DoF: the first patch holding it */
@@ -52,6 +62,15 @@ typedef struct multipatch_solver {
 static size_t at_least_one(fea_index n) { return n > 0 ? (size_t)n : 1; }
 
 static multipatch_solver *multipatch_of(const fea_solver *s) { return s->data; }
+
+static void work_free(multipatch_solver *m) {
+  for (int p = 0; m->work && p < m->pb->mp->num_patches; p++) {
+    free(m->work[p].y);
+    free(m->work[p].g);
+  }
+  free(m->work);
+  m->work = NULL;
+}
 
 static void multipatch_reset(fea_solver *s) {
   multipatch_solver *m = multipatch_of(s);
@@ -67,7 +86,9 @@ static void multipatch_destroy(fea_solver *s) {
     if (m->parts[p].mf) fea_object_release(m->parts[p].mf);
     free(m->parts[p].bdofs);
   }
+  work_free(m);
   free(m->parts);
+  free(m->mine);
   free(m->irow);
   free(m->owner);
   if (m->pb) fea_object_release(m->pb);
@@ -109,38 +130,53 @@ static fea_status interface_bytes_fit(fea_solver *s, const fea_solver_desc *d) {
                             what);
 }
 
-/* S_p into the interface matrix (lower triangle) at the patch's rows. */
-static fea_status add_patch_schur(fea_solver *s, int p) {
-  multipatch_solver *m = multipatch_of(s);
+fea_status fea_multipatch_patch_schur(const fea_solver *s, int p, fea_index *rows, double *S) {
+  const multipatch_solver *m = multipatch_of(s);
   const fea_multipatch *mp = m->pb->mp;
-  patch_part *pp = &m->parts[p];
-  const fea_index r = pp->r, *g = mp->global + mp->patch_off[p];
-  double *Sp = malloc(at_least_one(r * r) * sizeof *Sp);
-  FEA_CHECK(Sp, s->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for patch %d's %lld x %lld boundary Schur complement", p, (long long)r,
-            (long long)r);
-  fea_multifrontal_boundary_schur(pp->mf, pp->bdofs, Sp);
-  const fea_index ni = m->ni;
-  for (fea_index j = 0; j < r; j++) {
-    const fea_index cj = m->irow[g[pp->bdofs[j]]];
-    if (cj < 0) continue;
-    for (fea_index i = 0; i < r; i++) {
-      const fea_index ci = m->irow[g[pp->bdofs[i]]];
-      if (ci >= cj) m->S[ci + cj * ni] += Sp[i + j * r];
-    }
-  }
-  free(Sp);
+  const patch_part *pp = &m->parts[p];
+  const fea_index *g = mp->global + mp->patch_off[p];
+  fea_multifrontal_boundary_schur(pp->mf, NULL, S);
+  for (fea_index i = 0; i < pp->r; i++) rows[i] = m->irow[g[pp->bdofs[i]]];
   return FEA_SUCCESS;
 }
 
-static fea_status multipatch_setup(fea_solver *s) {
-  fea_context *ctx = s->ctx;
+fea_index fea_multipatch_patch_boundary_size(const fea_solver *s, int p) {
+  return multipatch_of(s)->parts[p].r;
+}
+
+fea_index fea_multipatch_interface_size(const fea_solver *s) { return multipatch_of(s)->ni; }
+
+/* S_p into the dense interface matrix (lower triangle) at the patch's rows. */
+static fea_status add_patch_schur(fea_solver *s, int p) {
+  multipatch_solver *m = multipatch_of(s);
+  const fea_index r = m->parts[p].r, ni = m->ni;
+  double *Sp = malloc(at_least_one(r * r) * sizeof *Sp);
+  fea_index *rows = malloc(at_least_one(r) * sizeof *rows);
+  if (!Sp || !rows) {
+    free(Sp);
+    free(rows);
+    return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for patch %d's %lld x %lld boundary Schur complement", p,
+                     (long long)r, (long long)r);
+  }
+  fea_multipatch_patch_schur(s, p, rows, Sp);
+  for (fea_index j = 0; j < r; j++) {
+    if (rows[j] < 0) continue;
+    for (fea_index i = 0; i < r; i++)
+      if (rows[i] >= rows[j]) m->S[rows[i] + rows[j] * ni] += Sp[i + j * r];
+  }
+  free(Sp);
+  free(rows);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_multipatch_factor_patches(fea_solver *s) {
   multipatch_solver *m = multipatch_of(s);
   const fea_multipatch *mp = m->pb->mp;
-  multipatch_reset(s);
-  double t0 = fea_now();
+  const double t0 = fea_now();
   m->patch_bytes = 0;
   for (int p = 0; p < mp->num_patches; p++) {
+    if (!m->mine[p]) continue;
     fea_solver *mf = m->parts[p].mf;
     mf->ready = 0;
     FEA_CALL(mf->ops->setup(mf));
@@ -150,7 +186,16 @@ static fea_status multipatch_setup(fea_solver *s) {
     m->patch_bytes += st.peak_bytes;
   }
   m->local_s = fea_now() - t0;
-  t0 = fea_now();
+  return FEA_SUCCESS;
+}
+
+static fea_status multipatch_setup(fea_solver *s) {
+  fea_context *ctx = s->ctx;
+  multipatch_solver *m = multipatch_of(s);
+  const fea_multipatch *mp = m->pb->mp;
+  multipatch_reset(s);
+  FEA_CALL(fea_multipatch_factor_patches(s));
+  const double t0 = fea_now();
   const fea_index ni = m->ni;
   m->S = calloc(at_least_one(ni * ni), sizeof *m->S);
   FEA_CHECK(m->S, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the %lld x %lld interface system",
@@ -173,19 +218,6 @@ static fea_status multipatch_setup(fea_solver *s) {
   return st;
 }
 
-/* Per patch: y (num_dofs x nrhs, the tree's numbering) and g (r x nrhs). */
-typedef struct patch_work {
-  double *y, *g;
-} patch_work;
-
-static void work_free(patch_work *w, int np) {
-  for (int p = 0; w && p < np; p++) {
-    free(w[p].y);
-    free(w[p].g);
-  }
-  free(w);
-}
-
 /* Patch p's loads: b's entries on the DoFs p owns, or its own load. */
 static void patch_load(const fea_solver *s, int p, fea_index nrhs, const double *b, fea_index ldb,
                        double *y) {
@@ -203,61 +235,84 @@ static void patch_load(const fea_solver *s, int p, fea_index nrhs, const double 
   }
 }
 
-static fea_status multipatch_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                                   double *x, fea_index ldx) {
+fea_status fea_multipatch_condense(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                   double *rhs) {
   fea_context *ctx = s->ctx;
+  multipatch_solver *m = multipatch_of(s);
+  const fea_multipatch *mp = m->pb->mp;
+  const fea_index ni = m->ni;
+  work_free(m);
+  m->work = calloc((size_t)mp->num_patches, sizeof *m->work);
+  FEA_CHECK(m->work, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the patches' work");
+  m->nrhs = nrhs;
+  for (int p = 0; p < mp->num_patches; p++) {
+    if (!m->mine[p]) continue;
+    const fea_index nd = mp->patches[p]->num_dofs, r = m->parts[p].r;
+    patch_work *w = &m->work[p];
+    w->y = calloc(at_least_one(nd * nrhs), sizeof *w->y);
+    w->g = malloc(at_least_one(r * nrhs) * sizeof *w->g);
+    FEA_CHECK(w->y && w->g, ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for patch %d's %lld right-hand sides", p, (long long)nrhs);
+    patch_load(s, p, nrhs, b, ldb, w->y);
+    FEA_CALL(fea_multifrontal_kept_forward(m->parts[p].mf, nrhs, w->y, w->g));
+    const fea_index *g = mp->global + mp->patch_off[p];
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < r; i++) {
+        const fea_index row = m->irow[g[m->parts[p].bdofs[i]]];
+        if (row >= 0) rhs[row + j * ni] += w->g[i + j * r];
+      }
+  }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_multipatch_expand(fea_solver *s, const double *xi, double *x, fea_index ldx,
+                                 int owned_only) {
   multipatch_solver *m = multipatch_of(s);
   const fea_multipatch_problem *pb = m->pb;
   const fea_multipatch *mp = pb->mp;
-  const int np = mp->num_patches;
-  const fea_index ni = m->ni;
-  const double t0 = fea_now();
-  patch_work *w = calloc((size_t)np, sizeof *w);
-  double *rhs = calloc(at_least_one(ni * nrhs), sizeof *rhs);
-  fea_status st = w && rhs
-                      ? FEA_SUCCESS
-                      : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
-                                  "no memory for %lld interface right-hand sides", (long long)nrhs);
-  for (int p = 0; p < np && st == FEA_SUCCESS; p++) {
-    const fea_index nd = mp->patches[p]->num_dofs, r = m->parts[p].r;
-    w[p].y = calloc(at_least_one(nd * nrhs), sizeof *w[p].y);
-    w[p].g = malloc(at_least_one(r * nrhs) * sizeof *w[p].g);
-    if (!w[p].y || !w[p].g) {
-      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for patch %d's %lld right-hand sides",
-                     p, (long long)nrhs);
-      break;
-    }
-    patch_load(s, p, nrhs, b, ldb, w[p].y);
-    st = fea_multifrontal_kept_forward(m->parts[p].mf, nrhs, w[p].y, w[p].g);
-    const fea_index *g = mp->global + mp->patch_off[p];
-    for (fea_index j = 0; j < nrhs && st == FEA_SUCCESS; j++)
-      for (fea_index i = 0; i < r; i++) {
-        const fea_index row = m->irow[g[m->parts[p].bdofs[i]]];
-        if (row >= 0) rhs[row + j * ni] += w[p].g[i + j * r];
-      }
-  }
-  if (st == FEA_SUCCESS && ni > 0) {
-    const lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)ni, (lapack_int)nrhs,
-                                           m->S, (lapack_int)ni, rhs, (lapack_int)ni);
-    if (info != 0)
-      st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "LAPACK dpotrs rejected argument %d", (int)-info);
-  }
-  for (int p = 0; p < np && st == FEA_SUCCESS; p++) {
+  const fea_index ni = m->ni, nrhs = m->nrhs;
+  FEA_CHECK(m->work, s->ctx, FEA_ERR_STATE, "internal: an expansion without a condensation");
+  fea_status st = FEA_SUCCESS;
+  for (int p = 0; p < mp->num_patches && st == FEA_SUCCESS; p++) {
+    if (!m->mine[p]) continue;
+    patch_work *w = &m->work[p];
     const fea_index nd = mp->patches[p]->num_dofs, r = m->parts[p].r;
     const fea_index *g = mp->global + mp->patch_off[p];
     for (fea_index j = 0; j < nrhs; j++)
       for (fea_index i = 0; i < r; i++) {
         const fea_index row = m->irow[g[m->parts[p].bdofs[i]]];
-        w[p].g[i + j * r] = row >= 0 ? rhs[row + j * ni] : 0.0;
+        w->g[i + j * r] = row >= 0 ? xi[row + j * ni] : 0.0;
       }
-    st = fea_multifrontal_kept_backward(m->parts[p].mf, nrhs, w[p].y, w[p].g);
+    st = fea_multifrontal_kept_backward(m->parts[p].mf, nrhs, w->y, w->g);
     for (fea_index d = 0; d < nd && st == FEA_SUCCESS; d++) {
       const fea_index gf = pb->free_index[g[d]];
-      if (gf < 0) continue;
-      for (fea_index j = 0; j < nrhs; j++) x[gf + j * ldx] = w[p].y[d + j * nd];
+      if (gf < 0 || (owned_only && m->owner[g[d]] != p)) continue;
+      for (fea_index j = 0; j < nrhs; j++) x[gf + j * ldx] = w->y[d + j * nd];
     }
   }
-  work_free(w, np);
+  work_free(m);
+  return st;
+}
+
+static fea_status multipatch_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                   double *x, fea_index ldx) {
+  fea_context *ctx = s->ctx;
+  multipatch_solver *m = multipatch_of(s);
+  const fea_index ni = m->ni;
+  const double t0 = fea_now();
+  double *rhs = calloc(at_least_one(ni * nrhs), sizeof *rhs);
+  FEA_CHECK(rhs, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld interface right-hand sides",
+            (long long)nrhs);
+  fea_status st = fea_multipatch_condense(s, nrhs, b, ldb, rhs);
+  if (st == FEA_SUCCESS && ni > 0) {
+    const lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)ni,
+                                           (lapack_int)nrhs, m->S, (lapack_int)ni, rhs,
+                                           (lapack_int)ni);
+    if (info != 0)
+      st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "LAPACK dpotrs rejected argument %d", (int)-info);
+  }
+  if (st == FEA_SUCCESS) st = fea_multipatch_expand(s, rhs, x, ldx, 0);
+  work_free(m);
   free(rhs);
   m->solve_s = fea_now() - t0;
   return st;
@@ -283,15 +338,17 @@ static fea_status make_part(fea_solver *s, int p, const fea_solver_desc *d) {
   FEA_CALL(fea_multifrontal_attach(pp->mf, &kd));
   const fea_etree *t = fea_multifrontal_tree(pp->mf);
   pp->r = t->nodes[t->num_nodes - 1].r;
-  pp->bdofs = malloc((size_t)(pp->r ? pp->r : 1) * sizeof *pp->bdofs);
+  pp->bdofs = malloc(at_least_one(pp->r) * sizeof *pp->bdofs);
   FEA_CHECK(pp->bdofs, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary DoFs",
             (long long)pp->r);
   fea_multifrontal_boundary_schur(pp->mf, pp->bdofs, NULL);
   return FEA_SUCCESS;
 }
 
-fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem *pb,
-                                        const fea_solver_desc *d, fea_solver **out) {
+fea_status fea_multipatch_solver_create_part(fea_context *ctx, fea_multipatch_problem *pb,
+                                             const fea_solver_desc *d, const unsigned char *mine,
+                                             fea_solver **out) {
+  const int np = pb->mp->num_patches;
   fea_solver *s = NULL;
   FEA_CALL(fea_solver_alloc_bare(ctx, pb->num_free, FEA_SOLVER_MULTIPATCH, &multipatch_ops, &s));
   multipatch_solver *m = calloc(1, sizeof *m);
@@ -303,13 +360,18 @@ fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem
   s->data = m;
   m->pb = pb;
   fea_object_retain(pb);
-  st = number_interface(s);
-  if (st == FEA_SUCCESS) st = interface_bytes_fit(s, d);
-  if (st == FEA_SUCCESS) {
-    m->parts = calloc((size_t)pb->mp->num_patches, sizeof *m->parts);
-    if (!m->parts) st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the patch solvers");
+  m->mine = malloc((size_t)np);
+  m->parts = calloc((size_t)np, sizeof *m->parts);
+  if (!m->mine || !m->parts) {
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d patch solvers", np);
+    goto fail;
   }
-  for (int p = 0; p < pb->mp->num_patches && st == FEA_SUCCESS; p++) st = make_part(s, p, d);
+  for (int p = 0; p < np; p++) m->mine[p] = mine ? mine[p] != 0 : 1;
+  m->dense = mine == NULL;
+  st = number_interface(s);
+  if (st == FEA_SUCCESS && !mine) st = interface_bytes_fit(s, d);
+  for (int p = 0; p < np && st == FEA_SUCCESS; p++)
+    if (m->mine[p]) st = make_part(s, p, d);
   if (st == FEA_SUCCESS) {
     *out = s;
     return FEA_SUCCESS;
@@ -317,6 +379,11 @@ fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem
 fail:
   fea_solver_free(s);
   return st;
+}
+
+fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem *pb,
+                                        const fea_solver_desc *d, fea_solver **out) {
+  return fea_multipatch_solver_create_part(ctx, pb, d, NULL, out);
 }
 
 void fea_multipatch_solver_stats(const fea_solver *s, fea_multipatch_stats *full) {
@@ -329,5 +396,6 @@ void fea_multipatch_solver_stats(const fea_solver *s, fea_multipatch_stats *full
   full->interface_s = s->ready ? m->interface_s : 0;
   full->solve_s = m->solve_s;
   full->patch_bytes = m->patch_bytes;
-  full->interface_bytes = (uint64_t)m->ni * (uint64_t)m->ni * sizeof(double);
+  /* The dense interface system belongs to the single-process solver only. */
+  full->interface_bytes = m->dense ? (uint64_t)m->ni * (uint64_t)m->ni * sizeof(double) : 0;
 }

@@ -1,0 +1,352 @@
+/* The multipatch direct solver over MPI ranks: each rank eliminates its own
+ * patches' interiors (the multipatch solver kind driven phase by phase on
+ * the rank's share), the interface system is one distributed PETSc matrix
+ * assembled from the patches' boundary Schur complements through the COO
+ * interface, solved by a KSP (MUMPS's LU by default), and each rank
+ * back-substitutes its patches.
+ *
+ * Every rank describes the whole domain (the patches, interfaces and global
+ * numbering are cheap next to a factorization) but factors only its
+ * patches. The partition is greedy by DoFs, largest patch first to the
+ * least-loaded rank, identical on every rank without communication.
+ * Vectors over the free global DoFs are replicated: after the
+ * back-substitution each free DoF is written by the one rank that owns its
+ * first patch, and an MPI sum gives every rank the whole solution. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <feaccel/context.h>
+#include <feaccel/petsc.h>
+
+#include "error.h"
+#include "multipatch.h"
+#include "petsc-bridge.h"
+#include "struct-copy.h"
+
+static const fea_struct_type stats_type = {
+    "fea_petsc_multipatch_stats", "FEA_PETSC_MULTIPATCH_STATS_INIT",
+    FEA_SIZE_THROUGH(fea_petsc_multipatch_stats, local_bytes), sizeof(fea_petsc_multipatch_stats)};
+
+struct fea_petsc_multipatch {
+  MPI_Comm comm;
+  int rank, size;
+  fea_context *ctx;           /* holds a reference */
+  fea_multipatch_problem *pb; /* holds a reference */
+  fea_solver *part;           /* this rank's patches (the multipatch kind's phases) */
+  int local_patches;
+  fea_index local_dofs;
+  PetscInt ni;
+  Mat A;
+  KSP ksp;
+  Vec b, x, x_all;
+  VecScatter to_all;
+  int ready;
+  double local_s, interface_s, solve_s;
+  int iterations;
+};
+
+/* Patches to ranks: largest first (ties by index), each to the rank with
+ * the fewest DoFs so far (ties by rank). */
+static fea_status mp_partition(fea_petsc_multipatch *s, unsigned char *mine) {
+  const fea_multipatch *mp = s->pb->mp;
+  const int np = mp->num_patches;
+  int *order = malloc((size_t)np * sizeof *order);
+  fea_index *load = calloc((size_t)s->size, sizeof *load);
+  if (!order || !load) {
+    free(order);
+    free(load);
+    return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to partition %d patches", np);
+  }
+  for (int p = 0; p < np; p++) order[p] = p;
+  for (int i = 1; i < np; i++) /* insertion sort: tens to thousands of patches */
+    for (int j = i; j > 0; j--) {
+      const int a = order[j - 1], b = order[j];
+      const fea_index wa = mp->patch_off[a + 1] - mp->patch_off[a];
+      const fea_index wb = mp->patch_off[b + 1] - mp->patch_off[b];
+      if (wa > wb || (wa == wb && a < b)) break;
+      order[j - 1] = b, order[j] = a;
+    }
+  for (int i = 0; i < np; i++) {
+    const int p = order[i];
+    int best = 0;
+    for (int r = 1; r < s->size; r++)
+      if (load[r] < load[best]) best = r;
+    load[best] += mp->patch_off[p + 1] - mp->patch_off[p];
+    mine[p] = best == s->rank;
+    if (mine[p]) {
+      s->local_patches++;
+      s->local_dofs += mp->patch_off[p + 1] - mp->patch_off[p];
+    }
+  }
+  free(order);
+  free(load);
+  return FEA_SUCCESS;
+}
+
+static double wall_time(void) { return MPI_Wtime(); }
+
+static fea_status mp_ksp_defaults(fea_petsc_multipatch *s) {
+  FEA_PETSC_CALL(s->ctx, KSPCreate(s->comm, &s->ksp));
+  FEA_PETSC_CALL(s->ctx, KSPSetOptionsPrefix(s->ksp, "feaccel_"));
+  PC pc;
+  FEA_PETSC_CALL(s->ctx, KSPGetPC(s->ksp, &pc));
+#if defined(PETSC_HAVE_MUMPS)
+  FEA_PETSC_CALL(s->ctx, KSPSetType(s->ksp, KSPPREONLY));
+  FEA_PETSC_CALL(s->ctx, PCSetType(pc, PCLU));
+  FEA_PETSC_CALL(s->ctx, PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+#else
+  FEA_PETSC_CALL(s->ctx, KSPSetType(s->ksp, KSPCG));
+  FEA_PETSC_CALL(s->ctx, PCSetType(pc, PCJACOBI));
+  FEA_PETSC_CALL(s->ctx, KSPSetTolerances(s->ksp, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+#endif
+  return FEA_SUCCESS;
+}
+
+static fea_status mp_create(fea_petsc_multipatch *s, const fea_solver_desc *d) {
+  fea_context *ctx = s->ctx;
+  const fea_multipatch *mp = s->pb->mp;
+  FEA_CHECK(MPI_Comm_rank(s->comm, &s->rank) == MPI_SUCCESS &&
+                MPI_Comm_size(s->comm, &s->size) == MPI_SUCCESS,
+            ctx, FEA_ERR_BACKEND, "MPI_Comm_rank or MPI_Comm_size failed");
+  FEA_CHECK(s->size <= mp->num_patches, ctx, FEA_ERR_INVALID_ARG,
+            "rank %d of %d would own no patch: the domain has %d patches (use at most %d "
+            "ranks)",
+            mp->num_patches, s->size, mp->num_patches, mp->num_patches);
+  FEA_CHECK(s->pb->num_free <= INT_MAX, ctx, FEA_ERR_DIMENSION,
+            "%lld free DoFs exceed the MPI count of the replicated vectors (%d)",
+            (long long)s->pb->num_free, INT_MAX);
+  unsigned char *mine = calloc((size_t)mp->num_patches, 1);
+  FEA_CHECK(mine, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d patch flags", mp->num_patches);
+  fea_status st = mp_partition(s, mine);
+  if (st == FEA_SUCCESS) st = fea_multipatch_solver_create_part(ctx, s->pb, d, mine, &s->part);
+  free(mine);
+  FEA_CALL(st);
+  const fea_index ni = fea_multipatch_interface_size(s->part);
+  FEA_CHECK(ni <= PETSC_MAX_INT, ctx, FEA_ERR_DIMENSION,
+            "the interface's %lld DoFs exceed PetscInt's %lld", (long long)ni,
+            (long long)PETSC_MAX_INT);
+  s->ni = (PetscInt)ni;
+  FEA_PETSC_CALL(ctx, MatCreate(s->comm, &s->A));
+  FEA_PETSC_CALL(ctx, MatSetSizes(s->A, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni));
+  FEA_PETSC_CALL(ctx, MatSetType(s->A, MATAIJ));
+  return mp_ksp_defaults(s);
+}
+
+static void mp_release(fea_petsc_multipatch *s) {
+  (void)KSPDestroy(&s->ksp);
+  (void)MatDestroy(&s->A);
+  (void)VecDestroy(&s->b);
+  (void)VecDestroy(&s->x);
+  (void)VecDestroy(&s->x_all);
+  (void)VecScatterDestroy(&s->to_all);
+  fea_solver_destroy(&s->part);
+  if (s->pb) fea_object_release(s->pb);
+  if (s->ctx) fea_object_release(s->ctx);
+  free(s);
+}
+
+fea_status fea_petsc_multipatch_create(MPI_Comm comm, fea_context *ctx,
+                                       fea_multipatch_problem *problem, const fea_solver_desc *desc,
+                                       fea_petsc_multipatch **out) {
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(problem, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  *out = NULL;
+  fea_solver_desc d = FEA_SOLVER_DESC_INIT;
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_solver_desc));
+  FEA_CHECK(fea_petsc_ctx_of(problem) == ctx, ctx, FEA_ERR_INVALID_ARG,
+            "the problem was created on another context");
+  FEA_CHECK(d.keep_boundary == 0, ctx, FEA_ERR_INVALID_ARG,
+            "desc.keep_boundary = %d: the multipatch solver keeps the patches' boundaries "
+            "itself; leave it 0",
+            d.keep_boundary);
+  fea_petsc_multipatch *s = calloc(1, sizeof *s);
+  FEA_CHECK(s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
+  s->comm = comm;
+  s->ctx = ctx;
+  fea_object_retain(ctx);
+  s->pb = problem;
+  fea_object_retain(problem);
+  fea_petsc_quiet_push();
+  const fea_status st = mp_create(s, &d);
+  if (st == FEA_SUCCESS)
+    *out = s;
+  else
+    mp_release(s);
+  fea_petsc_quiet_pop();
+  return st;
+}
+
+/* This rank's patches' Schur complements as COO triplets (global rows). */
+static fea_status mp_interface_matrix(fea_petsc_multipatch *s) {
+  fea_context *ctx = s->ctx;
+  const fea_multipatch *mp = s->pb->mp;
+  PetscCount n = 0;
+  for (int p = 0; p < mp->num_patches; p++) {
+    const fea_index r = fea_multipatch_patch_boundary_size(s->part, p); /* 0: not ours */
+    n += (PetscCount)(r * r);
+  }
+  PetscInt *ci = malloc((size_t)(n ? n : 1) * sizeof *ci),
+           *cj = malloc((size_t)(n ? n : 1) * sizeof *cj);
+  PetscScalar *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  fea_status st = ci && cj && v ? FEA_SUCCESS
+                                : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                            "no memory for %lld interface entries", (long long)n);
+  PetscCount k = 0;
+  for (int p = 0; p < mp->num_patches && st == FEA_SUCCESS; p++) {
+    const fea_index r = fea_multipatch_patch_boundary_size(s->part, p);
+    if (r <= 0) continue;
+    fea_index *rows = malloc((size_t)r * sizeof *rows);
+    double *S = malloc((size_t)(r * r) * sizeof *S);
+    if (!rows || !S)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for patch %d's Schur complement", p);
+    if (st == FEA_SUCCESS) st = fea_multipatch_patch_schur(s->part, p, rows, S);
+    for (fea_index j = 0; j < r && st == FEA_SUCCESS; j++)
+      for (fea_index i = 0; i < r; i++)
+        if (rows[i] >= 0 && rows[j] >= 0) {
+          ci[k] = (PetscInt)rows[i], cj[k] = (PetscInt)rows[j], v[k] = S[i + j * r];
+          k++;
+        }
+    free(rows);
+    free(S);
+  }
+  if (st == FEA_SUCCESS) {
+    PetscErrorCode e = MatSetPreallocationCOO(s->A, k, ci, cj);
+    if (!e) e = MatSetValuesCOO(s->A, v, INSERT_VALUES);
+    if (!e) e = MatSetOption(s->A, MAT_SPD, PETSC_TRUE);
+    if (e)
+      st = fea_petsc_error(ctx, e, "the interface matrix's COO assembly", __FILE__, __LINE__,
+                           __func__);
+  }
+  free(ci);
+  free(cj);
+  free(v);
+  return st;
+}
+
+static fea_status mp_setup(fea_petsc_multipatch *s) {
+  fea_context *ctx = s->ctx;
+  s->ready = 0;
+  double t0 = wall_time();
+  FEA_CALL(fea_multipatch_factor_patches(s->part));
+  s->local_s = wall_time() - t0;
+  t0 = wall_time();
+  FEA_CALL(mp_interface_matrix(s));
+  if (!s->x) { /* the matrix's layout exists once it is preallocated */
+    FEA_PETSC_CALL(ctx, MatCreateVecs(s->A, &s->x, &s->b));
+    FEA_PETSC_CALL(ctx, VecScatterCreateToAll(s->x, &s->to_all, &s->x_all));
+  }
+  FEA_PETSC_CALL(ctx, KSPSetOperators(s->ksp, s->A, s->A));
+  FEA_PETSC_CALL(ctx, KSPSetFromOptions(s->ksp));
+  FEA_PETSC_CALL(ctx, KSPSetUp(s->ksp));
+  s->interface_s = wall_time() - t0;
+  s->ready = 1;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_petsc_multipatch_setup(fea_petsc_multipatch *solver) {
+  FEA_CHECK_NULL(solver, NULL);
+  fea_petsc_quiet_push();
+  const fea_status st = mp_setup(solver);
+  fea_petsc_quiet_pop();
+  return st;
+}
+
+static fea_status mp_solve(fea_petsc_multipatch *s, const double *b, double *x) {
+  fea_context *ctx = s->ctx;
+  const fea_index nf = s->pb->num_free;
+  double *rhs = calloc((size_t)(s->ni ? s->ni : 1), sizeof *rhs);
+  PetscInt *idx = malloc((size_t)(s->ni ? s->ni : 1) * sizeof *idx);
+  if (!rhs || !idx) {
+    free(rhs);
+    free(idx);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld interface values",
+                     (long long)s->ni);
+  }
+  fea_status st = fea_multipatch_condense(s->part, 1, b, nf > 0 ? nf : 1, rhs);
+  PetscInt m = 0;
+  for (PetscInt i = 0; i < s->ni; i++)
+    if (rhs[i] != 0.0) idx[m] = i, rhs[m++] = rhs[i];
+  PetscErrorCode e = 0;
+  if (st == FEA_SUCCESS) {
+    e = VecSet(s->b, 0.0);
+    if (!e) e = VecSetValues(s->b, m, idx, rhs, ADD_VALUES);
+    if (!e) e = VecAssemblyBegin(s->b);
+    if (!e) e = VecAssemblyEnd(s->b);
+    if (!e) e = KSPSolve(s->ksp, s->b, s->x);
+    if (!e) e = VecScatterBegin(s->to_all, s->x, s->x_all, INSERT_VALUES, SCATTER_FORWARD);
+    if (!e) e = VecScatterEnd(s->to_all, s->x, s->x_all, INSERT_VALUES, SCATTER_FORWARD);
+    if (e) st = fea_petsc_error(ctx, e, "the interface solve", __FILE__, __LINE__, __func__);
+  }
+  free(rhs);
+  free(idx);
+  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+  PetscInt its = 0;
+  if (st == FEA_SUCCESS) {
+    FEA_PETSC_CALL(ctx, KSPGetConvergedReason(s->ksp, &reason));
+    FEA_PETSC_CALL(ctx, KSPGetIterationNumber(s->ksp, &its));
+    s->iterations = (int)its;
+    const PetscScalar *xi = NULL;
+    FEA_PETSC_CALL(ctx, VecGetArrayRead(s->x_all, &xi));
+    memset(x, 0, (size_t)nf * sizeof *x);
+    st = fea_multipatch_expand(s->part, xi, x, nf > 0 ? nf : 1, 1);
+    FEA_PETSC_CALL(ctx, VecRestoreArrayRead(s->x_all, &xi));
+  }
+  /* Every rank takes part in the sum, even after a local failure. */
+  int ok = st == FEA_SUCCESS, all_ok = 0;
+  FEA_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, s->comm) == MPI_SUCCESS, ctx,
+            FEA_ERR_BACKEND, "MPI_Allreduce of the solve's status failed");
+  if (!ok) return st;
+  FEA_CHECK(all_ok, ctx, FEA_ERR_BACKEND, "the solve failed on another rank");
+  FEA_CHECK(MPI_Allreduce(MPI_IN_PLACE, x, (int)nf, MPI_DOUBLE, MPI_SUM, s->comm) == MPI_SUCCESS,
+            ctx, FEA_ERR_BACKEND, "MPI_Allreduce of the %lld solution values failed",
+            (long long)nf);
+  if (reason < 0)
+    return FEA_ERROR(ctx, FEA_WARN_NOT_CONVERGED,
+                     "the interface KSP stopped without converging (%s after %d iterations)",
+                     KSPConvergedReasons[reason], s->iterations);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_petsc_multipatch_solve(fea_petsc_multipatch *solver, const double *b, double *x) {
+  FEA_CHECK_NULL(solver, NULL);
+  FEA_CHECK(x || solver->pb->num_free == 0, solver->ctx, FEA_ERR_INVALID_ARG,
+            "argument 'x' is NULL");
+  FEA_CHECK(solver->ready, solver->ctx, FEA_ERR_STATE,
+            "the solver is not set up: call fea_petsc_multipatch_setup() first");
+  const double t0 = wall_time();
+  fea_petsc_quiet_push();
+  const fea_status st = mp_solve(solver, b, x);
+  fea_petsc_quiet_pop();
+  solver->solve_s = wall_time() - t0;
+  return st;
+}
+
+fea_status fea_petsc_multipatch_get_stats(const fea_petsc_multipatch *solver,
+                                          fea_petsc_multipatch_stats *stats) {
+  FEA_CHECK_NULL(solver, NULL);
+  FEA_CHECK_NULL(stats, solver->ctx);
+  fea_multipatch_stats part = FEA_MULTIPATCH_STATS_INIT;
+  FEA_CALL(fea_solver_get_multipatch_stats(solver->part, &part));
+  fea_petsc_multipatch_stats full = FEA_PETSC_MULTIPATCH_STATS_INIT;
+  full.ranks = solver->size;
+  full.local_patches = solver->local_patches;
+  full.local_dofs = solver->local_dofs;
+  full.interface_dofs = solver->ni;
+  full.local_s = solver->ready ? solver->local_s : 0;
+  full.interface_s = solver->ready ? solver->interface_s : 0;
+  full.solve_s = solver->solve_s;
+  full.iterations = solver->iterations;
+  full.local_bytes = part.patch_bytes;
+  return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &stats_type);
+}
+
+fea_status fea_petsc_multipatch_destroy(fea_petsc_multipatch **solver) {
+  if (!solver || !*solver) return FEA_SUCCESS;
+  fea_petsc_quiet_push();
+  mp_release(*solver);
+  fea_petsc_quiet_pop();
+  *solver = NULL;
+  return FEA_SUCCESS;
+}
