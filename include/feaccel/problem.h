@@ -76,19 +76,8 @@ typedef enum fea_bc_type {
   FEA_BC_ROBIN = 2      /**< alpha u + (A grad u) . n = h, alpha > 0 */
 } fea_bc_type;
 
-/**
- * The sides of a patch or of a structured mesh's box, in G+Smo's order: direction 0 low / high,
- * 1 low / high, 2 low / high. A structured mesh's sides are found by grid position (the nodes
- * whose index in direction k is 0 or n[k]), so they follow a point map.
- */
-typedef enum fea_patch_side {
-  FEA_SIDE_WEST = 0,
-  FEA_SIDE_EAST = 1,
-  FEA_SIDE_SOUTH = 2,
-  FEA_SIDE_NORTH = 3,
-  FEA_SIDE_FRONT = 4,
-  FEA_SIDE_BACK = 5
-} fea_patch_side;
+/* fea_patch_side, the sides of a patch in G+Smo's order, is declared in space.h (included
+ * above), beside the geometry files whose multipatch topology names them. */
 
 /** What holds on one side (n: the outward unit normal). */
 typedef struct fea_boundary_condition {

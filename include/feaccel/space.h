@@ -75,22 +75,57 @@ typedef struct fea_geometry_desc {
 #define FEA_GEOMETRY_DESC_INIT \
   { sizeof(fea_geometry_desc), {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, NULL, 0, NULL }
 
-/** The patches of a G+Smo XML file; opaque (fea_geometry_file_read()). */
+/**
+ * The sides of a patch or of a structured mesh's box, in G+Smo's order: direction 0 low / high,
+ * 1 low / high, 2 low / high (G+Smo's files number them from 1: west = 1 ... back = 6). A
+ * structured mesh's sides are found by grid position (the nodes whose index in direction k is 0
+ * or n[k]), so they follow a point map. Declared here for the geometry files' topology;
+ * problem.h, which includes this header, takes a condition per side.
+ */
+typedef enum fea_patch_side {
+  FEA_SIDE_WEST = 0,
+  FEA_SIDE_EAST = 1,
+  FEA_SIDE_SOUTH = 2,
+  FEA_SIDE_NORTH = 3,
+  FEA_SIDE_FRONT = 4,
+  FEA_SIDE_BACK = 5
+} fea_patch_side;
+
+/** The patches and multipatch topology of a G+Smo XML file; opaque (fea_geometry_file_read()). */
 typedef struct fea_geometry_file fea_geometry_file;
 
 /**
  * @brief Read the geometry patches of a G+Smo XML file: every `Geometry` element of type
  * TensorBSpline2, TensorBSpline3, TensorNurbs2 or TensorNurbs3 (physical dimension equal to
- * the parametric one), in file order; `MultiPatch` topology is not read yet.
+ * the parametric one), in file order, and the topology of the file's first `MultiPatch`
+ * element (later ones are ignored, as G+Smo's own reader takes the first).
  *
  * The file is parsed by libxml2 without network access or entity expansion. Each patch is
  * checked as fea_space_create_bspline() checks a geometry.
+ *
+ * The `MultiPatch` element is read as G+Smo reads it: `parDim`; `patches` of type `id_range`
+ * (a first and a last Geometry id, both included) or `id_index` (a list of Geometry ids);
+ * any number of `interfaces` elements, each a list of interfaces of 4 + 2 parDim integers
+ * (patch id, side, patch id, side, parDim direction-map entries, parDim orientation flags);
+ * any number of `boundary` elements, each a list of (patch id, side) pairs, with an optional
+ * `name` attribute that names the group. Patches are named by their Geometry `id` attribute,
+ * not by position, and sides from 1 (west) to 2 parDim; the accessors below give file
+ * positions and 0-based sides instead. A file without a `MultiPatch` has no interfaces and no
+ * boundary sides. Sides named in neither list are not filled in.
  * @retval FEA_ERR_IO when the file cannot be opened or is not well-formed XML (the line is named)
  * @retval FEA_ERR_INVALID_ARG for a file that is XML but not a valid geometry, naming the patch,
  *         its line and the bad item: an unknown or missing type, a missing or extra knot vector,
  *         a degree or number that does not parse, counts that do not match (coefficients,
  *         weights, geoDim), non-finite coordinates, weights that are not positive, knots that
- *         decrease or are not open; and for a file without patches
+ *         decrease or are not open; and for a file without patches. For a `MultiPatch` that is
+ *         not valid, naming the file, the element, its line and the value: a missing or bad
+ *         `parDim` or one that differs from a listed patch's dimension, a missing `patches`
+ *         element or an unknown type of it, a patch id that names no Geometry (or two), an id
+ *         listed twice, an integer that does not parse, a count that is not a whole number of
+ *         interfaces or of pairs, a patch id not listed in `patches`, a side outside
+ *         1..2 parDim, an interface that names the same side twice, a direction map that is not
+ *         a permutation, an orientation flag other than 0 or 1, and a side that is named twice
+ *         (by two interfaces, twice as boundary, or both as boundary and in an interface)
  * @retval FEA_ERR_UNSUPPORTED for a patch whose geoDim differs from its parametric dimension
  *         (surfaces in 3D) or whose type is another G+Smo geometry (THB, 1D curves)
  */
@@ -108,6 +143,73 @@ FEA_API fea_status fea_geometry_file_get_num_patches(const fea_geometry_file *fi
  */
 FEA_API fea_status fea_geometry_file_get_patch(const fea_geometry_file *file, int index, int *dim,
                                                fea_geometry_desc *desc);
+
+/**
+ * One interface of a geometry file's multipatch: side[0] of patch[0] is glued to side[1] of
+ * patch[1] (the same patch for a periodic one), as G+Smo describes it. Initialize with
+ * FEA_GEOMETRY_INTERFACE_INIT before fea_geometry_file_get_interface() fills it.
+ *
+ * direction_map[k] is the direction of patch[1] that direction k of patch[0] runs along on the
+ * interface, and direction_orientation[k] is 1 when the two run the same way, 0 when they run
+ * opposite ways. For the direction normal to side[0], as G+Smo sets them whatever the file
+ * says: the map gives the direction normal to side[1], and the orientation is 1 when both sides
+ * are at the same end of their direction (both low or both high), 0 otherwise. Entries from the
+ * patch's dimension on are the identity (direction_map[2] = 2, direction_orientation[2] = 1 in
+ * 2D).
+ */
+typedef struct fea_geometry_interface {
+  size_t size;                  /**< sizeof(fea_geometry_interface) as compiled by the caller */
+  int patch[2];                 /**< positions in the file's patch list (as get_patch takes) */
+  fea_patch_side side[2];       /**< the glued side of each */
+  int direction_map[3];         /**< a permutation of the directions 0 .. dim - 1 */
+  int direction_orientation[3]; /**< 1: the same way, 0: opposite ways */
+} fea_geometry_interface;
+
+/* clang-format off */
+/** Initializer for fea_geometry_interface (no patches yet; the identity map). */
+#define FEA_GEOMETRY_INTERFACE_INIT \
+  { sizeof(fea_geometry_interface), {-1, -1}, {FEA_SIDE_WEST, FEA_SIDE_WEST}, {0, 1, 2}, \
+    {1, 1, 1} }
+/* clang-format on */
+
+/**
+ * @brief The patches of the file's `MultiPatch` element, in the order it lists them, as
+ * positions in the file's patch list; @p patches points into @p file (valid until it is
+ * destroyed). A file without one gives 0 and NULL.
+ */
+FEA_API fea_status fea_geometry_file_get_multipatch(const fea_geometry_file *file, int *num_patches,
+                                                    const int **patches);
+
+/**
+ * @brief The number of interfaces of the file's `MultiPatch` (0 without one), in file order.
+ */
+FEA_API fea_status fea_geometry_file_get_num_interfaces(const fea_geometry_file *file, int *count);
+
+/**
+ * @brief Interface @p index (0-based, file order) into @p out (its first `out->size` bytes).
+ * @retval FEA_ERR_INVALID_ARG for an index outside [0, count) or an `out->size` outside the
+ *         accepted sizes
+ */
+FEA_API fea_status fea_geometry_file_get_interface(const fea_geometry_file *file, int index,
+                                                   fea_geometry_interface *out);
+
+/**
+ * @brief The number of boundary sides of the file's `MultiPatch` (0 without one): the pairs of
+ * all its `boundary` elements, in file order.
+ */
+FEA_API fea_status fea_geometry_file_get_num_boundary_sides(const fea_geometry_file *file,
+                                                            int *count);
+
+/**
+ * @brief Boundary side @p index (0-based, file order): @p patch gets its position in the file's
+ * patch list, @p side the side, and @p name the `name` attribute of the `boundary` element that
+ * lists it (pointing into @p file, valid until it is destroyed), or NULL when that element has
+ * none. @p name may be NULL when the name is not wanted.
+ * @retval FEA_ERR_INVALID_ARG for an index outside [0, count)
+ */
+FEA_API fea_status fea_geometry_file_get_boundary_side(const fea_geometry_file *file, int index,
+                                                       int *patch, fea_patch_side *side,
+                                                       const char **name);
 
 /**
  * @brief Destroy what fea_geometry_file_read() made. Accepts NULL; sets `*file = NULL`.

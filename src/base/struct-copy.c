@@ -31,6 +31,9 @@ const fea_struct_type fea_struct_bspline_desc = STRUCT_TYPE(fea_bspline_desc, ge
                                                             FEA_BSPLINE_DESC_INIT);
 const fea_struct_type fea_struct_geometry_desc = STRUCT_TYPE(fea_geometry_desc, weights,
                                                              FEA_GEOMETRY_DESC_INIT);
+const fea_struct_type fea_struct_geometry_interface = STRUCT_TYPE(fea_geometry_interface,
+                                                                  direction_orientation,
+                                                                  FEA_GEOMETRY_INTERFACE_INIT);
 const fea_struct_type fea_struct_space_info = STRUCT_TYPE(fea_space_info, elements,
                                                           FEA_SPACE_INFO_INIT);
 const fea_struct_type fea_struct_problem_desc = STRUCT_TYPE(fea_problem_desc, quad_points,

@@ -1,7 +1,8 @@
 /* G+Smo's XML geometry files (the format IGA users already have): every
  * Geometry element of type TensorBSpline2/3 or TensorNurbs2/3 becomes one
- * patch. libxml2 parses the text (no network, no entity expansion, its own
- * size limits); this file walks the tree:
+ * patch, and the first MultiPatch element gives the topology. libxml2
+ * parses the text (no network, no entity expansion, its own size limits);
+ * this file walks the tree:
  *
  *   <Geometry type="TensorNurbs2" id="0">
  *     <Basis type="TensorNurbsBasis2">            (NURBS only: the weights' basis)
@@ -13,13 +14,32 @@
  *     </Basis>
  *     <coefs geoDim="2">1 0  2 0  1 1  2 2  0 1  0 2</coefs>
  *   </Geometry>
+ *   <MultiPatch parDim="2" id="9">
+ *     <patches type="id_range">0 3</patches>      (or type="id_index": a list of ids)
+ *     <interfaces>0 2 1 1  0 1  1 1 ...</interfaces>
+ *     <boundary name="inner">0 1 1 1 ...</boundary>
+ *   </MultiPatch>
  *
  * Control points run direction 0 fastest, as fea_geometry_desc wants them.
- * Every number is parsed with strtod and must be a whole token; counts are
- * checked against the knot vectors, and each patch then goes through the
- * geometry map's own checks, so a file can describe nothing that
- * fea_space_create_bspline() would refuse later. Messages name the file,
- * the patch (its id and line) and the item. */
+ * Every number is parsed with strtod (integers with strtol) and must be a
+ * whole token; counts are checked against the knot vectors, and each patch
+ * then goes through the geometry map's own checks, so a file can describe
+ * nothing that fea_space_create_bspline() would refuse later. Messages name
+ * the file, the patch (its id and line) or the element (and line), and the
+ * item.
+ *
+ * The MultiPatch is read as G+Smo's gsXml<gsMultiPatch> reads it: patches
+ * and interfaces name Geometry ids (not positions), mapped here to positions
+ * in the file's patch list; an interface is 4 + 2 parDim integers (patch,
+ * side, patch, side, the direction map, the orientation flags) wherever the
+ * line breaks fall, a boundary a (patch, side) pair; sides count from 1
+ * (west, east, south, north, front, back). Every interfaces and boundary
+ * child is read, as G+Smo's reader does. As G+Smo's boundaryInterface does,
+ * the entries of the direction normal to the first side are set from the two
+ * sides, whatever the file says there (G+Smo's own files write orientation
+ * 1 for an east-west interface whose normal runs opposite ways). Where
+ * G+Smo only warns or silently maps an unknown id to patch 0, this reader
+ * refuses the file. */
 #include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -264,6 +284,389 @@ static fea_status patch(const fea_context *ctx, const char *file, const xmlNode 
   return FEA_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- topology */
+
+/* An error in a MultiPatch element n: the file, the element and its line. */
+static fea_status mp_error(const fea_context *ctx, const char *file, const xmlNode *n,
+                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static fea_status mp_error(const fea_context *ctx, const char *file, const xmlNode *n,
+                           const char *fmt, ...) {
+  char why[FEA_ERROR_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "%s: <%s> (line %ld): %s", file, (const char *)n->name,
+                   (long)xmlGetLineNo(n), why);
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The integers of an element's text, each a whole token in
+ * [-1e9, 1e9]: counted first and checked against the budget, then parsed. */
+static fea_status integers(const fea_context *ctx, const char *file, const xmlNode *n, long **out,
+                           fea_index *count) {
+  *out = NULL;
+  *count = 0;
+  xmlChar *text = xmlNodeGetContent(n);
+  const char *s = text ? (const char *)text : "";
+  fea_index c = 0;
+  for (const char *p = s; *p;) {
+    while (is_space(*p)) p++;
+    if (!*p) break;
+    c++;
+    while (*p && !is_space(*p)) p++;
+  }
+  fea_status st = fea_memory_require(ctx, 0, fea_bytes((double)c, sizeof(long)),
+                                     "the integers of a geometry file element");
+  long *v = st == FEA_SUCCESS ? malloc((size_t)(c ? c : 1) * sizeof *v) : NULL;
+  if (st == FEA_SUCCESS && !v)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld integers", (long long)c);
+  fea_index i = 0;
+  for (const char *p = s; st == FEA_SUCCESS && *p;) {
+    while (is_space(*p)) p++;
+    if (!*p) break;
+    const char *tok = p;
+    while (*p && !is_space(*p)) p++;
+    char buf[32], *end = NULL;
+    const size_t len = (size_t)(p - tok);
+    int ok = len < sizeof buf;
+    if (ok) {
+      memcpy(buf, tok, len);
+      buf[len] = '\0';
+      errno = 0;
+      v[i] = strtol(buf, &end, 10);
+      ok = end == buf + len && errno == 0 && v[i] >= -1000000000L && v[i] <= 1000000000L;
+    }
+    if (!ok)
+      st = mp_error(ctx, file, n, "number %lld is \"%.*s\", not an integer", (long long)i,
+                    (int)(len < 40 ? len : 40), tok);
+    i++;
+  }
+  if (text) xmlFree(text);
+  if (st != FEA_SUCCESS) {
+    free(v);
+    return st;
+  }
+  *out = v;
+  *count = c;
+  return FEA_SUCCESS;
+}
+
+/* What is being built; moved into the file object only when all is read. */
+typedef struct topology {
+  const fea_context *ctx;
+  const char *file;
+  const fea_geometry_file *f;
+  int dim;
+  int num_members;
+  int *members;
+  int *member_of; /* per patch position: 1 when the MultiPatch lists it */
+  int *used;      /* per patch position and side: 0 free, i + 1 interface i, -(b + 1) boundary b */
+  int num_interfaces;
+  fea_geometry_interface *interfaces;
+  int num_boundary;
+  fea_geometry_boundary_side *boundary;
+  int num_names;
+  char **names;
+} topology;
+
+static void topology_free(topology *t) {
+  free(t->members);
+  free(t->member_of);
+  free(t->used);
+  free(t->interfaces);
+  free(t->boundary);
+  for (int i = 0; i < t->num_names; i++) xmlFree(t->names[i]);
+  free(t->names);
+}
+
+/* The position of the Geometry with this id, or -1 (message) when none or
+ * two have it. */
+static int find_id(topology *t, const xmlNode *n, long id, fea_status *st) {
+  int at = -1;
+  if (id < 0) {
+    *st = mp_error(t->ctx, t->file, n, "patch id %ld names no <Geometry>", id);
+    return -1;
+  }
+  for (int i = 0; i < t->f->count; i++) {
+    if (t->f->patches[i].id != id) continue;
+    if (at >= 0) {
+      *st = mp_error(t->ctx, t->file, n, "patch id %ld names two <Geometry> elements", id);
+      return -1;
+    }
+    at = i;
+  }
+  if (at < 0) *st = mp_error(t->ctx, t->file, n, "patch id %ld names no <Geometry>", id);
+  return at;
+}
+
+/* A listed patch id and a 1-based side into a position and a 0-based side. */
+static fea_status patch_side(topology *t, const xmlNode *n, const char *what, long id, long side,
+                             int *pos, int *s) {
+  fea_status st = FEA_SUCCESS;
+  *pos = find_id(t, n, id, &st);
+  if (*pos < 0) return st;
+  if (!t->member_of[*pos])
+    return mp_error(t->ctx, t->file, n, "%s: patch id %ld is not in the MultiPatch's <patches>",
+                    what, id);
+  if (side < 1 || side > 2 * t->dim)
+    return mp_error(t->ctx, t->file, n, "%s: side %ld of patch id %ld is outside 1..%d", what, side,
+                    id, 2 * t->dim);
+  *s = (int)side - 1;
+  return FEA_SUCCESS;
+}
+
+/* The member list: <patches type="id_range">first last</patches> or
+ * type="id_index" with the ids. */
+static fea_status members(topology *t, const xmlNode *mp) {
+  const xmlNode *pn = child(mp, "patches");
+  if (!pn) return mp_error(t->ctx, t->file, mp, "no <patches> element");
+  char *type = attr(pn, "type");
+  const int range = type && !strcmp(type, "id_range"), index = type && !strcmp(type, "id_index");
+  fea_status st = range || index
+                      ? FEA_SUCCESS
+                      : mp_error(t->ctx, t->file, pn, "type \"%.40s\" is not id_range or id_index",
+                                 type ? type : "(none)");
+  if (type) xmlFree(type);
+  if (st != FEA_SUCCESS) return st;
+  long *v = NULL;
+  fea_index nv = 0;
+  FEA_CALL(integers(t->ctx, t->file, pn, &v, &nv));
+  long first = 0;
+  fea_index n = nv;
+  if (range) {
+    if (nv != 2)
+      st = mp_error(t->ctx, t->file, pn,
+                    "id_range has %lld numbers; it needs a first and a last id", (long long)nv);
+    else if (v[1] < v[0])
+      st = mp_error(t->ctx, t->file, pn, "id_range %ld %ld ends before it starts", v[0], v[1]);
+    else if (v[1] - v[0] >= t->f->count)
+      st = mp_error(t->ctx, t->file, pn, "id_range %ld %ld names %ld patches; the file has %d",
+                    v[0], v[1], v[1] - v[0] + 1, t->f->count);
+    if (st == FEA_SUCCESS) first = v[0], n = v[1] - v[0] + 1;
+  } else if (nv == 0) {
+    st = mp_error(t->ctx, t->file, pn, "id_index lists no patch");
+  } else if (nv > t->f->count) {
+    st = mp_error(t->ctx, t->file, pn, "id_index lists %lld patches; the file has %d",
+                  (long long)nv, t->f->count);
+  }
+  if (st == FEA_SUCCESS) {
+    t->members = malloc((size_t)n * sizeof *t->members);
+    if (!t->members)
+      st = FEA_ERROR(t->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld patches", (long long)n);
+  }
+  for (fea_index i = 0; i < n && st == FEA_SUCCESS; i++) {
+    const long id = range ? first + (long)i : v[i];
+    const int pos = find_id(t, pn, id, &st);
+    if (pos < 0) break;
+    if (t->member_of[pos])
+      st = mp_error(t->ctx, t->file, pn, "patch id %ld is listed twice", id);
+    else if (t->f->patches[pos].dim != t->dim)
+      st = mp_error(t->ctx, t->file, pn, "patch id %ld is %dD but parDim is %d", id,
+                    t->f->patches[pos].dim, t->dim);
+    if (st != FEA_SUCCESS) break;
+    t->member_of[pos] = 1;
+    t->members[t->num_members++] = pos;
+  }
+  free(v);
+  return st;
+}
+
+/* The sides used so far, for messages. */
+static void describe_use(const topology *t, int use, char *buf, size_t len) {
+  if (use > 0)
+    snprintf(buf, len, "interface %d", use - 1);
+  else
+    snprintf(buf, len, "boundary side %d", -use - 1);
+}
+
+/* Mark side s of patch pos as used by `use`; an error when already used. */
+static fea_status claim(topology *t, const xmlNode *n, const char *what, long id, int pos, int s,
+                        int use) {
+  int *u = &t->used[pos * 6 + s];
+  if (*u != 0) {
+    char before[48];
+    describe_use(t, *u, before, sizeof before);
+    return mp_error(t->ctx, t->file, n, "%s: side %d of patch id %ld is already %s %s", what, s + 1,
+                    id, *u > 0 ? "glued in" : "listed as", before);
+  }
+  *u = use;
+  return FEA_SUCCESS;
+}
+
+/* Every <interfaces> child: groups of 4 + 2 dim integers. */
+static fea_status interfaces(topology *t, const xmlNode *mp) {
+  const int d = t->dim, g = 4 + 2 * d;
+  for (const xmlNode *n = mp->children; n; n = n->next) {
+    if (!is_element(n, "interfaces")) continue;
+    long *v = NULL;
+    fea_index nv = 0;
+    FEA_CALL(integers(t->ctx, t->file, n, &v, &nv));
+    fea_status st = FEA_SUCCESS;
+    if (nv % g != 0)
+      st = mp_error(t->ctx, t->file, n,
+                    "%lld numbers are not a whole number of interfaces of %d (patch, side, patch, "
+                    "side, %d direction-map entries, %d orientation flags)",
+                    (long long)nv, g, d, d);
+    const fea_index add = nv / g;
+    if (st == FEA_SUCCESS && add > INT32_MAX - t->num_interfaces)
+      st = mp_error(t->ctx, t->file, n, "more than %d interfaces", INT32_MAX);
+    fea_geometry_interface *grown = NULL;
+    if (st == FEA_SUCCESS && add > 0) {
+      grown = realloc(t->interfaces, (size_t)(t->num_interfaces + add) * sizeof *grown);
+      if (!grown)
+        st = FEA_ERROR(t->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld interfaces",
+                       (long long)(t->num_interfaces + add));
+      else
+        t->interfaces = grown;
+    }
+    for (fea_index k = 0; k < add && st == FEA_SUCCESS; k++) {
+      const long *w = v + k * g;
+      const int index = t->num_interfaces;
+      char what[48];
+      snprintf(what, sizeof what, "interface %d", index);
+      fea_geometry_interface in = FEA_GEOMETRY_INTERFACE_INIT;
+      int pos[2], side[2];
+      for (int j = 0; j < 2 && st == FEA_SUCCESS; j++)
+        st = patch_side(t, n, what, w[2 * j], w[2 * j + 1], &pos[j], &side[j]);
+      if (st != FEA_SUCCESS) break;
+      if (pos[0] == pos[1] && side[0] == side[1]) {
+        st = mp_error(t->ctx, t->file, n, "%s names side %d of patch id %ld twice", what,
+                      side[0] + 1, w[0]);
+        break;
+      }
+      int seen[3] = {0, 0, 0};
+      for (int a = 0; a < d && st == FEA_SUCCESS; a++) {
+        const long m = w[4 + a], o = w[4 + d + a];
+        if (m < 0 || m >= d)
+          st = mp_error(t->ctx, t->file, n,
+                        "%s: direction-map entry %d is %ld; it must be in 0..%d", what, a, m,
+                        d - 1);
+        else if (o != 0 && o != 1)
+          st = mp_error(t->ctx, t->file, n, "%s: orientation flag %d is %ld; it must be 0 or 1",
+                        what, a, o);
+        in.direction_map[a] = (int)m;
+        in.direction_orientation[a] = (int)o;
+      }
+      if (st != FEA_SUCCESS) break;
+      /* The normal direction, as G+Smo's boundaryInterface sets it. */
+      in.direction_map[side[0] / 2] = side[1] / 2;
+      in.direction_orientation[side[0] / 2] = side[0] % 2 == side[1] % 2;
+      for (int a = 0; a < d; a++) seen[in.direction_map[a]]++;
+      for (int a = 0; a < d && st == FEA_SUCCESS; a++)
+        if (seen[a] != 1)
+          st = mp_error(t->ctx, t->file, n,
+                        "%s: the direction map (with direction %d of the first side mapped to the "
+                        "second's normal %d) maps %d directions to direction %d",
+                        what, side[0] / 2, side[1] / 2, seen[a], a);
+      for (int j = 0; j < 2 && st == FEA_SUCCESS; j++)
+        st = claim(t, n, what, w[2 * j], pos[j], side[j], index + 1);
+      if (st != FEA_SUCCESS) break;
+      for (int j = 0; j < 2; j++) {
+        in.patch[j] = pos[j];
+        in.side[j] = (fea_patch_side)side[j];
+      }
+      t->interfaces[t->num_interfaces++] = in;
+    }
+    free(v);
+    if (st != FEA_SUCCESS) return st;
+  }
+  return FEA_SUCCESS;
+}
+
+/* Every <boundary> child: (patch, side) pairs, its name attribute kept. */
+static fea_status boundary(topology *t, const xmlNode *mp) {
+  for (const xmlNode *n = mp->children; n; n = n->next) {
+    if (!is_element(n, "boundary")) continue;
+    const char *name = NULL;
+    char *nm = attr(n, "name");
+    if (nm) {
+      char **grown = realloc(t->names, (size_t)(t->num_names + 1) * sizeof *grown);
+      if (!grown) {
+        xmlFree(nm);
+        return FEA_ERROR(t->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a boundary name");
+      }
+      t->names = grown;
+      t->names[t->num_names++] = nm;
+      name = nm;
+    }
+    long *v = NULL;
+    fea_index nv = 0;
+    FEA_CALL(integers(t->ctx, t->file, n, &v, &nv));
+    fea_status st = FEA_SUCCESS;
+    if (nv % 2 != 0)
+      st = mp_error(t->ctx, t->file, n, "%lld numbers are not (patch, side) pairs", (long long)nv);
+    const fea_index add = nv / 2;
+    if (st == FEA_SUCCESS && add > INT32_MAX - t->num_boundary)
+      st = mp_error(t->ctx, t->file, n, "more than %d boundary sides", INT32_MAX);
+    if (st == FEA_SUCCESS && add > 0) {
+      fea_geometry_boundary_side *grown = realloc(t->boundary,
+                                                  (size_t)(t->num_boundary + add) * sizeof *grown);
+      if (!grown)
+        st = FEA_ERROR(t->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary sides",
+                       (long long)(t->num_boundary + add));
+      else
+        t->boundary = grown;
+    }
+    for (fea_index k = 0; k < add && st == FEA_SUCCESS; k++) {
+      const int index = t->num_boundary;
+      char what[48];
+      snprintf(what, sizeof what, "boundary side %d", index);
+      int pos = 0, side = 0;
+      st = patch_side(t, n, what, v[2 * k], v[2 * k + 1], &pos, &side);
+      if (st == FEA_SUCCESS) st = claim(t, n, what, v[2 * k], pos, side, -(index + 1));
+      if (st != FEA_SUCCESS) break;
+      t->boundary[t->num_boundary++] = (fea_geometry_boundary_side){pos, (fea_patch_side)side,
+                                                                    name};
+    }
+    free(v);
+    if (st != FEA_SUCCESS) return st;
+  }
+  return FEA_SUCCESS;
+}
+
+/* The first MultiPatch element under root (none: nothing to do) into file. */
+static fea_status multipatch(fea_context *ctx, const char *name, const xmlNode *root,
+                             fea_geometry_file *file) {
+  const xmlNode *mp = child(root, "MultiPatch");
+  if (!mp) return FEA_SUCCESS;
+  topology t = {.ctx = ctx, .file = name, .f = file};
+  char *pd = attr(mp, "parDim");
+  char *end = NULL;
+  const long d = pd ? strtol(pd, &end, 10) : 0;
+  fea_status st = pd && end != pd && *end == '\0' && (d == 2 || d == 3)
+                      ? FEA_SUCCESS
+                      : mp_error(ctx, name, mp, "parDim=\"%.40s\"; it must be 2 or 3",
+                                 pd ? pd : "(none)");
+  if (pd) xmlFree(pd);
+  if (st != FEA_SUCCESS) return st;
+  t.dim = (int)d;
+  t.member_of = calloc((size_t)file->count, sizeof *t.member_of);
+  t.used = calloc((size_t)file->count * 6, sizeof *t.used);
+  if (!t.member_of || !t.used)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "%s: no memory for the topology of %d patches", name,
+                   file->count);
+  if (st == FEA_SUCCESS) st = members(&t, mp);
+  if (st == FEA_SUCCESS) st = interfaces(&t, mp);
+  if (st == FEA_SUCCESS) st = boundary(&t, mp);
+  if (st != FEA_SUCCESS) {
+    topology_free(&t);
+    return st;
+  }
+  file->num_members = t.num_members;
+  file->members = t.members;
+  file->num_interfaces = t.num_interfaces;
+  file->interfaces = t.interfaces;
+  file->num_boundary = t.num_boundary;
+  file->boundary = t.boundary;
+  file->num_names = t.num_names;
+  file->names = t.names;
+  free(t.member_of);
+  free(t.used);
+  return FEA_SUCCESS;
+}
+
 static void patch_free(fea_geometry_patch *pt) {
   for (int k = 0; k < 3; k++) free(pt->knots[k]);
   free(pt->points);
@@ -275,6 +678,16 @@ void fea_geometry_file_release(fea_geometry_file *file) {
   free(file->patches);
   file->patches = NULL;
   file->count = 0;
+  free(file->members);
+  free(file->interfaces);
+  free(file->boundary);
+  for (int i = 0; i < file->num_names; i++) xmlFree(file->names[i]);
+  free(file->names);
+  file->members = NULL;
+  file->interfaces = NULL;
+  file->boundary = NULL;
+  file->names = NULL;
+  file->num_members = file->num_interfaces = file->num_boundary = file->num_names = 0;
 }
 
 fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const char *data,
@@ -314,6 +727,7 @@ fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const ch
     st = patch(ctx, name, n, &file->patches[file->count]);
     file->count++; /* counted even when it failed: its arrays are freed below */
   }
+  if (st == FEA_SUCCESS) st = multipatch(ctx, name, root, file);
   if (st != FEA_SUCCESS && file->patches) fea_geometry_file_release(file);
   if (doc) xmlFreeDoc(doc);
   xmlFreeParserCtxt(px);

@@ -1,7 +1,8 @@
 /* Geometry file API: the file read whole (a regular file only, opened
  * without blocking, its size checked against the memory budget before the
  * buffer exists), then src/disc/geometry-gismo.c parses it; the patches are
- * handed out as descriptors that point into the object. */
+ * handed out as descriptors that point into the object, the MultiPatch
+ * topology as positions in the patch list and 0-based sides. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,6 +103,59 @@ fea_status fea_geometry_file_get_patch(const fea_geometry_file *file, int index,
   FEA_CALL(fea_struct_copy_out(file->ctx, desc, &file->patches[index].desc, "desc",
                                &fea_struct_geometry_desc));
   *dim = file->patches[index].dim;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_geometry_file_get_multipatch(const fea_geometry_file *file, int *num_patches,
+                                            const int **patches) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(file, NULL);
+  FEA_CHECK_NULL(num_patches, file->ctx);
+  FEA_CHECK_NULL(patches, file->ctx);
+  *num_patches = file->num_members;
+  *patches = file->members;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_geometry_file_get_num_interfaces(const fea_geometry_file *file, int *count) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(file, NULL);
+  FEA_CHECK_NULL(count, file->ctx);
+  *count = file->num_interfaces;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_geometry_file_get_interface(const fea_geometry_file *file, int index,
+                                           fea_geometry_interface *out) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(file, NULL);
+  FEA_CHECK_NULL(out, file->ctx);
+  FEA_CHECK(index >= 0 && index < file->num_interfaces, file->ctx, FEA_ERR_INVALID_ARG,
+            "interface %d is outside [0, %d)", index, file->num_interfaces);
+  return fea_struct_copy_out(file->ctx, out, &file->interfaces[index], "out",
+                             &fea_struct_geometry_interface);
+}
+
+fea_status fea_geometry_file_get_num_boundary_sides(const fea_geometry_file *file, int *count) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(file, NULL);
+  FEA_CHECK_NULL(count, file->ctx);
+  *count = file->num_boundary;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_geometry_file_get_boundary_side(const fea_geometry_file *file, int index, int *patch,
+                                               fea_patch_side *side, const char **name) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(file, NULL);
+  FEA_CHECK_NULL(patch, file->ctx);
+  FEA_CHECK_NULL(side, file->ctx);
+  FEA_CHECK(index >= 0 && index < file->num_boundary, file->ctx, FEA_ERR_INVALID_ARG,
+            "boundary side %d is outside [0, %d)", index, file->num_boundary);
+  const fea_geometry_boundary_side *b = &file->boundary[index];
+  *patch = b->patch;
+  *side = b->side;
+  if (name) *name = b->name;
   return FEA_SUCCESS;
 }
 

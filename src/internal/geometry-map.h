@@ -53,14 +53,32 @@ typedef struct fea_geometry_patch {
   fea_geometry_desc desc; /* complete, pointing into the arrays above */
 } fea_geometry_patch;
 
+/* One boundary side of a MultiPatch: patch is a position in the file's
+ * patch list, side 0-based; name points into the file's names (or NULL). */
+typedef struct fea_geometry_boundary_side {
+  int patch;
+  fea_patch_side side;
+  const char *name;
+} fea_geometry_boundary_side;
+
 struct fea_geometry_file {
   FEA_OBJECT_HEADER;
   int count;
   fea_geometry_patch *patches;
+  /* The first MultiPatch element's topology (all zero/NULL without one). */
+  int num_members;
+  int *members; /* its patches, positions in patches[], in its order */
+  int num_interfaces;
+  fea_geometry_interface *interfaces; /* full size, 0-based, positions */
+  int num_boundary;
+  fea_geometry_boundary_side *boundary;
+  int num_names;
+  char **names; /* owned: the name attributes of the boundary elements */
 };
 
 /* Parse the G+Smo XML text of `name` (data, size bytes) into file->patches
- * (src/disc/geometry-gismo.c); messages name `name`, the patch and line. */
+ * and the topology fields (src/disc/geometry-gismo.c); messages name `name`,
+ * the patch or element and line. On failure nothing is left allocated. */
 fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const char *data,
                                     size_t size, fea_geometry_file *file);
 void fea_geometry_file_release(fea_geometry_file *file);

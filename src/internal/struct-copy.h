@@ -34,13 +34,14 @@ typedef struct fea_struct_type {
 } fea_struct_type;
 
 extern const fea_struct_type fea_struct_context_info, fea_struct_backend_info, fea_struct_mesh_desc,
-    fea_struct_bspline_desc, fea_struct_geometry_desc, fea_struct_space_info,
-    fea_struct_problem_desc, fea_struct_assembly_desc, fea_struct_assembly_stats,
-    fea_struct_cost_query, fea_struct_cost, fea_struct_operator_desc, fea_struct_operator_info,
-    fea_struct_cg_desc, fea_struct_cg_stats, fea_struct_solver_stats, fea_struct_solver_level,
-    fea_struct_solver_node, fea_struct_prehandled_desc, fea_struct_prehandled_stats,
-    fea_struct_multigrid_desc, fea_struct_multigrid_stats, fea_struct_multipatch_desc,
-    fea_struct_multipatch_info, fea_struct_multipatch_interface, fea_struct_multipatch_stats;
+    fea_struct_bspline_desc, fea_struct_geometry_desc, fea_struct_geometry_interface,
+    fea_struct_space_info, fea_struct_problem_desc, fea_struct_assembly_desc,
+    fea_struct_assembly_stats, fea_struct_cost_query, fea_struct_cost, fea_struct_operator_desc,
+    fea_struct_operator_info, fea_struct_cg_desc, fea_struct_cg_stats, fea_struct_solver_stats,
+    fea_struct_solver_level, fea_struct_solver_node, fea_struct_prehandled_desc,
+    fea_struct_prehandled_stats, fea_struct_multigrid_desc, fea_struct_multigrid_stats,
+    fea_struct_multipatch_desc, fea_struct_multipatch_info, fea_struct_multipatch_interface,
+    fea_struct_multipatch_stats;
 /* Also used by the PETSc library (libfeaccel-petsc.so). */
 FEA_PRIVATE_EXPORT extern const fea_struct_type fea_struct_solver_desc;
 

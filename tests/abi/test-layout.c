@@ -91,6 +91,14 @@ FIELD(fea_geometry_desc, control_points, 72, 8);
 FIELD(fea_geometry_desc, num_control_points, 80, 8);
 FIELD(fea_geometry_desc, weights, 88, 8);
 
+/* fea_geometry_interface */
+SIZE(fea_geometry_interface, 48);
+FIELD(fea_geometry_interface, size, 0, 8);
+FIELD(fea_geometry_interface, patch, 8, 8);
+FIELD(fea_geometry_interface, side, 16, 8);
+FIELD(fea_geometry_interface, direction_map, 24, 12);
+FIELD(fea_geometry_interface, direction_orientation, 36, 12);
+
 /* fea_space_info */
 SIZE(fea_space_info, 88);
 FIELD(fea_space_info, size, 0, 8);
@@ -406,6 +414,7 @@ Test(layout, init_macros_set_size) {
   INIT_SIZE(fea_mesh_desc, FEA_MESH_DESC_INIT);
   INIT_SIZE(fea_bspline_desc, FEA_BSPLINE_DESC_INIT);
   INIT_SIZE(fea_geometry_desc, FEA_GEOMETRY_DESC_INIT);
+  INIT_SIZE(fea_geometry_interface, FEA_GEOMETRY_INTERFACE_INIT);
   INIT_SIZE(fea_space_info, FEA_SPACE_INFO_INIT);
   INIT_SIZE(fea_problem_desc, FEA_PROBLEM_DESC_INIT);
   INIT_SIZE(fea_assembly_desc, FEA_ASSEMBLY_DESC_INIT);

@@ -201,3 +201,329 @@ Test(geometry_file_errors, malformed_files_are_named) {
                       "not well-formed XML");
   OK(fea_context_destroy(&ctx));
 }
+
+/* --------------------------------------------------------------- topology */
+
+/* A committed file with one piece replaced (the first occurrence). */
+static const char *file_with(const char *name, const char *from, const char *to) {
+  static char text[16384];
+  char whole[16384];
+  FILE *in = fopen(data_path(name), "r");
+  cr_assert(in);
+  const size_t n = fread(whole, 1, sizeof whole - 1, in);
+  fclose(in);
+  whole[n] = '\0';
+  const char *at = strstr(whole, from);
+  cr_assert(at, "'%s' is not in %s", from, name);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - whole), whole, to, at + strlen(from));
+  return text;
+}
+
+/* Write text to a temporary file and read it. */
+static fea_geometry_file *read_text(fea_context *ctx, const char *text) {
+  char path[] = "/tmp/fea-gismo-XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  const size_t len = strlen(text);
+  cr_assert_eq(write(fd, text, len), (ssize_t)len);
+  close(fd);
+  fea_geometry_file *f = NULL;
+  OK(fea_geometry_file_read(ctx, path, &f));
+  unlink(path);
+  return f;
+}
+
+static void expect_interface(const fea_geometry_file *f, int i, int p0, fea_patch_side s0, int p1,
+                             fea_patch_side s1, const int map[3], const int orient[3]) {
+  fea_geometry_interface in = FEA_GEOMETRY_INTERFACE_INIT;
+  OK(fea_geometry_file_get_interface(f, i, &in));
+  cr_assert_eq(in.size, sizeof in);
+  cr_assert_eq(in.patch[0], p0, "interface %d: patch[0] %d", i, in.patch[0]);
+  cr_assert_eq(in.side[0], s0, "interface %d: side[0] %d", i, (int)in.side[0]);
+  cr_assert_eq(in.patch[1], p1, "interface %d: patch[1] %d", i, in.patch[1]);
+  cr_assert_eq(in.side[1], s1, "interface %d: side[1] %d", i, (int)in.side[1]);
+  for (int k = 0; k < 3; k++) {
+    cr_assert_eq(in.direction_map[k], map[k], "interface %d: direction_map[%d] = %d", i, k,
+                 in.direction_map[k]);
+    cr_assert_eq(in.direction_orientation[k], orient[k],
+                 "interface %d: direction_orientation[%d] = %d", i, k, in.direction_orientation[k]);
+  }
+}
+
+Test(geometry_file, four_patch_annulus_topology) {
+  fea_context *ctx = open_ref();
+  fea_geometry_file *f = NULL;
+  OK(fea_geometry_file_read(ctx, data_path("four_patch_annulus.xml"), &f));
+  int count = 0, d = 0;
+  OK(fea_geometry_file_get_num_patches(f, &count));
+  cr_assert_eq(count, 4);
+  /* Patch 0 is the quarter annulus of ring-common.h; each is a valid NURBS patch. */
+  fea_geometry_desc g[4];
+  for (int i = 0; i < 4; i++) {
+    g[i] = (fea_geometry_desc)FEA_GEOMETRY_DESC_INIT;
+    OK(fea_geometry_file_get_patch(f, i, &d, &g[i]));
+    cr_assert_eq(d, 2);
+  }
+  ring q;
+  ring_init(&q, 2, 1.0);
+  expect_same(&g[0], &q.g, 2);
+  /* The MultiPatch lists ids 10..13: positions 0..3. */
+  int nm = -1;
+  const int *members = NULL;
+  OK(fea_geometry_file_get_multipatch(f, &nm, &members));
+  cr_assert_eq(nm, 4);
+  for (int i = 0; i < 4; i++) cr_assert_eq(members[i], i);
+  /* North of quarter k on south of quarter k + 1: radial directions the same
+   * way, the normal (direction 1) opposite ways (north is high, south low). */
+  int ni = 0;
+  OK(fea_geometry_file_get_num_interfaces(f, &ni));
+  cr_assert_eq(ni, 4);
+  const int map[3] = {0, 1, 2}, orient[3] = {1, 0, 1};
+  for (int k = 0; k < 4; k++) {
+    expect_interface(f, k, k, FEA_SIDE_NORTH, (k + 1) % 4, FEA_SIDE_SOUTH, map, orient);
+    /* The glued sides are the same points (a conforming interface): the
+     * north row of quarter k is the south row of quarter k + 1. */
+    const fea_geometry_desc *a = &g[k], *b = &g[(k + 1) % 4];
+    for (int i = 0; i < 2; i++)
+      for (int c = 0; c < 2; c++)
+        cr_assert_float_eq(a->control_points[(4 + i) * 2 + c], b->control_points[i * 2 + c], 1e-15,
+                           "interface %d: point %d", k, i);
+  }
+  /* The inner arcs (west), then the outer ones (east), with their group names. */
+  int nb = 0;
+  OK(fea_geometry_file_get_num_boundary_sides(f, &nb));
+  cr_assert_eq(nb, 8);
+  for (int i = 0; i < 8; i++) {
+    int p = -1;
+    fea_patch_side s = FEA_SIDE_BACK;
+    const char *name = NULL;
+    OK(fea_geometry_file_get_boundary_side(f, i, &p, &s, &name));
+    cr_assert_eq(p, i % 4);
+    cr_assert_eq(s, i < 4 ? FEA_SIDE_WEST : FEA_SIDE_EAST);
+    cr_assert_str_eq(name, i < 4 ? "inner" : "outer");
+  }
+  int p = -1;
+  fea_patch_side s = FEA_SIDE_BACK;
+  OK(fea_geometry_file_get_boundary_side(f, 7, &p, &s, NULL)); /* the name not wanted */
+  cr_assert_eq(p, 3);
+  /* Bad indices and sizes. */
+  fea_geometry_interface in = FEA_GEOMETRY_INTERFACE_INIT;
+  EXPECT_FAIL(fea_geometry_file_get_interface(f, 4, &in), FEA_ERR_INVALID_ARG, ctx,
+              "interface 4 is outside [0, 4)");
+  EXPECT_FAIL(fea_geometry_file_get_interface(f, -1, &in), FEA_ERR_INVALID_ARG, ctx,
+              "interface -1 is outside [0, 4)");
+  in.size = 8;
+  EXPECT_FAIL(fea_geometry_file_get_interface(f, 0, &in), FEA_ERR_INVALID_ARG, ctx, "out");
+  EXPECT_FAIL(fea_geometry_file_get_boundary_side(f, 8, &p, &s, NULL), FEA_ERR_INVALID_ARG, ctx,
+              "boundary side 8 is outside [0, 8)");
+  EXPECT_FAIL(fea_geometry_file_get_interface(f, 0, NULL), FEA_ERR_INVALID_ARG, ctx, "out");
+  EXPECT_FAIL(fea_geometry_file_get_num_interfaces(f, NULL), FEA_ERR_INVALID_ARG, ctx, "count");
+  EXPECT_FAIL(fea_geometry_file_get_num_boundary_sides(f, NULL), FEA_ERR_INVALID_ARG, ctx, "count");
+  EXPECT_FAIL(fea_geometry_file_get_boundary_side(f, 0, NULL, &s, NULL), FEA_ERR_INVALID_ARG, ctx,
+              "patch");
+  EXPECT_FAIL(fea_geometry_file_get_multipatch(f, &nm, NULL), FEA_ERR_INVALID_ARG, ctx, "patches");
+  OK(fea_geometry_file_destroy(&f));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(geometry_file, multipatch_variants) {
+  fea_context *ctx = open_ref();
+  /* No MultiPatch: no topology. */
+  fea_geometry_file *f = NULL;
+  OK(fea_geometry_file_read(ctx, data_path("quarter_annulus.xml"), &f));
+  int n = -1;
+  const int *members = (const int *)&n;
+  OK(fea_geometry_file_get_multipatch(f, &n, &members));
+  cr_assert_eq(n, 0);
+  cr_assert_null(members);
+  OK(fea_geometry_file_get_num_interfaces(f, &n));
+  cr_assert_eq(n, 0);
+  OK(fea_geometry_file_get_num_boundary_sides(f, &n));
+  cr_assert_eq(n, 0);
+  OK(fea_geometry_file_destroy(&f));
+  /* Patches only (ids 3 and 4 are positions 0 and 1). */
+  OK(fea_geometry_file_read(ctx, data_path("two_patches.xml"), &f));
+  OK(fea_geometry_file_get_multipatch(f, &n, &members));
+  cr_assert_eq(n, 2);
+  cr_assert_eq(members[0], 0);
+  cr_assert_eq(members[1], 1);
+  OK(fea_geometry_file_get_num_interfaces(f, &n));
+  cr_assert_eq(n, 0);
+  OK(fea_geometry_file_get_num_boundary_sides(f, &n));
+  cr_assert_eq(n, 0);
+  OK(fea_geometry_file_destroy(&f));
+  /* id_index in another order: the member list follows it, interfaces and
+   * boundary still name positions in the file. */
+  f = read_text(ctx, file_with("four_patch_annulus.xml", "<patches type=\"id_range\">10 13",
+                               "<patches type=\"id_index\">13 11 12 10"));
+  OK(fea_geometry_file_get_multipatch(f, &n, &members));
+  cr_assert_eq(n, 4);
+  cr_assert_eq(members[0], 3);
+  cr_assert_eq(members[1], 1);
+  cr_assert_eq(members[3], 0);
+  const int map[3] = {0, 1, 2}, orient[3] = {1, 0, 1};
+  expect_interface(f, 3, 3, FEA_SIDE_NORTH, 0, FEA_SIDE_SOUTH, map, orient);
+  OK(fea_geometry_file_destroy(&f));
+  /* G+Smo's files often write orientation 1 for the normal direction
+   * (filedata/planar/two_squares.xml); as in G+Smo, the sides decide it. */
+  f = read_text(ctx, file_with("four_patch_annulus.xml", "10 4 11 3 0 1 1 0", "10 4 11 3 0 1 1 1"));
+  expect_interface(f, 0, 0, FEA_SIDE_NORTH, 1, FEA_SIDE_SOUTH, map, orient);
+  OK(fea_geometry_file_destroy(&f));
+  /* A boundary element without a name, and interfaces over two elements. */
+  f = read_text(ctx,
+                file_with("four_patch_annulus.xml", "<boundary name=\"inner\">", "<boundary>"));
+  const char *name = "x";
+  fea_patch_side s = FEA_SIDE_BACK;
+  int p = -1;
+  OK(fea_geometry_file_get_boundary_side(f, 0, &p, &s, &name));
+  cr_assert_null(name);
+  OK(fea_geometry_file_get_boundary_side(f, 4, &p, &s, &name));
+  cr_assert_str_eq(name, "outer");
+  OK(fea_geometry_file_destroy(&f));
+  f = read_text(ctx, file_with("four_patch_annulus.xml", "   12 4 13 3",
+                               "  </interfaces>\n  <interfaces>\n   12 4 13 3"));
+  OK(fea_geometry_file_get_num_interfaces(f, &n));
+  cr_assert_eq(n, 4);
+  expect_interface(f, 2, 2, FEA_SIDE_NORTH, 3, FEA_SIDE_SOUTH, map, orient);
+  OK(fea_geometry_file_destroy(&f));
+  /* A second MultiPatch is ignored (G+Smo reads the first). */
+  f = read_text(ctx, file_with("four_patch_annulus.xml", "</xml>",
+                               "<MultiPatch parDim=\"7\"><patches/></MultiPatch></xml>"));
+  OK(fea_geometry_file_get_num_interfaces(f, &n));
+  cr_assert_eq(n, 4);
+  OK(fea_geometry_file_destroy(&f));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* Two trilinear unit cubes side by side (ids 0 and 1), and a MultiPatch. */
+static const char *two_cubes(const char *multipatch) {
+  static char text[4096];
+  char cube[2][1024];
+  for (int c = 0; c < 2; c++)
+    snprintf(cube[c], sizeof cube[c],
+             " <Geometry type=\"TensorBSpline3\" id=\"%d\">\n"
+             "  <Basis type=\"TensorBSplineBasis3\">\n"
+             "   <Basis type=\"BSplineBasis\" index=\"0\"><KnotVector degree=\"1\">0 0 1 1"
+             "</KnotVector></Basis>\n"
+             "   <Basis type=\"BSplineBasis\" index=\"1\"><KnotVector degree=\"1\">0 0 1 1"
+             "</KnotVector></Basis>\n"
+             "   <Basis type=\"BSplineBasis\" index=\"2\"><KnotVector degree=\"1\">0 0 1 1"
+             "</KnotVector></Basis>\n"
+             "  </Basis>\n"
+             "  <coefs geoDim=\"3\">%d 0 0 %d 0 0 %d 1 0 %d 1 0 %d 0 1 %d 0 1 %d 1 1 %d 1 1"
+             "</coefs>\n"
+             " </Geometry>\n",
+             c, c, c + 1, c, c + 1, c, c + 1, c, c + 1);
+  snprintf(text, sizeof text, "<xml>\n%s%s%s</xml>\n", cube[0], cube[1], multipatch);
+  return text;
+}
+
+Test(geometry_file, multipatch_in_3d) {
+  fea_context *ctx = open_ref();
+  /* 3D: patch side patch side, 3 map entries, 3 orientation flags. */
+  fea_geometry_file *f = read_text(
+      ctx, two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_range\">0 1</patches>\n"
+                     "<interfaces>0 2 1 1 0 1 2 1 1 1</interfaces>\n"
+                     "<boundary>0 1 0 3 0 4 0 5 0 6 1 2 1 3 1 4 1 5 1 6</boundary>\n"
+                     "</MultiPatch>\n"));
+  int n = 0;
+  OK(fea_geometry_file_get_num_interfaces(f, &n));
+  cr_assert_eq(n, 1);
+  const int map[3] = {0, 1, 2}, orient[3] = {0, 1, 1};
+  expect_interface(f, 0, 0, FEA_SIDE_EAST, 1, FEA_SIDE_WEST, map, orient);
+  OK(fea_geometry_file_get_num_boundary_sides(f, &n));
+  cr_assert_eq(n, 10);
+  int p = -1;
+  fea_patch_side s = FEA_SIDE_WEST;
+  OK(fea_geometry_file_get_boundary_side(f, 4, &p, &s, NULL));
+  cr_assert_eq(p, 0);
+  cr_assert_eq(s, FEA_SIDE_BACK);
+  OK(fea_geometry_file_destroy(&f));
+  /* A turned neighbour: directions 1 and 2 swapped, one reversed. */
+  f = read_text(ctx, two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_index\">1 0</patches>"
+                               "<interfaces>1 1 0 2 0 2 1 1 0 1</interfaces></MultiPatch>\n"));
+  const int map2[3] = {0, 2, 1}, orient2[3] = {0, 0, 1};
+  expect_interface(f, 0, 1, FEA_SIDE_WEST, 0, FEA_SIDE_EAST, map2, orient2);
+  OK(fea_geometry_file_destroy(&f));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(geometry_file_errors, bad_multipatch_is_named) {
+  fea_context *ctx = open_ref();
+  const char *a = "four_patch_annulus.xml";
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0", "10 4 19 3 0"), FEA_ERR_INVALID_ARG,
+                      "<interfaces> (line 95): patch id 19 names no <Geometry>");
+  expect_file_refused(ctx, file_with(a, "id_range\">10 13", "id_range\">10 14"),
+                      FEA_ERR_INVALID_ARG, "id_range 10 14 names 5 patches; the file has 4");
+  expect_file_refused(ctx, file_with(a, "id_range\">10 13", "id_range\">10 9"), FEA_ERR_INVALID_ARG,
+                      "id_range 10 9 ends before it starts");
+  expect_file_refused(ctx, file_with(a, "id_range\">10 13", "id_range\">10"), FEA_ERR_INVALID_ARG,
+                      "id_range has 1 numbers");
+  expect_file_refused(ctx, file_with(a, "type=\"id_range\">10 13", "type=\"id_index\">10 11 17"),
+                      FEA_ERR_INVALID_ARG, "<patches> (line 94): patch id 17 names no <Geometry>");
+  expect_file_refused(ctx, file_with(a, "type=\"id_range\">10 13", "type=\"id_index\">10 11 11"),
+                      FEA_ERR_INVALID_ARG, "patch id 11 is listed twice");
+  expect_file_refused(ctx, file_with(a, "type=\"id_range\">10 13", "type=\"id_list\">10 13"),
+                      FEA_ERR_INVALID_ARG, "type \"id_list\" is not id_range or id_index");
+  expect_file_refused(ctx, file_with(a, "<patches type=\"id_range\">10 13</patches>", ""),
+                      FEA_ERR_INVALID_ARG, "<MultiPatch> (line 93): no <patches> element");
+  expect_file_refused(ctx, file_with(a, "id_range\">10 13", "id_range\">10 12"),
+                      FEA_ERR_INVALID_ARG,
+                      "interface 2: patch id 13 is not in the MultiPatch's <patches>");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3", "10 5 11 3"), FEA_ERR_INVALID_ARG,
+                      "interface 0: side 5 of patch id 10 is outside 1..4");
+  expect_file_refused(ctx, file_with(a, "10 1 11 1", "10 0 11 1"), FEA_ERR_INVALID_ARG,
+                      "boundary side 0: side 0 of patch id 10 is outside 1..4");
+  expect_file_refused(ctx, file_with(a, "parDim=\"2\"", "parDim=\"3\""), FEA_ERR_INVALID_ARG,
+                      "patch id 10 is 2D but parDim is 3");
+  expect_file_refused(ctx, file_with(a, "parDim=\"2\"", "parDim=\"two\""), FEA_ERR_INVALID_ARG,
+                      "<MultiPatch> (line 93): parDim=\"two\"; it must be 2 or 3");
+  expect_file_refused(ctx, file_with(a, "parDim=\"2\"", ""), FEA_ERR_INVALID_ARG,
+                      "parDim=\"(none)\"");
+  expect_file_refused(ctx, file_with(a, "11 4 12 3", "11 4 11 4"), FEA_ERR_INVALID_ARG,
+                      "interface 1 names side 4 of patch id 11 twice");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3", "10 4 11 x3"), FEA_ERR_INVALID_ARG,
+                      "<interfaces> (line 95): number 3 is \"x3\", not an integer");
+  expect_file_refused(ctx, file_with(a, "10 1 11 1", "10 1.0 11 1"), FEA_ERR_INVALID_ARG,
+                      "<boundary> (line 101): number 1 is \"1.0\", not an integer");
+  expect_file_refused(ctx, file_with(a, "13 4 10 3 0 1 1 0", "13 4 10 3 0 1 1"),
+                      FEA_ERR_INVALID_ARG,
+                      "31 numbers are not a whole number of interfaces of 8 (patch, side, "
+                      "patch, side, 2 direction-map entries, 2 orientation flags)");
+  expect_file_refused(ctx, file_with(a, "12 1 13 1", "12 1 13"), FEA_ERR_INVALID_ARG,
+                      "7 numbers are not (patch, side) pairs");
+  expect_file_refused(ctx, file_with(a, "10 1 11 1", "10 4 11 1"), FEA_ERR_INVALID_ARG,
+                      "boundary side 0: side 4 of patch id 10 is already glued in interface 0");
+  expect_file_refused(ctx, file_with(a, "11 4 12 3", "11 4 10 3"), FEA_ERR_INVALID_ARG,
+                      "interface 3: side 3 of patch id 10 is already glued in interface 1");
+  expect_file_refused(ctx, file_with(a, "12 2 13 2", "12 2 10 2"), FEA_ERR_INVALID_ARG,
+                      "boundary side 7: side 2 of patch id 10 is already listed as boundary "
+                      "side 4");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 1 1 1 0"),
+                      FEA_ERR_INVALID_ARG, "interface 0: the direction map");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 5 1 1 0"),
+                      FEA_ERR_INVALID_ARG,
+                      "interface 0: direction-map entry 0 is 5; it must be in 0..1");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 0 1 2 0"),
+                      FEA_ERR_INVALID_ARG,
+                      "interface 0: orientation flag 0 is 2; it must be 0 or 1");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 0 1 1 0 1"),
+                      FEA_ERR_INVALID_ARG, "33 numbers are not a whole number of interfaces");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "-1 4 11 3 0 1 1 0"),
+                      FEA_ERR_INVALID_ARG, "patch id -1 names no <Geometry>");
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 0 1 1 99999999999"),
+                      FEA_ERR_INVALID_ARG, "not an integer");
+  /* A patch id that two Geometry elements carry. */
+  expect_file_refused(ctx, file_with(a, "id=\"11\"", "id=\"10\""), FEA_ERR_INVALID_ARG,
+                      "patch id 10 names two <Geometry> elements");
+  /* 3D: the 2D count (8) is not a whole number of 3D interfaces (10). */
+  expect_file_refused(ctx,
+                      two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_range\">0 1</patches>"
+                                "<interfaces>0 2 1 1 0 1 1 1</interfaces></MultiPatch>"),
+                      FEA_ERR_INVALID_ARG, "8 numbers are not a whole number of interfaces of 10");
+  expect_file_refused(ctx,
+                      two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_range\">0 1</patches>"
+                                "<interfaces>0 2 1 7 0 1 2 1 1 1</interfaces></MultiPatch>"),
+                      FEA_ERR_INVALID_ARG, "side 7 of patch id 1 is outside 1..6");
+  OK(fea_context_destroy(&ctx));
+}
