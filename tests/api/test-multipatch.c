@@ -11,6 +11,7 @@
  * - non-conforming interfaces and bad arguments are refused by name. */
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "api-common.h"
@@ -481,5 +482,61 @@ Test(multipatch, refusals) {
   fea_multipatch_destroy(&mp);
   fea_space *spaces[5] = {a, b, c, e, d3};
   for (int i = 0; i < 5; i++) fea_space_destroy(&spaces[i]);
+  fea_context_destroy(&ctx);
+}
+
+/* The 4-patch annulus of a G+Smo file: the interfaces found from the
+ * geometry are the ones its MultiPatch element lists, and its boundary
+ * sides are the domain's. */
+Test(multipatch, gismo_file_topology) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  const char *dir = getenv("FEA_TEST_DATA");
+  cr_assert(dir, "FEA_TEST_DATA is not set");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/gismo/four_patch_annulus.xml", dir);
+  fea_geometry_file *file = NULL;
+  OK(fea_geometry_file_read(ctx, path, &file));
+  int np = 0;
+  OK(fea_geometry_file_get_num_patches(file, &np));
+  cr_assert_eq(np, 4);
+  fea_space *patches[4];
+  for (int k = 0; k < np; k++) {
+    int dim = 0;
+    fea_geometry_desc g = FEA_GEOMETRY_DESC_INIT;
+    OK(fea_geometry_file_get_patch(file, k, &dim, &g));
+    fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
+    d.dim = dim;
+    d.degree[0] = d.degree[1] = 2;
+    d.n[0] = d.n[1] = 4;
+    d.geometry = &g;
+    OK(fea_space_create_bspline(ctx, &d, &patches[k]));
+  }
+  fea_multipatch *mp = NULL;
+  OK(fea_multipatch_create(ctx, np, patches, NULL, &mp));
+  fea_multipatch_info info = FEA_MULTIPATCH_INFO_INIT;
+  OK(fea_multipatch_get_info(mp, &info));
+  int nfile = 0, nb = 0;
+  OK(fea_geometry_file_get_num_interfaces(file, &nfile));
+  OK(fea_geometry_file_get_num_boundary_sides(file, &nb));
+  cr_assert_eq(info.num_interfaces, nfile);
+  cr_assert_eq(info.num_boundary_sides, nb);
+  for (int i = 0; i < nfile; i++) {
+    fea_geometry_interface fi = FEA_GEOMETRY_INTERFACE_INIT;
+    OK(fea_geometry_file_get_interface(file, i, &fi));
+    int found = 0;
+    for (int j = 0; j < info.num_interfaces && !found; j++) {
+      fea_multipatch_interface mi = FEA_MULTIPATCH_INTERFACE_INIT;
+      OK(fea_multipatch_get_interface(mp, j, &mi));
+      for (int s = 0; s < 2 && !found; s++)
+        found = mi.patch[0] == fi.patch[s] && mi.side[0] == fi.side[s] &&
+                mi.patch[1] == fi.patch[1 - s] && mi.side[1] == fi.side[1 - s];
+    }
+    cr_assert(found, "the file's interface %d (patch %d side %d, patch %d side %d) was not found",
+              i, fi.patch[0], (int)fi.side[0], fi.patch[1], (int)fi.side[1]);
+  }
+  fea_multipatch_destroy(&mp);
+  for (int k = 0; k < np; k++) fea_space_destroy(&patches[k]);
+  fea_geometry_file_destroy(&file);
   fea_context_destroy(&ctx);
 }
