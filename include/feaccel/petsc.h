@@ -65,6 +65,8 @@ typedef struct fea_petsc_multipatch fea_petsc_multipatch;
  * interface system is a distributed PETSc matrix (MPIAIJ through the COO interface) solved by
  * a KSP with options prefix `feaccel_`: by default preonly with MUMPS's LU where PETSc has
  * MUMPS (`-feaccel_ksp_type cg -feaccel_pc_type jacobi`, and any other KSP options, override).
+ * With `-feaccel_pc_type bddc` the matrix is unassembled (MATIS: each rank's patches form its
+ * subdomain's Neumann matrix) for PCBDDC.
  * @param desc the patches' tree options (as fea_solver_create_multipatch()), or NULL
  * @retval FEA_ERR_INVALID_ARG for a problem of another context, a communicator with more ranks
  *         than the domain has patches (naming the rank without a patch), keep_boundary set, or

@@ -127,9 +127,6 @@ static fea_status mp_create(fea_petsc_multipatch *s, const fea_solver_desc *d) {
             "the interface's %lld DoFs exceed PetscInt's %lld", (long long)ni,
             (long long)PETSC_MAX_INT);
   s->ni = (PetscInt)ni;
-  FEA_PETSC_CALL(ctx, MatCreate(s->comm, &s->A));
-  FEA_PETSC_CALL(ctx, MatSetSizes(s->A, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni));
-  FEA_PETSC_CALL(ctx, MatSetType(s->A, MATAIJ));
   return mp_ksp_defaults(s);
 }
 
@@ -178,8 +175,10 @@ fea_status fea_petsc_multipatch_create(MPI_Comm comm, fea_context *ctx,
   return st;
 }
 
-/* This rank's patches' Schur complements as COO triplets (global rows). */
-static fea_status mp_interface_matrix(fea_petsc_multipatch *s) {
+/* This rank's patches' Schur complements as triplets over the interface
+ * rows (Dirichlet rows left out); the caller frees *ci, *cj, *v. */
+static fea_status mp_triplets(fea_petsc_multipatch *s, PetscCount *count, PetscInt **ci,
+                              PetscInt **cj, PetscScalar **v) {
   fea_context *ctx = s->ctx;
   const fea_multipatch *mp = s->pb->mp;
   PetscCount n = 0;
@@ -187,12 +186,13 @@ static fea_status mp_interface_matrix(fea_petsc_multipatch *s) {
     const fea_index r = fea_multipatch_patch_boundary_size(s->part, p); /* 0: not ours */
     n += (PetscCount)(r * r);
   }
-  PetscInt *ci = malloc((size_t)(n ? n : 1) * sizeof *ci),
-           *cj = malloc((size_t)(n ? n : 1) * sizeof *cj);
-  PetscScalar *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  fea_status st = ci && cj && v ? FEA_SUCCESS
-                                : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
-                                            "no memory for %lld interface entries", (long long)n);
+  *ci = malloc((size_t)(n ? n : 1) * sizeof **ci);
+  *cj = malloc((size_t)(n ? n : 1) * sizeof **cj);
+  *v = malloc((size_t)(n ? n : 1) * sizeof **v);
+  fea_status st = *ci && *cj && *v
+                      ? FEA_SUCCESS
+                      : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                  "no memory for %lld interface entries", (long long)n);
   PetscCount k = 0;
   for (int p = 0; p < mp->num_patches && st == FEA_SUCCESS; p++) {
     const fea_index r = fea_multipatch_patch_boundary_size(s->part, p);
@@ -205,19 +205,88 @@ static fea_status mp_interface_matrix(fea_petsc_multipatch *s) {
     for (fea_index j = 0; j < r && st == FEA_SUCCESS; j++)
       for (fea_index i = 0; i < r; i++)
         if (rows[i] >= 0 && rows[j] >= 0) {
-          ci[k] = (PetscInt)rows[i], cj[k] = (PetscInt)rows[j], v[k] = S[i + j * r];
+          (*ci)[k] = (PetscInt)rows[i], (*cj)[k] = (PetscInt)rows[j], (*v)[k] = S[i + j * r];
           k++;
         }
     free(rows);
     free(S);
   }
-  if (st == FEA_SUCCESS) {
-    PetscErrorCode e = MatSetPreallocationCOO(s->A, k, ci, cj);
-    if (!e) e = MatSetValuesCOO(s->A, v, INSERT_VALUES);
-    if (!e) e = MatSetOption(s->A, MAT_SPD, PETSC_TRUE);
-    if (e)
-      st = fea_petsc_error(ctx, e, "the interface matrix's COO assembly", __FILE__, __LINE__,
+  *count = k;
+  return st;
+}
+
+/* The assembled interface matrix (MPIAIJ): triplets through the COO
+ * interface, rows of other ranks sent and summed by PETSc. */
+static fea_status mp_assembled(fea_petsc_multipatch *s, PetscCount n, const PetscInt *ci,
+                               const PetscInt *cj, const PetscScalar *v) {
+  fea_context *ctx = s->ctx;
+  FEA_PETSC_CALL(ctx, MatCreate(s->comm, &s->A));
+  FEA_PETSC_CALL(ctx, MatSetSizes(s->A, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni));
+  FEA_PETSC_CALL(ctx, MatSetType(s->A, MATAIJ));
+  FEA_PETSC_CALL(ctx, MatSetPreallocationCOO(s->A, n, (PetscInt *)ci, (PetscInt *)cj));
+  FEA_PETSC_CALL(ctx, MatSetValuesCOO(s->A, v, INSERT_VALUES));
+  return FEA_SUCCESS;
+}
+
+static int by_value(const void *a, const void *b) {
+  const PetscInt x = *(const PetscInt *)a, y = *(const PetscInt *)b;
+  return (x > y) - (x < y);
+}
+
+/* The unassembled interface matrix (MATIS) that PCBDDC needs: this rank's
+ * local matrix is the sum of its patches' Schur complements over the
+ * interface rows they touch (a subdomain's Neumann matrix), mapped to the
+ * global rows; PETSc never adds them up. */
+static fea_status mp_unassembled(fea_petsc_multipatch *s, PetscCount n, const PetscInt *ci,
+                                 const PetscInt *cj, const PetscScalar *v) {
+  fea_context *ctx = s->ctx;
+  PetscInt *rows = malloc((size_t)(n ? n : 1) * sizeof *rows), nloc = 0;
+  FEA_CHECK(rows, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld local rows", (long long)n);
+  for (PetscCount k = 0; k < n; k++)
+    if (ci[k] == cj[k]) rows[nloc++] = ci[k];
+  qsort(rows, (size_t)nloc, sizeof *rows, by_value);
+  PetscInt u = 0;
+  for (PetscInt i = 0; i < nloc; i++)
+    if (i == 0 || rows[i] != rows[u - 1]) rows[u++] = rows[i];
+  nloc = u;
+  ISLocalToGlobalMapping l2g = NULL;
+  Mat local = NULL;
+  PetscErrorCode e = ISLocalToGlobalMappingCreate(s->comm, 1, nloc, rows, PETSC_COPY_VALUES, &l2g);
+  if (!e) e = MatCreateIS(s->comm, 1, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni, l2g, l2g, &s->A);
+  if (!e) e = MatCreateSeqDense(PETSC_COMM_SELF, nloc, nloc, NULL, &local);
+  for (PetscCount k = 0; k < n && !e; k++) {
+    const PetscInt *a = bsearch(&ci[k], rows, (size_t)nloc, sizeof *rows, by_value);
+    const PetscInt *b = bsearch(&cj[k], rows, (size_t)nloc, sizeof *rows, by_value);
+    const PetscInt li = (PetscInt)(a - rows), lj = (PetscInt)(b - rows);
+    e = MatSetValues(local, 1, &li, 1, &lj, &v[k], ADD_VALUES);
+  }
+  if (!e) e = MatAssemblyBegin(local, MAT_FINAL_ASSEMBLY);
+  if (!e) e = MatAssemblyEnd(local, MAT_FINAL_ASSEMBLY);
+  if (!e) e = MatConvert(local, MATSEQAIJ, MAT_INPLACE_MATRIX, &local);
+  if (!e) e = MatISSetLocalMat(s->A, local);
+  if (!e) e = MatAssemblyBegin(s->A, MAT_FINAL_ASSEMBLY);
+  if (!e) e = MatAssemblyEnd(s->A, MAT_FINAL_ASSEMBLY);
+  (void)MatDestroy(&local);
+  (void)ISLocalToGlobalMappingDestroy(&l2g);
+  free(rows);
+  if (e)
+    return fea_petsc_error(ctx, e, "the unassembled interface matrix", __FILE__, __LINE__,
                            __func__);
+  return FEA_SUCCESS;
+}
+
+/* The interface matrix in the form the KSP's preconditioner takes. */
+static fea_status mp_interface_matrix(fea_petsc_multipatch *s, int unassembled) {
+  PetscCount n = 0;
+  PetscInt *ci = NULL, *cj = NULL;
+  PetscScalar *v = NULL;
+  (void)MatDestroy(&s->A);
+  fea_status st = mp_triplets(s, &n, &ci, &cj, &v);
+  if (st == FEA_SUCCESS)
+    st = unassembled ? mp_unassembled(s, n, ci, cj, v) : mp_assembled(s, n, ci, cj, v);
+  if (st == FEA_SUCCESS) {
+    const PetscErrorCode e = MatSetOption(s->A, MAT_SPD, PETSC_TRUE);
+    if (e) st = fea_petsc_error(s->ctx, e, "MatSetOption(MAT_SPD)", __FILE__, __LINE__, __func__);
   }
   free(ci);
   free(cj);
@@ -232,13 +301,19 @@ static fea_status mp_setup(fea_petsc_multipatch *s) {
   FEA_CALL(fea_multipatch_factor_patches(s->part));
   s->local_s = wall_time() - t0;
   t0 = wall_time();
-  FEA_CALL(mp_interface_matrix(s));
-  if (!s->x) { /* the matrix's layout exists once it is preallocated */
+  /* The options first: PCBDDC (-feaccel_pc_type bddc) takes the matrix
+   * unassembled, every other preconditioner assembled. */
+  FEA_PETSC_CALL(ctx, KSPSetFromOptions(s->ksp));
+  PC pc;
+  PetscBool bddc = PETSC_FALSE;
+  FEA_PETSC_CALL(ctx, KSPGetPC(s->ksp, &pc));
+  FEA_PETSC_CALL(ctx, PetscObjectTypeCompare((PetscObject)pc, PCBDDC, &bddc));
+  FEA_CALL(mp_interface_matrix(s, bddc == PETSC_TRUE));
+  if (!s->x) { /* both forms split the rows as PETSC_DECIDE does */
     FEA_PETSC_CALL(ctx, MatCreateVecs(s->A, &s->x, &s->b));
     FEA_PETSC_CALL(ctx, VecScatterCreateToAll(s->x, &s->to_all, &s->x_all));
   }
   FEA_PETSC_CALL(ctx, KSPSetOperators(s->ksp, s->A, s->A));
-  FEA_PETSC_CALL(ctx, KSPSetFromOptions(s->ksp));
   FEA_PETSC_CALL(ctx, KSPSetUp(s->ksp));
   s->interface_s = wall_time() - t0;
   s->ready = 1;
