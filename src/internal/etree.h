@@ -45,7 +45,8 @@ typedef struct fea_etree {
   int num_levels;           /* root level + 1 */
   fea_index *level_start;   /* num_levels + 1: level L's nodes are */
   fea_index *level_nodes;   /*   level_nodes[level_start[L] .. level_start[L + 1]) */
-  fea_index num_dofs;       /* size of the tree's numbering (entries of free_index >= 0) */
+  fea_index num_dofs;       /* size of the tree's numbering: one past its largest index (the
+                                count of entries of free_index >= 0 when they are 0, 1, ...) */
   fea_index num_eliminated; /* sum of q */
   fea_index *front_dofs;    /* sum of (q + r) */
   int32_t *ext_map;         /* sum of r over non-root nodes (the root's r rows stay) */

@@ -24,8 +24,9 @@ int fea_multifrontal_keeps_boundary(const fea_solver *s);
 void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, double *S);
 
 /* Solvers with keep_boundary, as the patches of a multipatch solver use
- * them. y: nrhs columns in the tree's numbering (the space's DoFs, ld
- * num_dofs). kept_forward takes the right-hand sides in y (0 on Dirichlet
+ * them (with the internal keep_boundary = 2: only the free boundary DoFs
+ * stay in the root). y: nrhs columns in the tree's numbering (by space DoF,
+ * ld the tree's num_dofs). kept_forward takes the right-hand sides in y (0 on Dirichlet
  * DoFs, loads lifted), runs the forward substitution and writes the
  * condensed right-hand side b_B - A_BI A_II^-1 b_I of the root's boundary
  * DoFs into g (r x nrhs, ld r, in fea_multifrontal_boundary_schur's order);

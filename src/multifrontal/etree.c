@@ -418,10 +418,12 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
                      (long long)s->num_dofs);
     goto fail;
   }
+  /* The numbering's size: one past its largest index (a kept boundary
+   * without its Dirichlet DoFs numbers by space DoF, with gaps). */
   fea_index n = 0, ntree = 0;
   for (fea_index d = 0; d < s->num_dofs; d++) {
     if (free_index[d] < 0) continue;
-    ntree++;
+    if (free_index[d] >= ntree) ntree = free_index[d] + 1;
     if (!never_eliminated(&b, d)) dofs[n++] = d;
   }
   fea_index lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};

@@ -5,7 +5,9 @@
  * Numbering. The tree runs over "tree DoFs": the problem's free DoFs
  * (reduced numbering, identical to fea_problem_assemble_reference's), or,
  * with keep_boundary, every DoF of the space (space numbering) so that the
- * boundary DoFs can stay in the root. Right-hand sides and solutions of the
+ * boundary DoFs can stay in the root; with the internal keep_boundary = 2
+ * of a multipatch solver's patches, the free DoFs only, still by space DoF
+ * (the Dirichlet ones lifted as in the reduced tree). Right-hand sides and solutions of the
  * API are always in the problem's reduced numbering. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,11 @@ static fea_status number_dofs(fea_solver *s) {
             "no memory for the numbering of %lld DoFs", (long long)nd);
   for (fea_index d = 0; d < nd; d++) {
     fea_index f = s->problem->free_index[d];
-    m->tree_index[d] = m->desc.keep_boundary ? d : f;
+    /* keep_boundary 1: every DoF, by space DoF; 2 (multipatch patches): the
+     * free ones, by space DoF; 0: the free ones, by free row. */
+    m->tree_index[d] = m->desc.keep_boundary == 1   ? d
+                       : m->desc.keep_boundary == 2 ? (f >= 0 ? d : -1)
+                                                    : f;
     if (f >= 0) m->tree_of_free[f] = m->tree_index[d];
   }
   return FEA_SUCCESS;

@@ -1,10 +1,10 @@
 /* The multipatch direct solver: static condensation of every patch onto
  * its boundary, a dense interface system, back-substitution.
  *
- * Each patch has a multifrontal solver that keeps its boundary DoFs (all
- * of them, Dirichlet ones included) in the root, so its setup ends with the
- * boundary Schur complement S_p = A_BB - A_BI A_II^-1 A_IB of the patch's
- * own matrix (interface sides natural: the patch's share of the coupled
+ * Each patch has a multifrontal solver that keeps its free boundary DoFs
+ * in the root (its Dirichlet DoFs are lifted in the leaves), so its setup
+ * ends with the boundary Schur complement S_p = A_BB - A_BI A_II^-1 A_IB of
+ * the patch's own matrix (interface sides natural: the patch's share of the coupled
  * matrix). The interface system is the sum of the S_p over the free global
  * DoFs that lie on some patch boundary; Dirichlet DoFs never enter it, as
  * the patches' loads are lifted by them already. A solve condenses every
@@ -31,8 +31,9 @@
 #include "solver.h"
 
 typedef struct patch_part {
-  fea_solver *mf;   /* the patch's multifrontal solver, keep_boundary */
-  fea_index r;      /* its boundary DoFs (the root's r) */
+  fea_solver *mf;   /* the patch's multifrontal solver, keeping its free boundary DoFs */
+  fea_index n;      /* its tree's numbering: patch DoFs below n (ld of its vectors) */
+  fea_index r;      /* its free boundary DoFs (the root's r) */
   fea_index *bdofs; /* r patch DoFs, in the root's order (after setup) */
 } patch_part;
 
@@ -49,10 +50,10 @@ typedef struct multipatch_solver {
   patch_work *work;           /* per patch, from condense to expand; NULL between solves */
   fea_index nrhs;             /* columns of work */
   int dense;                  /* 1: the solver of every patch with its dense interface system */
-  fea_index ni;    /* interface rows */
-  fea_index *irow; /* per global DoF: its interface row, or -1 */
-  int *owner;      /* per global DoF: the first patch holding it */
-  double *S;       /* ni x ni, its Cholesky factor after setup (lower) */
+  fea_index ni;               /* interface rows */
+  fea_index *irow;            /* per global DoF: its interface row, or -1 */
+  int *owner;                 /* per global DoF: the first patch holding it */
+  double *S;                  /* ni x ni, its Cholesky factor after setup (lower) */
   fea_index interior_dofs;
   double local_s, interface_s, solve_s;
   uint64_t patch_bytes;
@@ -225,13 +226,13 @@ static void patch_load(const fea_solver *s, int p, fea_index nrhs, const double 
   const fea_multipatch_problem *pb = m->pb;
   const fea_multipatch *mp = pb->mp;
   const fea_problem *q = pb->patch_pb[p];
-  const fea_index nd = mp->patches[p]->num_dofs, *g = mp->global + mp->patch_off[p];
+  const fea_index n = m->parts[p].n, *g = mp->global + mp->patch_off[p];
   const double *own = b ? NULL : fea_multifrontal_load(m->parts[p].mf);
-  for (fea_index d = 0; d < nd; d++) {
+  for (fea_index d = 0; d < n; d++) {
     if (q->free_index[d] < 0) continue;
     const fea_index gf = pb->free_index[g[d]];
     for (fea_index j = 0; j < nrhs; j++)
-      y[d + j * nd] = own ? own[d] : m->owner[g[d]] == p ? b[gf + j * ldb] : 0.0;
+      y[d + j * n] = own ? own[d] : m->owner[g[d]] == p ? b[gf + j * ldb] : 0.0;
   }
 }
 
@@ -247,9 +248,9 @@ fea_status fea_multipatch_condense(fea_solver *s, fea_index nrhs, const double *
   m->nrhs = nrhs;
   for (int p = 0; p < mp->num_patches; p++) {
     if (!m->mine[p]) continue;
-    const fea_index nd = mp->patches[p]->num_dofs, r = m->parts[p].r;
+    const fea_index n = m->parts[p].n, r = m->parts[p].r;
     patch_work *w = &m->work[p];
-    w->y = calloc(at_least_one(nd * nrhs), sizeof *w->y);
+    w->y = calloc(at_least_one(n * nrhs), sizeof *w->y);
     w->g = malloc(at_least_one(r * nrhs) * sizeof *w->g);
     FEA_CHECK(w->y && w->g, ctx, FEA_ERR_OUT_OF_MEMORY,
               "no memory for patch %d's %lld right-hand sides", p, (long long)nrhs);
@@ -276,7 +277,7 @@ fea_status fea_multipatch_expand(fea_solver *s, const double *xi, double *x, fea
   for (int p = 0; p < mp->num_patches && st == FEA_SUCCESS; p++) {
     if (!m->mine[p]) continue;
     patch_work *w = &m->work[p];
-    const fea_index nd = mp->patches[p]->num_dofs, r = m->parts[p].r;
+    const fea_index n = m->parts[p].n, r = m->parts[p].r;
     const fea_index *g = mp->global + mp->patch_off[p];
     for (fea_index j = 0; j < nrhs; j++)
       for (fea_index i = 0; i < r; i++) {
@@ -284,10 +285,10 @@ fea_status fea_multipatch_expand(fea_solver *s, const double *xi, double *x, fea
         w->g[i + j * r] = row >= 0 ? xi[row + j * ni] : 0.0;
       }
     st = fea_multifrontal_kept_backward(m->parts[p].mf, nrhs, w->y, w->g);
-    for (fea_index d = 0; d < nd && st == FEA_SUCCESS; d++) {
+    for (fea_index d = 0; d < n && st == FEA_SUCCESS; d++) {
       const fea_index gf = pb->free_index[g[d]];
       if (gf < 0 || (owned_only && m->owner[g[d]] != p)) continue;
-      for (fea_index j = 0; j < nrhs; j++) x[gf + j * ldx] = w->y[d + j * nd];
+      for (fea_index j = 0; j < nrhs; j++) x[gf + j * ldx] = w->y[d + j * n];
     }
   }
   work_free(m);
@@ -305,9 +306,8 @@ static fea_status multipatch_solve(fea_solver *s, fea_index nrhs, const double *
             (long long)nrhs);
   fea_status st = fea_multipatch_condense(s, nrhs, b, ldb, rhs);
   if (st == FEA_SUCCESS && ni > 0) {
-    const lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)ni,
-                                           (lapack_int)nrhs, m->S, (lapack_int)ni, rhs,
-                                           (lapack_int)ni);
+    const lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)ni, (lapack_int)nrhs,
+                                           m->S, (lapack_int)ni, rhs, (lapack_int)ni);
     if (info != 0)
       st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "LAPACK dpotrs rejected argument %d", (int)-info);
   }
@@ -333,10 +333,14 @@ static fea_status make_part(fea_solver *s, int p, const fea_solver_desc *d) {
   patch_part *pp = &m->parts[p];
   FEA_CALL(fea_solver_alloc(s->ctx, m->pb->patch_pb[p], FEA_SOLVER_MULTIFRONTAL,
                             &fea_multifrontal_solver_ops, &pp->mf));
+  /* keep_boundary 2: the free boundary DoFs stay in the root; the Dirichlet
+   * ones are lifted in the leaves, as in a plain tree, so they make the
+   * root no larger (half of a 3D patch's boundary on an outer corner). */
   fea_solver_desc kd = *d;
-  kd.keep_boundary = 1;
+  kd.keep_boundary = 2;
   FEA_CALL(fea_multifrontal_attach(pp->mf, &kd));
   const fea_etree *t = fea_multifrontal_tree(pp->mf);
+  pp->n = t->num_dofs;
   pp->r = t->nodes[t->num_nodes - 1].r;
   pp->bdofs = malloc(at_least_one(pp->r) * sizeof *pp->bdofs);
   FEA_CHECK(pp->bdofs, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary DoFs",
