@@ -34,7 +34,7 @@ typedef struct patch_part {
   fea_solver *mf;   /* the patch's multifrontal solver, keeping its free boundary DoFs */
   fea_index n;      /* its tree's numbering: patch DoFs below n (ld of its vectors) */
   fea_index r;      /* its free boundary DoFs (the root's r) */
-  fea_index *bdofs; /* r patch DoFs, in the root's order (after setup) */
+  fea_index *bdofs; /* r patch DoFs, in the root's order (from the symbolic tree) */
 } patch_part;
 
 /* Per patch, between a condensation and its expansion: y (num_dofs x
