@@ -60,8 +60,8 @@ typedef struct fea_petsc_multipatch fea_petsc_multipatch;
  * @brief Create the distributed multipatch solver of @p problem on @p comm.
  *
  * Every rank passes the same problem (each builds the domain; patches are cheap to describe).
- * The patches are shared among the ranks by DoFs (the largest first, each to the rank with the
- * fewest DoFs so far); a rank builds and factors only its own patches' multifrontal trees. The
+ * The patches are shared among the ranks as connected groups (fea_petsc_multipatch_get_patch_rank());
+ * a rank builds and factors only its own patches' multifrontal trees. The
  * interface system is a distributed PETSc matrix (MPIAIJ through the COO interface) solved by
  * a KSP with options prefix `feaccel_`: by default preonly with MUMPS's LU where PETSc has
  * MUMPS (`-feaccel_ksp_type cg -feaccel_pc_type jacobi`, and any other KSP options, override).
@@ -121,6 +121,16 @@ typedef struct fea_petsc_multipatch_stats {
  */
 FEA_API fea_status fea_petsc_multipatch_get_stats(const fea_petsc_multipatch *solver,
                                                   fea_petsc_multipatch_stats *stats);
+
+/**
+ * @brief The rank that owns patch @p patch (the same answer on every rank). Patches go to ranks
+ *        by PETSc's graph partitioner on the patch graph (vertices weighted by DoFs, edges by
+ *        interface DoFs; PT-Scotch where PETSc has it, `-feaccel_mat_partitioning_type` picks
+ *        another), falling back to a greedy split by DoFs where it fails or leaves a rank empty.
+ * @retval FEA_ERR_INVALID_ARG for @p patch outside [0, num_patches)
+ */
+FEA_API fea_status fea_petsc_multipatch_get_patch_rank(const fea_petsc_multipatch *solver,
+                                                       int patch, int *rank);
 
 /** @brief Destroy the solver (collective; accepts NULL; sets `*solver = NULL`). */
 FEA_EXPORT fea_status fea_petsc_multipatch_destroy(fea_petsc_multipatch **solver);

@@ -15,6 +15,15 @@
 /* PETSc before 3.19 returns plain 0 for success. */
 #if PETSC_VERSION_LT(3, 19, 0)
 #define PETSC_SUCCESS 0
+/* owner[p]: the rank of patch p, the same on every rank of comm (size
+ * ranks, at most one per patch checked by the caller): the patch graph
+ * partitioned by PETSc where it can, else greedily by DoFs
+ * (src/petsc/patch-partition.c). Collective. */
+struct fea_multipatch;
+fea_status fea_petsc_partition_patches(MPI_Comm comm, fea_context *ctx,
+                                       const struct fea_multipatch *mp, int rank, int size,
+                                       int *owner);
+
 #endif
 
 /* The context of any libfeaccel handle (its object header). */
@@ -41,5 +50,14 @@ void fea_petsc_quiet_pop(void);
 /* Inside a PETSc callback: a failed libfeaccel status st as a PETSc error
  * carrying libfeaccel's last message on ctx. */
 PetscErrorCode fea_petsc_lib_error(const fea_context *ctx, fea_status st, const char *what);
+
+/* owner[p]: the rank of patch p, the same on every rank of comm (size
+ * ranks, at most one per patch checked by the caller): the patch graph
+ * partitioned by PETSc where it can, else greedily by DoFs
+ * (src/petsc/patch-partition.c). Collective. */
+struct fea_multipatch;
+fea_status fea_petsc_partition_patches(MPI_Comm comm, fea_context *ctx,
+                                       const struct fea_multipatch *mp, int rank, int size,
+                                       int *owner);
 
 #endif

@@ -7,8 +7,8 @@
  *
  * Every rank describes the whole domain (the patches, interfaces and global
  * numbering are cheap next to a factorization) but factors only its
- * patches. The partition is greedy by DoFs, largest patch first to the
- * least-loaded rank, identical on every rank without communication.
+ * patches: connected groups of patches from PETSc's graph partitioner
+ * (src/petsc/patch-partition.c).
  * Vectors over the free global DoFs are replicated: after the
  * back-substitution each free DoF is written by the one rank that owns its
  * first patch, and an MPI sum gives every rank the whole solution. */
@@ -36,6 +36,7 @@ struct fea_petsc_multipatch {
   fea_solver *part;           /* this rank's patches (the multipatch kind's phases) */
   int local_patches;
   fea_index local_dofs;
+  int *owner; /* per patch: its rank */
   PetscInt ni;
   Mat A;
   KSP ksp;
@@ -46,41 +47,20 @@ struct fea_petsc_multipatch {
   int iterations;
 };
 
-/* Patches to ranks: largest first (ties by index), each to the rank with
- * the fewest DoFs so far (ties by rank). */
+/* This rank's patches (src/petsc/patch-partition.c decides). */
 static fea_status mp_partition(fea_petsc_multipatch *s, unsigned char *mine) {
   const fea_multipatch *mp = s->pb->mp;
   const int np = mp->num_patches;
-  int *order = malloc((size_t)np * sizeof *order);
-  fea_index *load = calloc((size_t)s->size, sizeof *load);
-  if (!order || !load) {
-    free(order);
-    free(load);
-    return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to partition %d patches", np);
-  }
-  for (int p = 0; p < np; p++) order[p] = p;
-  for (int i = 1; i < np; i++) /* insertion sort: tens to thousands of patches */
-    for (int j = i; j > 0; j--) {
-      const int a = order[j - 1], b = order[j];
-      const fea_index wa = mp->patch_off[a + 1] - mp->patch_off[a];
-      const fea_index wb = mp->patch_off[b + 1] - mp->patch_off[b];
-      if (wa > wb || (wa == wb && a < b)) break;
-      order[j - 1] = b, order[j] = a;
-    }
-  for (int i = 0; i < np; i++) {
-    const int p = order[i];
-    int best = 0;
-    for (int r = 1; r < s->size; r++)
-      if (load[r] < load[best]) best = r;
-    load[best] += mp->patch_off[p + 1] - mp->patch_off[p];
-    mine[p] = best == s->rank;
+  s->owner = malloc((size_t)np * sizeof *s->owner);
+  FEA_CHECK(s->owner, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to partition %d patches", np);
+  FEA_CALL(fea_petsc_partition_patches(s->comm, s->ctx, mp, s->rank, s->size, s->owner));
+  for (int p = 0; p < np; p++) {
+    mine[p] = s->owner[p] == s->rank;
     if (mine[p]) {
       s->local_patches++;
       s->local_dofs += mp->patch_off[p + 1] - mp->patch_off[p];
     }
   }
-  free(order);
-  free(load);
   return FEA_SUCCESS;
 }
 
@@ -138,6 +118,7 @@ static void mp_release(fea_petsc_multipatch *s) {
   (void)VecDestroy(&s->x_all);
   (void)VecScatterDestroy(&s->to_all);
   fea_solver_destroy(&s->part);
+  free(s->owner);
   if (s->pb) fea_object_release(s->pb);
   if (s->ctx) fea_object_release(s->ctx);
   free(s);
@@ -415,6 +396,17 @@ fea_status fea_petsc_multipatch_get_stats(const fea_petsc_multipatch *solver,
   full.iterations = solver->iterations;
   full.local_bytes = part.patch_bytes;
   return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &stats_type);
+}
+
+fea_status fea_petsc_multipatch_get_patch_rank(const fea_petsc_multipatch *solver, int patch,
+                                               int *rank) {
+  FEA_CHECK_NULL(solver, NULL);
+  FEA_CHECK_NULL(rank, solver->ctx);
+  const int np = solver->pb->mp->num_patches;
+  FEA_CHECK(patch >= 0 && patch < np, solver->ctx, FEA_ERR_INVALID_ARG,
+            "patch %d is outside [0, %d)", patch, np);
+  *rank = solver->owner[patch];
+  return FEA_SUCCESS;
 }
 
 fea_status fea_petsc_multipatch_destroy(fea_petsc_multipatch **solver) {

@@ -43,6 +43,20 @@ static void distributed_equals_single(fea_context *ctx, fea_multipatch_problem *
   int total = 0;
   MPI_Allreduce(&st.local_patches, &total, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD);
   CHECK(total == 6, "the ranks own %d patches in all, not 6", total);
+  /* The 3 x 2 grid on 2 ranks: each rank's patches connected (a greedy
+   * split by size would give 0, 2, 4 and 1, 3, 5). */
+  int owner[6];
+  for (int p = 0; p < 6; p++) OK(fea_petsc_multipatch_get_patch_rank(s, p, &owner[p]));
+  if (size == 2)
+    for (int p = 0; p < 6; p++) {
+      const int i = p % 3, j = p / 3;
+      int linked = 0; /* p has a neighbour on its rank, or is its rank's only patch */
+      for (int q = 0; q < 6; q++)
+        if (q != p && owner[q] == owner[p] && abs(q % 3 - i) + abs(q / 3 - j) == 1) linked = 1;
+      CHECK(linked, "patch %d (rank %d) has no neighbour on its rank", p, owner[p]);
+    }
+  CHECK(fea_petsc_multipatch_get_patch_rank(s, 6, &owner[0]) == FEA_ERR_INVALID_ARG,
+        "patch 6 of 6 was accepted");
   OK(fea_petsc_multipatch_destroy(&s));
 
   /* Iterative interface solves through the options database: CG with
