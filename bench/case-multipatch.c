@@ -29,14 +29,11 @@
 #include <feaccel/multipatch.h>
 #include <feaccel/solver.h>
 
+#include "multipatch-grid.h"
 #include "report.h"
 #include "timing.h"
 
 #define CASE_NAME "multipatch"
-
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
 
 typedef struct mp_params {
   long long dim, p, n, n_min, k;
@@ -47,60 +44,6 @@ typedef struct mp_params {
 typedef struct mp_point {
   double free_dofs, interface_dofs, predicted, local_s, interface_s, setup_s, single_setup_s;
 } mp_point;
-
-/* u = sin(pi x / 2) e^y (2D), times cos z (3D): smooth, not zero on the
- * boundary. -Laplace u = (pi^2 / 4 - 1) u in 2D, (pi^2 / 4) u in 3D. */
-static double exact_u(const double *x, void *user) {
-  const int dim = *(const int *)user;
-  return sin(M_PI * x[0] / 2) * exp(x[1]) * (dim == 3 ? cos(x[2]) : 1.0);
-}
-
-static double exact_f(const double *x, void *user) {
-  const int dim = *(const int *)user;
-  return (M_PI * M_PI / 4 - (dim == 3 ? 0.0 : 1.0)) * exact_u(x, user);
-}
-
-/* The free DoFs on some patch boundary, in closed form.
- *
- * Per direction a patch has m = n + p DoFs; neighbouring patches share their
- * end DoFs (C0), so the domain has M = k (m - 1) + 1 per direction and the
- * global DoFs are the tensor grid j = (j_1, ..., j_d), 0 <= j_a <= M - 1 (the
- * C0 single patch's numbering). Patch i's local index l along a direction is
- * global i (m - 1) + l, so a DoF lies on a patch boundary exactly when some
- * j_a is a multiple of m - 1, and on the domain's (Dirichlet) boundary when
- * some j_a is 0 or M - 1. Free DoFs have every j_a in [1, M - 2]:
- * (M - 2)^d = (k (n + p - 1) - 1)^d of them. Of the M - 2 free values of a
- * direction, k - 1 are interior patch boundaries ((m - 1), ..., (k - 1)(m - 1))
- * and the other k (m - 2) = k (n + p - 2) are inside a patch. A free DoF is
- * off every patch boundary iff all its j_a are of the latter kind, so
- *
- *   interior  = (k (n + p - 2))^d              (= k^d patches x (n + p - 2)^d)
- *   interface = (k (n + p - 1) - 1)^d - (k (n + p - 2))^d.
- *
- * 2D: interface = 2 (k - 1) k (n + p - 2) + (k - 1)^2 (lines, plus their
- * crossings counted once); 3D: 3 (k - 1) (k (n+p-2))^2 + 3 (k - 1)^2 k (n+p-2)
- * + (k - 1)^3 (faces, edges, vertices). At fixed k and p, N ~ (k n)^d and the
- * interface ~ d (k - 1) (k n)^(d - 1) ~ N^((d - 1) / d): N^(1/2) in 2D,
- * N^(2/3) in 3D. */
-static double predicted_interface(int dim, long long k, long long n, long long p) {
-  const double a = (double)(k * (n + p - 1) - 1), b = (double)(k * (n + p - 2));
-  return dim == 3 ? a * a * a - b * b * b : a * a - b * b;
-}
-
-static double predicted_interior(int dim, long long k, long long n, long long p) {
-  const double b = (double)(k * (n + p - 2));
-  return dim == 3 ? b * b * b : b * b;
-}
-
-/* Least-squares slope of log y over log x (m >= 2 points). */
-static double loglog_slope(int m, const double *x, const double *y) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (int i = 0; i < m; i++) {
-    double lx = log(x[i]), ly = log(y[i]);
-    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
-  }
-  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
-}
 
 #define TRY(expr)                          \
   do {                                     \
@@ -117,45 +60,6 @@ static double loglog_slope(int m, const double *x, const double *y) {
     rc = BENCH_FAILED;                                                             \
     goto done;                                                                     \
   } while (0)
-
-/* The patch at grid position (i0, i1, i2): [i / k, (i + 1) / k] per direction. */
-static fea_status box_patch(fea_context *ctx, const mp_params *prm, const long long i[3],
-                            fea_space **out) {
-  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
-  d.dim = (int)prm->dim;
-  for (int a = 0; a < 3; a++) {
-    d.degree[a] = (int)prm->p;
-    d.n[a] = (fea_index)prm->n;
-    d.lower[a] = (double)i[a] / (double)prm->k;
-    d.upper[a] = (double)(i[a] + 1) / (double)prm->k;
-  }
-  return fea_space_create_bspline(ctx, &d, out);
-}
-
-/* The unit box with n elements per patch and a C0 knot line (multiplicity
- * p) at each i / k: k (n - 1) + (k - 1) p interior knots per direction. */
-static fea_status c0_patch(fea_context *ctx, const mp_params *prm, double *knots, fea_space **out) {
-  const long long p = prm->p, n = prm->n, k = prm->k;
-  fea_index m = 0;
-  for (long long j = 0; j <= p; j++) knots[m++] = 0;
-  for (long long i = 0; i < k; i++) {
-    for (long long j = 1; j < n; j++) knots[m++] = ((double)i + (double)j / (double)n) / (double)k;
-    if (i + 1 < k)
-      for (long long j = 0; j < p; j++) knots[m++] = (double)(i + 1) / (double)k;
-  }
-  for (long long j = 0; j <= p; j++) knots[m++] = 1;
-  fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
-  d.dim = (int)prm->dim;
-  for (int a = 0; a < 3; a++) {
-    d.degree[a] = (int)p;
-    d.n[a] = (fea_index)(k * n);
-    if (a < d.dim) {
-      d.knots[a] = knots;
-      d.num_knots[a] = m;
-    }
-  }
-  return fea_space_create_bspline(ctx, &d, out);
-}
 
 /* A dense Cholesky (LAPACK dpotrf) of order ni alone, median of reps: the
  * factorization part of interface_s. The matrix is SPD, diagonally dominant. */
@@ -200,36 +104,23 @@ enum { T_SETUP, T_SOLVE, T_LOCAL, T_IFACE, T_MSOLVE, T_SSETUP, T_SSOLVE, T_COUNT
 static int run_config(bench_report *rep, fea_context *ctx, const mp_params *prm, mp_point *pt) {
   int rc = BENCH_OK;
   const int dim = (int)prm->dim;
-  const long long k = prm->k, np = dim == 3 ? k * k * k : k * k;
-  const fea_index m = (fea_index)(prm->n + prm->p), M = (fea_index)k * (m - 1) + 1;
-  const fea_index patch_dofs = dim == 3 ? m * m * m : m * m;
+  const mp_grid grid = mp_grid_cube(dim, prm->p, prm->n, prm->k);
+  const long long np = mp_grid_num_patches(&grid);
   fea_space **patches = calloc((size_t)np, sizeof *patches);
   fea_multipatch *mp = NULL;
   fea_multipatch_problem *mpb = NULL;
   fea_solver *ms = NULL, *ss = NULL;
   fea_space *whole = NULL;
   fea_problem *pb = NULL;
-  double *knots = malloc((size_t)(2 * (prm->p + 1) + k * (prm->n - 1) + (k - 1) * prm->p) *
-                         sizeof *knots);
   double *x = NULL, *u = NULL, *y = NULL, *v = NULL, *t[T_COUNT] = {NULL};
-  fea_index *g = malloc((size_t)patch_dofs * sizeof *g);
-  if (!patches || !knots || !g) NOMEM("the patches");
+  if (!patches) NOMEM("the patches");
   for (int q = 0; q < T_COUNT; q++)
     if (!(t[q] = malloc((size_t)prm->reps * sizeof *t[q]))) NOMEM("the timings");
 
-  /* Patch q = i0 + k (i1 + k i2). */
-  for (long long q = 0; q < np; q++) {
-    const long long i[3] = {q % k, (q / k) % k, q / (k * k)};
-    TRY(box_patch(ctx, prm, i, &patches[q]));
-  }
-  TRY(fea_multipatch_create(ctx, (int)np, patches, NULL, &mp));
+  int user = dim;
+  TRY(mp_grid_create_problem(ctx, &grid, &user, patches, &mp, &mpb));
   fea_multipatch_info info = FEA_MULTIPATCH_INFO_INIT;
   TRY(fea_multipatch_get_info(mp, &info));
-  int user = dim;
-  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
-  pd.source = exact_f, pd.source_user = &user;
-  pd.dirichlet = exact_u, pd.dirichlet_user = &user;
-  TRY(fea_multipatch_problem_create_poisson(mp, &pd, 0, NULL, &mpb));
   fea_index nfree = 0;
   TRY(fea_multipatch_problem_get_num_free_dofs(mpb, &nfree));
   double t0 = bench_now();
@@ -239,7 +130,10 @@ static int run_config(bench_report *rep, fea_context *ctx, const mp_params *prm,
   double single_create_s = NAN;
   fea_index sfree = 0;
   if (prm->single) {
-    TRY(c0_patch(ctx, prm, knots, &whole));
+    TRY(mp_grid_create_c0_patch(ctx, &grid, &whole));
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.source = mp_grid_exact_f, pd.source_user = &user;
+    pd.dirichlet = mp_grid_exact_u, pd.dirichlet_user = &user;
     TRY(fea_problem_create_poisson(whole, &pd, &pb));
     TRY(fea_problem_get_num_free_dofs(pb, &sfree));
     fea_space_info si = FEA_SPACE_INFO_INIT;
@@ -298,37 +192,22 @@ static int run_config(bench_report *rep, fea_context *ctx, const mp_params *prm,
   /* L2 error, relative to the L2 norm of u (the error of the zero vector). */
   TRY(fea_multipatch_problem_expand_solution(mpb, x, u));
   double l2 = NAN, unorm = NAN;
-  TRY(fea_multipatch_problem_error_norms(mpb, u, exact_u, NULL, &user, &l2, NULL));
+  TRY(fea_multipatch_problem_error_norms(mpb, u, mp_grid_exact_u, NULL, &user, &l2, NULL));
   memset(v, 0, (size_t)info.num_dofs * sizeof *v);
-  TRY(fea_multipatch_problem_error_norms(mpb, v, exact_u, NULL, &user, &unorm, NULL));
+  TRY(fea_multipatch_problem_error_norms(mpb, v, mp_grid_exact_u, NULL, &user, &unorm, NULL));
 
-  /* Patch DoF (l0, l1, l2) of patch (i0, i1, i2) is the C0 patch's DoF
-   * (i0 (m - 1) + l0, ...), direction 0 fastest in both. */
   double diff = NAN, sl2 = NAN;
   if (pb) {
     TRY(fea_problem_expand_solution(pb, y, v));
-    TRY(fea_problem_error_norms(pb, v, exact_u, NULL, &user, &sl2, NULL));
-    double dmax = 0, vmax = 0;
-    for (long long q = 0; q < np; q++) {
-      const fea_index i0 = (fea_index)(q % k), i1 = (fea_index)((q / k) % k),
-                      i2 = (fea_index)(q / (k * k));
-      TRY(fea_multipatch_get_patch_dofs(mp, (int)q, patch_dofs, g));
-      for (fea_index l = 0; l < patch_dofs; l++) {
-        const fea_index l0 = l % m, l1 = (l / m) % m, l2i = l / (m * m);
-        const fea_index w = i0 * (m - 1) + l0 +
-                            M * (i1 * (m - 1) + l1 + (dim == 3 ? M * (i2 * (m - 1) + l2i) : 0));
-        dmax = fmax(dmax, fabs(u[g[l]] - v[w]));
-        vmax = fmax(vmax, fabs(v[w]));
-      }
-    }
-    diff = vmax > 0 ? dmax / vmax : dmax;
+    TRY(fea_problem_error_norms(pb, v, mp_grid_exact_u, NULL, &user, &sl2, NULL));
+    TRY(mp_grid_max_rel_diff(mp, &grid, u, v, &diff));
   }
 
   double potrf_s = 0;
   rc = time_potrf(st.interface_dofs, prm->reps, &potrf_s);
   if (rc != BENCH_OK) goto done;
 
-  const double predicted = predicted_interface(dim, k, prm->n, prm->p);
+  const double predicted = mp_grid_predicted_interface(&grid);
   const double ni = (double)st.interface_dofs;
   bench_record rec;
   TRY(bench_record_init(&rec, CASE_NAME, ctx));
@@ -383,12 +262,12 @@ static int run_config(bench_report *rep, fea_context *ctx, const mp_params *prm,
   pt->single_setup_s = med[T_SSETUP];
 
   /* The closed form and the solvers' agreement are checks, not only figures. */
-  if (ni != predicted || (double)st.interior_dofs != predicted_interior(dim, k, prm->n, prm->p)) {
+  if (ni != predicted || (double)st.interior_dofs != mp_grid_predicted_interior(&grid)) {
     fprintf(stderr,
             "feaccel-bench: %s: %lld interface and %lld interior DoFs, the closed form says "
             "%.0f and %.0f\n",
             CASE_NAME, (long long)st.interface_dofs, (long long)st.interior_dofs, predicted,
-            predicted_interior(dim, k, prm->n, prm->p));
+            mp_grid_predicted_interior(&grid));
     rc = BENCH_FAILED;
   }
   if (prm->single && !(diff < 1e-9)) {
@@ -401,7 +280,7 @@ static int run_config(bench_report *rep, fea_context *ctx, const mp_params *prm,
 
 done:
   for (int q = 0; q < T_COUNT; q++) free(t[q]);
-  free(x), free(y), free(u), free(v), free(g), free(knots);
+  free(x), free(y), free(u), free(v);
   fea_solver_destroy(&ms);
   fea_solver_destroy(&ss);
   fea_problem_destroy(&pb);
@@ -433,18 +312,18 @@ static int emit_fit(bench_report *rep, fea_context *ctx, const mp_params *prm, i
   bench_param_int(&rec, "n_min", prm->n_min);
   bench_param_int(&rec, "n_max", prm->n);
   bench_param_int(&rec, "points", m);
-  bench_metric(&rec, "interface_exponent", loglog_slope(m, N, ni));
+  bench_metric(&rec, "interface_exponent", mp_grid_loglog_slope(m, N, ni));
   /* The closed form over the same sizes, and its limit (d - 1) / d. */
-  bench_metric(&rec, "model_interface_exponent", loglog_slope(m, N, pred));
+  bench_metric(&rec, "model_interface_exponent", mp_grid_loglog_slope(m, N, pred));
   bench_metric(&rec, "asymptotic_interface_exponent", (d - 1) / d);
-  bench_metric(&rec, "local_exponent", loglog_slope(m, N, loc));
-  bench_metric(&rec, "interface_time_exponent", loglog_slope(m, N, itf));
+  bench_metric(&rec, "local_exponent", mp_grid_loglog_slope(m, N, loc));
+  bench_metric(&rec, "interface_time_exponent", mp_grid_loglog_slope(m, N, itf));
   /* Dense Cholesky of O(N^((d-1)/d)) rows: O(N^(3 (d-1) / d)). */
   bench_metric(&rec, "model_interface_time_exponent", 3 * (d - 1) / d);
-  bench_metric(&rec, "setup_exponent", loglog_slope(m, N, set));
+  bench_metric(&rec, "setup_exponent", mp_grid_loglog_slope(m, N, set));
   if (prm->single) {
     int k = bench_peer(&rec, "multifrontal");
-    bench_peer_metric(&rec, k, "setup_exponent", loglog_slope(m, N, single));
+    bench_peer_metric(&rec, k, "setup_exponent", mp_grid_loglog_slope(m, N, single));
   }
   bench_report_emit(rep, &rec);
 done:
