@@ -127,8 +127,7 @@ FEA_PRIVATE_EXPORT fea_index fea_multipatch_patch_boundary_size(const struct fea
 FEA_PRIVATE_EXPORT fea_status fea_multipatch_patch_schur(const struct fea_solver *s, int p,
                                                          fea_index *rows, double *S);
 FEA_PRIVATE_EXPORT fea_status fea_multipatch_condense(struct fea_solver *s, fea_index nrhs,
-                                                      const double *b, fea_index ldb,
-                                                      double *rhs);
+                                                      const double *b, fea_index ldb, double *rhs);
 FEA_PRIVATE_EXPORT fea_status fea_multipatch_expand(struct fea_solver *s, const double *xi,
                                                     double *x, fea_index ldx, int owned_only);
 
