@@ -20,7 +20,8 @@ const fea_etree *fea_multifrontal_tree(const fea_solver *s);
 int fea_multifrontal_keeps_boundary(const fea_solver *s);
 
 /* The root's boundary DoFs and their dense Schur complement (r x r, both
- * triangles), either NULL to skip; s set up with keep_boundary. */
+ * triangles), either NULL to skip; s with keep_boundary, set up when S is
+ * asked for (the DoFs come from the symbolic tree). */
 void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, double *S);
 
 /* Solvers with keep_boundary, as the patches of a multipatch solver use

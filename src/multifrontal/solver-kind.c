@@ -268,12 +268,13 @@ void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, doubl
   const fea_etree *t = &m->tree;
   const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
   const fea_index r = root->r;
-  /* With keep_boundary the tree numbering is the space's. */
+  /* With keep_boundary the tree numbering is the space's. The DoFs are
+   * known from the symbolic tree; the complement only after setup. */
   if (dofs) memcpy(dofs, t->front_dofs + root->front_off + root->q, (size_t)r * sizeof *dofs);
+  if (!S) return;
   const double *R = m->factor.schur[t->num_nodes - 1];
-  if (S)
-    for (fea_index j = 0; j < r; j++)
-      for (fea_index i = j; i < r; i++) S[i + j * r] = S[j + i * r] = R[i + j * r];
+  for (fea_index j = 0; j < r; j++)
+    for (fea_index i = j; i < r; i++) S[i + j * r] = S[j + i * r] = R[i + j * r];
 }
 
 void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
