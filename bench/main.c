@@ -22,7 +22,8 @@
   X(operator)           \
   X(prehandled)         \
   X(capacity)           \
-  X(multigrid)
+  X(multigrid)          \
+  X(contention)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

@@ -5,7 +5,11 @@
  * single-threaded BLAS inside each. A level with fewer nodes (near the root:
  * few, large fronts) runs its nodes one by one with the context's threads in
  * OpenBLAS. Never both at once, so the threads are never oversubscribed.
- * Allocation and release come from /cpu/ref. */
+ * Which of the two a level runs depends on the context's thread count only;
+ * a concurrent level starts as many threads as the machine's load leaves
+ * cores for (thread-budget.h): each node is one thread's, with one-thread
+ * BLAS, so the factor does not depend on the team. Allocation and release
+ * come from /cpu/ref. */
 #include <stdio.h>
 
 #include "blas.h"
@@ -14,6 +18,7 @@
 #include "error.h"
 #include "etree.h"
 #include "problem.h"
+#include "thread-budget.h"
 
 typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } multifrontal_step;
 
@@ -52,7 +57,8 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
     /* The workers see the problem through a copy without a context. */
     fea_multifrontal_worker_view w;
     fea_multifrontal_worker_view_init(&w, f);
-#pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
+    const int team = fea_thread_budget(ctx);
+#pragma omp parallel num_threads(team) reduction(+ : flops, integ)
     {
       int prev = fea_blas_push_threads(1);
       /* Each thread reports into its own copy of the context: messages and
