@@ -23,7 +23,8 @@
   X(prehandled)         \
   X(capacity)           \
   X(multigrid)          \
-  X(multipatch)
+  X(multipatch)         \
+  X(contention)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

@@ -14,11 +14,12 @@
 #include "assembly/conc.h"
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
+  (void)threads_max; /* the counter slots; the team is fea_conc_team's */
   _Atomic uint64_t *t = (_Atomic uint64_t *)(void *)job->target;
   const int backoff = job->cfg.backoff;
   int ran = 1;
   fea_conc_sync(&job->sync);
-#pragma omp parallel num_threads(threads_max)
+#pragma omp parallel num_threads(fea_conc_team(job))
   {
     fea_conc_sync(&job->sync);
     const int tid = omp_get_thread_num();

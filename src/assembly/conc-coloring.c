@@ -56,7 +56,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   }
   int ran = 1;
   fea_conc_sync(&job->sync);
-#pragma omp parallel num_threads(threads_max)
+#pragma omp parallel num_threads(fea_conc_team(job))
   {
     fea_conc_sync(&job->sync);
     const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
@@ -65,15 +65,22 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
     w.direct = 1; /* a color's elements share no entry */
     if (tid == 0) ran = nth;
     for (int c = 0; c < nc; c++) {
-      /* A static schedule by hand: the thread's own slice of the color is
-       * the pass, so the visit's hint stops where the slice does. */
+      /* A static schedule by hand: a color is cut into one slice per
+       * planned thread (threads_max), each slice a pass, so the visit's
+       * hint stops where the slice does. The slices are dealt round-robin
+       * over the team, which may be smaller (fea_conc_team): a kernel's
+       * batches start where slices do, so the slices, not the team, fix
+       * the digits. */
       const fea_index len = start[c + 1] - start[c];
-      const fea_index k0 = start[c] + len * tid / nth, k1 = start[c] + len * (tid + 1) / nth;
-      for (fea_index k = k0; k < k1; k++) {
-        if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, k1))
-          fea_conc_apply_plain(job->target, &w);
-        k += w.served; /* a batch served them already */
-        w.served = 0;
+      for (int sl = tid; sl < threads_max; sl += nth) {
+        const fea_index k0 = start[c] + len * sl / threads_max;
+        const fea_index k1 = start[c] + len * (sl + 1) / threads_max;
+        for (fea_index k = k0; k < k1; k++) {
+          if (w.ok && !fea_conc_failed(job) && fea_conc_visit(&w, order, k, k1))
+            fea_conc_apply_plain(job->target, &w);
+          k += w.served; /* a batch served them already */
+          w.served = 0;
+        }
       }
       FEA_CONC_BARRIER(&job->sync); /* the next color may touch the same entries */
     }

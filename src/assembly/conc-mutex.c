@@ -55,6 +55,7 @@ static void apply(locks *L, double *t, const fea_conc_worker *w) {
 }
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
+  (void)threads_max; /* the counter slots; the team is fea_conc_team's */
   locks L = {job->cfg.spin, job->cfg.lock_stripe, 0, NULL, NULL};
   L.n = (job->target_len + L.stripe - 1) / L.stripe;
   if (L.spin)
@@ -66,7 +67,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
             (long long)job->target_len, (long long)L.stripe);
   int ran = 1;
   fea_conc_sync(&job->sync);
-#pragma omp parallel num_threads(threads_max)
+#pragma omp parallel num_threads(fea_conc_team(job))
   {
     fea_conc_sync(&job->sync);
     const int tid = omp_get_thread_num();

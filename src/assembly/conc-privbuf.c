@@ -163,7 +163,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   }
   int ran = 1;
   fea_conc_sync(&job->sync);
-#pragma omp parallel num_threads(T)
+#pragma omp parallel num_threads(fea_conc_team(job))
   {
     fea_conc_sync(&job->sync);
     const int tid = omp_get_thread_num(), nth = omp_get_num_threads();

@@ -170,6 +170,7 @@ void fea_conc_tsx_apply(void *state, int n, const fea_index *idx, const double *
 void fea_conc_tsx_state_destroy(void *state) { free(state); }
 
 static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max) {
+  (void)threads_max; /* the counter slots; the team is fea_conc_team's */
   tsx x = {.t = job->target,
            .batch = job->cfg.tsx_batch,
            .retries = job->cfg.tsx_retries,
@@ -178,7 +179,7 @@ static fea_status run(fea_conc_job *job, fea_conc_counters *ctr, int threads_max
   atomic_init(&x.lock, 0);
   int ran = 1;
   fea_conc_sync(&job->sync);
-#pragma omp parallel num_threads(threads_max)
+#pragma omp parallel num_threads(fea_conc_team(job))
   {
     fea_conc_sync(&job->sync);
     const int tid = omp_get_thread_num();

@@ -107,6 +107,11 @@ typedef struct fea_conc_job {
   const fea_conc_work *work; /* NULL: assembly (fea_conc_element) */
   const void *work_arg;      /* the work's input, read-only during a run */
   const fea_conc_plan *plan; /* precomputed for this strategy and thread count, or NULL */
+  /* Threads the run's regions start, 1 .. cfg.threads (0: cfg.threads):
+   * fewer where other processes hold cores (operator application, from
+   * thread-budget.h). The plan and the counters stay cfg.threads' and the
+   * work is dealt over the team, so that the result does not depend on it. */
+  int team;
   /* Outcome, shared by the threads: the first failure wins. */
   atomic_int failed;
   fea_status status;
@@ -172,6 +177,11 @@ static inline int fea_conc_visit(fea_conc_worker *w, const fea_index *seq, fea_i
 fea_status fea_conc_plan_build(const fea_conc_job *job, fea_update_strategy s, int threads,
                                fea_conc_plan *plan);
 void fea_conc_plan_free(fea_conc_plan *plan);
+
+/* The team of a run's regions (fea_conc_job.team). */
+static inline int fea_conc_team(const fea_conc_job *job) {
+  return job->team >= 1 && job->team < job->cfg.threads ? job->team : job->cfg.threads;
+}
 
 /* Whether some thread failed (cheap: checked once per element). */
 static inline int fea_conc_failed(fea_conc_job *job) {

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "error.h"
 #include "resource.h"
+#include "thread-budget.h"
 
 static void context_free(void *object) {
   fea_context *ctx = object;
@@ -72,6 +73,8 @@ fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource
     used += (size_t)snprintf(ctx->resource + used, sizeof ctx->resource - used, "%c%s=%s",
                              i ? ',' : ':', opts->key[i], opts->value[i]);
   merge_ops(ctx, b);
+  /* The CPUs the load is measured on, before a backend binds its threads. */
+  fea_thread_budget_init();
   fea_status s = b->init ? b->init(ctx, opts) : FEA_SUCCESS;
   if (s < 0) {
     free(ctx);

@@ -17,6 +17,7 @@ struct fea_context {
   struct fea_multifrontal_ops multifrontal;
   char resource[128];
   int nthreads;
+  int adapt;             /* fea_thread_adapt: whether regions follow the load (thread-budget.h) */
   uint64_t memory_limit; /* fea_context_set_memory_limit; 0: MemAvailable */
   int bound;
   fea_log_fn log_fn;

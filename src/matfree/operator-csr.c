@@ -14,6 +14,7 @@
 #include "context.h"
 #include "error.h"
 #include "sort.h"
+#include "thread-budget.h"
 #include "matrix.h"
 #include "operator.h"
 #include "operator-device.h"
@@ -42,10 +43,12 @@ static fea_status csr_apply(fea_operator *op, const double *x, double *y, int ad
   const csr_op *c = op->data;
   const fea_index *rp = c->A->row_ptr, *ci = c->A->col_idx;
   const double *v = c->A->values;
-  const int B = c->blocks;
-#pragma omp parallel num_threads(B)
+  const int B = c->blocks, budget = fea_thread_budget(op->ctx);
+  /* Fewer threads than blocks where other processes hold cores: each row is
+   * still one block's, summed the same way, so y does not change. */
+#pragma omp parallel num_threads(budget < B ? budget : B)
   {
-    /* Blocks dealt round-robin in case the region got fewer threads. */
+    /* Blocks dealt round-robin: the region may have fewer threads. */
     for (int b = omp_get_thread_num(); b < B; b += omp_get_num_threads())
       for (fea_index r = c->bound[b]; r < c->bound[b + 1]; r++) {
         double s = 0.0;

@@ -36,6 +36,7 @@
 #include "operator.h"
 #include "operator-device.h"
 #include "pattern.h"
+#include "thread-budget.h"
 
 #define MATFREE_MAX_BATCH 256
 
@@ -219,7 +220,12 @@ static const fea_conc_work matfree_work = {work_init, work_fini, work_element};
 static fea_status matfree_apply(fea_operator *op, const double *x, double *y, int add) {
   matfree_op *m = op->data;
   const fea_index nf = m->nf;
-  const int T = m->job->cfg.threads;
+  /* The threads the load leaves cores for (thread-budget.h): the
+   * strategies deal their blocks or colors over whatever team they get, so
+   * y does not depend on it. */
+  const int budget = fea_thread_budget(op->ctx);
+  const int T = budget < m->job->cfg.threads ? budget : m->job->cfg.threads;
+  m->job->team = T;
   if (m->free_rows) { /* the kernel reads x and adds into y themselves */
     if (!add) {
 #pragma omp parallel for schedule(static) num_threads(T)

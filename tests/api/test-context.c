@@ -185,6 +185,19 @@ Test(context, bind_none_option) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* adapt= is kept in the resource; off and load are both accepted. */
+Test(context, adapt_option) {
+  const char *res[2] = {"/cpu/threads:threads=2,adapt=off", "/cpu/threads:adapt=load"};
+  for (int k = 0; k < 2; k++) {
+    fea_context *ctx = NULL;
+    OK(fea_context_create(res[k], &ctx));
+    fea_context_info info = FEA_CONTEXT_INFO_INIT;
+    OK(fea_context_get_info(ctx, &info));
+    cr_assert_str_eq(info.resource, res[k]);
+    OK(fea_context_destroy(&ctx));
+  }
+}
+
 /* Binding to cores: where the container or OS refuses binding, the
  * creation fails with FEA_ERR_BACKEND naming hwloc, and the test skips. */
 Test(context, bind_core_option) {
@@ -222,6 +235,11 @@ Test(context, bad_threads_trailing) {
   expect_bad_resource("/cpu/threads:threads=3x", "threads=3x");
 }
 Test(context, bad_bind) { expect_bad_resource("/cpu/threads:bind=sideways", "bind=sideways"); }
+Test(context, bad_adapt) { expect_bad_resource("/cpu/threads:adapt=maybe", "adapt=maybe"); }
+Test(context, bad_adapt_environment) {
+  setenv("FEACCEL_THREADS_ADAPT", "maybe", 1);
+  expect_bad_resource("/cpu/threads", "FEACCEL_THREADS_ADAPT=maybe");
+}
 Test(context, bad_unknown_key) { expect_bad_resource("/cpu/ref:foo=1", "foo"); }
 Test(context, bad_malformed_option) { expect_bad_resource("/cpu/ref:threads", "threads"); }
 Test(context, bad_unknown_resource) { expect_bad_resource("/tpu/x", "/tpu/x"); }

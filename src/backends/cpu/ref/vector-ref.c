@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "half.h"
+#include "thread-budget.h"
 #include "vector.h"
 
 /* One BLAS call takes at most this many entries (32-bit BLAS integers). */
@@ -74,7 +75,8 @@ static fea_status ref_copy(fea_context *ctx, const fea_vector *x, fea_vector *y)
 }
 
 static fea_status ref_axpy(fea_context *ctx, fea_vector *y, double alpha, const fea_vector *x) {
-  fea_blas_use_threads(ctx->nthreads);
+  /* Elementwise: any OpenBLAS thread count gives the same y. */
+  fea_blas_use_threads(fea_thread_budget(ctx));
   for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
     fea_index len = x->n - i;
     if (x->prec == FEA_F64) {
@@ -96,7 +98,8 @@ static fea_status ref_axpy(fea_context *ctx, fea_vector *y, double alpha, const 
 }
 
 static fea_status ref_scale(fea_context *ctx, fea_vector *x, double alpha) {
-  fea_blas_use_threads(ctx->nthreads);
+  /* Elementwise: any OpenBLAS thread count gives the same y. */
+  fea_blas_use_threads(fea_thread_budget(ctx));
   for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {
     fea_index len = x->n - i;
     if (x->prec == FEA_F64) {
@@ -131,6 +134,8 @@ static double dot_widened(const fea_vector *x, const fea_vector *y, fea_index i,
 }
 
 static fea_status ref_dot(fea_context *ctx, const fea_vector *x, const fea_vector *y, double *r) {
+  /* A reduction: OpenBLAS splits the sum by its thread count, so the count
+   * stays the context's (the same digits on every call). */
   fea_blas_use_threads(ctx->nthreads);
   double sum = 0.0;
   for (fea_index i = 0; i < x->n; i += is_half(x->prec) ? HBLOCK : CHUNK) {

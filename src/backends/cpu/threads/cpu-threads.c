@@ -1,6 +1,7 @@
 /* /cpu/threads: OpenMP threads sized from the hwloc topology, optionally
- * bound to cores. Slots it does not fill come from /cpu/ref, whose BLAS calls
- * then run with this context's thread count. */
+ * bound to cores, as many of them per region as the machine's load leaves
+ * cores for (adapt=, thread-budget.h). Slots it does not fill come from
+ * /cpu/ref, whose BLAS calls then run with this context's thread count. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +9,10 @@
 #include "cpu.h"
 #include "error.h"
 #include "resource.h"
+#include "thread-budget.h"
 #include "topology.h"
 
-static const char *const threads_options[] = {"threads", "bind", NULL};
+static const char *const threads_options[] = {"threads", "bind", "adapt", NULL};
 
 static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
   fea_topology topo;
@@ -45,6 +47,9 @@ static fea_status threads_init(fea_context *ctx, const fea_resource_opts *opts) 
   const char *bind = fea_resource_opt(opts, "bind");
   FEA_CHECK(!bind || strcmp(bind, "core") == 0 || strcmp(bind, "none") == 0, ctx,
             FEA_ERR_INVALID_ARG, "option bind=%s is not 'core' or 'none'", bind);
+  fea_thread_adapt adapt;
+  FEA_CALL(fea_thread_budget_option(opts, &adapt));
+  ctx->adapt = (int)adapt;
   return apply_threads(ctx, (int)nthreads, bind && strcmp(bind, "core") == 0);
 }
 

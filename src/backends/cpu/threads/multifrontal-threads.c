@@ -4,8 +4,13 @@
  * (OpenMP, dynamic schedule: leaf and boundary fronts differ in size) with
  * single-threaded BLAS inside each. A level with fewer nodes (near the root:
  * few, large fronts) runs its nodes one by one with the context's threads in
- * OpenBLAS. Never both at once, so the threads are never oversubscribed.
- * Allocation and release come from /cpu/ref. */
+ * OpenBLAS where the front is large enough for them to pay
+ * (BLAS_THREAD_MIN_FLOPS), else on one. Never both at once, so the threads
+ * are never oversubscribed. Which of the two a level runs depends on the context's thread count only;
+ * a concurrent level starts as many threads as the machine's load leaves
+ * cores for (thread-budget.h): each node is one thread's, with one-thread
+ * BLAS, so the factor does not depend on the team. Allocation and release
+ * come from /cpu/ref. */
 #include <stdio.h>
 
 #include "blas.h"
@@ -14,8 +19,23 @@
 #include "error.h"
 #include "etree.h"
 #include "problem.h"
+#include "thread-budget.h"
 
 typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } multifrontal_step;
+
+/* Flops per thread from which a front of a one-by-one level factors on
+ * threaded BLAS: about a scheduler time slice of one core's DGEMM (5 ms at
+ * 20 GFLOP/s). Below it the threads save less than one of them loses when
+ * another process holds its core (each parallel OpenBLAS call waits for
+ * every thread), and on an idle machine little: the 3,600-DoF B-spline
+ * solve ran 0.8 - 1.15x faster on two threads than on one. A decision by
+ * the front's size (the tree's count, fea_multifrontal_node_flops), not by
+ * the load, so that the factor's digits do not follow the load. */
+#define BLAS_THREAD_MIN_FLOPS 1e8
+
+static int blas_threads_pay(const fea_etree_node *nd, int nthreads) {
+  return nd->flops >= BLAS_THREAD_MIN_FLOPS * (double)nthreads;
+}
 
 /* Run one step on the nodes of a level, concurrently or one by one. The
  * smallest failing node's error is reported on ctx. */
@@ -31,12 +51,16 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
   double flops = 0, integ = 0;
   if (nthreads <= 1 || count < nthreads) {
     for (fea_index k = 0; k < count && bad < 0; k++) {
+      /* One-thread BLAS for a front too small to pay for threads. */
+      const int prev = blas_threads_pay(&t->nodes[nodes[k]], nthreads) ? -1
+                                                                       : fea_blas_push_threads(1);
       double fl = 0, it = 0;
       fea_status st = step == STEP_FACTOR
                           ? fea_multifrontal_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
                       : step == STEP_FORWARD
                           ? fea_multifrontal_cpu_forward_node(ctx, f, sv, nodes[k])
                           : fea_multifrontal_cpu_backward_node(ctx, f, sv, nodes[k]);
+      if (prev >= 0) fea_blas_pop_threads(prev);
       flops += fl;
       integ += it;
       if (st < 0) {
@@ -52,7 +76,8 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
     /* The workers see the problem through a copy without a context. */
     fea_multifrontal_worker_view w;
     fea_multifrontal_worker_view_init(&w, f);
-#pragma omp parallel num_threads(nthreads) reduction(+ : flops, integ)
+    const int team = fea_thread_budget(ctx);
+#pragma omp parallel num_threads(team) reduction(+ : flops, integ)
     {
       int prev = fea_blas_push_threads(1);
       /* Each thread reports into its own copy of the context: messages and

@@ -1,6 +1,8 @@
 /* /cpu/threads vector ops: the loops BLAS does not cover (format conversion,
- * fill, first touch) run on the context's OpenMP team; BLAS level-1 routines
- * come from /cpu/ref and are threaded by OpenBLAS itself. */
+ * fill, first touch) run on the context's OpenMP team, as many of its
+ * threads as the load leaves cores for (thread-budget.h: elementwise, so
+ * the result is the same); BLAS level-1 routines come from /cpu/ref and are
+ * threaded by OpenBLAS itself. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "half.h"
+#include "thread-budget.h"
 #include "vector.h"
 
 /* Below this many entries a team costs more than it saves. */
@@ -21,7 +24,7 @@ static char *at(const void *base, fea_precision p, fea_index i) {
 /* Convert in contiguous slices, one per thread. */
 static void par_convert(const fea_context *ctx, fea_precision from, const void *src,
                         fea_precision to, void *dst, fea_index n) {
-  int team = n < PAR_MIN ? 1 : ctx->nthreads;
+  int team = n < PAR_MIN ? 1 : fea_thread_budget(ctx);
 #pragma omp parallel num_threads(team)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -39,7 +42,7 @@ static fea_status threads_alloc(fea_context *ctx, fea_vector *v) {
             "cannot allocate %zu bytes for a %s vector of %lld entries", padded,
             fea_precision_name(v->prec), (long long)v->n);
   /* First touch by the threads that will use each slice places pages on their NUMA node. */
-  int team = v->n < PAR_MIN ? 1 : ctx->nthreads;
+  int team = v->n < PAR_MIN ? 1 : fea_thread_budget(ctx);
 #pragma omp parallel num_threads(team)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -70,7 +73,7 @@ static fea_status threads_set_all(fea_context *ctx, fea_vector *v, double alpha)
   unsigned char value[8];
   fea_convert(FEA_F64, &alpha, v->prec, value, 1);
   size_t size = fea_cpu_elem_size(v->prec);
-  int team = v->n < PAR_MIN ? 1 : ctx->nthreads;
+  int team = v->n < PAR_MIN ? 1 : fea_thread_budget(ctx);
 #pragma omp parallel for num_threads(team) schedule(static)
   for (fea_index i = 0; i < v->n; i++) memcpy((char *)v->data + (size_t)i * size, value, size);
   return FEA_SUCCESS;
