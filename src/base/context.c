@@ -49,6 +49,7 @@ static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
     TAKE(multifrontal, factor_level);
     TAKE(multifrontal, forward_level);
     TAKE(multifrontal, backward_level);
+    TAKE(multifrontal, factor_below);
 #undef TAKE
   }
 }

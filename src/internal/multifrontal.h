@@ -73,6 +73,12 @@ struct fea_multifrontal_ops {
   /* Backward substitution L^T x = y over one level, root first. */
   fea_status (*backward_level)(fea_context *ctx, const fea_multifrontal_factor *f,
                                fea_multifrontal_solve *sv, int level);
+  /* Optional, before the first factor_level: factor the levels 0 .. *cut in
+   * one call, as factor_level on each of them would (the CPU backends walk
+   * subtrees, cpu.h), with each level's time in level_s[0 .. *cut]; *cut is
+   * the highest level done, -1 when it did none. */
+  fea_status (*factor_below)(fea_context *ctx, fea_multifrontal_factor *f, int *cut,
+                             double *level_s);
 };
 
 /* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c and

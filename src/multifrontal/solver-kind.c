@@ -105,7 +105,15 @@ static fea_status multifrontal_setup(fea_solver *s) {
   f->problem = s->problem;
   FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
   double t0 = fea_now();
-  for (int L = 0; L < t->num_levels; L++) {
+  int cut = -1;
+  if (ctx->multifrontal.factor_below) {
+    fea_status st = ctx->multifrontal.factor_below(ctx, f, &cut, m->level_s);
+    if (st < 0) {
+      multifrontal_reset(s);
+      return st;
+    }
+  }
+  for (int L = cut + 1; L < t->num_levels; L++) {
     double tl = fea_now();
     fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
     m->level_s[L] = fea_now() - tl;

@@ -7,6 +7,9 @@
 #include "api-common.h"
 #include "solve-common.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include <feaccel/solver.h>
 
 /* Dirichlet data that is not zero anywhere on the boundary. */
@@ -615,4 +618,110 @@ Test(multifrontal, threads_error_names_the_value, .timeout = 120) {
   OK(fea_problem_destroy(&pb));
   OK(fea_space_destroy(&s));
   OK(fea_context_destroy(&ctx));
+}
+
+/* The subtree walk (one thread: the whole tree; several: the levels below
+ * the cut) reports the failing node the level walk reports, the lowest
+ * level's smallest: the same message from every thread count, naming a
+ * leaf. Half the leaves fail, in several subtrees. */
+Test(multifrontal, subtree_walk_reports_the_lowest_failure, .timeout = 120) {
+  const char *res[4] = {"/cpu/ref", "/cpu/threads:threads=1", "/cpu/threads:threads=2",
+                        "/cpu/threads:threads=3"};
+  char first[512] = "";
+  for (int b = 0; b < 4; b++) {
+    fea_context *ctx = NULL;
+    OPEN_OR_SKIP(res[b], &ctx);
+    manufactured m = {2};
+    multifrontal_case c = {2, {2, 2, 0}, {40, 36, 1}, 0};
+    fea_space *s = make_space(ctx, &c);
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.sigma_fn = negative_right;
+    pd.source = sine_f;
+    pd.source_user = &m;
+    fea_problem *pb = NULL;
+    OK(fea_problem_create_poisson(s, &pd, &pb));
+    fea_solver *sv = NULL;
+    OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+    EXPECT_FAIL(fea_solver_setup(sv), FEA_ERR_INVALID_ARG, ctx, "level 0");
+    /* The node and its box (the rest names where the worker raised). */
+    const char *msg = fea_context_last_error(ctx), *end = strstr(msg, ")): ");
+    cr_assert(end, "[%s] names no element box: %s", res[b], msg);
+    char node[512];
+    snprintf(node, sizeof node, "%.*s", (int)(end - msg), msg);
+    if (b == 0)
+      snprintf(first, sizeof first, "%s", node);
+    else
+      cr_assert_str_eq(node, first, "[%s] reports\n  %s\n/cpu/ref reports\n  %s", res[b], node,
+                       first);
+    /* The solver is left unset and can be set up again after the fix. */
+    OK(fea_solver_destroy(&sv));
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+    OK(fea_context_destroy(&ctx));
+  }
+}
+
+/* Every thread count factors to the same solution: the walk of the whole
+ * tree (one thread), of the levels below a cut (two, three) and the levels
+ * above it, on a tree whose levels are uneven (odd sizes, a C0 line). */
+Test(multifrontal, subtree_walk_matches_across_threads, .timeout = 300) {
+  multifrontal_case c = {2, {3, 2, 0}, {45, 29, 1}, 1};
+  manufactured m = {2};
+  const char *res[4] = {"/cpu/ref", "/cpu/threads:threads=1", "/cpu/threads:threads=2",
+                        "/cpu/threads:threads=3,adapt=off"};
+  double *x[4];
+  fea_index nf = 0;
+  for (int b = 0; b < 4; b++) {
+    fea_context *ctx = NULL;
+    OPEN_OR_SKIP(res[b], &ctx);
+    fea_space *s = make_space(ctx, &c);
+    fea_problem *pb = make_problem(s, &m, 1, 1, 1.0);
+    OK(fea_problem_get_num_free_dofs(pb, &nf));
+    x[b] = multifrontal_solution(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+    OK(fea_context_destroy(&ctx));
+  }
+  for (int b = 1; b < 4; b++) {
+    double diff = max_rel_diff(x[b], x[0], nf);
+    cr_assert(diff <= 1e-12, "%s differs from /cpu/ref by %.3g", res[b], diff);
+  }
+  for (int b = 0; b < 4; b++) free(x[b]);
+}
+
+/* Fronts of 256 eliminated DoFs and more factor in column blocks
+ * (multifrontal-ref.c, factor_front_blocked): a 2D p = 3 tree with fronts
+ * of q = 381 and r = 771 (and the root's q = 768) solves the reference
+ * system to round-off, on one thread and on two (BLAS threads above the
+ * cut). */
+Test(multifrontal, blocked_fronts_solve_the_reference_system, .timeout = 300) {
+  const char *res[2] = {"/cpu/ref", "/cpu/threads:threads=2,adapt=off"};
+  for (int b = 0; b < 2; b++) {
+    fea_context *ctx = NULL;
+    OPEN_OR_SKIP(res[b], &ctx);
+    multifrontal_case c = {2, {3, 3, 0}, {256, 256, 1}, 0};
+    manufactured m = {2};
+    fea_space *s = make_space(ctx, &c);
+    fea_problem *pb = make_problem(s, &m, 0, 1, 1.0);
+    fea_index nf = 0;
+    OK(fea_problem_get_num_free_dofs(pb, &nf));
+    double *x = multifrontal_solution(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO);
+    fea_matrix *A = NULL;
+    double *load = malloc((size_t)nf * sizeof *load), *Ax = malloc((size_t)nf * sizeof *Ax);
+    OK(fea_problem_assemble_reference(pb, load, &A));
+    OK(fea_matrix_multiply(A, x, Ax));
+    double rn = 0, bn = 0;
+    for (fea_index i = 0; i < nf; i++) {
+      rn = fmax(rn, fabs(Ax[i] - load[i]));
+      bn = fmax(bn, fabs(load[i]));
+    }
+    cr_assert(rn <= 1e-10 * bn, "[%s] relative residual %.3g", res[b], rn / bn);
+    OK(fea_matrix_destroy(&A));
+    free(load);
+    free(Ax);
+    free(x);
+    OK(fea_problem_destroy(&pb));
+    OK(fea_space_destroy(&s));
+    OK(fea_context_destroy(&ctx));
+  }
 }

@@ -128,6 +128,21 @@ fea_status fea_multifrontal_schur_pool_level_start(fea_context *ctx, fea_multifr
   return st;
 }
 
+fea_status fea_multifrontal_schur_pool_start_above(fea_context *ctx, fea_multifrontal_schur_pool *p,
+                                                   int cut) {
+  for (int g = 0; g < p->ngroups; g++) {
+    /* Born at or below the cut, read above it (or the root's, kept). */
+    if (p->birth[g] > cut || (p->death[g] <= cut && p->death[g] != p->birth[g])) continue;
+    if (p->entries[g] == 0 || p->block[g]) continue;
+    p->block[g] = malloc(p->entries[g] * sizeof(double));
+    p->cap[g] = p->entries[g];
+    FEA_CHECK(p->block[g], ctx, FEA_ERR_OUT_OF_MEMORY,
+              "no memory for the %zu Schur entries of the subtrees below tree level %d",
+              p->entries[g], cut);
+  }
+  return FEA_SUCCESS;
+}
+
 double *fea_multifrontal_schur_pool_block(const fea_multifrontal_schur_pool *p, fea_index n) {
   const double *b = p->block[p->group_of[n]];
   return b ? (double *)b + p->off[n] : NULL;

@@ -122,6 +122,34 @@ static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor
   return run_level(ctx, f, NULL, level, STEP_FACTOR);
 }
 
+/* Nodes per thread from which a level is walked as subtrees: enough for the
+ * dynamic schedule to balance subtrees of unequal cost. */
+#define SUBTREES_PER_THREAD 4
+
+/* The levels up to the highest one with SUBTREES_PER_THREAD nodes per thread
+ * as subtree walks (multifrontal-subtrees.c): those levels ran their nodes
+ * concurrently on one-thread BLAS, so the digits stay; the walk keeps a
+ * path's Schur blocks per thread instead of a level's. The cut follows the
+ * context's thread count, the team the load (thread-budget.h). One thread:
+ * the whole tree. */
+static fea_status threads_factor_below(fea_context *ctx, fea_multifrontal_factor *f, int *cut,
+                                       double *level_s) {
+  const fea_etree *t = f->tree;
+  const int nthreads = ctx->nthreads;
+  *cut = -1;
+  int c = -1;
+  if (nthreads <= 1)
+    c = t->num_levels - 1;
+  else
+    for (int L = 0; L < t->num_levels; L++)
+      if (t->level_start[L + 1] - t->level_start[L] >= (fea_index)SUBTREES_PER_THREAD * nthreads)
+        c = L;
+  if (c < 0) return FEA_SUCCESS;
+  FEA_CALL(fea_multifrontal_cpu_factor_subtrees(ctx, f, c, fea_thread_budget(ctx), level_s));
+  *cut = c;
+  return FEA_SUCCESS;
+}
+
 /* The solve steps only read the factor: the casts drop a const the node
  * functions keep. */
 static fea_status threads_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
@@ -136,6 +164,7 @@ static fea_status threads_backward_level(fea_context *ctx, const fea_multifronta
 
 const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops = {
     .factor_level = threads_factor_level,
+    .factor_below = threads_factor_below,
     .forward_level = threads_forward_level,
     .backward_level = threads_backward_level,
 };
