@@ -343,7 +343,7 @@ done:
 
 static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
                    int pk, int refine, const m1_run *m, const yardsticks *y, double l2, double diff,
-                   const mg_result *mg, const mg_result *cheb) {
+                   const mg_result *mg, const mg_result *cheb, const mg_result *stencil) {
   int rc = BENCH_OK;
   const fea_prehandled_stats *st = &m->st;
   const double N = (double)sq->nfree, k = (double)prm->nrhs;
@@ -404,6 +404,9 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
   if (mg && mg->ok) add_mg_peer(&rec, prm->gpu ? "mg_cpu" : "mg", mg, prm->mg_rtol, per_rhs, N);
   if (cheb && cheb->ok)
     add_mg_peer(&rec, prm->gpu ? "mg_cheb_pcg_cpu" : "mg_cheb_pcg", cheb, prm->mg_rtol, per_rhs, N);
+  if (stencil && stencil->ok)
+    add_mg_peer(&rec, prm->gpu ? "mg_stencil_pcg_cpu" : "mg_stencil_pcg", stencil, prm->mg_rtol,
+                per_rhs, N);
   bench_report_emit(rep, &rec);
 done:
   return rc;
@@ -419,7 +422,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
   fea_solver *probe = NULL;
   fea_matrix *A = NULL;
   double *B = NULL, *X = NULL, *X64 = NULL, *full = NULL;
-  mg_result mg = {0}, cheb = {0};
+  mg_result mg = {0}, cheb = {0}, stencil = {0};
 
   TRY(square_make(ctx, prm->p1, n, &sq));
   const fea_index nf = sq.nfree;
@@ -503,6 +506,16 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
     rc = run_mg(rep, prm->mg_ctx, prm, msq, &cd, B, nnz, full, &cheb,
                 prm->gpu ? "mg_cheb_pcg_cpu (/cpu/threads)" : "mg_cheb_pcg");
     if (rc != BENCH_OK) goto done;
+    /* The fastest multigrid the library has on this box (the multigrid
+     * case's): the same PCG with the Q1 stencil swept over each level's grid
+     * instead of CSR (src/multigrid/level-stencil-op.c). Q1 only. */
+    if (!prm->p1) {
+      fea_multigrid_desc sd = cd;
+      sd.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
+      rc = run_mg(rep, prm->mg_ctx, prm, msq, &sd, B, nnz, full, &stencil,
+                  prm->gpu ? "mg_stencil_pcg_cpu (/cpu/threads)" : "mg_stencil_pcg");
+      if (rc != BENCH_OK) goto done;
+    }
   }
 
   /* FP64 M1 first: every other precision is compared with its solution. */
@@ -527,7 +540,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
       TRY(l2_error(&sq, x, full, &l2));
       const double diff = have64 ? rel_diff(nk, x, X64) : NAN;
       rc = emit_m1(rep, ctx, prm, &sq, pk, refine, m, y, l2, diff, prm->mg ? &mg : NULL,
-                   prm->mg ? &cheb : NULL);
+                   prm->mg ? &cheb : NULL, prm->mg ? &stencil : NULL);
       if (rc != BENCH_OK) goto done;
     }
   }
@@ -542,17 +555,17 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
                     st.flops_per_rhs / pow(N, 1.5), st.model_flops_per_rhs,
                     st.model_flops_per_rhs / pow(N, 1.5));
   if (mg.ok)
-    bench_report_note(rep,
-                      "  multigrid: the paper's rule of thumb ~1000 N = %.3g (M1 / that = "
-                      "%.1fx); estimated from the counts here: V(4,4) %.0f N (%.0f iterations), "
-                      "Chebyshev PCG %.0f N (%.0f iterations); M1 / MG time per rhs: %.3g (%s), "
-                      "%.3g (Chebyshev PCG)",
-                      1000 * N, st.flops_per_rhs / (1000 * N), mg.flops_est_per_rhs / N,
-                      mg.iterations, cheb.ok ? cheb.flops_est_per_rhs / N : NAN, cheb.iterations,
-                      have64 ? run64.solve_s / (double)prm->nrhs / mg.solve_s_per_rhs : NAN,
-                      "FP64 M1 vs V(4,4)",
-                      cheb.ok && have64 ? run64.solve_s / (double)prm->nrhs / cheb.solve_s_per_rhs
-                                        : NAN);
+    bench_report_note(
+        rep,
+        "  multigrid: the paper's rule of thumb ~1000 N = %.3g (M1 / that = "
+        "%.1fx); estimated from the counts here: V(4,4) %.0f N (%.0f iterations), "
+        "Chebyshev PCG %.0f N (%.0f iterations); M1 / MG time per rhs: %.3g (%s), "
+        "%.3g (Chebyshev PCG), %.3g (stencil-level Chebyshev PCG)",
+        1000 * N, st.flops_per_rhs / (1000 * N), mg.flops_est_per_rhs / N, mg.iterations,
+        cheb.ok ? cheb.flops_est_per_rhs / N : NAN, cheb.iterations,
+        have64 ? run64.solve_s / (double)prm->nrhs / mg.solve_s_per_rhs : NAN, "FP64 M1 vs V(4,4)",
+        cheb.ok && have64 ? run64.solve_s / (double)prm->nrhs / cheb.solve_s_per_rhs : NAN,
+        stencil.ok && have64 ? run64.solve_s / (double)prm->nrhs / stencil.solve_s_per_rhs : NAN);
 done:
   fea_solver_destroy(&probe);
   fea_matrix_destroy(&A);
@@ -780,14 +793,17 @@ static int run(const bench_options *o, int argc, char **argv) {
       bench_report_note(&rep,
                         "peers: mg = V(4,4) Richardson omega %.1g, CSR, coarsest = one "
                         "element (the paper's); mg_cheb_pcg = CG preconditioned by a V-cycle "
-                        "with degree-4 Chebyshev; both to rtol %.0e (relative residual), zero "
+                        "with degree-4 Chebyshev; mg_stencil_pcg (Q1) = the same on matrix-free "
+                        "stencil levels, the multigrid case's fastest; all to rtol %.0e "
+                        "(relative residual), zero "
                         "initial guess, min(nrhs, %lld) right-hand sides; solve_s is per right-"
                         "hand side, ratio = M1 / MG time per right-hand side, flops_per_rhs_est "
                         "an estimate from nnz (no counter).",
                         prm.p1 ? 0.2 : 0.3, prm.mg_rtol, prm.mg_nrhs);
     if (prm.mg && prm.gpu)
       bench_report_note(&rep,
-                        "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu) "
+                        "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu, "
+                        "mg_stencil_pcg_cpu) "
                         "ran on /cpu/threads: the CPU baseline (GPU multigrid is later work). "
                         "M1 solve_s includes the host<->device copies of B and X.");
   }
