@@ -306,7 +306,7 @@ static fea_status factor_front_blocked(fea_context *ctx, double *P, double *S, f
     fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &Dk);
     if (st < 0) {
       char why[FEA_ERROR_LEN];
-      snprintf(why, sizeof why, "%s", ctx ? ctx->last_error : "");
+      snprintf(why, sizeof why, "%s", ctx->last_error);
       return FEA_ERROR(ctx, st, "pivot block of columns [%lld, %lld) of %lld: %s", (long long)k,
                        (long long)(k + w), (long long)q, why);
     }
