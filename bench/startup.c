@@ -1,10 +1,13 @@
 /* feaccel-startup: what linking libfeaccel.so costs a program that does not
- * use a GPU. It runs a child linked to the library (bench/startup-child.c)
- * and the same child without the library, each RUNS times by fork+exec, and
- * prints the median wall time from fork to the child's exit and the median
- * peak resident set (getrusage's ru_maxrss of the child), then their ratio.
+ * use it on a run, and what its first use costs. It runs a child linked to
+ * the library that only asks for its version (bench/startup-child.c), the
+ * same child without the library, and optionally one that also creates a
+ * /cpu/ref context (which loads the library's core), each RUNS times by
+ * fork+exec, and prints the median wall time from fork to the child's exit
+ * and the median peak resident set (getrusage's ru_maxrss of the child),
+ * and the ratios to the child without the library.
  *
- *   feaccel-startup [--runs N] LINKED_CHILD PLAIN_CHILD
+ *   feaccel-startup [--runs N] LINKED_CHILD PLAIN_CHILD [FIRST_USE_CHILD]
  *
  * A figure for docs/benchmarks.md, never an assertion: exit status 0 when
  * every child exited 0, 1 when one failed, 2 on a usage error. */
@@ -71,20 +74,30 @@ static int run_once(const char *program, double *seconds, double *rss_mib) {
   return 0;
 }
 
-static int measure(const char *program, int runs, startup_figures *out) {
-  static double seconds[MAX_RUNS], rss[MAX_RUNS];
+/* Two children run in turn, round after round, so that a change of the
+ * machine's load during the measurement reaches both alike (run in blocks,
+ * the shared development VM moved a block's median by 10 - 20 %). The
+ * first-use child is measured in a pass of its own against the plain one:
+ * run in between, its 8 MiB of libraries and thread pools slowed the
+ * linked child's next start by some 5 %. */
+static int measure(char **programs, int nprograms, int runs, startup_figures *out) {
+  static double seconds[2][MAX_RUNS], rss[2][MAX_RUNS];
   double ignored_s, ignored_rss;
-  /* One untimed run first, so that both children start from a warm page cache. */
-  if (run_once(program, &ignored_s, &ignored_rss) != 0) return -1;
+  /* One untimed run each first, so that every child starts from a warm page cache. */
+  for (int p = 0; p < nprograms; p++)
+    if (run_once(programs[p], &ignored_s, &ignored_rss) != 0) return -1;
   for (int i = 0; i < runs; i++)
-    if (run_once(program, &seconds[i], &rss[i]) != 0) return -1;
-  out->seconds = median(seconds, runs);
-  out->rss_mib = median(rss, runs);
+    for (int p = 0; p < nprograms; p++)
+      if (run_once(programs[p], &seconds[p][i], &rss[p][i]) != 0) return -1;
+  for (int p = 0; p < nprograms; p++) {
+    out[p].seconds = median(seconds[p], runs);
+    out[p].rss_mib = median(rss[p], runs);
+  }
   return 0;
 }
 
 int main(int argc, char **argv) {
-  int runs = 20, arg = 1;
+  int runs = 200, arg = 1;
   if (arg + 1 < argc && strcmp(argv[arg], "--runs") == 0) {
     char *end;
     long n = strtol(argv[arg + 1], &end, 10);
@@ -96,18 +109,28 @@ int main(int argc, char **argv) {
     runs = (int)n;
     arg += 2;
   }
-  if (argc - arg != 2) {
-    fputs("usage: feaccel-startup [--runs N] LINKED_CHILD PLAIN_CHILD\n", stderr);
+  if (argc - arg != 2 && argc - arg != 3) {
+    fputs("usage: feaccel-startup [--runs N] LINKED_CHILD PLAIN_CHILD [FIRST_USE_CHILD]\n", stderr);
     return 2;
   }
-  startup_figures linked, plain;
-  if (measure(argv[arg], runs, &linked) != 0 || measure(argv[arg + 1], runs, &plain) != 0) return 1;
-  printf("start-up, median of %d fork+exec runs   wall [ms]   peak RSS [MiB]\n", runs);
-  printf("  linked to libfeaccel.so            %10.2f   %14.1f\n", 1e3 * linked.seconds,
+  const int first_use = argc - arg == 3;
+  startup_figures fig[2], fig_used[2];
+  if (measure(argv + arg, 2, runs, fig) != 0) return 1;
+  char *used_pair[2] = {argv[arg + 2 * first_use], argv[arg + 1]};
+  if (first_use && measure(used_pair, 2, runs, fig_used) != 0) return 1;
+  const startup_figures linked = fig[0], plain = fig[1], used = fig_used[0];
+  printf("start-up, median of %d fork+exec runs, in turn     wall [ms]   peak RSS [MiB]\n", runs);
+  printf("  linked to libfeaccel.so, version string only %10.3f   %14.2f\n", 1e3 * linked.seconds,
          linked.rss_mib);
-  printf("  not linked                         %10.2f   %14.1f\n", 1e3 * plain.seconds,
+  printf("  not linked                                   %10.3f   %14.2f\n", 1e3 * plain.seconds,
          plain.rss_mib);
-  printf("  ratio linked / not linked          %10.1f   %14.1f\n", linked.seconds / plain.seconds,
-         linked.rss_mib / plain.rss_mib);
+  printf("  ratio linked / not linked                    %10.3f   %14.3f\n",
+         linked.seconds / plain.seconds, linked.rss_mib / plain.rss_mib);
+  if (first_use) {
+    printf("  first use: a /cpu/ref context (loads the core) %8.3f   %14.2f\n", 1e3 * used.seconds,
+           used.rss_mib);
+    printf("  ratio first use / not linked (same pass)     %10.3f   %14.3f\n",
+           used.seconds / fig_used[1].seconds, used.rss_mib / fig_used[1].rss_mib);
+  }
   return 0;
 }

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""libfeaccel.so links no CUDA library and names no CUDA directory: no NEEDED
-entry on a CUDA library, no RUNPATH or RPATH entry that names a CUDA toolkit
-(its /gpu/cuda backend is the module libfeaccel-cuda.so, loaded at run time).
-Given the module too, checks that it exports only its entry point and needs
-libfeaccel.so.<major>; with --installed, that its run path names no CUDA
-toolkit either (in a build tree meson may add the toolkit's directory to it,
-and removes it at install).
+"""libfeaccel.so, the front programs link, needs nothing but the C library
+(it loads the core on first use), and the core links no CUDA library and
+names no CUDA directory: no NEEDED entry on a CUDA library, no RUNPATH or
+RPATH entry that names a CUDA toolkit (its /gpu/cuda backend is the module
+libfeaccel-cuda.so, loaded at run time). Given the module too, checks that it
+exports only its entry point and needs libfeaccel-core.so.<major>; with
+--installed, that its run path names no CUDA toolkit either (in a build tree
+meson may add the toolkit's directory to it, and removes it at install).
 
-usage: check-library-links.py [--installed] LIBRARY ABI_MAJOR [MODULE]"""
+usage: check-library-links.py [--installed] FRONT CORE ABI_MAJOR [MODULE]"""
 import re, subprocess, sys
 
 CUDA_LIBRARY = re.compile(r'^lib(cuda|cudart|cublas|cublasLt|cusolver|cusparse|nvJitLink)\b')
 args = sys.argv[1:]
 installed = '--installed' in args
-lib, major, *module = [a for a in args if a != '--installed']
+front, lib, major, *module = [a for a in args if a != '--installed']
 failed = []
 
 
@@ -31,6 +32,15 @@ def check_run_path(path, entries):
                     failed.append('%s has %s entry %s' % (path, tag, entry))
 
 
+# The C library alone (its dynamic loader too, where the toolchain names it;
+# the sanitizer builds add their runtime).
+for tag, value in dynamic(front):
+    if tag == 'NEEDED' and not re.match(r'^(libc|libdl|libpthread|ld-linux[\w-]*|'
+                                        r'libasan|libubsan|libtsan|libclang_rt[\w.-]*)\b', value):
+        failed.append('%s needs %s: the front must map nothing but libc' % (front, value))
+    if tag in ('RUNPATH', 'RPATH'):
+        failed.append('%s has %s %s' % (front, tag, value))
+
 entries = dynamic(lib)
 for tag, value in entries:
     if tag == 'NEEDED' and CUDA_LIBRARY.match(value):
@@ -41,8 +51,8 @@ if module:
     entries = dynamic(module[0])
     if installed:
         check_run_path(module[0], entries)
-    if ('NEEDED', 'libfeaccel.so.%s' % major) not in entries:
-        failed.append('%s does not need libfeaccel.so.%s' % (module[0], major))
+    if ('NEEDED', 'libfeaccel-core.so.%s' % major) not in entries:
+        failed.append('%s does not need libfeaccel-core.so.%s' % (module[0], major))
     nm = subprocess.run(['nm', '-D', '--defined-only', module[0]], capture_output=True, text=True,
                         check=True).stdout
     exported = {line.split()[-1] for line in nm.splitlines()

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""The ABI is exactly what the headers declare: the dynamic symbols of
-libfeaccel.so in the public version nodes, those nodes of the version script and
+"""The ABI is exactly what the headers declare: the dynamic symbols of the
+library in the public version nodes, those nodes of the version script and
 the FEA_API/FEA_EXPORT declarations of the public headers name the same
-functions, and the soname is libfeaccel.so.<major>. Beside them the library
-exports exactly the list of the private node FEACCEL_PRIVATE_0 (what its
-/gpu/cuda module calls), in that node, and no public header declares those.
+functions, and the soname is <soname>.<major>.
 
-usage: check-symbols.py LIBRARY MAPFILE ABI_MAJOR HEADER..."""
+The core (libfeaccel-core.so, the default) exports beside them exactly the
+list of the private node FEACCEL_PRIVATE_0 (what its /gpu/cuda module and the
+PETSc library call), in that node, and no public header declares those. The
+front (--front: libfeaccel.so, the library programs link) exports no private
+symbol at all.
+
+usage: check-symbols.py [--front] LIBRARY MAPFILE ABI_MAJOR HEADER..."""
 import re, subprocess, sys
 
-lib, mapfile, major, *headers = sys.argv[1:]
+args = sys.argv[1:]
+front = '--front' in args
+lib, mapfile, major, *headers = [a for a in args if a != '--front']
+soname_stem = 'libfeaccel.so' if front else 'libfeaccel-core.so'
 failed = []
 
 PRIVATE_NODE = 'FEACCEL_PRIVATE_0'
@@ -47,17 +54,21 @@ compare('the library', exported, 'the version script', mapped)
 compare('the version script', mapped, 'the library', exported)
 compare('the headers', declared, 'the version script', mapped)
 compare('the version script', mapped, 'the headers', declared)
-compare('the library\'s private node', exported_private, 'the script\'s ' + PRIVATE_NODE,
-        mapped_private)
-compare('the script\'s ' + PRIVATE_NODE, mapped_private, 'the library\'s private node',
-        exported_private)
+if front:
+    for s in sorted(exported_private):
+        failed.append('the front exports the private %s' % s)
+else:
+    compare('the library\'s private node', exported_private, 'the script\'s ' + PRIVATE_NODE,
+            mapped_private)
+    compare('the script\'s ' + PRIVATE_NODE, mapped_private, 'the library\'s private node',
+            exported_private)
 for s in sorted(mapped_private & (declared | mapped)):
     failed.append('%s is both private (%s) and public' % (s, PRIVATE_NODE))
 
 dyn = subprocess.run(['readelf', '-d', lib], capture_output=True, text=True, check=True).stdout
 soname = re.search(r'\(SONAME\)\s+Library soname: \[(.*?)\]', dyn)
-if not soname or soname.group(1) != 'libfeaccel.so.%s' % major:
-    failed.append('soname is %s, expected libfeaccel.so.%s' % (soname and soname.group(1), major))
+if not soname or soname.group(1) != '%s.%s' % (soname_stem, major):
+    failed.append('soname is %s, expected %s.%s' % (soname and soname.group(1), soname_stem, major))
 
 for f in failed:
     print('FAIL ' + f)

@@ -87,7 +87,7 @@ cmake_consumer() {
 # consumers. LIBDIR is absolute.
 check_install() {
   p=$1 l=$2
-  for f in "$p/include/feaccel.h" "$l/libfeaccel.so.0" "$l/pkgconfig/feaccel.pc" \
+  for f in "$p/include/feaccel.h" "$l/libfeaccel.so.0" "$l/libfeaccel-core.so.0" "$l/pkgconfig/feaccel.pc" \
     "$l/cmake/feaccel/feaccelConfig.cmake" "$l/cmake/feaccel/feaccelConfigVersion.cmake"; do
     [ -e "$f" ] || fail "$f was not installed"
   done

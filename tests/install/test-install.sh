@@ -13,12 +13,16 @@ export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$root
 flags=$(pkg-config --cflags --libs feaccel)
 echo "pkg-config --cflags --libs feaccel: $flags"
 libdir=$(dirname "$(find "$root" -name 'libfeaccel.so.0' | head -n 1)")
-# No CUDA run path or library on libfeaccel.so; a CUDA build installs its
-# /gpu/cuda module beside it (docs/backends.md).
+# libfeaccel.so needs libc alone and its core beside it; no CUDA run path or
+# library on the core; a CUDA build installs its /gpu/cuda module beside
+# them (docs/backends.md).
+[ -e "$libdir/libfeaccel-core.so.0" ] ||
+  { echo "FAIL: libfeaccel-core.so.0 was not installed beside libfeaccel.so.0"; exit 1; }
 module=$(find "$libdir" -name libfeaccel-cuda.so)
 [ "$(pkg-config --variable=cuda feaccel)" = no ] || [ -n "$module" ] ||
   { echo "FAIL: libfeaccel-cuda.so was not installed beside libfeaccel.so.0"; exit 1; }
-python3 "$src/tests/abi/check-library-links.py" --installed "$libdir/libfeaccel.so.0" 0 $module
+python3 "$src/tests/abi/check-library-links.py" --installed "$libdir/libfeaccel.so.0" \
+  "$libdir/libfeaccel-core.so.0" 0 $module
 "$cc" -std=c11 -Wall -Werror "$src/examples/hello.c" $flags -o "$root/hello"
 LD_LIBRARY_PATH=$libdir "$root/hello" /cpu/ref
 "$cxx" -std=c++11 -Wall -Werror "$src/examples/consumer.cpp" $flags -o "$root/consumer"
