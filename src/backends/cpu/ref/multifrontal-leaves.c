@@ -72,7 +72,7 @@ fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_f
         if (bad < 0 || nodes[k] < bad) {
           bad = nodes[k];
           bad_st = st;
-          snprintf(why, sizeof why, "%s", fea_thread_last_error());
+          snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
         }
       }
     }

@@ -142,8 +142,9 @@ static void walk(fea_context *wctx, fea_multifrontal_factor *f, fea_index first,
         if (w->bad < 0 || before(t, n, w->bad)) {
           w->bad = n;
           w->bad_st = st;
-          snprintf(w->why, sizeof w->why, "%s",
-                   worker ? fea_thread_last_error() : wctx->last_error);
+          /* Without its "name(): " head: a worker entered through no
+           * public function, so the head would name an internal one. */
+          snprintf(w->why, sizeof w->why, "%s", fea_thread_last_error_text());
         }
       }
     }

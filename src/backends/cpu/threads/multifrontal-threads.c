@@ -100,8 +100,9 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
             bad = nodes[k];
             bad_st = st;
             /* The thread's own slot holds the message (the forms raise
-             * on the context-less problem copy). */
-            snprintf(why, sizeof why, "%s", fea_thread_last_error());
+             * on the context-less problem copy), without its "name(): "
+             * head, which names an internal function on a worker. */
+            snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
           }
         }
       }
