@@ -308,7 +308,7 @@ static fea_status factor_front_blocked(fea_context *ctx, double *P, double *S, f
     fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &Dk);
     if (st < 0) {
       char why[FEA_ERROR_LEN];
-      snprintf(why, sizeof why, "%s", ctx->last_error);
+      snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
       return FEA_ERROR(ctx, st, "pivot block of columns [%lld, %lld) of %lld: %s", (long long)k,
                        (long long)(k + w), (long long)q, why);
     }
@@ -557,7 +557,7 @@ static fea_status ref_factor_level(fea_context *ctx, fea_multifrontal_factor *f,
     fea_status st = fea_multifrontal_cpu_factor_node(ctx, f, n, &flops, &integ);
     if (st < 0) {
       char why[FEA_ERROR_LEN];
-      snprintf(why, sizeof why, "%s", ctx->last_error);
+      snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
       return fea_multifrontal_node_error(ctx, f, n, st, why);
     }
     f->flops += flops;

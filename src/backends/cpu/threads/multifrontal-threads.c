@@ -66,7 +66,7 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
       if (st < 0) {
         bad = nodes[k];
         bad_st = st;
-        snprintf(why, sizeof why, "%s", ctx->last_error);
+        snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
       }
     }
   } else {
