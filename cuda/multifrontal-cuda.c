@@ -136,18 +136,19 @@ static double node_flops(fea_index q, fea_index r) {
   return fl;
 }
 
-/* Re-raise the message on ctx with the node named (index, level, box). */
+/* Re-raise the message on ctx with the node named (index, level, box); the
+ * nested message without its "name(): " head, which the new one carries. */
 static fea_status node_fail(fea_context *ctx, const fea_multifrontal_factor *f, fea_index n,
                             fea_status s) {
   char why[FEA_ERROR_LEN];
-  snprintf(why, sizeof why, "%s", ctx->last_error);
+  snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
   return fea_multifrontal_node_error(ctx, f, n, s, why);
 }
 
 static fea_status level_fail(fea_context *ctx, const char *phase, int level, fea_index nodes,
                              fea_status s) {
   char why[FEA_ERROR_LEN];
-  snprintf(why, sizeof why, "%s", ctx->last_error);
+  snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
   return FEA_ERROR(ctx, s, "%s of tree level %d (%lld nodes) on /gpu/cuda: %s", phase, level,
                    (long long)nodes, why);
 }

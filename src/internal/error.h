@@ -63,7 +63,7 @@ void fea_entry_leave(const char *const *previous);
 const char *fea_thread_last_error(void);
 /* The same without its "name(): " head: what a worker thread's failure says,
  * for the thread that reports it under the user's entry point. */
-const char *fea_thread_last_error_text(void);
+FEA_PRIVATE_EXPORT const char *fea_thread_last_error_text(void);
 /* Put back a message saved from fea_thread_last_error() (when an earlier
  * failure, not the latest, is the one to report). */
 void fea_error_restore(const char *msg);
