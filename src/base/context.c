@@ -50,6 +50,7 @@ static void merge_ops(fea_context *ctx, const struct fea_backend *b) {
     TAKE(multifrontal, forward_level);
     TAKE(multifrontal, backward_level);
     TAKE(multifrontal, factor_below);
+    TAKE(multifrontal, below_cut);
 #undef TAKE
   }
 }

@@ -11,6 +11,7 @@
 #ifndef FEA_INTERNAL_ETREE_H
 #define FEA_INTERNAL_ETREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <feaccel/solver.h>
@@ -101,6 +102,34 @@ fea_multifrontal_merge fea_etree_auto_merge(int dim);
  *   trsm of the r x q block    r q^2
  *   syrk of the r x r block    q r (r + 1)   (lower triangle, 2q per entry) */
 double fea_multifrontal_node_flops(fea_index q, fea_index r);
+
+/* Entries of the stack a post-order walk of the subtree [first, s] holds at
+ * most, its root's block not counted: a node's block with its children's,
+ * the blocks of a root-to-leaf path and their siblings'. Inline: the CPU
+ * backends size their stacks with it, the memory guard its peak
+ * (fea_etree_walk_peak), and backends call no function of this family. */
+static inline size_t fea_etree_subtree_stack(const fea_etree *t, fea_index first, fea_index s) {
+  size_t top = 0, peak = 0;
+  for (fea_index n = first; n < s; n++) {
+    const fea_etree_node *nd = &t->nodes[n];
+    size_t below = 0;
+    for (fea_index k = 0; k < nd->num_children; k++) {
+      const fea_etree_node *c = &t->nodes[t->children[nd->first_child + k]];
+      below += (size_t)(c->r * c->r);
+    }
+    const size_t own = (size_t)(nd->r * nd->r);
+    if (top + own > peak) peak = top + own;
+    top = top - below + own;
+  }
+  return peak;
+}
+
+/* Doubles alive at the peak of a factorization that walks the levels up to
+ * `cut` as subtrees on at most `team` workers, each with a stack, and the
+ * levels above level by level (the CPU backends); cut -1 is the level walk
+ * alone, t->peak_entries. An upper bound of what that walk allocates.
+ * Errors: FEA_ERR_OUT_OF_MEMORY for its O(nodes) scratch. */
+fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index *peak);
 
 /* The row of tree DoF t in node n's front, or -1 when it is not there. */
 fea_index fea_etree_front_position(const fea_etree *t, fea_index n, fea_index dof);

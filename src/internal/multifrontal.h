@@ -79,6 +79,11 @@ struct fea_multifrontal_ops {
    * the highest level done, -1 when it did none. */
   fea_status (*factor_below)(fea_context *ctx, fea_multifrontal_factor *f, int *cut,
                              double *level_s);
+  /* Optional, with factor_below: the cut factor_below will take on ctx for
+   * tree t (-1: none) and the most workers that walk below it (*team), so
+   * that the memory guard checks the walk that will run
+   * (fea_etree_walk_peak) rather than the level walk's larger figure. */
+  int (*below_cut)(const fea_context *ctx, const struct fea_etree *t, int *team);
 };
 
 /* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c and

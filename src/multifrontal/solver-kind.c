@@ -30,7 +30,8 @@ typedef struct multifrontal_solver {
   fea_multifrontal_factor factor;
   double *level_s; /* per level: factorization time of the last setup */
   double integrate_s, factor_s, root_s, forward_s, backward_s, transfer_s;
-  uint64_t device_bytes; /* what the backend reserved on a device (last setup) */
+  uint64_t device_bytes;  /* what the backend reserved on a device (last setup) */
+  fea_index peak_entries; /* the peak of the walk the context's backend runs */
 } multifrontal_solver;
 
 static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
@@ -86,6 +87,19 @@ const fea_solver_ops fea_multifrontal_solver_ops = {
     .destroy = multifrontal_destroy,
 };
 
+/* Doubles alive at the peak of the factorization this context will run: the
+ * subtree walk's where the backend walks subtrees (fea_etree_walk_peak),
+ * else the level walk's. The thread count may have changed since create. */
+static fea_status plan_peak(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_context *ctx = s->ctx;
+  int team = 1;
+  const int cut = ctx->multifrontal.below_cut && ctx->multifrontal.factor_below
+                      ? ctx->multifrontal.below_cut(ctx, &m->tree, &team)
+                      : -1;
+  return fea_etree_walk_peak(&m->tree, cut, team, &m->peak_entries);
+}
+
 static fea_status multifrontal_setup(fea_solver *s) {
   fea_context *ctx = s->ctx;
   multifrontal_solver *m = multifrontal_of(s);
@@ -96,8 +110,9 @@ static fea_status multifrontal_setup(fea_solver *s) {
            "Schur complements)",
            (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
            (long long)t->max_front);
+  FEA_CALL(plan_peak(s));
   FEA_CALL(fea_memory_require(ctx, m->desc.memory_limit_bytes,
-                              (double)t->peak_entries * sizeof(double), what));
+                              (double)m->peak_entries * sizeof(double), what));
   multifrontal_reset(s);
   fea_multifrontal_factor *f = &m->factor;
   memset(f, 0, sizeof *f);
@@ -262,7 +277,7 @@ fea_status fea_multifrontal_attach(fea_solver *s, const fea_solver_desc *d) {
   FEA_CALL(fea_etree_build(s->space, m->tree_index, d->merge, d->keep_boundary, &m->tree));
   m->level_s = calloc((size_t)m->tree.num_levels, sizeof *m->level_s);
   FEA_CHECK(m->level_s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for level times");
-  return FEA_SUCCESS;
+  return plan_peak(s);
 }
 
 const fea_etree *fea_multifrontal_tree(const fea_solver *s) { return &multifrontal_of(s)->tree; }
@@ -296,7 +311,7 @@ void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
   full->flops = s->ready ? m->factor.flops : t->flops;
   full->critical_path_flops = t->critical_path_flops;
   full->factor_bytes = (uint64_t)t->factor_entries * sizeof(double);
-  full->peak_bytes = (uint64_t)t->peak_entries * sizeof(double);
+  full->peak_bytes = (uint64_t)m->peak_entries * sizeof(double);
   full->integrate_s = m->integrate_s;
   full->factor_s = m->factor_s;
   full->root_s = m->root_s;

@@ -568,14 +568,21 @@ static fea_status ref_factor_level(fea_context *ctx, fea_multifrontal_factor *f,
 }
 
 /* One thread: the whole tree as one subtree walk (multifrontal-subtrees.c),
- * whose stack holds a path's Schur blocks instead of a level's. */
+ * whose stack holds a path's Schur blocks instead of a level's; with BLAS
+ * threads, level by level. */
+static int ref_below_cut(const fea_context *ctx, const fea_etree *t, int *team) {
+  *team = 1;
+  return ctx->nthreads > 1 ? -1 : t->num_levels - 1;
+}
+
 static fea_status ref_factor_below(fea_context *ctx, fea_multifrontal_factor *f, int *cut,
                                    double *level_s) {
+  int team;
   *cut = -1;
-  if (ctx->nthreads > 1) return FEA_SUCCESS; /* BLAS threads: level by level */
-  const int top = f->tree->num_levels - 1;
-  FEA_CALL(fea_multifrontal_cpu_factor_subtrees(ctx, f, top, 1, level_s));
-  *cut = top;
+  const int c = ref_below_cut(ctx, f->tree, &team);
+  if (c < 0) return FEA_SUCCESS;
+  FEA_CALL(fea_multifrontal_cpu_factor_subtrees(ctx, f, c, team, level_s));
+  *cut = c;
   return FEA_SUCCESS;
 }
 
@@ -600,6 +607,7 @@ const struct fea_multifrontal_ops fea_cpu_ref_multifrontal_ops = {
     .factor_release = ref_factor_release,
     .factor_level = ref_factor_level,
     .factor_below = ref_factor_below,
+    .below_cut = ref_below_cut,
     .forward_level = ref_forward_level,
     .backward_level = ref_backward_level,
 };

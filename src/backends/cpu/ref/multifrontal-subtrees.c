@@ -76,21 +76,6 @@ static size_t children_entries(const fea_etree *t, const fea_etree_node *nd) {
   return e;
 }
 
-/* The stack a walk of the subtree rooted at s needs, in doubles: the most
- * blocks alive at once, a node's own with its children's. Which of the two
- * stacks holds a block does not change the sum. The root's block is the
- * pool's. */
-static size_t stack_need(const fea_etree *t, fea_index first, fea_index s) {
-  size_t top = 0, peak = 0;
-  for (fea_index n = first; n < s; n++) {
-    const fea_etree_node *nd = &t->nodes[n];
-    const size_t own = block_entries(nd);
-    if (top + own > peak) peak = top + own;
-    top = top - children_entries(t, nd) + own;
-  }
-  return peak;
-}
-
 /* One worker's state: its stack, its sums and its first failure. */
 typedef struct walker {
   double *stack;
@@ -190,7 +175,7 @@ fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifront
       const fea_etree_node *nd = &t->nodes[n];
       if (nd->level > cut || (nd->parent >= 0 && t->nodes[nd->parent].level <= cut)) continue;
       roots[nroots++] = n;
-      const size_t e = stack_need(t, first[n], n);
+      const size_t e = fea_etree_subtree_stack(t, first[n], n);
       if (e > need) need = e;
     }
   if (team > nroots) team = nroots > 0 ? (int)nroots : 1;

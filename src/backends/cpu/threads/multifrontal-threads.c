@@ -133,18 +133,22 @@ static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor
  * path's Schur blocks per thread instead of a level's. The cut follows the
  * context's thread count, the team the load (thread-budget.h). One thread:
  * the whole tree. */
+static int threads_below_cut(const fea_context *ctx, const fea_etree *t, int *team) {
+  const int nthreads = ctx->nthreads;
+  *team = nthreads; /* the budget may start fewer, never more */
+  if (nthreads <= 1) return t->num_levels - 1;
+  int c = -1;
+  for (int L = 0; L < t->num_levels; L++)
+    if (t->level_start[L + 1] - t->level_start[L] >= (fea_index)SUBTREES_PER_THREAD * nthreads)
+      c = L;
+  return c;
+}
+
 static fea_status threads_factor_below(fea_context *ctx, fea_multifrontal_factor *f, int *cut,
                                        double *level_s) {
-  const fea_etree *t = f->tree;
-  const int nthreads = ctx->nthreads;
+  int team;
   *cut = -1;
-  int c = -1;
-  if (nthreads <= 1)
-    c = t->num_levels - 1;
-  else
-    for (int L = 0; L < t->num_levels; L++)
-      if (t->level_start[L + 1] - t->level_start[L] >= (fea_index)SUBTREES_PER_THREAD * nthreads)
-        c = L;
+  const int c = threads_below_cut(ctx, f->tree, &team);
   if (c < 0) return FEA_SUCCESS;
   FEA_CALL(fea_multifrontal_cpu_factor_subtrees(ctx, f, c, fea_thread_budget(ctx), level_s));
   *cut = c;
@@ -166,6 +170,7 @@ static fea_status threads_backward_level(fea_context *ctx, const fea_multifronta
 const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops = {
     .factor_level = threads_factor_level,
     .factor_below = threads_factor_below,
+    .below_cut = threads_below_cut,
     .forward_level = threads_forward_level,
     .backward_level = threads_backward_level,
 };
