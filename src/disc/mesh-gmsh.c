@@ -568,7 +568,7 @@ static fea_status read_entities(struct reader *r) {
                                 : "an entity 'tag minX minY minZ maxX maxY maxZ "
                                   "numPhysicalTags ...'"));
       p = r->buf;
-      int tag;
+      int tag = 0; /* set by get_tag, which fails otherwise (quiets -O3) */
       FEA_CALL(get_tag(r, &p, tags[d], &tag));
       for (int k = 0; k < (d == 0 ? 3 : 6); k++) {
         double x;
@@ -577,7 +577,7 @@ static fea_status read_entities(struct reader *r) {
       long long nphys;
       FEA_CALL(get_count(r, &p, "the number of physical tags", (long long)INT_MAX, &nphys));
       for (long long k = 0; k < nphys; k++) {
-        int phys;
+        int phys = 0;
         FEA_CALL(get_tag(r, &p, "a physical tag", &phys));
         if (d == 3) continue;
         if (used >= INT_MAX / 2)
@@ -631,7 +631,7 @@ static fea_status read_physical_names(struct reader *r) {
     FEA_CALL(need_line(r, sec, "a physical name 'dimension physicalTag \"name\"'"));
     p = r->buf;
     long long dim;
-    int tag;
+    int tag = 0;
     FEA_CALL(get_int(r, &p, "the dimension of a physical group", &dim));
     if (dim < 0 || dim > 3)
       return FAIL(r, "physical group dimension %lld is not 0, 1, 2 or 3", dim);
