@@ -131,6 +131,10 @@ static inline size_t fea_etree_subtree_stack(const fea_etree *t, fea_index first
  * Errors: FEA_ERR_OUT_OF_MEMORY for its O(nodes) scratch. */
 fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index *peak);
 
+/* The same for the walk ctx's backend runs: its below_cut, else the level
+ * walk. The figure fea_solver_setup() checks, and fea_cost_model_fits. */
+fea_status fea_etree_context_peak(const fea_context *ctx, const fea_etree *t, fea_index *peak);
+
 /* The row of tree DoF t in node n's front, or -1 when it is not there. */
 fea_index fea_etree_front_position(const fea_etree *t, fea_index n, fea_index dof);
 

@@ -214,7 +214,14 @@ fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
     c->memory_bytes = 8.0 * (double)t.factor_entries;
     c->num_levels = t.num_levels;
     c->root_front = root->q + root->r;
-    if (peak_bytes) *peak_bytes = 8.0 * (double)t.peak_entries;
+    if (peak_bytes) {
+      /* The figure fea_solver_setup() checks on this context: the peak of
+       * the walk its backend runs (fea_etree_walk_peak), the level walk's
+       * where the backend walks no subtrees. */
+      fea_index pk = t.peak_entries;
+      st = fea_etree_context_peak(ctx, &t, &pk);
+      *peak_bytes = 8.0 * (double)pk;
+    }
   }
   free(nodes);
   fea_etree_free(&t);

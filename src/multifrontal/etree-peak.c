@@ -17,8 +17,10 @@
  *         counts them). */
 #include <stdlib.h>
 
+#include "context.h"
 #include "error.h"
 #include "etree.h"
+#include "multifrontal.h"
 
 static double block(const fea_etree_node *nd) { return (double)nd->r * (double)nd->r; }
 
@@ -70,4 +72,12 @@ fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index 
   free(live);
   *peak = t->factor_entries + t->num_dofs + (fea_index)worst;
   return FEA_SUCCESS;
+}
+
+fea_status fea_etree_context_peak(const fea_context *ctx, const fea_etree *t, fea_index *peak) {
+  int team = 1;
+  const int cut = ctx->multifrontal.below_cut && ctx->multifrontal.factor_below
+                      ? ctx->multifrontal.below_cut(ctx, t, &team)
+                      : -1;
+  return fea_etree_walk_peak(t, cut, team, peak);
 }

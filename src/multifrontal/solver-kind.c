@@ -92,12 +92,7 @@ const fea_solver_ops fea_multifrontal_solver_ops = {
  * else the level walk's. The thread count may have changed since create. */
 static fea_status plan_peak(fea_solver *s) {
   multifrontal_solver *m = multifrontal_of(s);
-  const fea_context *ctx = s->ctx;
-  int team = 1;
-  const int cut = ctx->multifrontal.below_cut && ctx->multifrontal.factor_below
-                      ? ctx->multifrontal.below_cut(ctx, &m->tree, &team)
-                      : -1;
-  return fea_etree_walk_peak(&m->tree, cut, team, &m->peak_entries);
+  return fea_etree_context_peak(s->ctx, &m->tree, &m->peak_entries);
 }
 
 static fea_status multifrontal_setup(fea_solver *s) {
