@@ -22,6 +22,13 @@
  * FEA_ERR_INVALID_ARG when the context or a pointer it must write through is
  * NULL; the message then goes to fea_context_last_error(NULL) when there is
  * no context to hold it. The other codes are listed under each function.
+ *
+ * Every library function that needs the library's core (all but the version
+ * functions and the destroy functions given NULL) returns FEA_ERR_BACKEND
+ * when libfeaccel.so cannot load it (libfeaccel-core.so.0 missing or from
+ * another build); fea_context_last_error(NULL) then says why. A program
+ * meets it at its first such call, typically fea_context_create(): once the
+ * core is loaded it stays.
  */
 #ifndef FEACCEL_CONTEXT_H
 #define FEACCEL_CONTEXT_H
@@ -61,7 +68,8 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  * @retval FEA_ERR_DEVICE when the backend was built but its probe or device
  *         initialization fails here (no GPU, a CUDA call failed)
  * @retval FEA_ERR_BACKEND when the backend was built for another backend ABI,
- *         or hwloc cannot load the topology or bind the threads
+ *         hwloc cannot load the topology or bind the threads, or
+ *         libfeaccel.so cannot load its core libfeaccel-core.so.0
  * @retval FEA_ERR_OUT_OF_MEMORY when the context's state cannot be allocated
  * For a family or NULL, backends are tried by priority and the first
  * failure is the one returned. On failure fea_context_last_error(NULL) says why.
