@@ -12,12 +12,17 @@ namespace fea_cuda {
 constexpr int em_max_nb = 128;
 constexpr int em_threads = 128;
 
-template <bool ATOMIC, bool SHARED, bool LOCAL>
+/* NB > 0: the element size known at compile time (the common Lagrange and
+ * B-spline sizes, em_launch_sized), so that the row and column loops unroll
+ * and x_e can live in registers instead of an indexed local-memory array;
+ * NB = 0 takes nb at run time. Same arithmetic, same order, either way. */
+template <bool ATOMIC, bool SHARED, bool LOCAL, int NB>
 __global__ void __launch_bounds__(em_threads)
-    em_kernel(int nb, int64_t count, const int64_t *__restrict__ elems,
+    em_kernel(int nb_run, int64_t count, const int64_t *__restrict__ elems,
               const int *__restrict__ erow, const int *__restrict__ group,
               const double *__restrict__ K, const double *__restrict__ x, double *__restrict__ y) {
   extern __shared__ double sK[];
+  const int nb = NB > 0 ? NB : nb_run;
   const int64_t nb2 = (int64_t)nb * nb;
   if (SHARED) {
     for (int64_t i = threadIdx.x; i < nb2; i += blockDim.x) sK[i] = K[i];
@@ -27,17 +32,21 @@ __global__ void __launch_bounds__(em_threads)
     const int64_t e = elems ? elems[t] : t;
     const int *r = erow + e * nb;
     const double *Ke = SHARED ? sK : K + (group ? (int64_t)group[e] * nb2 : 0);
-    double xe[LOCAL ? em_max_nb : 1];
-    if (LOCAL)
-      for (int j = 0; j < nb; j++) {
+    double xe[LOCAL ? (NB > 0 ? NB : em_max_nb) : 1];
+    if (LOCAL) {
+#pragma unroll
+      for (int j = 0; j < (NB > 0 ? NB : nb); j++) {
         const int rj = r[j];
         xe[j] = rj >= 0 ? x[rj] : 0.0;
       }
+    }
+#pragma unroll 1
     for (int i = 0; i < nb; i++) {
       const int ri = r[i];
       if (ri < 0) continue;
       double s = 0.0;
-      for (int j = 0; j < nb; j++) {
+#pragma unroll
+      for (int j = 0; j < (NB > 0 ? NB : nb); j++) {
         double xj;
         if (LOCAL) {
           xj = xe[j];
@@ -55,29 +64,44 @@ __global__ void __launch_bounds__(em_threads)
   }
 }
 
-template <bool ATOMIC, bool SHARED, bool LOCAL>
+template <bool ATOMIC, bool SHARED, bool LOCAL, int NB>
 static int em_launch(int nb, int64_t count, const int64_t *elems, const int *erow, const int *group,
                      const double *K, const double *x, double *y, cudaStream_t stream) {
   const size_t smem = SHARED ? (size_t)nb * nb * sizeof(double) : 0;
   if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(em_kernel<ATOMIC, SHARED, LOCAL>,
+    cudaError_t e = cudaFuncSetAttribute(em_kernel<ATOMIC, SHARED, LOCAL, NB>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
   }
   int64_t blocks = (count + em_threads - 1) / em_threads;
   if (blocks > max_blocks) blocks = max_blocks;
-  em_kernel<ATOMIC, SHARED, LOCAL>
+  em_kernel<ATOMIC, SHARED, LOCAL, NB>
       <<<(unsigned)blocks, em_threads, smem, stream>>>(nb, count, elems, erow, group, K, x, y);
   return (int)cudaGetLastError();
 }
 
+/* The sizes compiled apart: Q1-Q4 in 2D (4, 9, 16, 25) and Q1-Q3 or
+ * B-splines p = 1-3 in 3D (8, 27, 64); Q4 3D (125) and the rest at run time. */
 template <bool ATOMIC, bool SHARED>
 static int em_launch_local(int nb, int64_t count, const int64_t *elems, const int *erow,
                            const int *group, const double *K, const double *x, double *y,
                            cudaStream_t stream) {
+  switch (nb) {
+#define FEA_EM_SIZED(N) \
+  case N: return em_launch<ATOMIC, SHARED, true, N>(nb, count, elems, erow, group, K, x, y, stream);
+    FEA_EM_SIZED(4)
+    FEA_EM_SIZED(8)
+    FEA_EM_SIZED(9)
+    FEA_EM_SIZED(16)
+    FEA_EM_SIZED(25)
+    FEA_EM_SIZED(27)
+    FEA_EM_SIZED(64)
+#undef FEA_EM_SIZED
+  default: break;
+  }
   if (nb <= em_max_nb)
-    return em_launch<ATOMIC, SHARED, true>(nb, count, elems, erow, group, K, x, y, stream);
-  return em_launch<ATOMIC, SHARED, false>(nb, count, elems, erow, group, K, x, y, stream);
+    return em_launch<ATOMIC, SHARED, true, 0>(nb, count, elems, erow, group, K, x, y, stream);
+  return em_launch<ATOMIC, SHARED, false, 0>(nb, count, elems, erow, group, K, x, y, stream);
 }
 
 __global__ void pointwise_mul_kernel(const double *__restrict__ a, const double *__restrict__ x,
