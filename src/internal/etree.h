@@ -129,7 +129,8 @@ static inline size_t fea_etree_subtree_stack(const fea_etree *t, fea_index first
  * levels above level by level (the CPU backends); cut -1 is the level walk
  * alone, t->peak_entries. An upper bound of what that walk allocates.
  * Errors: FEA_ERR_OUT_OF_MEMORY for its O(nodes) scratch. */
-fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index *peak);
+fea_status fea_etree_walk_peak(const fea_context *ctx, const fea_etree *t, int cut, int team,
+                               fea_index *peak);
 
 /* The same for the walk ctx's backend runs: its below_cut, else the level
  * walk. The figure fea_solver_setup() checks, and fea_cost_model_fits. */

@@ -24,7 +24,8 @@
 
 static double block(const fea_etree_node *nd) { return (double)nd->r * (double)nd->r; }
 
-fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index *peak) {
+fea_status fea_etree_walk_peak(const fea_context *ctx, const fea_etree *t, int cut, int team,
+                               fea_index *peak) {
   const fea_index nn = t->num_nodes;
   const int nl = t->num_levels;
   if (cut < 0 || nn == 0) {
@@ -38,7 +39,7 @@ fea_status fea_etree_walk_peak(const fea_etree *t, int cut, int team, fea_index 
   if (!first || !live) {
     free(first);
     free(live);
-    return FEA_ERROR(NULL, FEA_ERR_OUT_OF_MEMORY, "no memory to size the walk of %lld nodes",
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to size the walk of %lld nodes",
                      (long long)nn);
   }
   double below = 0, stack = 0, roots = 0;
@@ -79,5 +80,5 @@ fea_status fea_etree_context_peak(const fea_context *ctx, const fea_etree *t, fe
   const int cut = ctx->multifrontal.below_cut && ctx->multifrontal.factor_below
                       ? ctx->multifrontal.below_cut(ctx, t, &team)
                       : -1;
-  return fea_etree_walk_peak(t, cut, team, peak);
+  return fea_etree_walk_peak(ctx, t, cut, team, peak);
 }
