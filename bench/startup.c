@@ -80,16 +80,17 @@ static int run_once(const char *program, double *seconds, double *rss_mib) {
  * first-use child is measured in a pass of its own against the plain one:
  * run in between, its 8 MiB of libraries and thread pools slowed the
  * linked child's next start by some 5 %. */
-static int measure(char **programs, int nprograms, int runs, startup_figures *out) {
+static int measure_pair(const char *a, const char *b, int runs, startup_figures out[2]) {
   static double seconds[2][MAX_RUNS], rss[2][MAX_RUNS];
+  const char *programs[2] = {a, b};
   double ignored_s, ignored_rss;
-  /* One untimed run each first, so that every child starts from a warm page cache. */
-  for (int p = 0; p < nprograms; p++)
+  /* One untimed run each first, so that both children start from a warm page cache. */
+  for (int p = 0; p < 2; p++)
     if (run_once(programs[p], &ignored_s, &ignored_rss) != 0) return -1;
   for (int i = 0; i < runs; i++)
-    for (int p = 0; p < nprograms; p++)
+    for (int p = 0; p < 2; p++)
       if (run_once(programs[p], &seconds[p][i], &rss[p][i]) != 0) return -1;
-  for (int p = 0; p < nprograms; p++) {
+  for (int p = 0; p < 2; p++) {
     out[p].seconds = median(seconds[p], runs);
     out[p].rss_mib = median(rss[p], runs);
   }
@@ -115,10 +116,9 @@ int main(int argc, char **argv) {
   }
   const int first_use = argc - arg == 3;
   startup_figures fig[2], fig_used[2];
-  if (measure(argv + arg, 2, runs, fig) != 0) return 1;
-  char *used_pair[2] = {argv[arg + 2 * first_use], argv[arg + 1]};
-  if (first_use && measure(used_pair, 2, runs, fig_used) != 0) return 1;
-  const startup_figures linked = fig[0], plain = fig[1], used = fig_used[0];
+  if (measure_pair(argv[arg], argv[arg + 1], runs, fig) != 0) return 1;
+  if (first_use && measure_pair(argv[arg + 2], argv[arg + 1], runs, fig_used) != 0) return 1;
+  const startup_figures linked = fig[0], plain = fig[1];
   printf("start-up, median of %d fork+exec runs, in turn     wall [ms]   peak RSS [MiB]\n", runs);
   printf("  linked to libfeaccel.so, version string only %10.3f   %14.2f\n", 1e3 * linked.seconds,
          linked.rss_mib);
@@ -127,6 +127,7 @@ int main(int argc, char **argv) {
   printf("  ratio linked / not linked                    %10.3f   %14.3f\n",
          linked.seconds / plain.seconds, linked.rss_mib / plain.rss_mib);
   if (first_use) {
+    const startup_figures used = fig_used[0];
     printf("  first use: a /cpu/ref context (loads the core) %8.3f   %14.2f\n", 1e3 * used.seconds,
            used.rss_mib);
     printf("  ratio first use / not linked (same pass)     %10.3f   %14.3f\n",
