@@ -46,6 +46,8 @@ typedef struct op_params {
   long long gemm_n, stream_n;
   double rtol;
   int reps;
+  int cpu_peer;     /* --cpu-peer: the same kind on /cpu/threads too (device backends) */
+  fea_context *cpu; /* that context, opened by run() */
 } op_params;
 
 /* The machine's limits on the context's threads, measured in this run. */
@@ -68,6 +70,7 @@ typedef struct op_result {
   double dgemm_gflops;  /* the DGEMM yardstick measured right before this operator (0: none) */
   int terms;            /* fea_geometry_terms asked for */
   const char *domain;   /* --mapped: "box" or "ring" (NULL: not reported) */
+  int threads;          /* --cpu-peer: the CPU context's threads */
 } op_result;
 
 /* The DGEMM rate a record is held against: the one measured next to it in
@@ -203,7 +206,7 @@ typedef struct problem_id {
 
 static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id, int kind,
                        int strategy, int reps, const op_result *r, const op_result *csr,
-                       const yardstick *y) {
+                       const op_result *cpu, const yardstick *y) {
   bench_record rec;
   fea_status s = bench_record_init(&rec, CASE_NAME, ctx);
   if (s != FEA_SUCCESS) return bench_fail("bench_record_init", s);
@@ -255,6 +258,13 @@ static int emit_result(bench_report *rep, fea_context *ctx, const problem_id *id
       bench_metric(&rec, "kernel_fma_fraction", r->kernel_gflops / y->fma_gflops);
       bench_metric(&rec, "fma_peak_gflops", y->fma_gflops);
     }
+  }
+  if (cpu && cpu->measured) { /* the same kind on the host's cores, same run */
+    int k = bench_peer(&rec, "cpu");
+    bench_peer_metric(&rec, k, "threads", (double)cpu->threads);
+    bench_peer_metric(&rec, k, "dofs_per_s", dofs_per_s(cpu));
+    bench_peer_metric(&rec, k, "time_s", cpu->apply_s);
+    bench_peer_metric(&rec, k, "speedup", cpu->apply_s / r->apply_s);
   }
   if (csr && csr->measured && kind != FEA_OPERATOR_CSR) {
     int k = bench_peer(&rec, "csr");
@@ -362,6 +372,26 @@ done:
 /* ------------------------------------------------------------------------ */
 /* One problem: every kind asked for, the CSR peer first                     */
 
+/* --cpu-peer: the same problem and kind on prm->cpu (its strategy AUTO:
+ * the device's strategies need not exist there). */
+static fea_status measure_on_cpu(const op_params *prm, const problem_id *id, int kind,
+                                 op_result *r) {
+  const bench_family fam = {family_name(id->space), id->dim, id->p};
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  fea_status s = bench_make_space(prm->cpu, &fam, (fea_index)id->n, &mesh, &space);
+  if (s == FEA_SUCCESS) s = bench_make_sine_problem(space, id->dim, &pb);
+  if (s == FEA_SUCCESS)
+    s = measure_operator(prm->cpu, pb, kind, FEA_UPDATE_AUTO, FEA_GEOMETRY_TERMS_AUTO, prm->reps, r,
+                         NULL);
+  if (fea_context_get_num_threads(prm->cpu, &r->threads) != FEA_SUCCESS) r->threads = 0;
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  return s;
+}
+
 typedef struct sweep_row {
   problem_id id;
   op_result r[NUM_KINDS];
@@ -424,10 +454,18 @@ static int run_problem(bench_report *rep, fea_context *ctx, const op_params *prm
     } else if (!res[kind].measured) {
       continue;
     }
-    if (kind == FEA_OPERATOR_MATFREE_SUMFACT && res[kind].measured)
+    if (kind == FEA_OPERATOR_MATFREE_SUMFACT && res[kind].measured && !prm->cpu)
       res[kind].kernel_gflops = bench_sumfact_kernel_gflops(pb);
+    op_result cpu = {0};
+    if (prm->cpu && res[kind].measured) {
+      s = measure_on_cpu(prm, id, kind, &cpu);
+      if (s < 0 && s != FEA_ERR_UNSUPPORTED) {
+        rc = bench_fail("the operator on /cpu/threads (--cpu-peer)", s);
+        break;
+      }
+    }
     rc = emit_result(rep, ctx, id, kind, prm->strategy, prm->reps, &res[kind],
-                     &res[FEA_OPERATOR_CSR], y);
+                     &res[FEA_OPERATOR_CSR], &cpu, y);
     if (rc == BENCH_OK && prm->cg) {
       if (kind == FEA_OPERATOR_CSR) /* the CSR operator was not kept: make it again */
         s = measure_operator(ctx, pb, kind, prm->strategy, FEA_GEOMETRY_TERMS_AUTO, 1, &res[kind],
@@ -502,7 +540,7 @@ static int run_mapped(bench_report *rep, fea_context *ctx, const op_params *prm,
       (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res.dgemm_gflops);
       if (runs[r].kind == FEA_OPERATOR_CSR) csr = res;
       rc = emit_result(rep, ctx, &id, runs[r].kind, prm->strategy, prm->reps, &res,
-                       runs[r].kind == FEA_OPERATOR_CSR ? NULL : &csr, y);
+                       runs[r].kind == FEA_OPERATOR_CSR ? NULL : &csr, NULL, y);
     }
     fea_problem_destroy(&pb);
     fea_space_destroy(&space);
@@ -637,6 +675,8 @@ static int parse(int argc, char **argv, op_params *prm) {
       prm->mapped = 1;
     } else if (strcmp(argv[i], "--cg") == 0) {
       prm->cg = 1;
+    } else if (strcmp(argv[i], "--cpu-peer") == 0) {
+      prm->cpu_peer = 1;
     } else if (strcmp(argv[i], "--no-csr") == 0) {
       prm->csr = 0;
     } else {
@@ -691,6 +731,24 @@ static int run(const bench_options *o, int argc, char **argv) {
   y.stream_gbs = gpu ? bench_device_axpy(ctx, prm.stream_n, 5)
                      : bench_stream_triad(prm.stream_n, y.threads, 5);
   y.fma_gflops = bench_fma_peak_gflops(&y.fma_isa);
+  if (prm.cpu_peer && !gpu) {
+    fprintf(stderr,
+            "feaccel-bench: %s: --cpu-peer compares a device backend with the CPU; "
+            "the backend is %s\n",
+            CASE_NAME, cinfo.backend);
+    fea_context_destroy(&ctx);
+    return BENCH_USAGE;
+  }
+  if (prm.cpu_peer) {
+    fea_status cs = fea_context_create("/cpu/threads", &prm.cpu);
+    if (cs == FEA_SUCCESS && o->threads > 0) cs = fea_context_set_num_threads(prm.cpu, o->threads);
+    if (cs < 0) {
+      rc = bench_fail("the --cpu-peer context /cpu/threads", cs);
+      fea_context_destroy(&prm.cpu);
+      fea_context_destroy(&ctx);
+      return rc;
+    }
+  }
 
   bench_report rep;
   bench_report_init(&rep, o);
@@ -751,6 +809,11 @@ static int run(const bench_options *o, int argc, char **argv) {
                     "setup_s: wall time of fea_operator_create (CSR: pattern and assembly); "
                     "peer csr: the CSR operator on the same problem, ratio = our time / its time, "
                     "speedup = its time / ours.");
+  if (prm.cpu)
+    bench_report_note(&rep,
+                      "peer cpu: the same kind on /cpu/threads (strategy auto) in this run, "
+                      "speedup = its time / the device's.");
+  fea_context_destroy(&prm.cpu);
   fea_context_destroy(&ctx);
   return rc;
 }
@@ -778,6 +841,8 @@ const bench_case bench_case_operator = {
         "  --cg             also solve with Jacobi PCG: iterations, time, DoF/s, L2 error\n"
         "  --rtol R         relative tolerance of --cg (default 1e-10)\n"
         "  --no-csr         skip the CSR peer (problems whose matrix does not fit)\n"
+        "  --cpu-peer       with a device backend: the same kind on /cpu/threads (--threads, else\n"
+        "                   every core) in the same run, peer \"cpu\"\n"
         "  --gemm-n G       order of the same-run DGEMM yardstick (default 2048)\n"
         "Default backend /cpu/threads. Every run also measures the CSR operator on the same\n"
         "problem, a DGEMM and a STREAM triad on the same threads.\n",

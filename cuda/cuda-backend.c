@@ -84,6 +84,22 @@ static fea_status parse_leaves(fea_context *ctx, const fea_resource_opts *opts, 
   return FEA_SUCCESS;
 }
 
+/* The "scatter" option: "protected" (the default: matrix-free operators
+ * add by atomics or one color at a time, as their strategy says) or
+ * "unprotected": plain adds of all elements at once, the thesis's GPU_Max,
+ * an upper bound for benchmarks whose sums are wrong where elements share
+ * DoFs (operator-cuda.c). */
+static fea_status parse_scatter(fea_context *ctx, const fea_resource_opts *opts, int *unprotected) {
+  *unprotected = 0;
+  const char *text = opts ? fea_resource_opt(opts, "scatter") : NULL;
+  if (!text) return FEA_SUCCESS;
+  FEA_CHECK(strcmp(text, "protected") == 0 || strcmp(text, "unprotected") == 0, ctx,
+            FEA_ERR_INVALID_ARG, "option scatter=%s is neither 'protected' nor 'unprotected'",
+            text);
+  *unprotected = strcmp(text, "unprotected") == 0;
+  return FEA_SUCCESS;
+}
+
 static void lane_destroy(fea_cuda_lane *l) {
   if (l->stream) (void)cudaStreamSynchronize(l->stream);
   if (l->solver_params) (void)cusolverDnDestroyParams(l->solver_params);
@@ -216,10 +232,11 @@ static fea_status cuda_setup(fea_context *ctx, struct fea_cuda *b) {
 
 static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   int count = 0;
-  int device = 0, lanes = 0, leaves_on_device = 1;
+  int device = 0, lanes = 0, leaves_on_device = 1, unprotected = 0;
   /* Checked before the device is touched: nothing to undo on a bad option. */
   FEA_CALL(parse_streams(ctx, opts, &lanes));
   FEA_CALL(parse_leaves(ctx, opts, &leaves_on_device));
+  FEA_CALL(parse_scatter(ctx, opts, &unprotected));
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
@@ -237,6 +254,7 @@ static fea_status cuda_init(fea_context *ctx, const fea_resource_opts *opts) {
   b->device = device;
   b->lanes_wanted = lanes;
   b->leaves_on_device = leaves_on_device;
+  b->scatter_unprotected = unprotected;
   fea_status st = cuda_setup(ctx, b);
   if (st < 0) {
     cuda_teardown(b);
@@ -350,7 +368,7 @@ fea_status fea_cuda_read_info(fea_context *ctx, int *info) {
   return fea_cuda_sync(ctx);
 }
 
-static const char *const cuda_options[] = {"device", "streams", "leaves", NULL};
+static const char *const cuda_options[] = {"device", "streams", "leaves", "scatter", NULL};
 
 const struct fea_backend fea_backend_gpu_cuda = {
     .abi = FEA_BACKEND_ABI,

@@ -47,9 +47,10 @@ struct fea_cuda {
   int *dinfo; /* device int that cuSOLVER writes its info to */
   void *work; /* device scratch, grown on demand, never shrunk */
   size_t work_bytes;
-  int lanes_wanted;     /* the "streams" option: at most this many lanes */
-  int leaves_on_device; /* the "leaves" option: the multifrontal leaves' stiffness */
-  int nlanes;           /* lanes made so far */
+  int lanes_wanted;        /* the "streams" option: at most this many lanes */
+  int leaves_on_device;    /* the "leaves" option: the multifrontal leaves' stiffness */
+  int scatter_unprotected; /* the "scatter" option: GPU_Max, plain adds without atomics/colors */
+  int nlanes;              /* lanes made so far */
   fea_cuda_lane lane[FEA_CUDA_MAX_LANES];
   cudaEvent_t fork; /* recorded on stream before the lanes start */
 };

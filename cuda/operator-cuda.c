@@ -12,8 +12,18 @@
  *        staged in shared memory. Conflicts: native FP64 atomicAdd
  *        (ATOMIC_CAS, AUTO) or one launch per color of a greedy coloring
  *        (COLORING).
+ *   sum factorization: the same row table, the 1D mass and stiffness
+ *        matrices and element lengths of the CPU kernel (sfg_params,
+ *        kernels/sumfact-stages.h); n or n^2 threads per element, the
+ *        contractions in shared memory and registers (kernels/sumfact.cu).
+ *        Conflicts as for element matrices.
+ *   With the context's scatter=unprotected, both matrix-free kinds add with
+ *   plain stores over all elements at once: the thesis's GPU_Max, an upper
+ *   bound whose sums are wrong where elements share DoFs.
  *   The diagonal is the CPU operator's, uploaded once; get_diagonal copies.
- * Compiled, not yet run on a GPU. */
+ * The element-matrix and CSR kinds ran on an H200 (docs/operators.md); the
+ * sum-factorization kernel and the unprotected scatter are compiled, not
+ * yet run on a GPU. */
 #include "fea-config.h"
 
 #include <limits.h>
@@ -41,15 +51,20 @@ typedef struct cuda_op {
   cusparseSpMatDescr_t mat;
   cusparseDnVecDescr_t vx, vy;
   void *buffer;
-  /* element-matrix */
-  int nb, shared_K, atomic;
-  fea_index ne, ngroups;
+  /* matrix-free: both kinds */
+  int nb, atomic, unprotected;
   int *erow;            /* ne x nb */
-  int *group;           /* ne, or NULL with one group */
-  double *K;            /* ngroups x nb x nb */
   int64_t *order;       /* coloring: elements sorted by color */
   fea_index *color_off; /* host, ncolors + 1 */
   int ncolors;
+  /* element-matrix */
+  int shared_K;
+  fea_index ne, ngroups;
+  int *group; /* ne, or NULL with one group */
+  double *K;  /* ngroups x nb x nb */
+  /* sum factorization: the kernel's parameters, pointing at sf_mem */
+  sfg_params sf;
+  double *sf_mem; /* the 1D tables, then the lengths, of every direction */
 } cuda_op;
 
 static void op_destroy(void *data) {
@@ -70,6 +85,7 @@ static void op_destroy(void *data) {
     fea_cuda_free(c->ctx, c->group);
     fea_cuda_free(c->ctx, c->K);
     fea_cuda_free(c->ctx, c->order);
+    fea_cuda_free(c->ctx, c->sf_mem);
   }
   free(c->color_off);
   free(c);
@@ -109,15 +125,31 @@ static fea_status em_apply(fea_operator *op, const double *x, double *y, int add
   if (c->n == 0) return FEA_SUCCESS;
   if (!add) FEA_CALL_CUDA(c->ctx, cudaMemsetAsync(y, 0, (size_t)c->n * sizeof *y, b->stream));
   const int *grp = c->ngroups > 1 ? c->group : NULL;
-  if (c->atomic) {
-    FEA_CALL_CUDA(c->ctx, fea_cuda_em_apply(c->nb, c->ne, NULL, c->erow, grp, c->K, c->shared_K, 1,
-                                            x, y, b->stream));
+  if (c->atomic || c->unprotected) {
+    FEA_CALL_CUDA(c->ctx, fea_cuda_em_apply(c->nb, c->ne, NULL, c->erow, grp, c->K, c->shared_K,
+                                            c->atomic, x, y, b->stream));
     return FEA_SUCCESS;
   }
   for (int k = 0; k < c->ncolors; k++) /* stream order separates the colors */
     FEA_CALL_CUDA(c->ctx, fea_cuda_em_apply(c->nb, c->color_off[k + 1] - c->color_off[k],
                                             c->order + c->color_off[k], c->erow, grp, c->K,
                                             c->shared_K, 0, x, y, b->stream));
+  return FEA_SUCCESS;
+}
+
+static fea_status sf_apply(fea_operator *op, const double *x, double *y, int add) {
+  cuda_op *c = op->data;
+  struct fea_cuda *b = NULL;
+  FEA_CALL(fea_cuda_enter(c->ctx, &b));
+  if (c->n == 0) return FEA_SUCCESS;
+  if (!add) FEA_CALL_CUDA(c->ctx, cudaMemsetAsync(y, 0, (size_t)c->n * sizeof *y, b->stream));
+  if (c->atomic || c->unprotected) {
+    FEA_CALL_CUDA(c->ctx, fea_cuda_sf_apply(&c->sf, c->ne, NULL, c->atomic, x, y, b->stream));
+    return FEA_SUCCESS;
+  }
+  for (int k = 0; k < c->ncolors; k++) /* stream order separates the colors */
+    FEA_CALL_CUDA(c->ctx, fea_cuda_sf_apply(&c->sf, c->color_off[k + 1] - c->color_off[k],
+                                            c->order + c->color_off[k], 0, x, y, b->stream));
   return FEA_SUCCESS;
 }
 
@@ -133,6 +165,7 @@ static fea_status op_diagonal(const fea_operator *op, double *d) {
 
 static const fea_operator_impl csr_impl = {csr_apply, op_diagonal, op_destroy};
 static const fea_operator_impl em_impl = {em_apply, op_diagonal, op_destroy};
+static const fea_operator_impl sf_impl = {sf_apply, op_diagonal, op_destroy};
 
 static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A) {
   fea_context *ctx = op->ctx;
@@ -161,78 +194,169 @@ static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A) 
   return FEA_SUCCESS;
 }
 
+/* The matrix-free kinds' common data: the element -> free row table (from
+ * the CPU operator's numbering) and, for coloring, the elements sorted by
+ * color; the scatter mode from the strategy and the context's option. */
+static fea_status mf_upload(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
+  fea_context *ctx = op->ctx;
+  struct fea_cuda *b = ctx->backend_data;
+  FEA_CHECK(op->num_free < INT_MAX, ctx, FEA_ERR_UNSUPPORTED,
+            "%lld free DoFs do not fit the GPU kernels' 32-bit row table", (long long)op->num_free);
+  c->nb = src->nb;
+  c->ne = src->ne;
+  c->unprotected = b->scatter_unprotected;
+  c->atomic = src->strategy != FEA_UPDATE_COLORING && !c->unprotected;
+  const size_t nb = (size_t)src->nb, ne = (size_t)src->ne;
+  int *erow = malloc(ne * nb * sizeof *erow + 1);
+  if (!erow)
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the row table of %lld elements",
+                     (long long)src->ne);
+  for (size_t k = 0; k < ne * nb; k++) erow[k] = (int)src->free_index[src->edofs[k]];
+  fea_status st = upload(ctx, erow, ne * nb * sizeof *erow, (void **)&c->erow);
+  /* The pageable copy has read erow when upload returns. */
+  free(erow);
+  FEA_CALL(st);
+  if (src->strategy != FEA_UPDATE_COLORING || c->unprotected) return FEA_SUCCESS;
+  c->ncolors = src->ncolors; /* elements sorted by color, counting sort */
+  c->color_off = calloc((size_t)c->ncolors + 1, sizeof *c->color_off);
+  int64_t *order = malloc(ne * sizeof *order + 1);
+  fea_index *next = malloc(((size_t)c->ncolors + 1) * sizeof *next);
+  if (!c->color_off || !order || !next) {
+    free(order);
+    free(next);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d colors of %lld elements",
+                     c->ncolors, (long long)src->ne);
+  }
+  for (size_t e = 0; e < ne; e++) c->color_off[src->colors[e] + 1]++;
+  for (int k = 0; k < c->ncolors; k++) c->color_off[k + 1] += c->color_off[k];
+  memcpy(next, c->color_off, (size_t)c->ncolors * sizeof *next);
+  for (size_t e = 0; e < ne; e++) order[next[src->colors[e]]++] = (int64_t)e;
+  free(next);
+  st = upload(ctx, order, ne * sizeof *order, (void **)&c->order);
+  free(order);
+  return st;
+}
+
+/* How a matrix-free kind resolves conflicts, for the info's kernel text. */
+static void scatter_text(const cuda_op *c, char *how, size_t len) {
+  if (c->unprotected)
+    snprintf(how, len, "UNPROTECTED, GPU_Max");
+  else if (c->atomic)
+    snprintf(how, len, "fp64 atomicAdd");
+  else
+    snprintf(how, len, "%d colors", c->ncolors);
+}
+
+/* Device bytes of the common data. */
+static uint64_t mf_bytes(const cuda_op *c) {
+  return (uint64_t)c->ne * (uint64_t)c->nb * sizeof(int) +
+         (c->order ? (uint64_t)c->ne * sizeof(int64_t) : 0);
+}
+
 static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
   fea_context *ctx = op->ctx;
   struct fea_cuda *b = ctx->backend_data;
   const fea_em_view *v = &src->em;
-  FEA_CHECK(op->num_free < INT_MAX, ctx, FEA_ERR_UNSUPPORTED,
-            "%lld free DoFs do not fit the GPU element kernel's 32-bit row table",
-            (long long)op->num_free);
-  c->nb = v->nb;
-  c->ne = v->ne;
+  FEA_CALL(mf_upload(op, c, src));
   c->ngroups = v->ngroups;
-  c->atomic = src->strategy != FEA_UPDATE_COLORING;
   const size_t nb = (size_t)v->nb, ne = (size_t)v->ne;
-  /* Element -> free row, from the CPU operator's numbering. */
-  int *erow = malloc(ne * nb * sizeof *erow + 1);
-  int *grp = v->ngroups > 1 ? malloc(ne * sizeof *grp + 1) : NULL;
-  if (!erow || (!grp && v->ngroups > 1)) {
-    free(erow);
+  if (v->ngroups > 1) {
+    int *grp = malloc(ne * sizeof *grp + 1);
+    if (!grp)
+      return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the groups of %lld elements",
+                       (long long)v->ne);
+    for (size_t e = 0; e < ne; e++) grp[e] = (int)v->group[e];
+    fea_status st = upload(ctx, grp, ne * sizeof *grp, (void **)&c->group);
     free(grp);
-    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the row table of %lld elements",
-                     (long long)v->ne);
+    FEA_CALL(st);
   }
-  for (size_t k = 0; k < ne * nb; k++) erow[k] = (int)src->free_index[v->edofs[k]];
-  for (size_t e = 0; grp && e < ne; e++) grp[e] = (int)v->group[e];
-  fea_status st = upload(ctx, erow, ne * nb * sizeof *erow, (void **)&c->erow);
-  if (st == FEA_SUCCESS && grp) st = upload(ctx, grp, ne * sizeof *grp, (void **)&c->group);
-  free(erow);
-  free(grp);
-  FEA_CALL(st);
   FEA_CALL(upload(ctx, v->K, (size_t)v->ngroups * nb * nb * sizeof(double), (void **)&c->K));
   /* One shape: the matrix in shared memory if it fits a block. */
   int optin = 0;
   FEA_CALL_CUDA(ctx,
                 cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, b->device));
   c->shared_K = v->ngroups == 1 && nb * nb * sizeof(double) <= (size_t)optin;
-  if (!c->atomic) { /* elements sorted by color, counting sort */
-    c->ncolors = src->ncolors;
-    c->color_off = calloc((size_t)c->ncolors + 1, sizeof *c->color_off);
-    int64_t *order = malloc(ne * sizeof *order + 1);
-    if (!c->color_off || !order) {
-      free(order);
-      return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d colors", c->ncolors);
-    }
-    for (size_t e = 0; e < ne; e++) c->color_off[src->colors[e] + 1]++;
-    for (int k = 0; k < c->ncolors; k++) c->color_off[k + 1] += c->color_off[k];
-    fea_index *next = malloc(((size_t)c->ncolors + 1) * sizeof *next);
-    if (!next) {
-      free(order);
-      return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d colors", c->ncolors);
-    }
-    memcpy(next, c->color_off, (size_t)c->ncolors * sizeof *next);
-    for (size_t e = 0; e < ne; e++) order[next[src->colors[e]]++] = (int64_t)e;
-    free(next);
-    st = upload(ctx, order, ne * sizeof *order, (void **)&c->order);
-    free(order);
-    FEA_CALL(st);
-  }
   char how[40];
-  if (c->atomic)
-    snprintf(how, sizeof how, "fp64 atomicAdd");
-  else
-    snprintf(how, sizeof how, "%d colors", c->ncolors);
+  scatter_text(c, how, sizeof how);
   if (v->ngroups == 1)
     snprintf(op->info.kernel, sizeof op->info.kernel,
-             "gpu element-matrix: thread/element, one %dx%d matrix (%s), %.16s", v->nb, v->nb,
+             "gpu element-matrix: thread/element, one %dx%d matrix (%s), %.24s", v->nb, v->nb,
              c->shared_K ? "shared mem" : "global", how);
   else
     snprintf(op->info.kernel, sizeof op->info.kernel,
-             "gpu element-matrix: thread/element, %lld shapes, %.16s", (long long)v->ngroups, how);
+             "gpu element-matrix: thread/element, %lld shapes, %.24s", (long long)v->ngroups, how);
   op->info.strategy_run = c->atomic ? FEA_UPDATE_ATOMIC_CAS : FEA_UPDATE_COLORING;
-  op->info.memory_bytes = ne * nb * sizeof(int) + (grp ? ne * sizeof(int) : 0) +
-                          (uint64_t)v->ngroups * nb * nb * sizeof(double) +
-                          (c->atomic ? 0 : ne * sizeof(int64_t));
+  op->info.memory_bytes = mf_bytes(c) + (c->group ? ne * sizeof(int) : 0) +
+                          (uint64_t)v->ngroups * nb * nb * sizeof(double);
+  return FEA_SUCCESS;
+}
+
+/* The sizes the sum-factorization kernel is compiled for: the same n in
+ * every direction, 2..9 (kernels/sumfact.cu). */
+static int cuda_sumfact_supports(int dim, const int n[3], char *why, size_t len) {
+  if (dim < 1 || dim > 3) {
+    snprintf(why, len, "no GPU kernel in %dD", dim);
+    return 0;
+  }
+  for (int k = 1; k < dim; k++)
+    if (n[k] != n[0]) {
+      snprintf(why, len, "GPU kernel needs one degree in all directions");
+      return 0;
+    }
+  if (n[0] < SFG_MIN_N || n[0] > SFG_MAX_N) {
+    snprintf(why, len, "no GPU kernel for degree %d (1..%d)", n[0] - 1, SFG_MAX_N - 1);
+    return 0;
+  }
+  return 1;
+}
+
+static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
+  fea_context *ctx = op->ctx;
+  const fea_sf_view *v = &src->sf;
+  char why[96];
+  FEA_CHECK(cuda_sumfact_supports(v->dim, v->n, why, sizeof why), ctx, FEA_ERR_UNSUPPORTED,
+            "sum factorization on '%s': %s", ctx->resource, why);
+  FEA_CALL(mf_upload(op, c, src));
+  const int n = v->n[0];
+  /* The tables and lengths of every direction in one allocation. */
+  size_t doubles = 0;
+  for (int k = 0; k < v->dim; k++) doubles += (size_t)v->nel[k] * (2u * (size_t)n * n + 1u);
+  double *h = malloc(doubles * sizeof *h + 1);
+  if (!h)
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu doubles of 1D tables", doubles);
+  size_t at = 0, tab_at[3] = {0, 0, 0}, len_at[3] = {0, 0, 0};
+  for (int k = 0; k < v->dim; k++) {
+    const size_t t = (size_t)v->nel[k] * 2u * (size_t)n * n;
+    memcpy(h + at, v->tab[k], t * sizeof *h);
+    tab_at[k] = at;
+    at += t;
+    memcpy(h + at, v->len[k], (size_t)v->nel[k] * sizeof *h);
+    len_at[k] = at;
+    at += (size_t)v->nel[k];
+  }
+  fea_status st = upload(ctx, h, doubles * sizeof *h, (void **)&c->sf_mem);
+  free(h);
+  FEA_CALL(st);
+  sfg_params *p = &c->sf;
+  memset(p, 0, sizeof *p);
+  p->dim = v->dim;
+  p->n = n;
+  p->nb = c->nb;
+  p->per_span = v->per_span;
+  p->sigma = v->sigma;
+  p->erow = c->erow;
+  for (int k = 0; k < v->dim; k++) {
+    p->nel[k] = v->nel[k];
+    p->tab[k] = c->sf_mem + tab_at[k];
+    p->len[k] = c->sf_mem + len_at[k];
+  }
+  char how[40];
+  scatter_text(c, how, sizeof how);
+  snprintf(op->info.kernel, sizeof op->info.kernel,
+           "gpu sum-factorization %dD n=%d: %d threads/element, %d per block, %.24s", v->dim, n,
+           sfg_threads_per_element(v->dim, n), sfg_elements_per_block(v->dim, n), how);
+  op->info.strategy_run = c->atomic ? FEA_UPDATE_ATOMIC_CAS : FEA_UPDATE_COLORING;
+  op->info.memory_bytes = mf_bytes(c) + doubles * sizeof(double);
   return FEA_SUCCESS;
 }
 
@@ -247,13 +371,17 @@ static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src)
   c->n = op->num_free;
   fea_status st = upload(ctx, src->diag, (size_t)c->n * sizeof(double), (void **)&c->diag);
   if (st == FEA_SUCCESS)
-    st = src->kind == FEA_OPERATOR_CSR ? csr_create(op, c, src->A) : em_create(op, c, src);
+    st = src->kind == FEA_OPERATOR_CSR               ? csr_create(op, c, src->A)
+         : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? sf_create(op, c, src)
+                                                     : em_create(op, c, src);
   if (st == FEA_SUCCESS) st = fea_cuda_sync(ctx); /* faults of the uploads show here */
   if (st != FEA_SUCCESS) {
     op_destroy(c);
     return st;
   }
-  op->impl = src->kind == FEA_OPERATOR_CSR ? &csr_impl : &em_impl;
+  op->impl = src->kind == FEA_OPERATOR_CSR               ? &csr_impl
+             : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? &sf_impl
+                                                         : &em_impl;
   op->data = c;
   op->info.memory_bytes += (uint64_t)c->n * sizeof(double); /* the diagonal */
   op->info.flops_per_apply = src->flops_per_apply;
@@ -271,6 +399,7 @@ static fea_status cuda_pointwise_mul(fea_context *ctx, fea_index n, const double
 
 const struct fea_operator_ops fea_cuda_operator_ops = {
     .create = cuda_op_create,
+    .sumfact_supports = cuda_sumfact_supports,
     .pointwise_mul = cuda_pointwise_mul,
     .sync = fea_cuda_sync,
 };

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "sumfact-stages.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,6 +24,15 @@ extern "C" {
 int fea_cuda_em_apply(int nb, int64_t count, const int64_t *elems, const int *erow,
                       const int *group, const double *K, int shared_K, int atomic, const double *x,
                       double *y, cudaStream_t stream);
+
+/* Sum-factorization product on free-DoF vectors (sumfact.cu), p->n = 2..9,
+ * p->dim = 1..3: for t < count, element e = elems ? elems[t] : t adds
+ * K_e x_e into y at its rows (p->erow; -1: Dirichlet, read as 0, never
+ * written). atomic: native FP64 atomicAdd; else plain adds (the caller
+ * launches one color at a time, or accepts races: GPU_Max). Other sizes:
+ * cudaErrorInvalidValue. */
+int fea_cuda_sf_apply(const sfg_params *p, int64_t count, const int64_t *elems, int atomic,
+                      const double *x, double *y, cudaStream_t stream);
 
 /* y[i] = a[i] x[i]. */
 int fea_cuda_pointwise_mul(const double *a, const double *x, double *y, int64_t n,

@@ -102,6 +102,21 @@ typedef struct fea_em_view {
 /* The view of an element-matrix kernel state (element-matrix.c). */
 void fea_matfree_element_matrix_view(const void *state, fea_em_view *view);
 
+/* The sum-factorization kernel's data, read-only (for device uploads): the
+ * 1D matrices of direction k, tab[k] + i * 2 n[k]^2 holding M (n x n,
+ * row-major) then S of element index i, and len[k][i] that element's length
+ * (J_kk). per_span: element e has direction indices e % nel[0], ... (direction
+ * 0 fastest); else every element uses index 0. */
+typedef struct fea_sf_view {
+  int dim, n[3], per_span;
+  fea_index nel[3];
+  const double *tab[3], *len[3];
+  double sigma;
+} fea_sf_view;
+
+/* The view of a sum-factorization kernel state (sumfact-ops.c). */
+void fea_matfree_sumfact_view(const void *state, fea_sf_view *view);
+
 extern const fea_matfree_kernel_ops fea_matfree_kernel_element_matrix; /* element-matrix.c */
 extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact;        /* sumfact*.c */
 

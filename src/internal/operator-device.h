@@ -16,10 +16,14 @@
 
 /* What the host built, read-only during create (freed afterwards). */
 typedef struct fea_op_device_src {
-  fea_operator_kind kind;       /* FEA_OPERATOR_CSR or FEA_OPERATOR_MATFREE_ELEMENT_MATRIX */
+  fea_operator_kind kind;       /* CSR, MATFREE_ELEMENT_MATRIX or MATFREE_SUMFACT */
   fea_update_strategy strategy; /* MF: FEA_UPDATE_ATOMIC_CAS or FEA_UPDATE_COLORING */
   const fea_matrix *A;          /* CSR: the assembled reduced matrix */
-  fea_em_view em;               /* MF: the element-matrix kernel's data */
+  fea_index ne;                 /* MF: elements */
+  int nb;                       /* MF: DoFs per element */
+  const fea_index *edofs;       /* MF: ne x nb, each element's DoFs in local order */
+  fea_em_view em;               /* element matrices: the kernel's data */
+  fea_sf_view sf;               /* sum factorization: the 1D tables and lengths */
   const fea_index *free_index;  /* MF: per DoF its free row, or -1 (Dirichlet) */
   const fea_index *colors;      /* MF coloring: per element its color */
   int ncolors;
@@ -31,6 +35,9 @@ struct fea_operator_ops {
   /* Fill op->impl, op->data and op->info's strategy_run, kernel and
    * memory_bytes (device bytes); op->ctx and op->num_free are set. */
   fea_status (*create)(fea_operator *op, const fea_op_device_src *src);
+  /* Whether create serves MATFREE_SUMFACT with these sizes (NULL: never);
+   * else a sentence in why, and the interface builds element matrices. */
+  int (*sumfact_supports)(int dim, const int n[3], char *why, size_t len);
   /* y[i] = a[i] x[i], i < n, on device arrays (Jacobi's z = D^-1 r). */
   fea_status (*pointwise_mul)(fea_context *ctx, fea_index n, const double *a, const double *x,
                               double *y);

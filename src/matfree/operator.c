@@ -13,6 +13,7 @@
 #include "error.h"
 #include "operator.h"
 #include "operator-device.h"
+#include "pattern.h"
 #include "space.h"
 #include "sumfact/qp.h"
 
@@ -101,22 +102,20 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
 
 /* The operator of a device context: the CPU code builds everything on the
  * context's host delegate (hop, fea_context_host), the backend's op->create
- * uploads it. Sum
- * factorization has no device kernel yet: element matrices run instead and
- * the info says so. */
+ * uploads it: the CSR matrix, the element matrices, or the sum
+ * factorization's 1D tables with the element-DoF table. */
 static fea_status device_upload(fea_operator *op, const fea_operator *hop,
-                                const fea_operator_desc *d, fea_update_strategy strategy) {
+                                fea_update_strategy strategy) {
   fea_context *ctx = op->ctx;
+  const fea_space *sp = op->problem->space;
   fea_op_device_src src = {0};
-  src.kind = hop->info.kind_run == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
-                                                    : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  src.kind = hop->info.kind_run;
   src.strategy = strategy;
   src.flops_per_apply = hop->info.flops_per_apply;
   src.bytes_per_apply = hop->info.bytes_per_apply;
   src.free_index = op->problem->free_index;
-  (void)d;
   double *diag = malloc(((size_t)op->num_free + 1) * sizeof *diag);
-  fea_index *colors = NULL;
+  fea_index *colors = NULL, *edofs_own = NULL;
   fea_status st = diag ? hop->impl->diagonal(hop, diag)
                        : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                                    "no memory for a diagonal of %lld entries",
@@ -129,23 +128,61 @@ static fea_status device_upload(fea_operator *op, const fea_operator *hop,
     const fea_matfree_kernel_ops *k = NULL;
     const void *ks = NULL;
     st = fea_operator_matfree_kernel_state(hop, &k, &ks);
-    if (st == FEA_SUCCESS && k != &fea_matfree_kernel_element_matrix)
-      st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator runs '%s', not element matrices",
-                     k->name);
-    if (st == FEA_SUCCESS) fea_matfree_element_matrix_view(ks, &src.em);
+    const fea_matfree_kernel_ops *want = src.kind == FEA_OPERATOR_MATFREE_SUMFACT
+                                             ? &fea_matfree_kernel_sumfact
+                                             : &fea_matfree_kernel_element_matrix;
+    if (st == FEA_SUCCESS && k != want)
+      st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator runs '%s', not '%s'", k->name,
+                     want->name);
+    src.ne = sp->num_elements;
+    src.nb = sp->dofs_per_element;
+    if (st == FEA_SUCCESS && k == &fea_matfree_kernel_element_matrix) {
+      fea_matfree_element_matrix_view(ks, &src.em);
+      src.edofs = src.em.edofs;
+    } else if (st == FEA_SUCCESS) {
+      fea_matfree_sumfact_view(ks, &src.sf);
+      src.edofs = sp->element_dof_table;
+      if (!src.edofs && (st = fea_element_dof_table(sp, &edofs_own)) == FEA_SUCCESS)
+        src.edofs = edofs_own;
+    }
     if (st == FEA_SUCCESS && strategy == FEA_UPDATE_COLORING) {
-      colors = malloc(((size_t)src.em.ne + 1) * sizeof *colors);
-      st = colors ? fea_coloring_greedy(ctx, src.em.ne, src.em.nb, src.em.edofs,
-                                        op->problem->space->num_dofs, colors, &src.ncolors)
+      colors = malloc(((size_t)src.ne + 1) * sizeof *colors);
+      st = colors ? fea_coloring_greedy(ctx, src.ne, src.nb, src.edofs, sp->num_dofs, colors,
+                                        &src.ncolors)
                   : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element colors",
-                              (long long)src.em.ne);
+                              (long long)src.ne);
       src.colors = colors;
     }
   }
   if (st == FEA_SUCCESS) st = ctx->backend->op->create(op, &src);
   free(diag);
   free(colors);
+  free(edofs_own);
   return st;
+}
+
+/* Whether the device runs MATFREE_SUMFACT for this problem: the host's
+ * coefficient-space kernel serves it (the kernel at quadrature points has
+ * no device form) and the backend has a kernel of its sizes; else the reason. */
+static int device_sumfact(const fea_context *ctx, const fea_problem *pb, const fea_operator_desc *d,
+                          char *why, size_t len) {
+  why[0] = '\0';
+  if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return 0;
+  if (!ctx->backend->op->sumfact_supports) {
+    snprintf(why, len, "no sum factorization on this device");
+    return 0;
+  }
+  if (d->geometry_terms != FEA_GEOMETRY_TERMS_AUTO) {
+    snprintf(why, len, "no device kernel at quadrature points");
+    return 0;
+  }
+  if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return 0;
+  const fea_space *sp = pb->space;
+  int n[3] = {1, 1, 1};
+  for (int k = 0; k < sp->dim; k++) n[k] = sp->degree[k] + 1;
+  if (!ctx->backend->op->sumfact_supports(sp->dim, n, why, len)) return 0;
+  why[0] = '\0';
+  return 1;
 }
 
 static fea_status device_create(fea_context *ctx, const fea_problem *problem,
@@ -164,8 +201,11 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
   const double t0 = omp_get_wtime();
   fea_context *hctx;
   FEA_CALL(fea_context_host(ctx, &hctx));
+  char why[96];
+  const int sumfact = device_sumfact(ctx, problem, d, why, sizeof why);
   fea_operator_desc hd = *d;
-  if (hd.kind == FEA_OPERATOR_MATFREE_SUMFACT) hd.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  if (hd.kind == FEA_OPERATOR_MATFREE_SUMFACT && !sumfact)
+    hd.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   hd.strategy = FEA_UPDATE_SERIAL; /* the host operator only computes the diagonal */
   fea_operator *hop = NULL;
   fea_status st = host_build(hctx, problem, &hd, &hop);
@@ -181,19 +221,17 @@ static fea_status device_create(fea_context *ctx, const fea_problem *problem,
     memcpy(op->rhs, hop->rhs, (size_t)op->num_free * sizeof *op->rhs);
     op->rhs_ready = 1;
   }
-  st = device_upload(op, hop, d, strategy);
+  st = device_upload(op, hop, strategy);
+  op->info.kind_run = hop->info.kind_run;
   fea_object_release(hop);
   if (st != FEA_SUCCESS) {
     fea_object_release(op);
     return st;
   }
-  op->info.kind_run = d->kind == FEA_OPERATOR_CSR ? FEA_OPERATOR_CSR
-                                                  : FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
-  if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT) { /* the fallback says so */
+  if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT && !sumfact) { /* the fallback says so */
     char k[96];
     snprintf(k, sizeof k, "%s", op->info.kernel);
-    snprintf(op->info.kernel, sizeof op->info.kernel, "%.48s [fallback: %.32s]", k,
-             "no GPU sum-factorization yet");
+    snprintf(op->info.kernel, sizeof op->info.kernel, "%.40s [fallback: %.42s]", k, why);
   }
   op->info.rows = op->num_free;
   op->info.setup_s = omp_get_wtime() - t0;

@@ -93,13 +93,14 @@ Test(cuda_absent, bad_device_option_is_an_invalid_argument) {
               "the message does not name the value: %s", fea_context_last_error(NULL));
 }
 
-/* streams=N (1..8) and leaves=device|host: other values refused, naming
+/* streams=N (1..8), leaves=device|host and scatter=protected|unprotected:
+ * other values refused, naming
  * option and value, where the GPU is usable (elsewhere the probe fails
  * first); good ones accepted. */
-Test(cuda_absent, bad_streams_or_leaves_option_is_an_invalid_argument) {
-  const char *bad[] = {"/gpu/cuda:streams=0",  "/gpu/cuda:streams=9",  "/gpu/cuda:streams=two",
-                       "/gpu/cuda:streams=",   "/gpu/cuda:streams=-1", "/gpu/cuda:leaves=gpu",
-                       "/gpu/cuda:leaves=Host"};
+Test(cuda_absent, bad_streams_leaves_or_scatter_option_is_an_invalid_argument) {
+  const char *bad[] = {"/gpu/cuda:streams=0",   "/gpu/cuda:streams=9",   "/gpu/cuda:streams=two",
+                       "/gpu/cuda:streams=",    "/gpu/cuda:streams=-1",  "/gpu/cuda:leaves=gpu",
+                       "/gpu/cuda:leaves=Host", "/gpu/cuda:scatter=max", "/gpu/cuda:scatter="};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     fea_context *ctx = NULL;
     fea_status st = fea_context_create(bad[i], &ctx);
@@ -112,8 +113,8 @@ Test(cuda_absent, bad_streams_or_leaves_option_is_an_invalid_argument) {
                 fea_context_last_error(NULL));
   }
   const char *good[] = {"/gpu/cuda:streams=1", "/gpu/cuda:streams=8",
-                        "/gpu/cuda:leaves=host,streams=2"};
-  for (size_t i = 0; i < 3; i++) {
+                        "/gpu/cuda:leaves=host,streams=2", "/gpu/cuda:scatter=unprotected"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     fea_context *ctx = NULL;
     fea_status st = fea_context_create(good[i], &ctx);
     cr_assert(st == FEA_SUCCESS || st == expected_failure(), "%s: got %s: %s", good[i],

@@ -1,20 +1,25 @@
 /* Operators and CG on /gpu/cuda against the same operators on /cpu/threads
  * (docs/operators.md, "On the GPU"). Every test skips without a device.
- * Written and compiled without a GPU: not yet run on one.
+ * The CSR and element-matrix cases ran on an H200; the sum-factorization
+ * kernel's and the unprotected scatter's are compiled, not yet run on one
+ * (their arithmetic runs on the host in tests/unit/test-sumfact-gpu-stages.c).
  *
- * - each GPU kind (CSR through cuSPARSE, element matrices with atomics and
- *   with coloring, sum factorization's element-matrix fallback) applied to a
+ * - each GPU kind (CSR through cuSPARSE, element matrices and sum
+ *   factorization, each with atomics and with coloring) applied to a
  *   pseudo-random vector matches the CPU operator to 1e-12 relative, and so
  *   do apply_add, the diagonal and the right-hand side, for Q1..Q4 in 2D and
- *   3D and B-splines (one shape or several);
+ *   3D and B-splines (one shape or several); sum factorization runs its own
+ *   kernel, not the element-matrix fallback;
+ * - geometry terms at quadrature points fall back to element matrices and say so;
+ * - scatter=unprotected (GPU_Max) runs both matrix-free kinds in one launch;
  * - Jacobi-PCG on the GPU reaches the CPU PCG solution. */
 #include <string.h>
 
 #include "../api/operator-common.h"
 #include "cuda-test.h"
 
-/* Families of operator-common.h: Q1..Q4 2D, Q1..Q4 3D, B p2 2D, B p3 2D, B p2 3D. */
-static const int fams[] = {0, 1, 2, 3, 4, 5, 6, 7, 13, 14, 18};
+/* Families of operator-common.h: Q1..Q4 2D, Q1..Q4 3D, B p2 and p3 in 2D and 3D. */
+static const int fams[] = {0, 1, 2, 3, 4, 5, 6, 7, 13, 14, 18, 19};
 #define NFAMS (sizeof fams / sizeof fams[0])
 
 typedef struct gpu_case {
@@ -27,7 +32,8 @@ static const gpu_case cases[] = {
     {FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, "csr"},
     {FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_ATOMIC_CAS, "em atomic"},
     {FEA_OPERATOR_MATFREE_ELEMENT_MATRIX, FEA_UPDATE_COLORING, "em coloring"},
-    {FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, "sumfact (fallback)"},
+    {FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, "sumfact atomic"},
+    {FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_COLORING, "sumfact coloring"},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -115,8 +121,10 @@ Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600) {
       fea_operator_info info = FEA_OPERATOR_INFO_INIT;
       OK(fea_operator_get_info(op, &info));
       cr_assert_eq(info.rows, n);
-      if (cases[ci].kind == FEA_OPERATOR_MATFREE_SUMFACT)
-        cr_expect(strstr(info.kernel, "fallback") != NULL, "%s", info.kernel);
+      if (cases[ci].kind == FEA_OPERATOR_MATFREE_SUMFACT) {
+        cr_expect(strstr(info.kernel, "gpu sum-factorization") != NULL, "%s", info.kernel);
+        cr_expect_eq(info.kind_run, FEA_OPERATOR_MATFREE_SUMFACT, "%s", info.kernel);
+      }
       fea_vector *gx = gpu_vector(gpu, n, x), *gy = gpu_vector(gpu, n, NULL);
       fea_vector *ga = gpu_vector(gpu, n, y0), *gd = gpu_vector(gpu, n, NULL);
       fea_vector *gb = gpu_vector(gpu, n, NULL);
@@ -164,6 +172,85 @@ Test(cuda_operator, strategies_without_a_gpu_form_are_refused) {
   fea_problem_destroy(&pb);
   fea_space_destroy(&space);
   fea_mesh_destroy(&mesh);
+  fea_context_destroy(&gpu);
+}
+
+/* Geometry terms at quadrature points have no device kernel: element
+ * matrices run, and the info says why. */
+Test(cuda_operator, sumfact_at_quadrature_points_falls_back) {
+  fea_context *gpu = open_gpu();
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  gpu_problem(gpu, &op_families[5], &mesh, &space, &pb);
+  fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+  d.kind = FEA_OPERATOR_MATFREE_SUMFACT;
+  d.geometry_terms = FEA_GEOMETRY_TERMS_STORED;
+  fea_operator *op = NULL;
+  OK(fea_operator_create(gpu, pb, &d, &op));
+  fea_operator_info info = FEA_OPERATOR_INFO_INIT;
+  OK(fea_operator_get_info(op, &info));
+  cr_expect_eq(info.kind_run, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
+  cr_expect(strstr(info.kernel, "fallback: no device kernel at quadrature points") != NULL, "%s",
+            info.kernel);
+  OK(fea_operator_destroy(&op));
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  fea_context_destroy(&gpu);
+}
+
+/* scatter=unprotected: both matrix-free kinds in one launch with plain adds
+ * (the sums may be wrong where elements share DoFs, so only their size is
+ * checked: within 1 of the CPU's relative), and the info says so. */
+Test(cuda_operator, unprotected_scatter_runs_and_says_so, .timeout = 300) {
+  fea_context *plain = open_gpu();
+  fea_context_destroy(&plain);
+  fea_context *gpu = NULL;
+  OK(fea_context_create("/gpu/cuda:scatter=unprotected", &gpu));
+  const op_family *f = &op_families[5];
+  op_fixture cpu;
+  op_fixture_make(&cpu, "/cpu/threads", 2, f, NULL);
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  gpu_problem(gpu, f, &mesh, &space, &pb);
+  const fea_index n = cpu.nf;
+  double *x = random_array((size_t)n, 5);
+  fea_operator_desc cd = FEA_OPERATOR_DESC_INIT;
+  cd.kind = FEA_OPERATOR_CSR;
+  fea_operator *cop = NULL;
+  OK(fea_operator_create(cpu.ctx, cpu.pb, &cd, &cop));
+  fea_vector *cx = op_vector(&cpu, x), *cy = op_vector(&cpu, NULL);
+  OK(fea_operator_apply(cop, cx, cy));
+  double *ry = malloc((size_t)n * sizeof *ry + 8);
+  OK(fea_vector_read(cy, n, FEA_F64, ry));
+  const fea_operator_kind kinds[] = {FEA_OPERATOR_MATFREE_ELEMENT_MATRIX,
+                                     FEA_OPERATOR_MATFREE_SUMFACT};
+  for (int k = 0; k < 2; k++) {
+    fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+    d.kind = kinds[k];
+    fea_operator *op = NULL;
+    OK(fea_operator_create(gpu, pb, &d, &op));
+    fea_operator_info info = FEA_OPERATOR_INFO_INIT;
+    OK(fea_operator_get_info(op, &info));
+    cr_expect(strstr(info.kernel, "UNPROTECTED, GPU_Max") != NULL, "%s", info.kernel);
+    fea_vector *gx = gpu_vector(gpu, n, x), *gy = gpu_vector(gpu, n, NULL);
+    OK(fea_operator_apply(op, gx, gy));
+    double *hy = gpu_read(gy, n);
+    const double e = op_rel_diff(hy, ry, n);
+    cr_expect(e <= 1.0, "%s: relative difference %g", info.kernel, e);
+    free(hy);
+    fea_vector_destroy(&gx), fea_vector_destroy(&gy);
+    OK(fea_operator_destroy(&op));
+  }
+  free(x), free(ry);
+  fea_vector_destroy(&cx), fea_vector_destroy(&cy);
+  OK(fea_operator_destroy(&cop));
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  op_fixture_free(&cpu);
   fea_context_destroy(&gpu);
 }
 

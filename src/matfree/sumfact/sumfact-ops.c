@@ -312,6 +312,19 @@ fea_status fea_sumfact_create_with(const fea_problem *pb, const char *isa, int g
   return create_state(pb, isa, generic, NULL, state);
 }
 
+void fea_matfree_sumfact_view(const void *state, fea_sf_view *view) {
+  const sf_state *s = state;
+  view->dim = s->dim;
+  view->per_span = s->per_span;
+  view->sigma = s->sigma;
+  for (int k = 0; k < 3; k++) {
+    view->n[k] = s->n[k];
+    view->nel[k] = s->nel[k];
+    view->tab[k] = k < s->dim ? s->tab[k] : NULL;
+    view->len[k] = k < s->dim ? s->len[k] : NULL;
+  }
+}
+
 static fea_status sf_create(const fea_problem *pb, const fea_index *edofs, void **state) {
   return create_state(pb, NULL, 0, edofs, state);
 }
