@@ -59,10 +59,24 @@ typedef struct case_params {
 } case_params;
 
 /* ||b - A x|| / ||b|| with the finest level's operator: the figure the solver
- * reports, recomputed. */
+ * reports, recomputed (on a device, x goes up and A x comes down). */
 static double true_rel_residual(fea_mg *mg, const double *b, const double *x, double *r) {
   const fea_mg_level *lv = &mg->levels[0];
-  if (lv->op->impl->apply(lv->op, x, r, 0) != FEA_SUCCESS) return NAN;
+  const fea_mg_kernels *k = mg->k;
+  fea_status st = FEA_SUCCESS;
+  if (k->host) {
+    st = lv->op->impl->apply(lv->op, x, r, 0);
+  } else {
+    double *dx = NULL, *dr = NULL;
+    st = k->alloc(mg->ctx, lv->n, &dx);
+    if (st == FEA_SUCCESS) st = k->alloc(mg->ctx, lv->n, &dr);
+    if (st == FEA_SUCCESS) st = k->upload(mg->ctx, lv->n, x, dx);
+    if (st == FEA_SUCCESS) st = lv->op->impl->apply(lv->op, dx, dr, 0);
+    if (st == FEA_SUCCESS) st = k->download(mg->ctx, lv->n, dr, r);
+    if (dx) k->release(mg->ctx, dx);
+    if (dr) k->release(mg->ctx, dr);
+  }
+  if (st != FEA_SUCCESS) return NAN;
   double rr = 0, bb = 0;
   for (fea_index i = 0; i < lv->n; i++) {
     const double d = b[i] - r[i];

@@ -343,7 +343,8 @@ done:
 
 static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, const square *sq,
                    int pk, int refine, const m1_run *m, const yardsticks *y, double l2, double diff,
-                   const mg_result *mg, const mg_result *cheb, const mg_result *stencil) {
+                   const mg_result *mg, const mg_result *cheb, const mg_result *stencil,
+                   const mg_result *gpu_mg) {
   int rc = BENCH_OK;
   const fea_prehandled_stats *st = &m->st;
   const double N = (double)sq->nfree, k = (double)prm->nrhs;
@@ -400,7 +401,10 @@ static int emit_m1(bench_report *rep, fea_context *ctx, const ph_params *prm, co
   bench_metric(&rec, "l2_error", l2);
   bench_metric(&rec, "rel_diff_f64", diff);
   const double per_rhs = m->solve_s / k;
-  /* Beside a GPU the multigrid peers are the CPU baseline (GPU multigrid is later work). */
+  /* Beside a GPU: the same multigrid on the GPU, and on the CPU as the baseline. */
+  static const char *const gpu_names[3] = {"mg_gpu", "mg_cheb_pcg_gpu", "mg_sumfact_pcg_gpu"};
+  for (int g = 0; gpu_mg && g < 3; g++)
+    if (gpu_mg[g].ok) add_mg_peer(&rec, gpu_names[g], &gpu_mg[g], prm->mg_rtol, per_rhs, N);
   if (mg && mg->ok) add_mg_peer(&rec, prm->gpu ? "mg_cpu" : "mg", mg, prm->mg_rtol, per_rhs, N);
   if (cheb && cheb->ok)
     add_mg_peer(&rec, prm->gpu ? "mg_cheb_pcg_cpu" : "mg_cheb_pcg", cheb, prm->mg_rtol, per_rhs, N);
@@ -423,6 +427,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
   fea_matrix *A = NULL;
   double *B = NULL, *X = NULL, *X64 = NULL, *full = NULL;
   mg_result mg = {0}, cheb = {0}, stencil = {0};
+  mg_result gpu_mg[3]; /* on the GPU context: paper, Chebyshev-PCG CSR, Chebyshev-PCG sumfact */
+  memset(gpu_mg, 0, sizeof gpu_mg);
 
   TRY(square_make(ctx, prm->p1, n, &sq));
   const fea_index nf = sq.nfree;
@@ -516,6 +522,19 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
                   prm->gpu ? "mg_stencil_pcg_cpu (/cpu/threads)" : "mg_stencil_pcg");
       if (rc != BENCH_OK) goto done;
     }
+    /* The same three on the GPU: its own level operators (sum factorization
+     * for the matrix-free one), transfers and smoothers (docs/multigrid.md). */
+    if (prm->gpu) {
+      rc = run_mg(rep, ctx, prm, &sq, &md, B, nnz, full, &gpu_mg[0], "mg_gpu (V(4,4) Richardson)");
+      if (rc == BENCH_OK)
+        rc = run_mg(rep, ctx, prm, &sq, &cd, B, nnz, full, &gpu_mg[1], "mg_cheb_pcg_gpu");
+      if (rc == BENCH_OK && !prm->p1) {
+        fea_multigrid_desc sd = cd;
+        sd.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
+        rc = run_mg(rep, ctx, prm, &sq, &sd, B, nnz, full, &gpu_mg[2], "mg_sumfact_pcg_gpu");
+      }
+      if (rc != BENCH_OK) goto done;
+    }
   }
 
   /* FP64 M1 first: every other precision is compared with its solution. */
@@ -540,7 +559,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
       TRY(l2_error(&sq, x, full, &l2));
       const double diff = have64 ? rel_diff(nk, x, X64) : NAN;
       rc = emit_m1(rep, ctx, prm, &sq, pk, refine, m, y, l2, diff, prm->mg ? &mg : NULL,
-                   prm->mg ? &cheb : NULL, prm->mg ? &stencil : NULL);
+                   prm->mg ? &cheb : NULL, prm->mg ? &stencil : NULL,
+                   prm->mg && prm->gpu ? gpu_mg : NULL);
       if (rc != BENCH_OK) goto done;
     }
   }
@@ -802,10 +822,11 @@ static int run(const bench_options *o, int argc, char **argv) {
                         prm.p1 ? 0.2 : 0.3, prm.mg_rtol, prm.mg_nrhs);
     if (prm.mg && prm.gpu)
       bench_report_note(&rep,
-                        "M1 ran on the GPU; the multigrid peers (mg_cpu, mg_cheb_pcg_cpu, "
-                        "mg_stencil_pcg_cpu) "
-                        "ran on /cpu/threads: the CPU baseline (GPU multigrid is later work). "
-                        "M1 solve_s includes the host<->device copies of B and X.");
+                        "M1 ran on the GPU; mg_gpu, mg_cheb_pcg_gpu and mg_sumfact_pcg_gpu are "
+                        "the same multigrid on the GPU (sum-factorization levels for the "
+                        "last), mg_cpu, mg_cheb_pcg_cpu and mg_stencil_pcg_cpu on /cpu/threads "
+                        "(the CPU baseline). M1's and the GPU multigrid's solve_s include the "
+                        "host<->device copies of B and X.");
   }
   if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
   fea_context_destroy(&ctx);

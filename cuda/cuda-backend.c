@@ -388,4 +388,5 @@ const struct fea_backend fea_backend_gpu_cuda = {
     .multifrontal = &fea_cuda_multifrontal_ops,
     .dense = &fea_cuda_dense_ops,
     .m1 = &fea_cuda_m1_ops,
+    .mg = &fea_cuda_mg_kernels,
 };

@@ -193,9 +193,10 @@ FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_in
  * lambda_max / lambda_min approaches the condition number from below; the
  * extremes converge first (200 steps give 4 digits for 2D Poisson up to
  * h = 1/256). A diagnostic, not a solver ingredient. Applies @p op (hence not const).
+ * On a device backend Lanczos runs on the host and each product's vectors
+ * cross to the device and back.
  * @param steps 2..1000 (fewer are run if the Krylov space is exhausted)
  * @retval FEA_ERR_INVALID_ARG for @p steps outside 2..1000 or @p jacobi not 0 or 1
- * @retval FEA_ERR_UNSUPPORTED on a backend that keeps the operator on a device
  * @retval FEA_ERR_DIMENSION when the operator has no free DoFs
  * @retval FEA_ERR_NOT_POSDEF when an estimate, or with @p jacobi a diagonal
  *         entry, is not positive

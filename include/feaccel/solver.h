@@ -466,9 +466,11 @@ typedef struct fea_multigrid_desc {
  * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
  * The hierarchy is built here (and again by fea_solver_setup() after
  * fea_solver_set_problem()), so the checks that need it happen here too.
+ * On a device backend (/gpu/cuda) the levels' operators, transfers and
+ * smoothers run on the device; the hierarchy and the coarse solve on the host.
  * @retval FEA_ERR_UNSUPPORTED for another space or mesh, naming it, a
  *         coarsest level too large for the dense coarse solve, or a backend
- *         that keeps vectors on a device
+ *         that keeps vectors on a device and has no multigrid kernels
  * @retval FEA_ERR_NOT_POSDEF when a level's diagonal or largest eigenvalue
  *         estimate is not positive
  * @retval FEA_ERR_INVALID_ARG for a problem without free DoFs or whose space

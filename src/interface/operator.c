@@ -116,10 +116,6 @@ fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int ja
             steps);
   FEA_CHECK(jacobi == 0 || jacobi == 1, ctx, FEA_ERR_INVALID_ARG, "jacobi = %d is not 0 or 1",
             jacobi);
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
-            "eigenvalue estimates run on host-memory backends only so far; '%s' keeps the "
-            "operator on a device",
-            ctx->resource);
   const fea_index n = op->num_free;
   FEA_CHECK(n >= 1, ctx, FEA_ERR_DIMENSION, "the operator has no free DoFs: no eigenvalues");
   return fea_operator_spectrum(op, steps, jacobi, lambda_min, lambda_max);

@@ -12,7 +12,7 @@
 #include "private-export.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
-#define FEA_BACKEND_ABI 6u
+#define FEA_BACKEND_ABI 7u
 
 /* Where a backend keeps vector and matrix data. Ops are only delegated between
  * backends of the same memory space: host code must never see device pointers. */
@@ -48,6 +48,9 @@ struct fea_multifrontal_ops;
 /* The prehandled solver's M1 on device memory (prehandled-device.h); host backends
  * leave it NULL and run M1 through their dense ops. Never delegated. */
 struct fea_m1_device_ops;
+/* Multigrid's vector kernels on device memory (multigrid-kernels.h); host
+ * backends leave it NULL and run the host table. */
+struct fea_mg_kernels;
 
 struct fea_backend {
   uint32_t abi;         /* FEA_BACKEND_ABI; the registry rejects a mismatch */
@@ -70,6 +73,7 @@ struct fea_backend {
   const struct fea_multifrontal_ops *multifrontal;
   const struct fea_dense_ops *dense;
   const struct fea_m1_device_ops *m1;
+  const struct fea_mg_kernels *mg;
   /* Device backends: the backend whose context does the host-side work of
    * this one's objects (fea_context_host); NULL for host backends. */
   const char *host;

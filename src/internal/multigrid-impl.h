@@ -6,6 +6,7 @@
 #define FEA_INTERNAL_MULTIGRID_IMPL_H
 
 #include "matrix.h"
+#include "multigrid-kernels.h"
 #include "multigrid.h"
 #include "operator.h"
 
@@ -22,26 +23,39 @@ typedef struct fea_mg_level {
   fea_index cells[3];   /* cells per direction (1 beyond dim) */
   fea_index n;          /* free DoFs */
   fea_operator *op;     /* every level with free DoFs but a factored coarsest */
-  double *dinv;         /* 1 / diag(A) where the smoother scales by it, else NULL */
-  double lambda_max;    /* the smoothed operator's (A or D^-1 A), smoothing levels */
-  fea_matrix *P, *PT;   /* prolongation from level + 1 and its transpose (NULL on the
+  double *dinv;       /* 1 / diag(A) where the smoother scales by it, else NULL (mg->k's memory) */
+  double lambda_max;  /* the smoothed operator's (A or D^-1 A), smoothing levels */
+  fea_matrix *P, *PT; /* prolongation from level + 1 and its transpose (NULL on the
                             coarsest, when level + 1 has no free DoFs, or with grid) */
-  int grid;             /* the transfers to level + 1 are grid sweeps (transfer-grid.c) */
-  double *b, *x;        /* levels > 0: right-hand side and correction of the cycle */
-  double *r, *w;        /* residual and smoother work */
+  void *Pk, *PTk;     /* the same in mg->k's memory (matrix_create) */
+  int grid;           /* the transfers to level + 1 are grid sweeps (transfer-grid.c; host) */
+  double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
+  double *r, *w;      /* residual and smoother work */
 } fea_mg_level;
 
 struct fea_mg {
-  fea_context *ctx; /* holds a reference */
+  fea_context *ctx;        /* holds a reference */
+  fea_context *hctx;       /* its host delegate (ctx itself on a host backend): dense work */
+  const fea_mg_kernels *k; /* the vector kernels of ctx's memory; every level array is in it */
   fea_multigrid_desc desc;
   int num_levels;
   fea_mg_level *levels; /* num_levels, 0 the finest */
-  double *coarse_chol;  /* n x n lower Cholesky factor of the coarsest level, or NULL */
+  double *coarse_chol;  /* n x n lower Cholesky factor of the coarsest level, or NULL (host) */
+  double *coarse_rhs;   /* n: the coarse solve's right-hand side on the host */
   fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
   double *res, *corr;   /* finest: residual and correction of the stationary iteration */
+  double *db, *dx;      /* finest: b and x in the kernels' memory when it is not the host's */
   fea_multigrid_stats stats;
   fea_mg_setup_phases phases; /* of the setup that built this object */
 };
+
+/* fea_mg_create with a chosen kernel table (tests: a table with host = 0
+ * over host memory runs a host context's multigrid the way a device runs
+ * it: level operators by fea_operator_create, CSR transfers, every host
+ * copy through upload and download). */
+fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
+                              const fea_multigrid_desc *desc, const fea_mg_kernels *k,
+                              fea_mg **out);
 
 /* ---- hierarchy (hierarchy.c) ---- */
 

@@ -1,40 +1,80 @@
 /* Extreme eigenvalue estimates of an operator (or of D^-1/2 A D^-1/2 with
- * Jacobi scaling) by Lanczos on its apply. */
+ * Jacobi scaling) by Lanczos on its apply. Lanczos runs on the host; the
+ * operator of a device context applies to device vectors, so each product's
+ * input goes up and its output comes down (an estimate takes tens of
+ * products: two transfers each cost less than writing Lanczos for devices). */
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend.h"
+#include "context.h"
 #include "error.h"
 #include "lanczos.h"
 #include "operator.h"
+#include "vector.h"
 
 /* The operator (or D^-1/2 A D^-1/2) as a Lanczos apply callback. */
 typedef struct spectrum_apply {
   fea_operator *op;
   const double *dinv_sqrt; /* or NULL */
   double *tmp;
+  fea_vector *dx, *dy; /* device contexts: the product's operands; NULL on the host */
+  int failed;          /* a product failed: its message is on the operator's context */
 } spectrum_apply;
 
 static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
   spectrum_apply *a = user;
   const fea_index n = a->op->num_free;
-  if (!a->dinv_sqrt) return a->op->impl->apply(a->op, x, y, 0);
-  for (fea_index i = 0; i < n; i++) a->tmp[i] = a->dinv_sqrt[i] * x[i];
-  FEA_CALL(a->op->impl->apply(a->op, a->tmp, y, 0));
-  for (fea_index i = 0; i < n; i++) y[i] *= a->dinv_sqrt[i];
+  const double *in = x;
+  if (a->dinv_sqrt) {
+    for (fea_index i = 0; i < n; i++) a->tmp[i] = a->dinv_sqrt[i] * x[i];
+    in = a->tmp;
+  }
+  fea_status st;
+  if (!a->dx) {
+    st = a->op->impl->apply(a->op, in, y, 0);
+  } else {
+    st = fea_vec_write(a->dx, FEA_F64, in);
+    if (st == FEA_SUCCESS) st = a->op->impl->apply(a->op, a->dx->data, a->dy->data, 0);
+    if (st == FEA_SUCCESS) st = fea_vec_read(a->dy, FEA_F64, y);
+  }
+  if (st != FEA_SUCCESS) {
+    a->failed = 1;
+    return st;
+  }
+  if (a->dinv_sqrt)
+    for (fea_index i = 0; i < n; i++) y[i] *= a->dinv_sqrt[i];
   return FEA_SUCCESS;
+}
+
+/* The operator's diagonal on the host (through a->dy on a device). */
+static fea_status host_diagonal(spectrum_apply *a, double *d) {
+  if (!a->dy) return a->op->impl->diagonal(a->op, d);
+  FEA_CALL(a->op->impl->diagonal(a->op, a->dy->data));
+  return fea_vec_read(a->dy, FEA_F64, d);
 }
 
 fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double *lambda_min,
                                  double *lambda_max) {
   fea_context *ctx = op->ctx;
   const fea_index n = op->num_free;
-  spectrum_apply a = {op, NULL, NULL};
+  spectrum_apply a = {op, NULL, NULL, NULL, NULL, 0};
+  fea_context *hctx = ctx;
+  FEA_CALL(fea_context_host(ctx, &hctx));
+  if (ctx->backend->mem != FEA_MEM_HOST) {
+    fea_status st = fea_vec_create(ctx, n, FEA_F64, &a.dx);
+    if (st == FEA_SUCCESS) st = fea_vec_create(ctx, n, FEA_F64, &a.dy);
+    if (st != FEA_SUCCESS) {
+      FEA_OBJECT_DROP(a.dx);
+      return st;
+    }
+  }
   double *d = NULL;
   if (jacobi) {
     d = malloc((size_t)n * sizeof *d);
     a.tmp = malloc((size_t)n * sizeof *a.tmp);
     fea_status st = d && a.tmp
-                        ? op->impl->diagonal(op, d)
+                        ? host_diagonal(&a, d)
                         : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                                     "no memory for a diagonal of %lld entries", (long long)n);
     for (fea_index i = 0; i < n && st >= 0; i++) {
@@ -49,15 +89,22 @@ fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double
     if (st < 0) {
       free(d);
       free(a.tmp);
+      FEA_OBJECT_DROP(a.dx);
+      FEA_OBJECT_DROP(a.dy);
       return st;
     }
     a.dinv_sqrt = d;
   }
   double lmin = 0, lmax = 0;
-  fea_status st = fea_lanczos_extremes(ctx, n, spectrum_apply_fn, &a, steps, 1, 20261121, &lmin,
+  /* Lanczos's own vectors and BLAS are the host's. */
+  fea_status st = fea_lanczos_extremes(hctx, n, spectrum_apply_fn, &a, steps, 1, 20261121, &lmin,
                                        &lmax);
   free(d);
   free(a.tmp);
+  FEA_OBJECT_DROP(a.dx);
+  FEA_OBJECT_DROP(a.dy);
+  if (st < 0 && hctx != ctx && !a.failed)
+    return FEA_ERROR(ctx, st, "Lanczos: %s", hctx->last_error);
   if (st < 0) return st;
   FEA_CHECK(lmin > 0 && lmax >= lmin, ctx, FEA_ERR_NOT_POSDEF,
             "Lanczos estimates the eigenvalues in [%g, %g]: the operator is not positive definite",

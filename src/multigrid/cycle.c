@@ -94,6 +94,8 @@ static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l)
   fea_mg_level *lv = &mg->levels[l];
   fea_matrix *A = NULL;
   double *b = NULL;
+  /* The stencil shortcuts make host operators: elsewhere the context's own. */
+  if (!mg->k->host) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
   if (od->kind == FEA_OPERATOR_MATFREE_SUMFACT) {
     int done = 0;
     FEA_CALL(stencil_level(mg, l, &done));
@@ -123,10 +125,6 @@ static fea_status build_operators(fea_mg *mg) {
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = mg->desc.operator_kind;
   od.strategy = mg->desc.strategy;
-  /* The cycle works on host arrays: device operators would hand it device pointers. */
-  FEA_CHECK(mg->ctx->backend->mem == FEA_MEM_HOST, mg->ctx, FEA_ERR_UNSUPPORTED,
-            "multigrid runs on host-memory backends only so far; '%s' keeps vectors on a device",
-            mg->ctx->resource);
   for (int l = 0; l < mg->num_levels; l++) {
     if (l > 0 && l + 1 == mg->num_levels) break;
     FEA_CALL(level_operator(mg, &od, l));
@@ -160,7 +158,10 @@ static fea_status factor_coarsest(fea_mg *mg) {
     }
   FEA_OBJECT_DROP(A);
   fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
-  return fea_dense_potrf(mg->ctx, FEA_LOWER, &L);
+  st = fea_dense_potrf(mg->hctx, FEA_LOWER, &L);
+  if (st < 0 && mg->hctx != mg->ctx)
+    return FEA_ERROR(mg->ctx, st, "the coarsest level's factor: %s", mg->hctx->last_error);
+  return st;
 }
 
 static uint64_t memory_bytes(const fea_mg *mg) {
@@ -175,18 +176,25 @@ static uint64_t memory_bytes(const fea_mg *mg) {
     bytes += n * 8 * (2 + (l > 0 ? 2 : 0) + (lv->dinv ? 1 : 0));
   }
   const uint64_t nc = (uint64_t)mg->levels[mg->num_levels - 1].n, n0 = (uint64_t)mg->levels[0].n;
-  if (mg->coarse_chol) bytes += nc * nc * 8;
-  return bytes + n0 * 8 * 4; /* vb, vx, res, corr */
+  if (mg->coarse_chol) bytes += nc * nc * 8 + nc * 8;
+  return bytes + n0 * 8 * (mg->k->host ? 4 : 6); /* vb, vx, res, corr (db, dx) */
 }
 
 static fea_status finest_work(fea_mg *mg) {
   const fea_index n = mg->levels[0].n;
   FEA_CALL(fea_vec_create(mg->ctx, n, FEA_F64, &mg->vb));
   FEA_CALL(fea_vec_create(mg->ctx, n, FEA_F64, &mg->vx));
-  mg->res = malloc(((size_t)n + 1) * sizeof *mg->res);
-  mg->corr = malloc(((size_t)n + 1) * sizeof *mg->corr);
-  FEA_CHECK(mg->res && mg->corr, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for two vectors of %lld entries", (long long)n);
+  FEA_CALL(mg->k->alloc(mg->ctx, n, &mg->res));
+  FEA_CALL(mg->k->alloc(mg->ctx, n, &mg->corr));
+  if (!mg->k->host) { /* the caller's host b and x go up here */
+    FEA_CALL(mg->k->alloc(mg->ctx, n, &mg->db));
+    FEA_CALL(mg->k->alloc(mg->ctx, n, &mg->dx));
+  }
+  /* The coarse solve's host vector (potrs runs on the host). */
+  const fea_index nc = mg->levels[mg->num_levels - 1].n;
+  mg->coarse_rhs = malloc(((size_t)nc + 1) * sizeof *mg->coarse_rhs);
+  FEA_CHECK(mg->coarse_rhs, mg->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for a coarse vector of %lld entries", (long long)nc);
   return FEA_SUCCESS;
 }
 
@@ -210,6 +218,18 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
                          const fea_multigrid_desc *desc, fea_mg **out) {
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
+  const fea_mg_kernels *k = ctx->backend->mem == FEA_MEM_HOST ? &fea_mg_host_kernels
+                                                              : ctx->backend->mg;
+  FEA_CHECK(k, ctx, FEA_ERR_UNSUPPORTED,
+            "backend '%s' keeps vectors on a device and has no multigrid kernels", ctx->resource);
+  return fea_mg_create_with(ctx, problem, desc, k, out);
+}
+
+fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
+                              const fea_multigrid_desc *desc, const fea_mg_kernels *k,
+                              fea_mg **out) {
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(problem, ctx);
   FEA_CHECK_NULL(desc, ctx);
   FEA_CHECK_NULL(out, ctx);
@@ -229,9 +249,11 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK(mg, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a multigrid solver");
   fea_object_retain(ctx);
   mg->ctx = ctx;
+  mg->k = k;
   mg->desc = *desc;
   mg->stats = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
-  fea_status st = build(mg, problem);
+  fea_status st = fea_context_host(ctx, &mg->hctx);
+  if (st == FEA_SUCCESS) st = build(mg, problem);
   if (st != FEA_SUCCESS) {
     fea_mg_destroy(&mg);
     return st;
@@ -254,10 +276,12 @@ void fea_mg_destroy(fea_mg **mg) {
   fea_mg *m = *mg;
   fea_mg_hierarchy_free(m);
   free(m->coarse_chol);
+  free(m->coarse_rhs);
   FEA_OBJECT_DROP(m->vb);
   FEA_OBJECT_DROP(m->vx);
-  free(m->res);
-  free(m->corr);
+  double *arrays[] = {m->res, m->corr, m->db, m->dx};
+  for (int i = 0; i < 4; i++)
+    if (arrays[i]) m->k->release(m->ctx, arrays[i]);
   fea_object_release(m->ctx);
   free(m);
   *mg = NULL;
@@ -265,26 +289,18 @@ void fea_mg_destroy(fea_mg **mg) {
 
 /* ---- the cycle ------------------------------------------------------------------------------- */
 
-/* y = A x (add 0) or y += A x (add 1), rows in parallel. */
-static void csr_multiply(const fea_mg *mg, const fea_matrix *A, const double *x, double *y,
-                         int add) {
-  const fea_index n = A->rows;
-  const int T = mg->ctx->nthreads;
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) {
-    double s = add ? y[i] : 0.0;
-    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      s += A->values[k] * x[A->col_idx[k]];
-    y[i] = s;
-  }
-}
-
+/* x = A_c^-1 b by the dense factor, on the host: b comes down, x goes up. */
 static fea_status coarse_solve(const fea_mg *mg, const double *b, double *x) {
   const fea_index n = mg->levels[mg->num_levels - 1].n;
-  memcpy(x, b, (size_t)n * sizeof *x);
+  double *h = mg->coarse_rhs;
+  FEA_CALL(mg->k->download(mg->ctx, n, b, h));
   const fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
-  fea_dmat B = {x, n, 1, n, FEA_F64};
-  return fea_dense_potrs(mg->ctx, FEA_LOWER, &L, &B);
+  fea_dmat B = {h, n, 1, n, FEA_F64};
+  fea_status st = fea_dense_potrs(mg->hctx, FEA_LOWER, &L, &B);
+  if (st < 0 && mg->hctx != mg->ctx)
+    return FEA_ERROR(mg->ctx, st, "the coarse solve: %s", mg->hctx->last_error);
+  FEA_CALL(st);
+  return mg->k->upload(mg->ctx, n, h, x);
 }
 
 /* x ~ A_l^-1 b; zero: x is taken as 0 on entry. */
@@ -295,7 +311,7 @@ static fea_status cycle(const fea_mg *mg, int l, const double *b, double *x, int
   if (d->pre_smooth > 0) {
     FEA_CALL(fea_mg_smooth(mg, l, b, x, d->pre_smooth, zero));
   } else if (zero) {
-    memset(x, 0, (size_t)lv->n * sizeof *x);
+    FEA_CALL(mg->k->zero(mg->ctx, lv->n, x));
   }
   const fea_mg_level *c = &mg->levels[l + 1];
   if (c->n > 0) {
@@ -303,14 +319,14 @@ static fea_status cycle(const fea_mg *mg, int l, const double *b, double *x, int
     if (lv->grid)
       fea_mg_grid_restrict(mg, l, lv->r, c->b);
     else
-      csr_multiply(mg, lv->PT, lv->r, c->b, 0);
+      FEA_CALL(mg->k->matrix_multiply(mg->ctx, lv->PTk, lv->r, c->b, 0));
     /* W: two corrections, except from a coarsest level solved exactly. */
     const int gamma = d->cycle == FEA_MG_CYCLE_W && l + 2 < mg->num_levels ? 2 : 1;
     for (int g = 0; g < gamma; g++) FEA_CALL(cycle(mg, l + 1, c->b, c->x, g == 0));
     if (lv->grid)
       fea_mg_grid_prolong(mg, l, c->x, x);
     else
-      csr_multiply(mg, lv->P, c->x, x, 1);
+      FEA_CALL(mg->k->matrix_multiply(mg->ctx, lv->Pk, c->x, x, 1));
   }
   return fea_mg_smooth(mg, l, b, x, d->post_smooth, 0);
 }
@@ -323,27 +339,14 @@ typedef struct solve_facts {
   double initial, final;
 } solve_facts;
 
-/* ||x||, on the context's OpenMP threads: a BLAS call here would wake
- * OpenBLAS's own thread pool between the OpenMP regions of the cycle, and
- * the two pools spinning against each other slow the cycle down tenfold on
- * a machine with few cores. The residual norm of a smooth solution cannot
- * overflow a plain sum of squares. */
-static double norm2(const fea_mg *mg, fea_index n, const double *x) {
-  const int T = mg->ctx->nthreads;
-  double s = 0.0;
-#pragma omp parallel for schedule(static) num_threads(T) reduction(+ : s) \
-    if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) s += x[i] * x[i];
-  return sqrt(s);
-}
-
 /* x += B (b - A x) until the residual meets tol. */
 static fea_status stationary(fea_mg *mg, const double *b, double *x, double tol, solve_facts *f) {
   const fea_index n = mg->levels[0].n;
-  const int T = mg->ctx->nthreads;
+  const fea_mg_kernels *k = mg->k;
   for (fea_index it = 0;; it++) {
     FEA_CALL(fea_mg_residual(mg, 0, b, x, mg->res));
-    const double rn = norm2(mg, n, mg->res);
+    double rn = 0.0;
+    FEA_CALL(k->norm2(mg->ctx, n, mg->res, &rn));
     if (it == 0) f->initial = rn;
     f->final = rn;
     f->iterations = it;
@@ -353,8 +356,7 @@ static fea_status stationary(fea_mg *mg, const double *b, double *x, double tol,
     }
     if (it == mg->desc.max_iterations || !isfinite(rn)) return FEA_WARN_NOT_CONVERGED;
     FEA_CALL(cycle(mg, 0, mg->res, mg->corr, 1));
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-    for (fea_index i = 0; i < n; i++) x[i] += mg->corr[i];
+    FEA_CALL(k->add(mg->ctx, n, mg->corr, x));
   }
 }
 
@@ -364,8 +366,8 @@ static fea_status precondition(void *user, const double *r, double *z) {
 
 static fea_status krylov(fea_mg *mg, const double *b, double *x, solve_facts *f) {
   const fea_index n = mg->levels[0].n;
-  memcpy(mg->vb->data, b, (size_t)n * sizeof *b);
-  memcpy(mg->vx->data, x, (size_t)n * sizeof *x);
+  FEA_CALL(mg->k->copy(mg->ctx, n, b, mg->vb->data));
+  FEA_CALL(mg->k->copy(mg->ctx, n, x, mg->vx->data));
   fea_cg_desc cd = FEA_CG_DESC_INIT;
   cd.rtol = mg->desc.rtol;
   cd.atol = mg->desc.atol;
@@ -374,7 +376,7 @@ static fea_status krylov(fea_mg *mg, const double *b, double *x, solve_facts *f)
   fea_cg_stats cs = FEA_CG_STATS_INIT;
   fea_status st = fea_cg_run(mg->levels[0].op, mg->vb, mg->vx, &cd, precondition, mg, &cs);
   if (st < 0) return st;
-  memcpy(x, mg->vx->data, (size_t)n * sizeof *x);
+  FEA_CALL(mg->k->copy(mg->ctx, n, mg->vx->data, x));
   f->iterations = cs.iterations;
   f->converged = cs.converged;
   f->initial = cs.initial_residual;
@@ -387,10 +389,22 @@ fea_status fea_mg_solve(fea_mg *mg, const double *b, double *x) {
   FEA_CHECK_NULL(b, mg->ctx);
   FEA_CHECK_NULL(x, mg->ctx);
   const double t0 = omp_get_wtime();
-  const double tol = fmax(mg->desc.rtol * norm2(mg, mg->levels[0].n, b), mg->desc.atol);
+  const fea_index n = mg->levels[0].n;
+  const fea_mg_kernels *k = mg->k;
+  const double *bk = b;
+  double *xk = x;
+  if (!k->host) { /* b and x up into the kernels' memory */
+    FEA_CALL(k->upload(mg->ctx, n, b, mg->db));
+    FEA_CALL(k->upload(mg->ctx, n, x, mg->dx));
+    bk = mg->db, xk = mg->dx;
+  }
+  double bn = 0.0;
+  FEA_CALL(k->norm2(mg->ctx, n, bk, &bn));
+  const double tol = fmax(mg->desc.rtol * bn, mg->desc.atol);
   solve_facts f = {0, 0, 0.0, 0.0};
-  fea_status st = mg->desc.krylov ? krylov(mg, b, x, &f) : stationary(mg, b, x, tol, &f);
+  fea_status st = mg->desc.krylov ? krylov(mg, bk, xk, &f) : stationary(mg, bk, xk, tol, &f);
   if (st < 0) return st;
+  if (!k->host) FEA_CALL(k->download(mg->ctx, n, xk, x));
   fea_multigrid_stats *s = &mg->stats;
   s->iterations = f.iterations;
   s->converged = f.converged;

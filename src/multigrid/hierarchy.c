@@ -214,16 +214,15 @@ static int count_levels(const fea_mesh *m, fea_index coarsest) {
   }
 }
 
-static fea_status alloc_work(fea_context *ctx, fea_mg_level *lv, int coarse) {
-  const size_t n = (size_t)lv->n + 1;
-  lv->r = malloc(n * sizeof *lv->r);
-  lv->w = malloc(n * sizeof *lv->w);
+/* r and w on every level, b and x below the finest, in the kernels' memory. */
+static fea_status alloc_work(const fea_mg *mg, fea_mg_level *lv, int coarse) {
+  const fea_mg_kernels *k = mg->k;
+  FEA_CALL(k->alloc(mg->ctx, lv->n, &lv->r));
+  FEA_CALL(k->alloc(mg->ctx, lv->n, &lv->w));
   if (coarse) {
-    lv->b = malloc(n * sizeof *lv->b);
-    lv->x = malloc(n * sizeof *lv->x);
+    FEA_CALL(k->alloc(mg->ctx, lv->n, &lv->b));
+    FEA_CALL(k->alloc(mg->ctx, lv->n, &lv->x));
   }
-  FEA_CHECK(lv->r && lv->w && (!coarse || (lv->b && lv->x)), ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for the work vectors of a level with %lld free DoFs", (long long)lv->n);
   return FEA_SUCCESS;
 }
 
@@ -257,13 +256,16 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
             (long long)last->n, FEA_MG_MAX_COARSE_DOFS, (long long)mg->desc.coarsest_cells);
   for (int l = 0; l < L; l++) {
     fea_mg_level *lv = &mg->levels[l];
-    FEA_CALL(alloc_work(ctx, lv, l > 0));
+    FEA_CALL(alloc_work(mg, lv, l > 0));
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
     const double t0 = omp_get_wtime();
-    lv->grid = fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
+    /* Grid sweeps are host loops; elsewhere the transfers are CSR products. */
+    lv->grid = mg->k->host && fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
     if (!lv->grid) {
       FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
       FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+      FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
+      FEA_CALL(mg->k->matrix_create(ctx, lv->PT, &lv->PTk));
     }
     mg->phases.transfers += omp_get_wtime() - t0;
   }
@@ -273,15 +275,16 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
 void fea_mg_hierarchy_free(fea_mg *mg) {
   for (int l = 0; l < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
+    const fea_mg_kernels *k = mg->k;
     FEA_OBJECT_DROP(lv->op);
+    if (lv->Pk) k->matrix_destroy(mg->ctx, lv->Pk);
+    if (lv->PTk) k->matrix_destroy(mg->ctx, lv->PTk);
     FEA_OBJECT_DROP(lv->P);
     FEA_OBJECT_DROP(lv->PT);
     FEA_OBJECT_DROP(lv->problem);
-    free(lv->dinv);
-    free(lv->b);
-    free(lv->x);
-    free(lv->r);
-    free(lv->w);
+    double *arrays[] = {lv->dinv, lv->b, lv->x, lv->r, lv->w};
+    for (int i = 0; i < 5; i++)
+      if (arrays[i]) k->release(mg->ctx, arrays[i]);
   }
   free(mg->levels);
   mg->levels = NULL;

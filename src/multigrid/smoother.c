@@ -46,38 +46,22 @@ static fea_status apply(const fea_mg_level *lv, const double *x, double *y) {
 
 fea_status fea_mg_residual(const fea_mg *mg, int l, const double *b, const double *x, double *r) {
   const fea_mg_level *lv = &mg->levels[l];
-  const fea_index n = lv->n;
-  const int T = mg->ctx->nthreads;
   FEA_CALL(apply(lv, x, r));
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) r[i] = b[i] - r[i];
-  return FEA_SUCCESS;
+  return mg->k->sub_from(mg->ctx, lv->n, b, r);
 }
 
-/* x += omega M^-1 r (x = omega M^-1 r when zero). */
-static void richardson_update(const fea_mg *mg, const fea_mg_level *lv, const double *r, double *x,
-                              int zero) {
-  const fea_index n = lv->n;
-  const int T = mg->ctx->nthreads;
-  const double om = mg->desc.omega;
-  const double *dinv = lv->dinv;
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) {
-    const double z = om * (dinv ? dinv[i] : 1.0) * r[i];
-    x[i] = zero ? z : x[i] + z;
-  }
-}
-
+/* x += omega M^-1 (b - A x), steps times (x = omega M^-1 b first when zero). */
 static fea_status richardson(const fea_mg *mg, int l, const double *b, double *x, int steps,
                              int zero) {
   const fea_mg_level *lv = &mg->levels[l];
+  const fea_mg_kernels *k = mg->k;
   for (int s = 0; s < steps; s++) {
     if (zero && s == 0) { /* r = b: no product needed */
-      richardson_update(mg, lv, b, x, 1);
+      FEA_CALL(k->scaled_update(mg->ctx, lv->n, mg->desc.omega, lv->dinv, b, x, 1));
       continue;
     }
     FEA_CALL(fea_mg_residual(mg, l, b, x, lv->r));
-    richardson_update(mg, lv, lv->r, x, 0);
+    FEA_CALL(k->scaled_update(mg->ctx, lv->n, mg->desc.omega, lv->dinv, lv->r, x, 0));
   }
   return FEA_SUCCESS;
 }
@@ -85,30 +69,19 @@ static fea_status richardson(const fea_mg *mg, int l, const double *b, double *x
 static fea_status chebyshev(const fea_mg *mg, int l, const double *b, double *x, int degree,
                             int zero) {
   const fea_mg_level *lv = &mg->levels[l];
-  const fea_index n = lv->n;
-  const int T = mg->ctx->nthreads;
-  const double *dinv = lv->dinv;
+  const fea_mg_kernels *k = mg->k;
   const double hi = CHEBYSHEV_SAFETY * lv->lambda_max;
   const double lo = lv->lambda_max / mg->desc.chebyshev_range;
   const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
   double rho = 1.0 / sigma;
   double *r = lv->r, *d = lv->w;
   if (!zero) FEA_CALL(fea_mg_residual(mg, l, b, x, r));
-  const double *r0 = zero ? b : r;
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) {
-    d[i] = dinv[i] * r0[i] / theta;
-    x[i] = zero ? d[i] : x[i] + d[i];
-  }
-  for (int k = 1; k < degree; k++) {
+  FEA_CALL(k->chebyshev_first(mg->ctx, lv->n, theta, lv->dinv, zero ? b : r, d, x, zero));
+  for (int j = 1; j < degree; j++) {
     FEA_CALL(fea_mg_residual(mg, l, b, x, r));
     const double rho_new = 1.0 / (2.0 * sigma - rho);
     const double c1 = rho_new * rho, c2 = 2.0 * rho_new / delta;
-#pragma omp parallel for schedule(static) num_threads(T) if (n >= FEA_MG_PARALLEL_MIN)
-    for (fea_index i = 0; i < n; i++) {
-      d[i] = c1 * d[i] + c2 * dinv[i] * r[i];
-      x[i] += d[i];
-    }
+    FEA_CALL(k->chebyshev_step(mg->ctx, lv->n, c1, c2, lv->dinv, r, d, x));
     rho = rho_new;
   }
   return FEA_SUCCESS;
@@ -122,8 +95,11 @@ fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, in
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-/* y = A x, or D^-1/2 A D^-1/2 x with a scaling (sqrt of dinv) and its scratch. */
+/* y = A x, or D^-1/2 A D^-1/2 x with a scaling (sqrt of dinv) and its
+ * scratch, on host arrays. Kernels not in host memory: x goes up into the
+ * level's r, A r into its w (both free during setup), and w comes down. */
 typedef struct lanczos_op {
+  const fea_mg *mg;
   const fea_mg_level *lv;
   const double *scale; /* NULL: A itself */
   double *tmp;
@@ -132,27 +108,43 @@ typedef struct lanczos_op {
 
 static fea_status lanczos_apply(void *user, const double *x, double *y) {
   const lanczos_op *o = user;
-  if (!o->scale) return apply(o->lv, x, y);
   const fea_index n = o->lv->n;
+  const double *in = x;
+  if (o->scale) {
 #pragma omp parallel for schedule(static) num_threads(o->threads) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) o->tmp[i] = o->scale[i] * x[i];
-  FEA_CALL(apply(o->lv, o->tmp, y));
+    for (fea_index i = 0; i < n; i++) o->tmp[i] = o->scale[i] * x[i];
+    in = o->tmp;
+  }
+  const fea_mg_kernels *k = o->mg->k;
+  if (k->host) {
+    FEA_CALL(apply(o->lv, in, y));
+  } else {
+    fea_context *ctx = o->mg->ctx;
+    FEA_CALL(k->upload(ctx, n, in, o->lv->r));
+    FEA_CALL(apply(o->lv, o->lv->r, o->lv->w));
+    FEA_CALL(k->download(ctx, n, o->lv->w, y));
+  }
+  if (o->scale) {
 #pragma omp parallel for schedule(static) num_threads(o->threads) if (n >= FEA_MG_PARALLEL_MIN)
-  for (fea_index i = 0; i < n; i++) y[i] *= o->scale[i];
+    for (fea_index i = 0; i < n; i++) y[i] *= o->scale[i];
+  }
   return FEA_SUCCESS;
 }
 
-static fea_status estimate_lambda_max(fea_context *ctx, fea_mg_level *lv, int l) {
+/* dinv_host: 1 / diag(A) on the host (NULL: the smoother does not scale). */
+static fea_status estimate_lambda_max(const fea_mg *mg, fea_mg_level *lv, int l,
+                                      const double *dinv_host) {
+  fea_context *ctx = mg->ctx;
   /* A stencil level knows its spectrum: exact, without the 20 products. */
   if (fea_mg_stencil_operator_lambda_max(lv->op, lv->dinv != NULL, &lv->lambda_max))
     return FEA_SUCCESS;
-  lanczos_op o = {lv, NULL, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
+  lanczos_op o = {mg, lv, NULL, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
   double *scale = NULL;
-  if (lv->dinv) {
+  if (dinv_host) {
     scale = malloc(2 * ((size_t)lv->n + 1) * sizeof *scale);
     FEA_CHECK(scale, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a scaling of %lld entries",
               (long long)lv->n);
-    for (fea_index i = 0; i < lv->n; i++) scale[i] = sqrt(lv->dinv[i]);
+    for (fea_index i = 0; i < lv->n; i++) scale[i] = sqrt(dinv_host[i]);
     o.scale = scale;
     o.tmp = scale + lv->n + 1;
   }
@@ -162,28 +154,49 @@ static fea_status estimate_lambda_max(fea_context *ctx, fea_mg_level *lv, int l)
    * spins against the OpenMP team. 2D Q1, 1M DoFs, 2 threads on 2 cores:
    * 0.28 s instead of 0.47 s for the estimates; one thread unchanged. */
   fea_blas_use_threads(1);
-  fea_status st = fea_lanczos_extremes(ctx, lv->n, lanczos_apply, &o, LANCZOS_STEPS, 0,
+  fea_status st = fea_lanczos_extremes(mg->hctx, lv->n, lanczos_apply, &o, LANCZOS_STEPS, 0,
                                        (uint64_t)l + 1, &lmin, &lv->lambda_max);
   free(scale);
+  if (st < 0 && mg->hctx != ctx)
+    return FEA_ERROR(ctx, st, "level %d: Lanczos: %s", l, mg->hctx->last_error);
   FEA_CALL(st);
   FEA_CHECK(lv->lambda_max > 0.0 && isfinite(lv->lambda_max), ctx, FEA_ERR_NOT_POSDEF,
             "level %d: the largest eigenvalue estimate of the operator is %g", l, lv->lambda_max);
   return FEA_SUCCESS;
 }
 
-static fea_status inverse_diagonal(fea_context *ctx, fea_mg_level *lv, int l) {
-  lv->dinv = malloc(((size_t)lv->n + 1) * sizeof *lv->dinv);
-  FEA_CHECK(lv->dinv, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
-            (long long)lv->n);
+/* lv->dinv = 1 / diag(A) in the kernels' memory, and on the host in
+ * *host (the same array when the kernels' memory is the host's). */
+static fea_status inverse_diagonal(const fea_mg *mg, fea_mg_level *lv, int l, double **host) {
+  fea_context *ctx = mg->ctx;
+  const fea_mg_kernels *k = mg->k;
+  FEA_CALL(k->alloc(ctx, lv->n, &lv->dinv));
   FEA_CALL(lv->op->impl->diagonal(lv->op, lv->dinv));
-  for (fea_index i = 0; i < lv->n; i++) {
-    FEA_CHECK(lv->dinv[i] > 0.0 && isfinite(lv->dinv[i]), ctx, FEA_ERR_NOT_POSDEF,
-              "level %d: diagonal entry %lld of the operator is %g; the smoother needs positive "
-              "entries",
-              l, (long long)i, lv->dinv[i]);
-    lv->dinv[i] = 1.0 / lv->dinv[i];
+  double *h = lv->dinv;
+  if (!k->host) {
+    h = malloc(((size_t)lv->n + 1) * sizeof *h);
+    FEA_CHECK(h, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a diagonal of %lld entries",
+              (long long)lv->n);
+    fea_status st = k->download(ctx, lv->n, lv->dinv, h);
+    if (st < 0) {
+      free(h);
+      return st;
+    }
   }
-  return FEA_SUCCESS;
+  fea_status st = FEA_SUCCESS;
+  for (fea_index i = 0; i < lv->n && st == FEA_SUCCESS; i++) {
+    if (h[i] > 0.0 && isfinite(h[i]))
+      h[i] = 1.0 / h[i];
+    else
+      st = FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
+                     "level %d: diagonal entry %lld of the operator is %g; the smoother needs "
+                     "positive entries",
+                     l, (long long)i, h[i]);
+  }
+  if (st == FEA_SUCCESS && !k->host) st = k->upload(ctx, lv->n, h, lv->dinv);
+  if (st != FEA_SUCCESS && h != lv->dinv) free(h);
+  if (st == FEA_SUCCESS) *host = h;
+  return st;
 }
 
 /* "16 x 16": a level's cells per direction, for messages. */
@@ -202,8 +215,11 @@ fea_status fea_mg_smoother_setup(fea_mg *mg) {
   /* The coarsest level is solved, not smoothed. */
   for (int l = 0; l + 1 < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
-    if (scaled) FEA_CALL(inverse_diagonal(mg->ctx, lv, l));
-    FEA_CALL(estimate_lambda_max(mg->ctx, lv, l));
+    double *dinv_host = NULL;
+    if (scaled) FEA_CALL(inverse_diagonal(mg, lv, l, &dinv_host));
+    fea_status st = estimate_lambda_max(mg, lv, l, dinv_host);
+    if (dinv_host != lv->dinv) free(dinv_host);
+    FEA_CALL(st);
     if (d->smoother != FEA_MG_SMOOTHER_RICHARDSON) continue;
     const double prod = d->omega * lv->lambda_max;
     if (prod < 2.0) continue;

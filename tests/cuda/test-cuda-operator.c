@@ -12,6 +12,7 @@
  *   kernel, not the element-matrix fallback;
  * - geometry terms at quadrature points fall back to element matrices and say so;
  * - scatter=unprotected (GPU_Max) runs both matrix-free kinds in one launch;
+ * - eigenvalue estimates of GPU operators equal the CPU's (Lanczos on the host);
  * - Jacobi-PCG on the GPU reaches the CPU PCG solution. */
 #include <string.h>
 
@@ -82,6 +83,12 @@ static void gpu_problem(fea_context *gpu, const op_family *f, fea_mesh **mesh, f
   OK(fea_problem_create_poisson(*space, &pd, pb));
 }
 
+static void gpu_problem_free(fea_mesh **mesh, fea_space **space, fea_problem **pb) {
+  fea_problem_destroy(pb);
+  fea_space_destroy(space);
+  fea_mesh_destroy(mesh);
+}
+
 Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600) {
   fea_context *gpu = open_gpu();
   for (size_t fi = 0; fi < NFAMS; fi++) {
@@ -149,9 +156,7 @@ Test(cuda_operator, every_kind_matches_the_cpu_operator, .timeout = 600) {
     fea_vector_destroy(&cx), fea_vector_destroy(&cy), fea_vector_destroy(&ca);
     fea_vector_destroy(&cdg), fea_vector_destroy(&cb);
     OK(fea_operator_destroy(&cop));
-    fea_problem_destroy(&pb);
-    fea_space_destroy(&space);
-    fea_mesh_destroy(&mesh);
+    gpu_problem_free(&mesh, &space, &pb);
     op_fixture_free(&cpu);
   }
   fea_context_destroy(&gpu);
@@ -169,9 +174,7 @@ Test(cuda_operator, strategies_without_a_gpu_form_are_refused) {
   fea_operator *op = NULL;
   cr_expect_eq(fea_operator_create(gpu, pb, &d, &op), FEA_ERR_UNSUPPORTED);
   cr_expect_null(op);
-  fea_problem_destroy(&pb);
-  fea_space_destroy(&space);
-  fea_mesh_destroy(&mesh);
+  gpu_problem_free(&mesh, &space, &pb);
   fea_context_destroy(&gpu);
 }
 
@@ -194,9 +197,7 @@ Test(cuda_operator, sumfact_at_quadrature_points_falls_back) {
   cr_expect(strstr(info.kernel, "fallback: no device kernel at quadrature points") != NULL, "%s",
             info.kernel);
   OK(fea_operator_destroy(&op));
-  fea_problem_destroy(&pb);
-  fea_space_destroy(&space);
-  fea_mesh_destroy(&mesh);
+  gpu_problem_free(&mesh, &space, &pb);
   fea_context_destroy(&gpu);
 }
 
@@ -247,9 +248,36 @@ Test(cuda_operator, unprotected_scatter_runs_and_says_so, .timeout = 300) {
   free(x), free(ry);
   fea_vector_destroy(&cx), fea_vector_destroy(&cy);
   OK(fea_operator_destroy(&cop));
-  fea_problem_destroy(&pb);
-  fea_space_destroy(&space);
-  fea_mesh_destroy(&mesh);
+  gpu_problem_free(&mesh, &space, &pb);
+  op_fixture_free(&cpu);
+  fea_context_destroy(&gpu);
+}
+
+/* Lanczos runs on the host for both: the same products up to rounding, the
+ * same estimates to 1e-8. */
+Test(cuda_operator, eigenvalue_estimates_equal_the_cpu_ones, .timeout = 300) {
+  fea_context *gpu = open_gpu();
+  const op_family *f = &op_families[5];
+  op_fixture cpu;
+  op_fixture_make(&cpu, "/cpu/threads", 2, f, NULL);
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  gpu_problem(gpu, f, &mesh, &space, &pb);
+  fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+  fea_operator *cop = NULL, *gop = NULL;
+  OK(fea_operator_create(cpu.ctx, cpu.pb, &d, &cop));
+  OK(fea_operator_create(gpu, pb, &d, &gop));
+  for (int jacobi = 0; jacobi < 2; jacobi++) {
+    double cmin = 0, cmax = 0, gmin = 0, gmax = 0;
+    OK(fea_operator_estimate_eigenvalues(cop, 30, jacobi, &cmin, &cmax));
+    OK(fea_operator_estimate_eigenvalues(gop, 30, jacobi, &gmin, &gmax));
+    cr_expect(fabs(gmin - cmin) <= 1e-8 * cmin && fabs(gmax - cmax) <= 1e-8 * cmax,
+              "jacobi %d: GPU [%.12g, %.12g], CPU [%.12g, %.12g]", jacobi, gmin, gmax, cmin, cmax);
+  }
+  OK(fea_operator_destroy(&gop));
+  OK(fea_operator_destroy(&cop));
+  gpu_problem_free(&mesh, &space, &pb);
   op_fixture_free(&cpu);
   fea_context_destroy(&gpu);
 }
@@ -299,9 +327,7 @@ Test(cuda_operator, device_cg_reaches_the_cpu_solution, .timeout = 600) {
     free(ref);
     fea_vector_destroy(&cb), fea_vector_destroy(&cx);
     OK(fea_operator_destroy(&cop));
-    fea_problem_destroy(&pb);
-    fea_space_destroy(&space);
-    fea_mesh_destroy(&mesh);
+    gpu_problem_free(&mesh, &space, &pb);
     op_fixture_free(&cpu);
   }
   fea_context_destroy(&gpu);

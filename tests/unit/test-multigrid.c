@@ -15,6 +15,9 @@
  * - h-independence for the W-cycle, Chebyshev with MG-PCG, P1, 3D Q1 and
  *   Kuhn P1, matrix-free level operators (same counts as CSR), and a
  *   coarsest level with free DoFs (dense Cholesky);
+ * - the device path (level operators of the context, CSR transfers, every
+ *   host copy through the kernel table) played on the host: the host
+ *   path's counts and solution;
  * - unstable omegas, bad options and unsupported spaces are refused. */
 #include <math.h>
 #include <stdlib.h>
@@ -485,13 +488,19 @@ typedef struct run_result {
   double *u; /* free-DoF solution when kept */
 } run_result;
 
+/* The kernel table run() hands fea_mg_create_with (NULL: fea_mg_create's). */
+static const fea_mg_kernels *run_kernels;
+
 /* Solve the manufactured problem from x = 0 with the problem's own load. */
 static run_result run(int dim, int simplices, fea_index n, const fea_multigrid_desc *d, int keep,
                       int want_l2) {
   fixture x;
   fixture_make(&x, dim, simplices, n);
   fea_mg *mg;
-  OK(fea_mg_create(ctx, x.pb, d, &mg));
+  if (run_kernels)
+    OK(fea_mg_create_with(ctx, x.pb, d, run_kernels, &mg));
+  else
+    OK(fea_mg_create(ctx, x.pb, d, &mg));
   double *b = malloc((size_t)x.nf * sizeof *b), *u = calloc((size_t)x.nf, sizeof *u);
   cr_assert(b && u);
   OK(fea_mg_get_rhs(mg, b));
@@ -734,6 +743,63 @@ Test(multigrid, dense_coarsest_level, .timeout = 150) {
   cr_assert_eq(r.coarse_dofs, 64);
   cr_assert(r.converged && r.iterations == 1, "a direct solve takes %lld iterations",
             (long long)r.iterations);
+}
+
+/* The way a device backend runs multigrid (its kernel table has host = 0):
+ * level operators by fea_operator_create instead of the host's stencil
+ * shortcuts, CSR transfers instead of grid sweeps, Lanczos estimates and
+ * the diagonal, the coarse solve and the caller's b and x through upload
+ * and download. Played here by the host loops with host = 0: the same
+ * iteration counts (within one: Lanczos's lambda_max against the stencil's
+ * exact one) and the same solution as the host's own path. */
+static void check_device_path(const char *name, int dim, fea_index n, const fea_multigrid_desc *d) {
+  static fea_mg_kernels emulated;
+  emulated = fea_mg_host_kernels;
+  emulated.host = 0;
+  run_kernels = NULL;
+  run_result h = run(dim, 0, n, d, 1, 0);
+  run_kernels = &emulated;
+  run_result e = run(dim, 0, n, d, 1, 0);
+  run_kernels = NULL;
+  cr_log_info("%s (%s) n=%lld: host path %lld iterations, device path %lld", name,
+              kind_name(d->operator_kind), (long long)n, (long long)h.iterations,
+              (long long)e.iterations);
+  cr_assert(e.converged, "%s: the device path did not converge", name);
+  cr_assert(llabs((long long)(h.iterations - e.iterations)) <= 1,
+            "%s n=%lld: %lld iterations on the host path, %lld on the device path", name,
+            (long long)n, (long long)h.iterations, (long long)e.iterations);
+  fixture x;
+  fixture_make(&x, dim, 0, n);
+  double num = 0, den = 0;
+  for (fea_index i = 0; i < x.nf; i++)
+    num += (h.u[i] - e.u[i]) * (h.u[i] - e.u[i]), den += h.u[i] * h.u[i];
+  cr_assert(sqrt(num / den) <= 1e-7, "%s: the two paths' solutions differ by %g", name,
+            sqrt(num / den));
+  fixture_free(&x);
+  free(h.u), free(e.u);
+}
+
+Test(multigrid, device_path_matches_host_path, .timeout = 150) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT; /* the paper's: CSR, Richardson 0.3 */
+  check_device_path("paper Q1 2D", 2, 64, &d);
+  d.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
+  d.cycle = FEA_MG_CYCLE_W;
+  check_device_path("W sumfact Q1 2D", 2, 64, &d);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
+  d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
+  d.pre_smooth = d.post_smooth = 3;
+  d.krylov = 1;
+  check_device_path("Chebyshev(3) PCG sumfact Q1 3D", 3, 16, &d);
+  d.krylov = 0;
+  d.coarsest_cells = 4;
+  d.operator_kind = FEA_OPERATOR_CSR;
+  check_device_path("Chebyshev(3) dense coarsest Q1 3D", 3, 16, &d);
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d.jacobi = 1;
+  d.omega = 0.6;
+  d.operator_kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  check_device_path("Jacobi-Richardson element-matrix Q1 2D", 2, 32, &d);
 }
 
 /* ---- refusals ---------------------------------------------------------------------------------- */
