@@ -52,6 +52,7 @@ static const char *const phase_key[PH_N] = {"meshes_s",    "problems_s", "operat
 
 typedef struct case_params {
   int dim;
+  int p; /* Lagrange order: 1, or p-multigrid from Q_p */
   long long n;
   int reps;
   double rtol;
@@ -122,7 +123,7 @@ static int run_hypre(const case_params *cp, const fea_matrix *A, const double *b
 
 static int measure(bench_report *rep, fea_context *ctx, const case_params *cp, const mg_config *mc,
                    double stream) {
-  const bench_family fam = {"Q", cp->dim, 1};
+  const bench_family fam = {"Q", cp->dim, cp->p};
   const int reps = cp->reps;
   fea_mesh *mesh = NULL;
   fea_space *space = NULL;
@@ -182,6 +183,7 @@ static int measure(bench_report *rep, fea_context *ctx, const case_params *cp, c
   (void)bench_record_init(&rec, CASE_NAME, ctx);
   bench_param_str(&rec, "config", mc->name);
   bench_param_int(&rec, "dim", cp->dim);
+  bench_param_int(&rec, "p", cp->p);
   bench_param_int(&rec, "n", cp->n);
   bench_param_int(&rec, "dofs", nf);
   bench_param_int(&rec, "levels", ms.num_levels);
@@ -215,7 +217,7 @@ done:
 }
 
 static int run(const bench_options *opts, int argc, char **argv) {
-  long long dim = 0, n = 0;
+  long long dim = 0, n = 0, p = 1;
   double rtol = 1e-8;
   int peers = 1;
   for (int i = 0; i < argc; i++) {
@@ -223,6 +225,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
     int got;
     if ((got = bench_option_value(argc, argv, &i, "--dim", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--dim", v, 2, 3, &dim) < 0) return BENCH_USAGE;
+    } else if ((got = bench_option_value(argc, argv, &i, "--p", &v)) != 0) {
+      if (got < 0 || bench_parse_ll(CASE_NAME, "--p", v, 1, 6, &p) < 0) return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--n", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--n", v, 2, 100000, &n) < 0) return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--rtol", &v)) != 0) {
@@ -242,7 +246,9 @@ static int run(const bench_options *opts, int argc, char **argv) {
   }
   /* 1023^2 = 1.05M and 103^3 = 1.09M free DoFs; 104 = 8 x 13 coarsens to a
    * 13^3-cell level with 1728 free DoFs, solved densely. */
-  case_params cases[2] = {{2, 1024, opts->reps, rtol, peers}, {3, 104, opts->reps, rtol, peers}};
+  /* hypre's peers discretize Q1 (PFMG's stencil, or our Q1 matrix): p = 1 only. */
+  case_params cases[2] = {{2, (int)p, 1024, opts->reps, rtol, peers && p == 1},
+                          {3, (int)p, 104, opts->reps, rtol, peers && p == 1}};
   int ncases = 2;
   if (dim || n) {
     cases[0] = dim == 3 ? cases[1] : cases[0];
@@ -264,12 +270,15 @@ static int run(const bench_options *opts, int argc, char **argv) {
     cheb.desc.krylov = 1;
     paper.desc.rtol = cheb.desc.rtol = rtol;
     /* The same with matrix-free levels: on the box, the Q1 stencil swept over
-     * the grid (src/multigrid/level-stencil-op.c) instead of CSR. */
+     * the grid (src/multigrid/level-stencil-op.c) instead of CSR (and on a
+     * host; a device's own sum factorization, and a Q_p level's). */
     mg_config cheb_mf = cheb;
-    cheb_mf.name = "Chebyshev(4) PCG, stencil levels";
+    cheb_mf.name = cases[k].p == 1 ? "Chebyshev(4) PCG, stencil levels"
+                                   : "Chebyshev(4) PCG, matrix-free levels";
     cheb_mf.desc.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
-    /* Unscaled Richardson is h-dependent in 3D (docs/multigrid.md): 2D only. */
-    if (cases[k].dim == 2) rc = measure(&rep, ctx, &cases[k], &paper, stream);
+    /* Unscaled Richardson is h-dependent in 3D (docs/multigrid.md) and
+     * unstable on Q_p levels: 2D Q1 only. */
+    if (cases[k].dim == 2 && cases[k].p == 1) rc = measure(&rep, ctx, &cases[k], &paper, stream);
     if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb, stream);
     if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb_mf, stream);
   }
@@ -279,8 +288,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
                     "medians of %d setups (fea_mg_create, its phases from internal timers) and "
                     "solves to a relative residual of %g from a zero guess",
                     opts->reps, rtol);
-  if (!peers)
-    bench_report_note(&rep, "hypre: left out (--no-peers)");
+  if (!peers || p > 1)
+    bench_report_note(&rep, "hypre: left out (%s)", peers ? "Q1 peers, --p > 1" : "--no-peers");
   else if (!bench_hypre_available())
     bench_report_note(&rep,
                       "hypre: skipped, not found when feaccel-bench was configured "
@@ -298,12 +307,14 @@ static int run(const bench_options *opts, int argc, char **argv) {
 
 const bench_case bench_case_multigrid = {
     .name = CASE_NAME,
-    .description = "geometric multigrid setup phases and solve, Q1 Poisson (hypre peers)",
+    .description = "geometric multigrid setup phases and solve, Q1 (hypre peers) or Q_p Poisson",
     .usage =
         "options:\n"
         "  --dim D      2 or 3: one mesh only (default: 2D n=1024 and 3D n=104, about 1M\n"
         "               free DoFs each)\n"
         "  --n N        cells per direction (coarsening halves while the count is even)\n"
+        "  --p P        Lagrange order 1..6 (default 1); P > 1: p-multigrid to Q1 on the same\n"
+        "               mesh first, Chebyshev configurations only, no hypre peers\n"
         "  --rtol R     relative residual to reach (default 1e-8)\n"
         "  --no-peers   leave hypre out even when it was found\n",
     .run = run,

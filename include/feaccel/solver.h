@@ -456,19 +456,22 @@ typedef struct fea_multigrid_desc {
 
 /**
  * @brief Create a geometric multigrid solver for a Poisson @p problem on a
- * Lagrange Q1 or P1 space of a structured mesh (2D or 3D; quadrilaterals,
- * hexahedra, triangles or Kuhn tetrahedra).
+ * Lagrange space of a structured mesh (2D or 3D): Q1..Q6 on quadrilaterals or
+ * hexahedra, P1 on triangles or Kuhn tetrahedra.
  *
  * The coarse levels are the structured meshes with half the cells per
  * direction (each nested in the next), with the problem rediscretized on
  * them; prolongation is the coarse space's interpolation at the fine nodes
- * and restriction its transpose.
+ * and restriction its transpose. A Q_p problem (p > 1) first goes to Q1 on
+ * the same mesh (p-multigrid); smooth it with Chebyshev (unscaled Richardson
+ * is unstable on Q_p levels and refused).
  * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
  * The hierarchy is built here (and again by fea_solver_setup() after
  * fea_solver_set_problem()), so the checks that need it happen here too.
  * On a device backend (/gpu/cuda) the levels' operators, transfers and
  * smoothers run on the device; the hierarchy and the coarse solve on the host.
- * @retval FEA_ERR_UNSUPPORTED for another space or mesh, naming it, a
+ * @retval FEA_ERR_UNSUPPORTED for another space or mesh (B-splines, P2,
+ *         unstructured meshes, 1D), naming it, a
  *         coarsest level too large for the dense coarse solve, or a backend
  *         that keeps vectors on a device and has no multigrid kernels
  * @retval FEA_ERR_NOT_POSDEF when a level's diagonal or largest eigenvalue

@@ -59,8 +59,9 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
 
 /* ---- hierarchy (hierarchy.c) ---- */
 
-/* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on an
- * order-1 Lagrange space of a 2D or 3D structured mesh. */
+/* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on a
+ * Lagrange space of a 2D or 3D structured mesh: Q_p on quadrilaterals or
+ * hexahedra, P1 on simplices. */
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *problem);
 
 /* Levels (problems, cells, free DoFs) and transfers into mg->levels and
@@ -74,6 +75,12 @@ void fea_mg_hierarchy_free(fea_mg *mg);
  * direction: the coarse functions' values at the fine vertices. */
 fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
                                fea_matrix **P);
+
+/* P: Q1 free DoFs -> Q_p free DoFs of two problems on the same
+ * quadrilateral or hexahedral mesh (transfer-p.c): the Q1 functions' values
+ * at the Q_p nodes. */
+fea_status fea_mg_p_prolongation(fea_context *ctx, const fea_problem *fine,
+                                 const fea_problem *coarse, fea_matrix **P);
 
 /* ---- level matrices on structured meshes (level-stencil.c) ---- */
 

@@ -7,6 +7,10 @@
  * meshes the two agree (P^T A_h P = A_2h, tested), and rediscretization lets
  * every level use the matrix-free operators.
  *
+ * A problem of order p > 1 (Q_p on quadrilaterals or hexahedra) first goes
+ * to Q1 on the same mesh (p-multigrid, transfer-p.c), and the meshes coarsen
+ * from there.
+ *
  * Prolongation is the coarse space's interpolation at the fine vertices. On
  * structured meshes that is index arithmetic on the vertex grid (order-1
  * DoFs are the vertices, numbered lexicographically, x fastest; see
@@ -49,12 +53,8 @@
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
   const fea_space *s = pb->space;
   FEA_CHECK(s->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
-            "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
-            "space is a B-spline space of degree %d",
-            s->degree[0]);
-  FEA_CHECK(s->degree[0] == 1, ctx, FEA_ERR_UNSUPPORTED,
-            "multigrid needs an order-1 Lagrange space on a structured mesh; the problem's "
-            "space is Lagrange of order %d",
+            "multigrid needs a Lagrange space on a structured mesh; the problem's space is a "
+            "B-spline space of degree %d",
             s->degree[0]);
   const fea_mesh *m = s->mesh;
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
@@ -63,8 +63,12 @@ fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
             m ? fea_cell_name(m->type) : "(no)");
   FEA_CHECK(m->dim == 2 || m->dim == 3, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid supports 2D and 3D meshes; the problem's structured mesh is %dD", m->dim);
+  FEA_CHECK(s->degree[0] == 1 || !m->simplices, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid on simplices needs an order-1 Lagrange space (P1); the problem's space "
+            "is P%d (orders above 1 are served on quadrilaterals and hexahedra)",
+            s->degree[0]);
   /* Order 1 numbers DoFs as the mesh nodes: the grid arithmetic relies on it. */
-  FEA_CHECK(s->num_dofs == m->num_nodes, ctx, FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(s->degree[0] > 1 || s->num_dofs == m->num_nodes, ctx, FEA_ERR_UNSUPPORTED,
             "the order-1 space has %lld DoFs but its mesh %lld nodes", (long long)s->num_dofs,
             (long long)m->num_nodes);
   FEA_CHECK(pb->num_free > 0, ctx, FEA_ERR_INVALID_ARG,
@@ -202,6 +206,21 @@ static fea_status coarse_problem(fea_mg *mg, int l, const fea_problem *fine, fea
   return st;
 }
 
+/* Level 1 of a Q_p problem (p > 1): the same mesh with order 1. */
+static fea_status order1_problem(fea_mg *mg, const fea_problem *fine, fea_problem **out) {
+  fea_space *s = NULL;
+  const double t0 = omp_get_wtime();
+  /* The reference count is bookkeeping, not the mesh's state. */
+  fea_status st = fea_space_lagrange_build((fea_mesh *)fine->space->mesh, 1, FEA_NODES_EQUISPACED,
+                                           &s);
+  const double t1 = omp_get_wtime();
+  if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
+  mg->phases.meshes += t1 - t0;
+  mg->phases.problems += omp_get_wtime() - t1;
+  fea_object_release(s);
+  return st;
+}
+
 /* Levels: halve while every direction has an even count that stays >= coarsest. */
 static int count_levels(const fea_mesh *m, fea_index coarsest) {
   fea_index n[3] = {m->n[0], m->n[1], m->n[2]};
@@ -235,7 +254,9 @@ static void level_set(fea_mg_level *lv, fea_problem *pb) {
 fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_context *ctx = mg->ctx;
   const fea_mesh *m = problem->space->mesh;
-  const int L = count_levels(m, mg->desc.coarsest_cells);
+  /* Q_p, p > 1: first Q1 on the same mesh (p-multigrid), then the meshes. */
+  const int plevel = problem->space->degree[0] > 1;
+  const int L = count_levels(m, mg->desc.coarsest_cells) + plevel;
   mg->levels = calloc((size_t)L, sizeof *mg->levels);
   FEA_CHECK(mg->levels, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d levels", L);
   mg->num_levels = L;
@@ -244,7 +265,10 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_object_retain(pb);
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
-    FEA_CALL(coarse_problem(mg, l, mg->levels[l - 1].problem, &pb));
+    if (l == 1 && plevel)
+      FEA_CALL(order1_problem(mg, mg->levels[0].problem, &pb));
+    else
+      FEA_CALL(coarse_problem(mg, l, mg->levels[l - 1].problem, &pb));
     level_set(&mg->levels[l], pb);
   }
   const fea_mg_level *last = &mg->levels[L - 1];
@@ -260,8 +284,15 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
     const double t0 = omp_get_wtime();
     /* Grid sweeps are host loops; elsewhere the transfers are CSR products. */
-    lv->grid = mg->k->host && fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
-    if (!lv->grid) {
+    const int ptransfer = l == 0 && plevel;
+    lv->grid = !ptransfer && mg->k->host &&
+               fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
+    if (ptransfer) {
+      FEA_CALL(fea_mg_p_prolongation(ctx, lv->problem, mg->levels[1].problem, &lv->P));
+      FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+      FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
+      FEA_CALL(mg->k->matrix_create(ctx, lv->PT, &lv->PTk));
+    } else if (!lv->grid) {
       FEA_CALL(fea_mg_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
       FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
       FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
