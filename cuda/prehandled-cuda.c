@@ -69,19 +69,15 @@
 #include "error.h"
 #include "kernels/prehandled-launch.h"
 #include "prehandled-device.h"
+#include "prehandled-pi.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "indices go up as int64_t");
 
 /* Device memory kept back for cuBLAS's own workspaces. */
 #define M1_LIBRARY_RESERVE ((uint64_t)256 << 20)
 
-/* Leading dimensions of the dense device operands and panels are multiples of
- * this many elements: 16 bytes of FP16/BF16, 32 of FP32, 64 of FP64. */
-#define M1_LD_ALIGN 8
-
-static fea_index ld_pad(fea_index rows) {
-  return (rows + M1_LD_ALIGN - 1) / M1_LD_ALIGN * M1_LD_ALIGN;
-}
+/* The padded leading dimensions (M1_LD_ALIGN, prehandled-pi.h). */
+static fea_index ld_pad(fea_index rows) { return fea_m1_ld_pad(rows); }
 
 struct fea_m1_device {
   fea_context *ctx; /* holds a reference */
@@ -222,7 +218,8 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   const uint64_t sparse = 2 * dnnz * (8 + vs) + 8 * ((uint64_t)m->ne + (uint64_t)m->ni + 2);
   const uint64_t nodal = annz * 16 + 8 * ((uint64_t)m->num + 1) + 16 * (uint64_t)m->num +
                          8 * (uint64_t)m->nc * (uint64_t)m->nc;
-  const uint64_t need = dense + sparse + nodal + M1_LIBRARY_RESERVE;
+  /* Pi^-1 formed on the device (pi_inverse) is there already. */
+  const uint64_t need = dense + sparse + nodal + M1_LIBRARY_RESERVE - (d->pinv_device ? pinv : 0);
   size_t free_b = 0, total_b = 0;
   FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
   FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -248,8 +245,20 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   FEA_CALL(upload_2d(m, b, d->b, m->esize, (size_t)m->nc, (size_t)m->ne, (size_t)m->ldc, &m->b));
   FEA_CALL(upload_2d(m, b, d->cinv, m->esize, (size_t)m->blk, (size_t)m->blk, (size_t)m->ldblk,
                      &m->cinv));
-  FEA_CALL(upload_2d(m, b, d->pinv, m->esize, (size_t)m->ne, (size_t)m->ne, (size_t)m->lde,
-                     &m->pinv));
+  if (d->pinv_device) { /* taken over, not copied */
+    fea_m1_device_pinv *pd = d->pinv_device;
+    FEA_CHECK(pd->data && pd->ne == m->ne && pd->lde == m->lde && pd->prec == m->prec, ctx,
+              FEA_ERR_INVALID_ARG,
+              "the device's Pi^-1 (%lld, ld %lld, %s) does not fit this M1 (%lld, ld %lld, %s)",
+              (long long)pd->ne, (long long)pd->lde, fea_precision_name(pd->prec), (long long)m->ne,
+              (long long)m->lde, fea_precision_name(m->prec));
+    m->pinv = pd->data;
+    pd->data = NULL;
+    m->bytes += pd->bytes;
+  } else {
+    FEA_CALL(upload_2d(m, b, d->pinv, m->esize, (size_t)m->ne, (size_t)m->ne, (size_t)m->lde,
+                       &m->pinv));
+  }
   /* D (its columns index the I panel: interior q at (q / blk) ldblk + q % blk) and D^T */
   m->d_nnz = d->d->nnz;
   const int64_t *dci = d->d->col_idx;
@@ -288,8 +297,8 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   return fea_cuda_sync(ctx);
 }
 
-static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m1_device **out) {
-  FEA_CHECK_NULL(d, ctx);
+static fea_status m1_create_checked(fea_context *ctx, const fea_m1_device_data *d,
+                                    fea_m1_device **out) {
   FEA_CHECK_NULL(out, ctx);
   *out = NULL;
   const fea_index num = d->grid.num;
@@ -329,6 +338,15 @@ static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m
   }
   *out = m;
   return FEA_SUCCESS;
+}
+
+/* create takes d->pinv_device over whatever it returns. */
+static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m1_device **out) {
+  FEA_CHECK_NULL(d, ctx);
+  fea_m1_device_pinv *pd = d->pinv_device;
+  const fea_status st = m1_create_checked(ctx, d, out);
+  fea_cuda_pi_release(&pd); /* frees the wrapper; its data is m's now, unless create failed */
+  return st;
 }
 
 static uint64_t m1_bytes(const fea_m1_device *m) {
@@ -774,6 +792,8 @@ const struct fea_m1_device_ops fea_cuda_m1_ops = {
     .create = m1_create,
     .solve = m1_solve,
     .refine = m1_refine,
+    .pi_inverse = fea_cuda_pi_inverse,
+    .pi_release = fea_cuda_pi_release,
     .bytes = m1_bytes,
     .destroy = m1_destroy,
 };

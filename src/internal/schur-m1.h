@@ -65,6 +65,17 @@ fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
                          fea_m1 **out);
 void fea_m1_destroy(fea_m1 **m);
 
+/* fea_m1_create with Pi's inversion handed to invert_pi (a device backend's:
+ * prehandled-device.h), which receives Pi in FP64 (ne x ne, column-major,
+ * host memory it may not keep) and the working precision. The host then
+ * never holds Pi^-1 nor its rounded copy: the M1 it returns has no Pi^-1 and
+ * serves only fea_m1_export (its own solves refuse). */
+typedef fea_status (*fea_m1_pi_fn)(void *user, const double *pi, fea_index ne, fea_precision prec);
+fea_status fea_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                                      const fea_matrix *At, const fea_ph_factor *f,
+                                      fea_precision prec, fea_m1_pi_fn invert_pi, void *user,
+                                      fea_m1 **out);
+
 /* The FP64 setup up to Pi, then kappa(C_1) and kappa(Pi) by `steps` Lanczos
  * steps on the FP64 blocks (full reorthogonalization; estimates from below),
  * without inverting Pi: a diagnostic as cheap as the setup minus its

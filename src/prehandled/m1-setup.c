@@ -294,10 +294,17 @@ typedef struct m1_condition {
   double kappa_c, kappa_pi;
 } m1_condition;
 
+/* Who inverts Pi when the host does not. */
+typedef struct m1_pi_elsewhere {
+  fea_m1_pi_fn fn;
+  void *user;
+} m1_pi_elsewhere;
+
 /* The FP64 setup; with cond, the condition numbers of C_1 and Pi instead of
  * the inverses and conversions (a diagnostic: no solver results). */
 static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
-                        const fea_ph_factor *f, m1_setup *w, m1_condition *cond) {
+                        const fea_ph_factor *f, m1_setup *w, m1_condition *cond,
+                        const m1_pi_elsewhere *pi) {
   fea_context *ctx = m->ctx;
   const fea_index nc = m->nc, ne = m->ne, blk = m->blk;
   fea_index ncf = 0;
@@ -313,7 +320,7 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
   w->have_lambda = need_pi;
   w->c1 = dalloc((size_t)(blk * blk));
   w->cinv = dalloc((size_t)(blk * blk));
-  w->pinv = cond ? dalloc(1) : dalloc((size_t)(ne * ne));
+  w->pinv = cond || pi ? dalloc(1) : dalloc((size_t)(ne * ne));
   FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the FP64 blocks (|E| = %lld, block %lld)", (long long)ne,
             (long long)blk);
@@ -349,16 +356,20 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
                             FEA_COMPUTE_DEFAULT));
   }
   if (cond) return dense_kappa(ctx, w->lambda, ne, cond->steps, &cond->kappa_pi);
-  FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
+  if (pi) {
+    FEA_CALL(pi->fn(pi->user, w->lambda, ne, m->prec));
+  } else {
+    FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
+    FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv));
+  }
   FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b));
   FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv));
-  FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv));
   return convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval);
 }
 
 static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
                          const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
-                         m1_condition *cond, fea_m1 **out) {
+                         m1_condition *cond, const m1_pi_elsewhere *pi, fea_m1 **out) {
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(s, ctx);
@@ -394,7 +405,7 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   m1_setup w = {0};
   if (st >= 0) {
     memcpy(m->perm, s->perm, (size_t)g->num * sizeof *m->perm);
-    st = build(m, s, At, f, &w, cond);
+    st = build(m, s, At, f, &w, cond, pi);
   }
   setup_free(&w);
   if (st < 0) {
@@ -408,7 +419,15 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
 fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
                          const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
                          fea_m1 **out) {
-  return create(ctx, g, s, At, f, prec, NULL, out);
+  return create(ctx, g, s, At, f, prec, NULL, NULL, out);
+}
+
+fea_status fea_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                                      const fea_matrix *At, const fea_ph_factor *f,
+                                      fea_precision prec, fea_m1_pi_fn invert_pi, void *user,
+                                      fea_m1 **out) {
+  const m1_pi_elsewhere pi = {invert_pi, user};
+  return create(ctx, g, s, At, f, prec, NULL, invert_pi ? &pi : NULL, out);
 }
 
 fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
@@ -417,7 +436,7 @@ fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph
   FEA_CHECK(steps >= 2, ctx, FEA_ERR_INVALID_ARG, "%d Lanczos steps are too few", steps);
   m1_condition cond = {steps, kappa_pi != NULL, 0, 0};
   fea_m1 *m = NULL;
-  FEA_CALL(create(ctx, g, s, At, f, FEA_F64, &cond, &m));
+  FEA_CALL(create(ctx, g, s, At, f, FEA_F64, &cond, NULL, &m));
   fea_m1_destroy(&m);
   if (kappa_c) *kappa_c = cond.kappa_c;
   if (kappa_pi) *kappa_pi = cond.kappa_pi;

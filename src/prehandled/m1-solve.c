@@ -158,6 +158,8 @@ fea_status fea_m1_solve(fea_m1 *m, fea_index k, const double *b, double *x) {
   if (k == 0) return FEA_SUCCESS;
   FEA_CHECK_NULL(b, m->ctx);
   FEA_CHECK_NULL(x, m->ctx);
+  FEA_CHECK(m->pinv || m->ne == 0, m->ctx, FEA_ERR_STATE,
+            "this M1 was set up for a device, which holds Pi^-1: it solves there");
   const size_t es = m->vsize, nk = (size_t)k;
   void *wc = malloc(es * nk * (size_t)m->nc + 1), *we = malloc(es * nk * (size_t)m->ne + 1);
   void *wi = malloc(es * nk * (size_t)m->ni + 1), *yi = malloc(es * nk * (size_t)m->ni + 1);

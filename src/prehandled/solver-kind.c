@@ -40,6 +40,7 @@ typedef struct ph_solver {
   fea_context *hctx; /* device contexts: their host delegate (fea_context_host) */
   const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
   fea_m1_device *dev;                   /* device contexts: the set-up device M1 */
+  fea_m1_device_pinv *pinv_dev; /* during setup: Pi^-1 inverted on the device (pi_inverse) */
   fea_m1_info info;
   double setup_s, solve_s, transform_s, dense_s, relres;
   int iterations;
@@ -50,6 +51,7 @@ static ph_solver *ph_of(const fea_solver *s) { return s->data; }
 static void ph_reset(fea_solver *s) {
   ph_solver *p = ph_of(s);
   if (p->dev) p->dops->destroy(&p->dev);
+  if (p->pinv_dev) p->dops->pi_release(&p->pinv_dev);
   fea_m1_destroy(&p->m1);
   fea_ph_factor_destroy(&p->f);
   FEA_OBJECT_DROP(p->A);
@@ -88,15 +90,17 @@ double fea_prehandled_model_flops(const fea_ph_grid *g) {
   return c * pow(N, 1.5);
 }
 
-/* The FP64 setup's peak: Lambda, its inverse and the working-precision copy
- * of Pi^-1, B twice, plus O(N) sparse data (At, S, L's diagonal, the split). */
+/* The FP64 setup's host peak: Lambda, its inverse and the working-precision
+ * copy of Pi^-1 (only Lambda when the device inverts Pi), B twice, plus O(N)
+ * sparse data (At, S, L's diagonal, the split). */
 static uint64_t setup_bytes(const ph_solver *p) {
   fea_index nc, ne, blk;
   (void)split_sizes(&p->grid, &nc, &ne, &blk);
   const fea_precision pr = p->desc.precision;
   const size_t es = pr == FEA_F64 ? 8 : pr == FEA_F32 ? 4 : 2;
   const double e2 = (double)ne * (double)ne;
-  double bytes = e2 * (16.0 + (double)es) + (double)nc * (double)ne * (8.0 + (double)es) +
+  const double pi_bytes = p->dops && p->dops->pi_inverse ? 8.0 : 16.0 + (double)es;
+  double bytes = e2 * pi_bytes + (double)nc * (double)ne * (8.0 + (double)es) +
                  (double)nc * (double)nc * 8.0 + (double)blk * (double)blk * 24.0 +
                  (double)p->grid.num * 400.0;
   return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
@@ -163,6 +167,18 @@ static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *spli
   return st;
 }
 
+/* Pi's inversion on the device (fea_m1_create_pi_elsewhere's hook): the
+ * result waits in p->pinv_dev for to_device. */
+static fea_status invert_pi_on_device(void *user, const double *pi, fea_index ne,
+                                      fea_precision prec) {
+  fea_solver *s = user;
+  ph_solver *p = ph_of(s);
+  fea_status st = p->dops->pi_inverse(s->ctx, pi, ne, prec, &p->pinv_dev);
+  if (st < 0 && p->hctx) /* the setup runs on the host context: the message goes there too */
+    return FEA_ERROR(p->hctx, st, "Pi^-1 on the device: %s", s->ctx->last_error);
+  return st;
+}
+
 /* Hand the set-up host M1 (with L and A_h) to the device M1, then drop the
  * host copy: the device one serves every solve. */
 static fea_status to_device(fea_solver *s) {
@@ -171,6 +187,8 @@ static fea_status to_device(fea_solver *s) {
   memset(&data, 0, sizeof data);
   data.grid = p->grid;
   fea_m1_export(p->m1, &data);
+  data.pinv_device = p->pinv_dev; /* create takes it over, whatever it returns */
+  p->pinv_dev = NULL;
   data.compute = p->desc.tf32 ? FEA_COMPUTE_TF32 : FEA_COMPUTE_DEFAULT;
   data.l0 = fea_ph_factor_coarse(p->f, NULL);
   data.sqrt_diag = fea_ph_factor_sqrt_diag(p->f);
@@ -185,9 +203,9 @@ static fea_status ph_setup(fea_solver *s) {
   ph_solver *p = ph_of(s);
   char what[160];
   snprintf(what, sizeof what,
-           "the prehandled setup (|E| = %lld: Pi and its inverse in FP64; a smaller n / n0 "
-           "shrinks |E|)",
-           (long long)p->info.ne);
+           "the prehandled setup (|E| = %lld: Pi%s in FP64; a smaller n / n0 shrinks |E|)",
+           (long long)p->info.ne,
+           p->dops && p->dops->pi_inverse ? ", inverted on the device," : " and its inverse");
   FEA_CALL(fea_memory_require(ctx, p->desc.memory_limit_bytes, (double)setup_bytes(p), what));
   if (p->dev) p->dops->destroy(&p->dev);
   fea_m1_destroy(&p->m1);
@@ -196,11 +214,18 @@ static fea_status ph_setup(fea_solver *s) {
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   FEA_CALL(prepare(s, &At, &split));
-  fea_status st = relay(s, fea_m1_create(host_ctx(s), &p->grid, &split, At, p->f, p->desc.precision,
-                                         &p->m1));
+  /* A device that inverts Pi spares the host Pi^-1 and its rounded copy. */
+  const int pi_on_device = p->dops && p->dops->pi_inverse;
+  fea_status st = relay(s, fea_m1_create_pi_elsewhere(host_ctx(s), &p->grid, &split, At, p->f,
+                                                      p->desc.precision,
+                                                      pi_on_device ? invert_pi_on_device : NULL, s,
+                                                      &p->m1));
   FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
-  if (st < 0) return st;
+  if (st < 0) {
+    if (p->pinv_dev) p->dops->pi_release(&p->pinv_dev);
+    return st;
+  }
   fea_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
   fea_m1_get_info(p->m1, &p->info);
   if (p->dops) st = to_device(s);

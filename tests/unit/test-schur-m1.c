@@ -26,6 +26,7 @@
 #include "matrix.h"
 #include "prehandle.h"
 #include "schur-m1.h"
+#include "schur-m1-impl.h"
 
 #define OK(expr)                                                               \
   do {                                                                         \
@@ -586,5 +587,59 @@ Test(schur_m1, info_and_bad_input) {
                 strstr(fea_context_last_error(ctx), "A_II"),
             "%s", fea_context_last_error(ctx));
   cr_assert_null(bad);
+  fixture_free(&x);
+}
+
+/* Pi inverted elsewhere (a device's pi_inverse, prehandled-device.h): the
+ * hook receives Pi itself (its LAPACK inverse equals the host setup's Pi^-1
+ * to 1e-12), the returned M1 holds no Pi^-1 and refuses host solves, and its
+ * other blocks equal the host setup's bit for bit. */
+typedef struct pi_seen {
+  fea_index ne;
+  double *inv; /* LAPACK's Pi^-1 of what the hook saw */
+  fea_precision prec;
+} pi_seen;
+
+static fea_status record_pi(void *user, const double *pi, fea_index ne, fea_precision prec) {
+  pi_seen *seen = user;
+  seen->ne = ne;
+  seen->prec = prec;
+  seen->inv = malloc((size_t)(ne * ne) * sizeof *seen->inv);
+  cr_assert(seen->inv);
+  memcpy(seen->inv, pi, (size_t)(ne * ne) * sizeof *seen->inv);
+  cr_assert_eq(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)ne, seen->inv, (lapack_int)ne), 0);
+  cr_assert_eq(LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (lapack_int)ne, seen->inv, (lapack_int)ne), 0);
+  for (fea_index j = 0; j < ne; j++) /* potri fills the lower triangle */
+    for (fea_index i = 0; i < j; i++) seen->inv[i + j * ne] = seen->inv[j + i * ne];
+  return FEA_SUCCESS;
+}
+
+Test(schur_m1, pi_inverted_elsewhere) {
+  fixture x;
+  fixture_make(&x, FEA_PH_Q1, 32, 4);
+  fea_m1 *ref = m1_make(&x, FEA_F64), *m = NULL;
+  pi_seen seen = {0, NULL, FEA_F32};
+  OK(fea_m1_create_pi_elsewhere(ctx, &x.g, &x.s, x.At, x.f, FEA_F64, record_pi, &seen, &m));
+  const fea_index ne = ref->ne;
+  cr_assert_eq(seen.ne, ne);
+  cr_assert_eq(seen.prec, FEA_F64);
+  const double *pinv = ref->pinv;
+  double err = 0, scale = 0;
+  for (fea_index i = 0; i < ne * ne; i++) {
+    err = fmax(err, fabs(seen.inv[i] - pinv[i]));
+    scale = fmax(scale, fabs(pinv[i]));
+  }
+  cr_assert(err <= 1e-12 * scale, "the hook's Pi inverts to %.3g off the host's Pi^-1",
+            err / scale);
+  cr_assert_null(m->pinv);
+  cr_assert_eq(memcmp(m->b, ref->b, (size_t)(ref->nc * ne) * sizeof(double)), 0);
+  cr_assert_eq(memcmp(m->cinv, ref->cinv, (size_t)(ref->blk * ref->blk) * sizeof(double)), 0);
+  double *b = calloc((size_t)x.g.num, sizeof *b);
+  cr_assert(b);
+  cr_assert_eq(fea_m1_solve(m, 1, b, b), FEA_ERR_STATE);
+  cr_assert(strstr(fea_context_last_error(ctx), "device"), "%s", fea_context_last_error(ctx));
+  free(b), free(seen.inv);
+  fea_m1_destroy(&m);
+  fea_m1_destroy(&ref);
   fixture_free(&x);
 }
