@@ -247,6 +247,17 @@ static void scatter_text(const cuda_op *c, char *how, size_t len) {
     snprintf(how, len, "%d colors", c->ncolors);
 }
 
+/* Bytes a matrix-free apply must move through device memory: the row table
+ * (4 nb per element), x once (8 per free DoF), y cleared (8) and read and
+ * written by the adds (16); the element tables or matrices are a few
+ * kilobytes read through the caches (one shape) and left out. With several
+ * shapes every element also reads its nb^2 doubles. */
+static double mf_apply_bytes(const cuda_op *c) {
+  double bytes = 4.0 * (double)c->nb * (double)c->ne + 32.0 * (double)c->n;
+  if (c->ngroups > 1) bytes += 8.0 * (double)c->nb * (double)c->nb * (double)c->ne;
+  return bytes;
+}
+
 /* Device bytes of the common data. */
 static uint64_t mf_bytes(const cuda_op *c) {
   return (uint64_t)c->ne * (uint64_t)c->nb * sizeof(int) +
@@ -285,7 +296,10 @@ static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   else
     snprintf(op->info.kernel, sizeof op->info.kernel,
              "gpu element-matrix: thread/element, %lld shapes, %.24s", (long long)v->ngroups, how);
-  op->info.strategy_run = c->atomic ? FEA_UPDATE_ATOMIC_CAS : FEA_UPDATE_COLORING;
+  /* Unprotected: the strategy asked for, whose conflicts go unhandled (the kernel text says so). */
+  op->info.strategy_run = c->unprotected ? src->strategy
+                          : c->atomic    ? FEA_UPDATE_ATOMIC_CAS
+                                         : FEA_UPDATE_COLORING;
   op->info.memory_bytes = mf_bytes(c) + (c->group ? ne * sizeof(int) : 0) +
                           (uint64_t)v->ngroups * nb * nb * sizeof(double);
   return FEA_SUCCESS;
@@ -355,7 +369,10 @@ static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   snprintf(op->info.kernel, sizeof op->info.kernel,
            "gpu sum-factorization %dD n=%d: %d threads/element, %d per block, %.24s", v->dim, n,
            sfg_threads_per_element(v->dim, n), sfg_elements_per_block(v->dim, n), how);
-  op->info.strategy_run = c->atomic ? FEA_UPDATE_ATOMIC_CAS : FEA_UPDATE_COLORING;
+  /* Unprotected: the strategy asked for, whose conflicts go unhandled (the kernel text says so). */
+  op->info.strategy_run = c->unprotected ? src->strategy
+                          : c->atomic    ? FEA_UPDATE_ATOMIC_CAS
+                                         : FEA_UPDATE_COLORING;
   op->info.memory_bytes = mf_bytes(c) + doubles * sizeof(double);
   return FEA_SUCCESS;
 }
@@ -386,6 +403,8 @@ static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src)
   op->info.memory_bytes += (uint64_t)c->n * sizeof(double); /* the diagonal */
   op->info.flops_per_apply = src->flops_per_apply;
   op->info.bytes_per_apply = src->bytes_per_apply;
+  if (src->kind != FEA_OPERATOR_CSR) /* what the device kernels must move (mf_bytes' comment) */
+    op->info.bytes_per_apply = mf_apply_bytes(c);
   return FEA_SUCCESS;
 }
 
