@@ -271,6 +271,29 @@ Test(sumfact, lagrange_q1_to_q4_structured_1d_2d_3d) {
     }
 }
 
+/* A 1 x 2 x 1 box with sides that are not powers of two: cell 0's
+ * Jacobian, from its rounded vertex coordinates, has off-diagonal entries
+ * of 5.6e-17 (refused as "not axis-aligned" before); the kernel takes it and
+ * matches the forms. */
+Test(sumfact, rounding_in_the_jacobian_is_not_a_rotation) {
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = 3;
+  for (int k = 0; k < 3; k++) {
+    md.n[k] = 1 + (k == 1);
+    md.lower[k] = 0.25 * k - 1.0;
+    md.upper[k] = md.lower[k] + 0.5 + 0.8 * k;
+  }
+  fea_mesh *m;
+  fea_space *s;
+  cr_assert_eq(fea_mesh_create_structured(ctx, &md, &m), FEA_SUCCESS);
+  cr_assert_eq(fea_space_create_lagrange(m, 2, FEA_NODES_EQUISPACED, &s), FEA_SUCCESS);
+  fea_problem *pb = poisson(s, 0.6, 0);
+  check_problem(pb);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+}
+
 /* Q5 and Q6 (the kernel serves Q1..Q6) in 2D and 3D on the small meshes of
  * lagrange_case, both node sets, through the degree-instantiated kernel. */
 Test(sumfact, lagrange_q5_q6_structured_2d_3d) {
