@@ -76,6 +76,20 @@ void fea_mg_hierarchy_free(fea_mg *mg);
 fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
                                fea_matrix **P);
 
+/* Add (j, w) to a prolongation row of count entries kept sorted by column
+ * (rows have at most 8 entries: insertion); returns the new count. */
+static inline int fea_mg_row_insert(fea_index *col, double *val, int count, fea_index j, double w) {
+  int at = count;
+  while (at > 0 && col[at - 1] > j) {
+    col[at] = col[at - 1];
+    val[at] = val[at - 1];
+    at--;
+  }
+  col[at] = j;
+  val[at] = w;
+  return count + 1;
+}
+
 /* P: Q1 free DoFs -> Q_p free DoFs of two problems on the same
  * quadrilateral or hexahedral mesh (transfer-p.c): the Q1 functions' values
  * at the Q_p nodes. */

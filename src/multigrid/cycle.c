@@ -233,6 +233,7 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK_NULL(problem, ctx);
   FEA_CHECK_NULL(desc, ctx);
   FEA_CHECK_NULL(out, ctx);
+  FEA_CHECK_NULL(k, ctx);
   FEA_CALL(check_desc(ctx, desc));
   FEA_CALL(fea_mg_check_problem(ctx, problem));
   /* From below, before any level exists: the finest level alone, its CSR

@@ -123,14 +123,7 @@ static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_i
     const fea_index r = coarse->free_index[vertex_number(cm, cpos)];
     if (r < 0) continue; /* coarse Dirichlet DoF: no correction there */
     const double w = fm->simplices ? (m ? 0.5 : 1.0) : 1.0 / (double)(1 << m);
-    int at = count++; /* insertion keeps the row's columns sorted */
-    while (at > 0 && col[at - 1] > r) {
-      col[at] = col[at - 1];
-      val[at] = val[at - 1];
-      at--;
-    }
-    col[at] = r;
-    val[at] = w;
+    count = fea_mg_row_insert(col, val, count, r, w);
   }
   return count;
 }

@@ -30,14 +30,7 @@ static int row_of(const fea_problem *coarse, const fea_lagrange_element *el, int
     for (int k = 0; k < dim; k++) w *= (c >> k & 1) ? x[k] : 1.0 - x[k];
     const fea_index j = coarse->free_index[cdofs[c]];
     if (w == 0.0 || j < 0) continue;
-    int at = count++;
-    while (at > 0 && col[at - 1] > j) {
-      col[at] = col[at - 1];
-      val[at] = val[at - 1];
-      at--;
-    }
-    col[at] = j;
-    val[at] = w;
+    count = fea_mg_row_insert(col, val, count, j, w);
   }
   return count;
 }

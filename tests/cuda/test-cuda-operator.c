@@ -201,9 +201,11 @@ Test(cuda_operator, sumfact_at_quadrature_points_falls_back) {
   fea_context_destroy(&gpu);
 }
 
-/* scatter=unprotected: both matrix-free kinds in one launch with plain adds
- * (the sums may be wrong where elements share DoFs, so only their size is
- * checked: within 1 of the CPU's relative), and the info says so. */
+/* scatter=unprotected: both matrix-free kinds in one launch with plain adds,
+ * and the info says so. The sums may be wrong where elements share DoFs,
+ * but a race loses only the adds that collide in flight: the product stays
+ * within half of the CPU's in relative norm (a kernel that wrote nothing is
+ * 1 away, NaN fails), which is all that is checked. */
 Test(cuda_operator, unprotected_scatter_runs_and_says_so, .timeout = 300) {
   fea_context *plain = open_gpu();
   fea_context_destroy(&plain);
@@ -240,7 +242,7 @@ Test(cuda_operator, unprotected_scatter_runs_and_says_so, .timeout = 300) {
     OK(fea_operator_apply(op, gx, gy));
     double *hy = gpu_read(gy, n);
     const double e = op_rel_diff(hy, ry, n);
-    cr_expect(e <= 1.0, "%s: relative difference %g", info.kernel, e);
+    cr_expect(e < 0.5, "%s: relative difference %g", info.kernel, e);
     free(hy);
     fea_vector_destroy(&gx), fea_vector_destroy(&gy);
     OK(fea_operator_destroy(&op));
