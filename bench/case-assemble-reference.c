@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "discretization.h"
-#include "problem.h"
+#include "disc/problem.h"
 #include "report.h"
-#include "space.h"
+#include "disc/space.h"
 #include "timing.h"
 
 #define CASE_NAME "assemble-reference"

@@ -33,7 +33,7 @@
 
 #include "discretization.h"
 #include "report.h"
-#include "thread-budget.h"
+#include "base/thread-budget.h"
 #include "timing.h"
 
 #define CASE_NAME "contention"

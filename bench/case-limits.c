@@ -28,7 +28,7 @@
 
 #include <feaccel.h>
 
-#include "dense.h"
+#include "linalg/dense.h"
 #include "report.h"
 #include "timing.h"
 

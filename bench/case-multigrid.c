@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "discretization.h"
-#include "multigrid-impl.h"
-#include "operator-device.h"
+#include "multigrid/multigrid-impl.h"
+#include "internal/operator-device.h"
 #include "peer-hypre.h"
 #include "report.h"
 #include "stream.h"

@@ -26,7 +26,7 @@
 
 #include "assembly/conc.h"
 #include "discretization.h"
-#include "problem.h"
+#include "disc/problem.h"
 #include "report.h"
 #include "timing.h"
 

@@ -2,7 +2,7 @@
  * which reports more (triad, GPU kinds) than a case needs for a fraction. */
 #include <stdlib.h>
 
-#include "dense.h"
+#include "linalg/dense.h"
 #include "peak.h"
 #include "timing.h"
 

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "context.h"
+#include "internal/backend.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
-#include "topology.h"
+#include "internal/error.h"
+#include "base/topology.h"
 
 /* Bounded copy that always terminates dst (device names are far shorter than
  * either buffer; this only keeps a long one from overrunning). */

@@ -12,8 +12,8 @@
 #include <cusolverDn.h>
 #include <cusparse.h>
 
-#include "backend.h"
-#include "context.h"
+#include "internal/backend.h"
+#include "base/context.h"
 
 /* Most side streams a context makes (the "streams" option's upper bound),
  * and how many it makes without the option. */

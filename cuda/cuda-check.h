@@ -13,7 +13,7 @@
 #include <cusolverDn.h>
 #include <cusparse.h>
 
-#include "error.h"
+#include "internal/error.h"
 
 static inline fea_status fea_cuda_status_of(cudaError_t e) {
   return e == cudaErrorMemoryAllocation ? FEA_ERR_OUT_OF_MEMORY : FEA_ERR_DEVICE;

@@ -2,8 +2,8 @@
  * handed to the registry of libfeaccel.so when it loads the module. */
 #include "fea-config.h"
 
-#include "backend.h"
-#include "cuda-module.h"
+#include "internal/backend.h"
+#include "backends/cuda-module.h"
 
 __attribute__((visibility("default"))) const struct fea_backend *fea_cuda_module_backend(void) {
   return &fea_backend_gpu_cuda;

@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "context.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "dense.h"
-#include "error.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "cuSOLVER pivots are int64_t");
 

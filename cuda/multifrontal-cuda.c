@@ -38,13 +38,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "context.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
-#include "etree.h"
+#include "internal/error.h"
+#include "internal/etree.h"
 #include "kernels/multifrontal-launch.h"
-#include "multifrontal.h"
+#include "internal/multifrontal.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "front DoF lists go up as int64_t");
 

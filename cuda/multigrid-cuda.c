@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
+#include "internal/error.h"
 #include "kernels/multigrid-launch.h"
-#include "multigrid-kernels.h"
+#include "internal/multigrid-kernels.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "CSR indices go up as int64_t");
 

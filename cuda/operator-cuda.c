@@ -31,12 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
+#include "internal/error.h"
 #include "kernels/operator-launch.h"
-#include "operator-device.h"
+#include "internal/operator-device.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "CSR indices go up as int64_t");
 

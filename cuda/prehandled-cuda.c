@@ -63,12 +63,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "context.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
+#include "internal/error.h"
 #include "kernels/prehandled-launch.h"
-#include "prehandled-device.h"
+#include "internal/prehandled-device.h"
 #include "prehandled-pi.h"
 
 _Static_assert(sizeof(fea_index) == sizeof(int64_t), "indices go up as int64_t");

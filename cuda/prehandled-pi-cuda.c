@@ -17,8 +17,8 @@
 
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "dense.h"
-#include "error.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
 #include "kernels/launch.h"
 #include "prehandled-pi.h"
 

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "context.h"
-#include "prehandled-device.h"
+#include "base/context.h"
+#include "internal/prehandled-device.h"
 
 /* Leading dimensions of the dense device operands and panels are multiples of
  * this many elements: 16 bytes of FP16/BF16, 32 of FP32, 64 of FP64. */

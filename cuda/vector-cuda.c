@@ -4,13 +4,13 @@
 
 #include <stdint.h>
 
-#include "backend.h"
-#include "context.h"
+#include "internal/backend.h"
+#include "base/context.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
-#include "error.h"
+#include "internal/error.h"
 #include "kernels/launch.h"
-#include "vector.h"
+#include "linalg/vector.h"
 
 static fea_status zero_fill(fea_context *ctx, struct fea_cuda *b, void *data, size_t bytes) {
   FEA_CALL_CUDA(ctx, cudaMemsetAsync(data, 0, bytes, b->stream));

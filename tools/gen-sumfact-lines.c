@@ -20,11 +20,11 @@
 
 #include <feaccel.h>
 
-#include "matfree-kernel.h"
-#include "problem.h"
-#include "space.h"
+#include "matfree/matfree-kernel.h"
+#include "disc/problem.h"
+#include "disc/space.h"
 #include "matfree/sumfact/plan.h"
-#include "pattern.h"
+#include "disc/pattern.h"
 
 /* The offsets a generated function reads (sf_state.goff), in the order it
  * first uses them (sf_line_sig.off_src): >= 0 foff of that DoF, -1 ..

@@ -1,7 +1,7 @@
 /* Launchers of the prehandled-solver kernels (kernels/prehandled.cu), callable
  * from cuda/prehandled-cuda.c. Vectors of k columns are column-major with the leading
  * dimension given; nodal vectors run over the (n - 1)^2 interior nodes of the
- * grid in lexicographic order, x fastest (src/internal/prehandle.h). Indices
+ * grid in lexicographic order, x fastest (src/prehandled/prehandle.h). Indices
  * are int64_t, precisions fea_precision values.
  *
  * No kernel here has two threads write one entry, and none reads an entry

@@ -8,11 +8,11 @@
 
 #include "assembly/assemble.h"
 #include "assembly/conc.h"
-#include "context.h"
-#include "error.h"
-#include "matrix.h"
-#include "pattern.h"
-#include "struct-copy.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "linalg/matrix.h"
+#include "disc/pattern.h"
+#include "base/struct-copy.h"
 
 void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx,
                           const fea_assembly_desc *d) {

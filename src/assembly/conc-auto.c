@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "assembly/conc.h"
-#include "coloring.h"
+#include "disc/coloring.h"
 
 fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea_conc_plan *plan) {
   if (plan) {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "assembly/conc.h"
-#include "coloring.h"
-#include "error.h"
+#include "disc/coloring.h"
+#include "internal/error.h"
 
 fea_status fea_conc_color_order(const fea_space *s, fea_index **order, fea_index **start,
                                 int *ncolors) {

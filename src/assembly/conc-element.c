@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "assembly/conc.h"
-#include "error.h"
-#include "pattern.h"
+#include "internal/error.h"
+#include "disc/pattern.h"
 
 void fea_conc_worker_init(fea_conc_worker *w, fea_conc_job *job, fea_conc_counters *ctr) {
   memset(w, 0, sizeof *w);

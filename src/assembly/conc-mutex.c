@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "assembly/conc.h"
-#include "error.h"
+#include "internal/error.h"
 
 typedef struct locks {
   int spin;

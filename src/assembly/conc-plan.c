@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "assembly/conc.h"
-#include "error.h"
+#include "internal/error.h"
 
 fea_status fea_conc_plan_build(const fea_conc_job *job, fea_update_strategy s, int threads,
                                fea_conc_plan *plan) {

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "assembly/conc.h"
-#include "error.h"
+#include "internal/error.h"
 
 typedef struct ownership {
   int *owner;              /* per free row: its block */

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "assembly/conc.h"
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 
 static const struct fea_update_ops *const table[] = {
     [FEA_UPDATE_SERIAL] = &fea_update_serial,

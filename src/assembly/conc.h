@@ -24,7 +24,7 @@
 #include <feaccel/matrix.h>
 #include <feaccel/types.h>
 
-#include "problem.h"
+#include "disc/problem.h"
 
 /* Per-thread counters, summed into fea_assembly_stats after the run. Padded
  * to a cache line so threads do not share one. */
@@ -303,7 +303,7 @@ static inline void fea_conc_sync(atomic_uint *s) {
 fea_status fea_conc_run(fea_conc_job *job, fea_update_strategy s, fea_assembly_stats *stats);
 
 /* The assembly entry points with a run configuration instead of a public
- * descriptor (src/interface/assembly.c): what fea_problem_assemble[_dense]
+ * descriptor (src/interface/api-assembly.c): what fea_problem_assemble[_dense]
  * call after reading the descriptor, and what the benchmarks and tests call
  * to set the knobs the public API does not have (artificial work, forced
  * aborts). The problem and A are not checked for NULL. */

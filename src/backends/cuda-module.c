@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "internal/backend.h"
 #include "cuda-module.h"
 
 static pthread_once_t module_once = PTHREAD_ONCE_INIT;

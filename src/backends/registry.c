@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fea-config.h"
-#include "backend.h"
+#include "internal/backend.h"
 #include "cuda-module.h"
 
 #ifndef FEA_REGISTRY_CUDA_MODULE

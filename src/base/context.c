@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "error.h"
+#include "internal/error.h"
 #include "resource.h"
 #include "thread-budget.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "error.h"
+#include "internal/error.h"
 
 static _Thread_local char thread_last_error[FEA_ERROR_LEN];
 static _Thread_local const char *thread_entry;

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "context.h"
-#include "error.h"
+#include "internal/error.h"
 #include "memory-limit.h"
 
 /* Values this large mean "no limit" (cgroup v1 writes 2^63 rounded to a page). */

@@ -1,7 +1,7 @@
 /* Names of status codes and precisions. */
 #include <feaccel/types.h>
 
-#include "error.h"
+#include "internal/error.h"
 
 const char *fea_status_string(fea_status status) {
   switch (status) {

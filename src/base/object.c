@@ -2,8 +2,8 @@
  * for every handle (src/internal/object.h). */
 #include <stdlib.h>
 
-#include "error.h"
-#include "object.h"
+#include "internal/error.h"
+#include "internal/object.h"
 
 fea_status fea_object_alloc(fea_context *ctx, size_t size, const char *class_name,
                             fea_object_free_fn free_object, void **out) {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "error.h"
+#include "internal/backend.h"
+#include "internal/error.h"
 #include "resource.h"
 
 fea_status fea_resource_parse(const char *resource, char *base, size_t base_len,

@@ -5,8 +5,8 @@
  * calling up into the interface. */
 #include <stdlib.h>
 
-#include "error.h"
-#include "solver.h"
+#include "internal/error.h"
+#include "base/solver-object.h"
 
 static void solver_free(void *object) {
   fea_solver *s = object;
@@ -27,11 +27,12 @@ fea_status fea_solver_alloc_bare(fea_context *ctx, fea_index num_free, fea_solve
   return FEA_SUCCESS;
 }
 
-fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_solver_kind kind,
-                            const fea_solver_ops *ops, fea_solver **out) {
-  FEA_CALL(fea_solver_alloc_bare(ctx, problem->num_free, kind, ops, out));
+fea_status fea_solver_alloc(fea_context *ctx, fea_problem *problem, fea_space *space,
+                            fea_index num_free, fea_solver_kind kind, const fea_solver_ops *ops,
+                            fea_solver **out) {
+  FEA_CALL(fea_solver_alloc_bare(ctx, num_free, kind, ops, out));
   fea_solver *s = *out;
-  s->space = problem->space;
+  s->space = space;
   fea_object_retain(s->space);
   s->problem = problem;
   fea_object_retain(problem);

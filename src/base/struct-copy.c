@@ -1,5 +1,5 @@
 /* The one copy-in and copy-out of size-versioned structs
- * (src/internal/struct-copy.h), and the table of those structs: name, _INIT
+ * (src/base/struct-copy.h), and the table of those structs: name, _INIT
  * macro, the end of the first version's last field, and the size now. When a
  * field is appended to a struct, its entry here keeps naming the last field
  * of the first version. */
@@ -15,7 +15,7 @@
 #include <feaccel/solver.h>
 #include <feaccel/space.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "struct-copy.h"
 
 #define STRUCT_TYPE(type, v1_last, init) \

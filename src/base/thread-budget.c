@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "context.h"
-#include "error.h"
+#include "internal/error.h"
 #include "resource.h"
 #include "thread-budget.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "topology.h"
 
 static pthread_once_t topo_once = PTHREAD_ONCE_INIT;

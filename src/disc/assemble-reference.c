@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
-#include "matrix.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "linalg/matrix.h"
 #include "pattern.h"
 #include "problem.h"
 

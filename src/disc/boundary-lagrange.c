@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "lagrange-faces.h"
 #include "lagrange.h"
 #include "mesh-boundary.h"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
+#include "linalg/blas.h"
 #include "bspline.h"
-#include "error.h"
-#include "memory-limit.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
 
 /* Knots closer than this (relative to the parameter range) are the same
  * knot when nesting is checked, so a knot computed as 3 * 0.1 in one vector

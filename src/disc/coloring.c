@@ -8,11 +8,11 @@
 #include <stdlib.h>
 
 #include "coloring.h"
-#include "error.h"
+#include "internal/error.h"
 #include "mesh.h"
 #include "pattern.h"
 #include "space.h"
-#include "sort.h"
+#include "base/sort.h"
 
 void fea_coloring_cartesian(int dim, const fea_index n[3], int m, fea_index *colors, int *ncolors) {
   fea_index count = 1, mpow[3] = {1, 1, 1};

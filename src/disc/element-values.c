@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "space.h"
 
 fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,

@@ -50,10 +50,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "geometry-map.h"
-#include "memory-limit.h"
+#include "base/memory-limit.h"
 
 /* Where a patch is, for messages. */
 typedef struct where {

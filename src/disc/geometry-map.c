@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "geometry-map.h"
-#include "memory-limit.h"
+#include "base/memory-limit.h"
 
 void fea_geometry_map_free(fea_geometry_map *g) {
   if (!g) return;

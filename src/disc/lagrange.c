@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "lagrange.h"
 
 const int fea_triangle_edges[3][2] = {{0, 1}, {1, 2}, {2, 0}};

@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "mesh-boundary.h"
 #include "mesh.h"
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "mesh-boundary.h"
 #include "mesh.h"
 

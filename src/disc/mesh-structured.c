@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "mesh.h"
 
 /* The square cut along its diagonal (0,0)-(1,1): both triangles counter-clockwise. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "mesh.h"
 
 static int vtk_type(fea_cell_type type) {

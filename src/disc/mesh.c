@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "mesh.h"
 #include "mesh-boundary.h"
 

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
-#include "memory-limit.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
 #include "pattern.h"
-#include "sort.h"
+#include "base/sort.h"
 
 fea_status fea_element_dof_table(const fea_space *s, fea_index **edofs) {
   const fea_index ne = s->num_elements;

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "problem.h"
 
 fea_status fea_problem_element_forms(const fea_problem *pb, fea_index e, double *Ke, double *fe,

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "lagrange-faces.h"
-#include "memory-limit.h"
+#include "base/memory-limit.h"
 #include "problem.h"
 
 static void problem_free(void *object) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "quadrature.h"
 
 /* Newton runs in long double where it is wider than double (x86: 64-bit

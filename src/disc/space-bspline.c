@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "geometry-map.h"
-#include "memory-limit.h"
+#include "base/memory-limit.h"
 #include "mesh.h"
 #include "space.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "quadrature.h"
 #include "space.h"
 

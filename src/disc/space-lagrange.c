@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory-limit.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
 #include "lagrange.h"
 #include "mesh.h"
 #include "space.h"

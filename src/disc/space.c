@@ -2,7 +2,7 @@
  * which hands the kind's data to the kind's ops->destroy. */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "space.h"
 
 static void space_free(void *object) {

@@ -8,7 +8,7 @@
 #include <feaccel/context.h>
 #include <feaccel/vector.h>
 
-#include "dense.h"
+#include "linalg/dense.h"
 #include "private-export.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */

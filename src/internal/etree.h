@@ -16,7 +16,7 @@
 
 #include <feaccel/solver.h>
 
-#include "space.h"
+#include "disc/space.h"
 
 /* One node (patch). A front is the symmetric (q + r) x (q + r) matrix over
  * front_dofs[front_off .. front_off + q + r): the q DoFs eliminated here

@@ -1,5 +1,5 @@
 /* The numeric phase of the IGA multifrontal solver as a backend ops table:
- * the solver kind (src/multifrontal/solver-kind.c) walks the levels of the elimination
+ * the solver kind (src/multifrontal/multifrontal-solver-kind.c) walks the levels of the elimination
  * tree (src/internal/etree.h) and hands each level to the backend, which
  * does the numeric work of all its nodes (front assembly with the element
  * integration fused into the leaves, partial Cholesky, Schur update; forward

@@ -12,7 +12,7 @@
 #ifndef FEA_INTERNAL_MULTIGRID_KERNELS_H
 #define FEA_INTERNAL_MULTIGRID_KERNELS_H
 
-#include "matrix.h"
+#include "linalg/matrix.h"
 
 typedef struct fea_mg_kernels {
   /* 1: host memory, so the setup may hand arrays to host code directly;

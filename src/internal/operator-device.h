@@ -10,9 +10,9 @@
 #ifndef FEA_INTERNAL_OPERATOR_DEVICE_H
 #define FEA_INTERNAL_OPERATOR_DEVICE_H
 
-#include "matrix.h"
-#include "matfree-kernel.h"
-#include "operator.h"
+#include "linalg/matrix.h"
+#include "matfree/matfree-kernel.h"
+#include "matfree/operator.h"
 
 /* What the host built, read-only during create (freed afterwards). */
 typedef struct fea_op_device_src {

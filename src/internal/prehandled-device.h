@@ -1,7 +1,7 @@
 /* Method M1 of the prehandled solver on a device-memory backend
  * (docs/prehandled.md, "On the GPU").
  *
- * The setup stays on the host (src/prehandled/solver-kind.c: FP64 blocks,
+ * The setup stays on the host (src/prehandled/prehandled-solver-kind.c: FP64 blocks,
  * inverses, conversion to the working precision by fea_m1_create on an
  * internal host context), except Pi's inversion where the backend has
  * pi_inverse; a backend that keeps device memory and fills the
@@ -16,9 +16,9 @@
 #ifndef FEA_INTERNAL_M1_DEVICE_H
 #define FEA_INTERNAL_M1_DEVICE_H
 
-#include "dense.h"
-#include "matrix.h"
-#include "prehandle.h"
+#include "linalg/dense.h"
+#include "linalg/matrix.h"
+#include "prehandled/prehandle.h"
 
 typedef struct fea_m1_device fea_m1_device;
 /* Pi^-1 formed on the device (pi_inverse), held until create takes it. */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "cg.h"
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "vector.h"
 
 #define CG_NVEC 4

@@ -2,7 +2,7 @@
  * release, and the reference product y = A x. */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "matrix.h"
 
 static void matrix_free(void *object) {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "csr-product.h"
-#include "error.h"
-#include "sort.h"
+#include "internal/error.h"
+#include "base/sort.h"
 
 fea_status fea_csr_transpose(fea_context *ctx, const fea_matrix *A, fea_matrix **T) {
   fea_matrix *t;

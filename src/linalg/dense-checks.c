@@ -1,8 +1,8 @@
 /* Checked entry points of the dense ops: shapes, leading dimensions and
  * precisions are validated once here, so backends may assume valid input. */
-#include "context.h"
+#include "base/context.h"
 #include "dense.h"
-#include "error.h"
+#include "internal/error.h"
 #include "vector.h"
 
 #define DISPATCH(ctx, slot, ...)                                                             \

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "matrix.h"
 
 static fea_status open_for_writing(const fea_context *ctx, const char *path, FILE **f) {

@@ -1,11 +1,11 @@
 /* The vector object: creation on a context (the backend allocates the
  * storage) and the operations on checked arguments, dispatched through the
- * context's vector ops. src/interface/vector.c checks, then calls these;
+ * context's vector ops. src/interface/api-vector.c checks, then calls these;
  * CG and multigrid call them directly. */
 #include <stdlib.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "vector.h"
 
 /* Ops slots are filled from the delegate chain at context creation; a slot

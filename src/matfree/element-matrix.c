@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory-limit.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
 #include "matfree-kernel.h"
-#include "pattern.h"
+#include "disc/pattern.h"
 
 #define EM_BATCH 16
 

@@ -7,13 +7,13 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "backend.h"
-#include "cg.h"
-#include "context.h"
-#include "error.h"
+#include "internal/backend.h"
+#include "linalg/cg.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "operator.h"
-#include "operator-device.h"
-#include "vector.h"
+#include "internal/operator-device.h"
+#include "linalg/vector.h"
 
 static int on_device(const fea_operator *A) { return A->ctx->backend->mem != FEA_MEM_HOST; }
 

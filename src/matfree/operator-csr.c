@@ -11,14 +11,14 @@
 #include <stdlib.h>
 
 #include "assembly/assemble.h"
-#include "context.h"
-#include "error.h"
-#include "sort.h"
-#include "thread-budget.h"
-#include "matrix.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "base/sort.h"
+#include "base/thread-budget.h"
+#include "linalg/matrix.h"
 #include "operator.h"
-#include "operator-device.h"
-#include "pattern.h"
+#include "internal/operator-device.h"
+#include "disc/pattern.h"
 
 typedef struct csr_op {
   fea_matrix *A;

@@ -29,14 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
+#include "linalg/blas.h"
 #include "assembly/conc.h"
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "operator.h"
-#include "operator-device.h"
-#include "pattern.h"
-#include "thread-budget.h"
+#include "internal/operator-device.h"
+#include "disc/pattern.h"
+#include "base/thread-budget.h"
 
 #define MATFREE_MAX_BATCH 256
 

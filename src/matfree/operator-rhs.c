@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "operator.h"
-#include "space.h"
+#include "disc/space.h"
 
 fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
   const fea_space *s = pb->space;

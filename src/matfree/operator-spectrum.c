@@ -6,12 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "backend.h"
-#include "context.h"
-#include "error.h"
-#include "lanczos.h"
+#include "internal/backend.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "linalg/lanczos.h"
 #include "operator.h"
-#include "vector.h"
+#include "linalg/vector.h"
 
 /* The operator (or D^-1/2 A D^-1/2) as a Lanczos apply callback. */
 typedef struct spectrum_apply {

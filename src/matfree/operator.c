@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "coloring.h"
-#include "context.h"
-#include "error.h"
+#include "internal/backend.h"
+#include "disc/coloring.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "operator.h"
-#include "operator-device.h"
-#include "pattern.h"
-#include "space.h"
+#include "internal/operator-device.h"
+#include "disc/pattern.h"
+#include "disc/space.h"
 #include "sumfact/qp.h"
 
 /* MATFREE_SUMFACT: the 1D factorization where it applies and geometry_terms

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 
 #include "cost-model.h"
-#include "error.h"
-#include "etree.h"
-#include "memory-limit.h"
-#include "space.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "base/memory-limit.h"
+#include "disc/space.h"
 
 /* ------------------------------------------------------------------------ */
 /* The paper's model                                                         */

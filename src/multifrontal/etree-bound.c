@@ -19,10 +19,10 @@
  * Time: one visit per node, boxes visited parent first, so a walk asked to
  * stop once the sum passes a budget returns after the few top nodes when the
  * problem is far too large. */
-#include "error.h"
+#include "internal/error.h"
 #include "etree-split.h"
-#include "etree.h"
-#include "sort.h"
+#include "internal/etree.h"
+#include "base/sort.h"
 
 typedef struct bound_walk {
   const fea_etree_dir *dir;

@@ -17,10 +17,10 @@
  *         counts them). */
 #include <stdlib.h>
 
-#include "context.h"
-#include "error.h"
-#include "etree.h"
-#include "multifrontal.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "internal/multifrontal.h"
 
 static double block(const fea_etree_node *nd) { return (double)nd->r * (double)nd->r; }
 

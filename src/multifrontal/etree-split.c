@@ -4,7 +4,7 @@
  * etree.c). */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "etree-split.h"
 
 void fea_etree_dir_free(fea_etree_dir *d) {

@@ -6,7 +6,7 @@
 
 #include <feaccel/solver.h>
 
-#include "space.h"
+#include "disc/space.h"
 
 /* One direction of a B-spline space, as the tree needs it. The supports are
  * non-decreasing in the function index (sup_lo, sup_hi), which the bound's

@@ -45,10 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "etree.h"
+#include "internal/error.h"
+#include "internal/etree.h"
 #include "etree-split.h"
-#include "sort.h"
+#include "base/sort.h"
 
 typedef struct builder {
   const fea_space *s;

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "context.h"
-#include "dense.h"
-#include "error.h"
-#include "memory-limit.h"
+#include "internal/backend.h"
+#include "base/context.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
 #include "multigrid-impl.h"
-#include "vector.h"
+#include "linalg/vector.h"
 
 /* ---- options --------------------------------------------------------------------------------- */
 

@@ -44,10 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "csr-product.h"
-#include "error.h"
-#include "mesh.h"
+#include "base/context.h"
+#include "linalg/csr-product.h"
+#include "internal/error.h"
+#include "disc/mesh.h"
 #include "multigrid-impl.h"
 
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {

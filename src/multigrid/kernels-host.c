@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "multigrid-impl.h"
-#include "multigrid-kernels.h"
+#include "internal/multigrid-kernels.h"
 
 #define TEAM(n) num_threads(ctx->nthreads > 0 ? ctx->nthreads : 1) if ((n) >= FEA_MG_PARALLEL_MIN)
 

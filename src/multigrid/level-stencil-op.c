@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
-#include "mesh.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "disc/mesh.h"
 #include "multigrid-impl.h"
 
 typedef struct stencil_op {

@@ -23,12 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "context.h"
-#include "error.h"
-#include "memory-limit.h"
-#include "mesh.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "base/memory-limit.h"
+#include "disc/mesh.h"
 #include "multigrid-impl.h"
-#include "space.h"
+#include "disc/space.h"
 
 /* Where a stencil row builder needs to look: the grid, the element matrix
  * indexed by corner bits (bit k set: the cell's upper side in direction k). */

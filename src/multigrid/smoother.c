@@ -21,11 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "blas.h"
-#include "context.h"
-#include "error.h"
+#include "linalg/blas.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "multigrid-impl.h"
-#include "lanczos.h"
+#include "linalg/lanczos.h"
 
 /* 20 steps without reorthogonalization. The reorthogonalization (two
  * Gram-Schmidt passes over all earlier vectors) streamed several times the

@@ -19,8 +19,8 @@
  * context's threads. */
 #include "multigrid-impl.h"
 
-#include "context.h"
-#include "mesh.h"
+#include "base/context.h"
+#include "disc/mesh.h"
 
 /* Interior vertices per direction of a level, and whether every free DoF is
  * one (quads or hexes of a box, nothing but Dirichlet on the boundary). */

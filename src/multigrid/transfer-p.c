@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "lagrange.h"
-#include "mesh.h"
+#include "internal/error.h"
+#include "disc/lagrange.h"
+#include "disc/mesh.h"
 #include "multigrid-impl.h"
-#include "space.h"
+#include "disc/space.h"
 
 /* The entries of one row: the cell's Q1 weights at local node i, on the free
  * coarse vertices, columns sorted; returns their count (at most 8). */

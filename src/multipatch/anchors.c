@@ -4,8 +4,8 @@
  * affine change and reversal), so interfaces are found and checked on them. */
 #include <stdlib.h>
 
-#include "error.h"
-#include "geometry-map.h"
+#include "internal/error.h"
+#include "disc/geometry-map.h"
 #include "multipatch.h"
 
 void fea_side_grid_of(const fea_space *s, int side, fea_side_grid *g) {

@@ -2,7 +2,7 @@
  * found between them and the global DoF numbering. */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "multipatch.h"
 
 static void multipatch_free(void *object) {

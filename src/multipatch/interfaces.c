@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "multipatch.h"
 
 static const char *const side_name[6] = {"west", "east", "south", "north", "front", "back"};

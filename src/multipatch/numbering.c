@@ -6,7 +6,7 @@
  * its first DoF. */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "multipatch.h"
 
 static fea_index find(fea_index *parent, fea_index a) {

@@ -9,7 +9,7 @@
 #include <feaccel/petsc.h>
 #include <feaccel/vector.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "petsc-bridge.h"
 
 typedef struct shell {

@@ -19,10 +19,10 @@
 #include <feaccel/context.h>
 #include <feaccel/petsc.h>
 
-#include "error.h"
-#include "multipatch.h"
+#include "internal/error.h"
+#include "multipatch/multipatch.h"
 #include "petsc-bridge.h"
-#include "struct-copy.h"
+#include "base/struct-copy.h"
 
 static const fea_struct_type stats_type = {
     "fea_petsc_multipatch_stats", "FEA_PETSC_MULTIPATCH_STATS_INIT",

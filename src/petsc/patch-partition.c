@@ -12,8 +12,8 @@
 
 #include <petscmat.h>
 
-#include "error.h"
-#include "multipatch.h"
+#include "internal/error.h"
+#include "multipatch/multipatch.h"
 #include "petsc-bridge.h"
 
 static fea_index dofs_of(const fea_multipatch *mp, int p) {

@@ -8,9 +8,9 @@
 #include <feaccel/petsc.h>
 #include <feaccel/solver.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "petsc-bridge.h"
-#include "solver.h"
+#include "base/solver-object.h"
 
 static const char shell_name[] = "libfeaccel solver";
 

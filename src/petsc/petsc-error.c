@@ -7,7 +7,7 @@
 
 #include <feaccel/context.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "petsc-bridge.h"
 
 fea_status fea_petsc_error(const fea_context *ctx, PetscErrorCode e, const char *call,

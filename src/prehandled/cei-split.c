@@ -8,7 +8,7 @@
  * the local order of its reflected image and its block equals the lower one's. */
 #include <stdlib.h>
 
-#include "error.h"
+#include "internal/error.h"
 #include "prehandle.h"
 
 void fea_ph_split_free(fea_ph_split *s) {

@@ -6,8 +6,8 @@
  * writing level-k ones, so both S and S^T run in place in O(N). */
 #include <stdlib.h>
 
-#include "csr-product.h"
-#include "error.h"
+#include "linalg/csr-product.h"
+#include "internal/error.h"
 #include "prehandle.h"
 
 fea_status fea_ph_grid_init(fea_context *ctx, fea_ph_element element, fea_index n, fea_index n0,

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "csr-product.h"
-#include "dense.h"
-#include "error.h"
-#include "half.h"
-#include "prehandled-device.h"
+#include "base/context.h"
+#include "linalg/csr-product.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
+#include "base/half.h"
+#include "internal/prehandled-device.h"
 #include "schur-m1-impl.h"
 
 /* Entries the method assumes to vanish (A_CI, couplings between macro cells)

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dense.h"
-#include "error.h"
-#include "half.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
+#include "base/half.h"
 #include "schur-m1-impl.h"
 
 /* r(:, c) -= D y(:, c) and t(:, c) -= D^T x(:, c), for float and double. The

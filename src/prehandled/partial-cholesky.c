@@ -5,10 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "context.h"
-#include "dense.h"
-#include "error.h"
-#include "matrix.h"
+#include "base/context.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
+#include "linalg/matrix.h"
 #include "prehandle.h"
 
 struct fea_ph_factor {

@@ -2,8 +2,9 @@
  * of n x n square cells, constant sigma) and the coarse grid it picks. */
 #include <math.h>
 
-#include "error.h"
-#include "mesh.h"
+#include "disc/problem.h"
+#include "internal/error.h"
+#include "disc/mesh.h"
 #include "prehandled.h"
 
 /* Q1 or P1 on a structured 2D mesh of n x n square cells; the grid's n. */

@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "half.h"
+#include "base/half.h"
 
 #define OK(expr)                                                               \
   do {                                                                         \

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cuda-test.h"
-#include "dense.h"
+#include "linalg/dense.h"
 
 /* A matrix on one context, with the host copy of what was uploaded. */
 typedef struct mat {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "resource.h"
+#include "base/resource.h"
 
 #define BASE_LEN 64 /* what fea_context_create() passes */
 

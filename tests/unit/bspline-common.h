@@ -12,8 +12,8 @@
 
 #include <criterion/criterion.h>
 
-#include "bspline.h"
-#include "error.h"
+#include "disc/bspline.h"
+#include "internal/error.h"
 
 #define MAXP FEA_BSPLINE_MAX_DEGREE
 

@@ -14,7 +14,7 @@
 #include <criterion/parameterized.h>
 #include <feaccel.h>
 
-#include "dense.h"
+#include "linalg/dense.h"
 
 /* The string is held in the struct: Criterion copies the parameter into the
  * test's process, where the parent's addresses may not hold. */

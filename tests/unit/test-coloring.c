@@ -12,8 +12,8 @@
 
 #include <feaccel/context.h>
 
-#include "coloring.h"
-#include "mesh.h"
+#include "disc/coloring.h"
+#include "disc/mesh.h"
 
 /* Element-DoF incidence of a mesh: its cells with nodes as DoFs. */
 struct incidence {

@@ -20,9 +20,9 @@
 #include <feaccel.h>
 
 #include "assembly/conc.h"
-#include "matrix.h"
-#include "pattern.h"
-#include "problem.h"
+#include "linalg/matrix.h"
+#include "disc/pattern.h"
+#include "disc/problem.h"
 
 typedef struct setup {
   fea_context *ctx;

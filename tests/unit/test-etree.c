@@ -11,9 +11,9 @@
 #include <criterion/logging.h>
 #include <feaccel.h>
 
-#include "context.h"
-#include "etree.h"
-#include "problem.h"
+#include "base/context.h"
+#include "internal/etree.h"
+#include "disc/problem.h"
 
 #define OK(expr)                                                                        \
   do {                                                                                  \

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "half.h"
+#include "base/half.h"
 
 /* Value of a 16-bit pattern with mbits fraction bits and exponent bias, from the definition. */
 static double decode(uint16_t h, int mbits, int bias) {

@@ -18,9 +18,9 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "lagrange.h"
-#include "mesh.h"
-#include "space.h"
+#include "disc/lagrange.h"
+#include "disc/mesh.h"
+#include "disc/space.h"
 
 #define NAME(cell) fea_cell_name(cell)
 

@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "memory-limit.h"
+#include "base/memory-limit.h"
 
 static char root[64];
 

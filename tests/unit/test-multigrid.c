@@ -31,11 +31,11 @@
 #include <lapacke.h>
 #include <feaccel.h>
 
-#include "csr-product.h"
-#include "matrix.h"
-#include "mesh.h"
-#include "multigrid-impl.h"
-#include "vector.h"
+#include "linalg/csr-product.h"
+#include "linalg/matrix.h"
+#include "disc/mesh.h"
+#include "multigrid/multigrid-impl.h"
+#include "linalg/vector.h"
 
 #define OK(expr)                                                               \
   do {                                                                         \

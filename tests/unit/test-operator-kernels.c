@@ -13,9 +13,9 @@
 
 #include <feaccel.h>
 
-#include "matfree-kernel.h"
-#include "problem.h"
-#include "space.h"
+#include "matfree/matfree-kernel.h"
+#include "disc/problem.h"
+#include "disc/space.h"
 
 #pragma weak fea_matfree_kernel_sumfact
 

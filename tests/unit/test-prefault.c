@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "prefault.h"
+#include "base/prefault.h"
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 

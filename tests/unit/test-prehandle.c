@@ -16,8 +16,8 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "matrix.h"
-#include "prehandle.h"
+#include "linalg/matrix.h"
+#include "prehandled/prehandle.h"
 
 #define OK(expr)                                                               \
   do {                                                                         \

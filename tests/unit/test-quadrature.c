@@ -10,8 +10,8 @@
 
 #include <criterion/criterion.h>
 
-#include "error.h"
-#include "quadrature.h"
+#include "internal/error.h"
+#include "disc/quadrature.h"
 
 #define REL_TOL 1e-13
 

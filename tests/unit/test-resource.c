@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "resource.h"
+#include "base/resource.h"
 
 static fea_resource_opts opts;
 static char base[64];

@@ -23,10 +23,10 @@
 #include <feaccel/problem.h>
 #include <feaccel/space.h>
 
-#include "matrix.h"
-#include "prehandle.h"
-#include "schur-m1.h"
-#include "schur-m1-impl.h"
+#include "linalg/matrix.h"
+#include "prehandled/prehandle.h"
+#include "prehandled/schur-m1.h"
+#include "prehandled/schur-m1-impl.h"
 
 #define OK(expr)                                                               \
   do {                                                                         \

@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "struct-copy.h"
+#include "base/struct-copy.h"
 
 typedef struct grown {
   size_t size;

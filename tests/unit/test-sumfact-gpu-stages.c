@@ -22,9 +22,9 @@
 #include <feaccel.h>
 
 #include "../../cuda/kernels/sumfact-stages.h"
-#include "matfree-kernel.h"
-#include "problem.h"
-#include "space.h"
+#include "matfree/matfree-kernel.h"
+#include "disc/problem.h"
+#include "disc/space.h"
 #include "matfree/sumfact/sumfact.h"
 
 static fea_context *ctx;

@@ -14,10 +14,10 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "lagrange.h"
-#include "pattern.h"
-#include "problem.h"
-#include "space.h"
+#include "disc/lagrange.h"
+#include "disc/pattern.h"
+#include "disc/problem.h"
+#include "disc/space.h"
 #include "matfree/sumfact/plan.h"
 
 static fea_context *ctx;

@@ -12,9 +12,9 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
-#include "matfree-kernel.h"
-#include "problem.h"
-#include "space.h"
+#include "matfree/matfree-kernel.h"
+#include "disc/problem.h"
+#include "disc/space.h"
 #include "matfree/sumfact/sumfact.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

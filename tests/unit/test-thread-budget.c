@@ -11,9 +11,9 @@
 #include <feaccel.h>
 
 #include "../api/operator-common.h"
-#include "context.h"
-#include "resource.h"
-#include "thread-budget.h"
+#include "base/context.h"
+#include "base/resource.h"
+#include "base/thread-budget.h"
 
 Test(thread_budget, decide_bounds) {
   /* never 0, never above the context's threads, whatever the load */

@@ -2,9 +2,9 @@
 #ifndef FEA_BACKENDS_CPU_H
 #define FEA_BACKENDS_CPU_H
 
-#include "backend.h"
-#include "multifrontal.h"
-#include "problem.h"
+#include "internal/backend.h"
+#include "internal/multifrontal.h"
+#include "disc/problem.h"
 
 extern const struct fea_vector_ops fea_cpu_ref_vec_ops;
 extern const struct fea_dense_ops fea_cpu_ref_dense_ops;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "sort.h"
+#include "base/sort.h"
 
 /* Entry v of a table, through map where there is one (a DoF's free row). */
 static inline fea_index mapped(const fea_index *map, fea_index v) { return map ? map[v] : v; }

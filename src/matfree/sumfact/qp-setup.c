@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "geometry-map.h"
-#include "lagrange.h"
-#include "memory-limit.h"
-#include "mesh.h"
-#include "pattern.h"
+#include "internal/error.h"
+#include "disc/geometry-map.h"
+#include "disc/lagrange.h"
+#include "base/memory-limit.h"
+#include "disc/mesh.h"
+#include "disc/pattern.h"
 #include "qp.h"
-#include "space.h"
+#include "disc/space.h"
 #include "sumfact.h"
 
 #define QPM_T double

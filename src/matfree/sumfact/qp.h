@@ -44,8 +44,8 @@
 
 #include <stdint.h>
 
-#include "matfree-kernel.h"
-#include "quadrature.h"
+#include "matfree/matfree-kernel.h"
+#include "disc/quadrature.h"
 
 #define QP_MAX_N 9               /* functions per direction: p <= 8 */
 #define QP_MAX_Q FEA_QUAD_MAX_1D /* points per direction */

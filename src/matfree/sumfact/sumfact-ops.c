@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "error.h"
+#include "base/context.h"
+#include "internal/error.h"
 #include "sumfact.h"
 
 /* Best first: the first available one is the default. */

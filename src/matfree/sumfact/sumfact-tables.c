@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "lagrange.h"
-#include "mesh.h"
+#include "internal/error.h"
+#include "disc/lagrange.h"
+#include "disc/mesh.h"
 #include "sumfact.h"
 
 #define REFUSE(...) (snprintf(why, len, __VA_ARGS__), 0)

@@ -21,7 +21,7 @@
 #ifndef FEA_MATRIXFREE_SUMFACT_H
 #define FEA_MATRIXFREE_SUMFACT_H
 
-#include "matfree-kernel.h"
+#include "matfree/matfree-kernel.h"
 #include "plan.h"
 
 #define SF_ALIGN 64 /* bytes; every lane array starts on this */

@@ -1,7 +1,7 @@
 /* /cpu/ref: the serial reference backend. Every other backend is checked
  * against it, and it is the delegate that fills their missing host slots. */
-#include "cpu.h"
-#include "error.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
 
 static fea_status ref_set_num_threads(fea_context *ctx, int nthreads) {
   FEA_CHECK(nthreads == 1, ctx, FEA_ERR_UNSUPPORTED,

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "half.h"
+#include "linalg/blas.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "base/half.h"
 
 static fea_status fits_int(fea_context *ctx, const char *op, const fea_dmat *M) {
   FEA_CHECK(M->rows <= FEA_BLAS_MAX_INT && M->cols <= FEA_BLAS_MAX_INT && M->ld <= FEA_BLAS_MAX_INT,

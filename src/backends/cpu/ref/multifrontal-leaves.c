@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "etree.h"
-#include "multifrontal.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "internal/multifrontal.h"
 
 fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_factor *f,
                                             const fea_index *nodes, fea_index count,

@@ -15,14 +15,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "context.h"
-#include "cpu.h"
-#include "dense.h"
-#include "error.h"
-#include "etree.h"
-#include "prefault.h"
-#include "problem.h"
-#include "thread-budget.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "linalg/dense.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "base/prefault.h"
+#include "disc/problem.h"
+#include "base/thread-budget.h"
 
 static double now_s(void) {
   struct timespec ts;

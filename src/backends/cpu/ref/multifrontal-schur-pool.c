@@ -20,10 +20,10 @@
  * fea_solver_get_boundary_schur(). */
 #include <stdlib.h>
 
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "etree.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "internal/etree.h"
 
 struct fea_multifrontal_schur_pool {
   int ngroups;

@@ -36,11 +36,11 @@
 
 #include <omp.h>
 
-#include "blas.h"
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "etree.h"
+#include "linalg/blas.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "internal/etree.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "half.h"
-#include "thread-budget.h"
-#include "vector.h"
+#include "linalg/blas.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "base/half.h"
+#include "base/thread-budget.h"
+#include "linalg/vector.h"
 
 /* One BLAS call takes at most this many entries (32-bit BLAS integers). */
 #define CHUNK ((fea_index)1 << 30)

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "resource.h"
-#include "thread-budget.h"
-#include "topology.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "base/resource.h"
+#include "base/thread-budget.h"
+#include "base/topology.h"
 
 static const char *const threads_options[] = {"threads", "bind", "adapt", NULL};
 

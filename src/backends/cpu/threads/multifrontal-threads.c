@@ -13,13 +13,13 @@
  * come from /cpu/ref. */
 #include <stdio.h>
 
-#include "blas.h"
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "etree.h"
-#include "problem.h"
-#include "thread-budget.h"
+#include "linalg/blas.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "disc/problem.h"
+#include "base/thread-budget.h"
 
 typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } multifrontal_step;
 

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "cpu.h"
-#include "error.h"
-#include "half.h"
-#include "thread-budget.h"
-#include "vector.h"
+#include "base/context.h"
+#include "backends/cpu/cpu.h"
+#include "internal/error.h"
+#include "base/half.h"
+#include "base/thread-budget.h"
+#include "linalg/vector.h"
 
 /* Below this many entries a team costs more than it saves. */
 #define PAR_MIN 65536

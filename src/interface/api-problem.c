@@ -1,0 +1,217 @@
+/* Poisson problem API: the descriptor's checks before src/disc/problem.c
+ * builds the object; element systems, reduced-solution expansion and error
+ * norms. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/context.h"
+#include "internal/error.h"
+#include "disc/mesh-boundary.h"
+#include "disc/problem.h"
+#include "base/struct-copy.h"
+
+/* "1 \"west\", 2, 5 \"outlet\"": the boundary groups of a mesh, for messages. */
+static const char *group_list(const fea_mesh_boundary *b, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int g = 0; b && g < b->num_groups && used + 1 < len; g++) {
+    if (g == 12) {
+      snprintf(buf + used, len - used, ", ...");
+      break;
+    }
+    used += (size_t)(b->group_name[g] ? snprintf(buf + used, len - used, "%s%d \"%.40s\"",
+                                                 g ? ", " : "", b->group_tag[g], b->group_name[g])
+                                      : snprintf(buf + used, len - used, "%s%d", g ? ", " : "",
+                                                 b->group_tag[g]));
+  }
+  return buf;
+}
+
+/* The condition of side or part `what` (type, Robin alpha); *robin = 1 for Robin. */
+fea_status fea_problem_check_condition(fea_context *ctx, const fea_boundary_condition *bc,
+                                       const char *what, int *robin) {
+  FEA_CHECK(bc->type == FEA_BC_DIRICHLET || bc->type == FEA_BC_NEUMANN || bc->type == FEA_BC_ROBIN,
+            ctx, FEA_ERR_INVALID_ARG,
+            "%s has type %d; it must be FEA_BC_DIRICHLET, _NEUMANN or _ROBIN", what, (int)bc->type);
+  *robin = bc->type == FEA_BC_ROBIN;
+  FEA_CHECK(!*robin || (bc->alpha > 0 && isfinite(bc->alpha)), ctx, FEA_ERR_INVALID_ARG,
+            "%s is Robin with alpha = %g; it must be finite and > 0", what, bc->alpha);
+  return FEA_SUCCESS;
+}
+
+/* Every part names a group of the mesh's boundary, by tag or name; the
+ * copy in *resolved (malloc'ed) names it by tag. */
+static fea_status check_parts(const fea_space *space, const fea_problem_desc *d,
+                              fea_boundary_part **resolved) {
+  fea_context *ctx = space->ctx;
+  *resolved = NULL;
+  FEA_CHECK(d->num_parts >= 0, ctx, FEA_ERR_INVALID_ARG, "num_parts = %d is negative",
+            d->num_parts);
+  if (d->num_parts == 0) return FEA_SUCCESS;
+  FEA_CHECK(d->parts != NULL, ctx, FEA_ERR_INVALID_ARG, "parts is NULL but num_parts = %d",
+            d->num_parts);
+  FEA_CHECK(space->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
+            "parts name physical groups of a mesh read from Gmsh; this is a B-spline space "
+            "(name its sides in desc.sides)");
+  const fea_mesh_boundary *b = space->mesh->boundary;
+  char what[64], groups[512];
+  for (int i = 0; i < d->num_parts; i++) {
+    const fea_boundary_part *p = &d->parts[i];
+    snprintf(what, sizeof what, "parts[%d]", i);
+    int robin;
+    FEA_CALL(fea_problem_check_condition(ctx, &p->bc, what, &robin));
+    FEA_CHECK(b != NULL, ctx, FEA_ERR_INVALID_ARG,
+              "parts[%d] names a physical group, but the mesh has none on its boundary (a mesh "
+              "read from a Gmsh file with physical groups of dimension %d, or refined from one, "
+              "has them)",
+              i, space->dim - 1);
+    if (p->name) {
+      int matches = 0;
+      (void)fea_mesh_boundary_find_name(b, p->name, &matches);
+      FEA_CHECK(matches > 0, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical group \"%s\", which is not a group of the mesh's "
+                "boundary (its groups: %s)",
+                i, p->name, group_list(b, groups, sizeof groups));
+      FEA_CHECK(matches == 1, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical group \"%s\", a name %d groups of the mesh's boundary "
+                "share: name it by physical_tag",
+                i, p->name, matches);
+    } else {
+      FEA_CHECK(fea_mesh_boundary_find_tag(b, p->physical_tag) >= 0, ctx, FEA_ERR_INVALID_ARG,
+                "parts[%d] names physical tag %d, which is not a group of the mesh's boundary "
+                "(its groups: %s)",
+                i, p->physical_tag, group_list(b, groups, sizeof groups));
+    }
+  }
+  fea_boundary_part *r = malloc((size_t)d->num_parts * sizeof *r);
+  FEA_CHECK(r, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d boundary parts", d->num_parts);
+  for (int i = 0; i < d->num_parts; i++) {
+    r[i] = d->parts[i];
+    if (r[i].name) {
+      int matches;
+      r[i].physical_tag = b->group_tag[fea_mesh_boundary_find_name(b, r[i].name, &matches)];
+      r[i].name = NULL;
+    }
+  }
+  *resolved = r;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_check_coefficients(fea_context *ctx, const fea_problem_desc *d) {
+  FEA_CHECK(d->sigma_fn || (d->sigma > 0 && isfinite(d->sigma)), ctx, FEA_ERR_INVALID_ARG,
+            "sigma = %g must be positive and finite", d->sigma);
+  FEA_CHECK(d->quad_points >= 0 && d->quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
+            "quad_points = %d is outside 0..%d (0: degree + 1)", d->quad_points, FEA_QUAD_MAX_1D);
+  FEA_CHECK(d->reaction_fn || (d->reaction >= 0 && isfinite(d->reaction)), ctx, FEA_ERR_INVALID_ARG,
+            "the reaction coefficient c = %g must be finite and >= 0", d->reaction);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
+                                      fea_problem **out) {
+  FEA_ENTRY();
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(space, NULL);
+  fea_context *ctx = space->ctx;
+  FEA_CHECK_NULL(desc, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
+  FEA_CALL(fea_problem_check_coefficients(ctx, &d));
+  static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
+  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL, natural = 0;
+  for (int side = 0; side < 6; side++) {
+    const fea_boundary_condition *bc = &d.sides[side];
+    char what[32];
+    snprintf(what, sizeof what, "sides[%d] (%s)", side, side_names[side]);
+    int robin;
+    FEA_CALL(fea_problem_check_condition(ctx, bc, what, &robin));
+    if (bc->type == FEA_BC_DIRICHLET) {
+      if (side < 2 * space->dim) anchored = 1;
+      continue;
+    }
+    FEA_CHECK(side < 2 * space->dim, ctx, FEA_ERR_INVALID_ARG,
+              "sides[%d] (%s) is not Dirichlet, but a %dD space has sides 0..%d only", side,
+              side_names[side], space->dim, 2 * space->dim - 1);
+    /* A Lagrange space's sides are those of a structured box mesh. */
+    FEA_CHECK(space->kind == FEA_SPACE_BSPLINE || space->mesh->structured, ctx, FEA_ERR_UNSUPPORTED,
+              "sides[%d] (%s) is %s, but the Lagrange space's mesh is not a structured box (made "
+              "from arrays, by refinement or from Gmsh), so it has no sides: name parts of its "
+              "boundary by physical group (desc.parts)",
+              side, side_names[side], bc->type == FEA_BC_NEUMANN ? "Neumann" : "Robin");
+    anchored |= robin;
+    natural = 1;
+  }
+  FEA_CHECK(!natural || anchored, ctx, FEA_ERR_INVALID_ARG,
+            "no side is Dirichlet or Robin and c = 0: u would be determined up to a constant "
+            "only (make one side Dirichlet or Robin, or give c > 0)");
+  fea_boundary_part *parts = NULL;
+  FEA_CALL(check_parts(space, &d, &parts));
+  if (parts) d.parts = parts; /* by tag; the problem keeps its own copy */
+  const fea_status st = fea_problem_build(space, &d, out);
+  free(parts);
+  return st;
+}
+
+fea_status fea_problem_destroy(fea_problem **problem) {
+  FEA_ENTRY();
+  if (!problem || !*problem) return FEA_SUCCESS;
+  fea_object_release(*problem);
+  *problem = NULL;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea_index *n) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK_NULL(n, problem->ctx);
+  *n = problem->num_free;
+  return FEA_SUCCESS;
+}
+
+static fea_status check_element(const fea_problem *pb, fea_index e) {
+  FEA_CHECK(e >= 0 && e < pb->space->num_elements, pb->ctx, FEA_ERR_INVALID_ARG,
+            "element %lld is outside [0, %lld)", (long long)e, (long long)pb->space->num_elements);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_element_system(const fea_problem *problem, fea_index e, double *Ke,
+                                      double *fe) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CALL(check_element(problem, e));
+  return fea_problem_element_forms(problem, e, Ke, fe, NULL);
+}
+
+fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK_NULL(Me, problem->ctx);
+  FEA_CALL(check_element(problem, e));
+  return fea_problem_element_forms(problem, e, NULL, NULL, Me);
+}
+
+fea_status fea_problem_expand_solution(const fea_problem *problem, const double *u_free,
+                                       double *u_full) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK(u_free || problem->num_free == 0, problem->ctx, FEA_ERR_INVALID_ARG,
+            "argument 'u_free' is NULL");
+  FEA_CHECK_NULL(u_full, problem->ctx);
+  fea_problem_expand(problem, u_free, u_full);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
+                                   fea_scalar_fn exact, fea_gradient_fn exact_grad, void *user,
+                                   double *l2, double *h1_semi) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK_NULL(u_full, problem->ctx);
+  FEA_CHECK_NULL(exact, problem->ctx);
+  FEA_CHECK_NULL(l2, problem->ctx);
+  FEA_CHECK(!h1_semi || exact_grad, problem->ctx, FEA_ERR_INVALID_ARG,
+            "h1_semi asked for without exact_grad");
+  return fea_problem_norms(problem, u_full, exact, exact_grad, user, l2, h1_semi);
+}

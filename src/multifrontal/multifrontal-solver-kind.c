@@ -1,0 +1,348 @@
+/* The multifrontal solver kind: the symbolic tree at creation, the level
+ * walk of setup and solve through the context's multifrontal ops, its
+ * stats and the boundary Schur complement.
+ *
+ * Numbering. The tree runs over "tree DoFs": the problem's free DoFs
+ * (reduced numbering, identical to fea_problem_assemble_reference's), or,
+ * with keep_boundary, every DoF of the space (space numbering) so that the
+ * boundary DoFs can stay in the root; with the internal keep_boundary = 2
+ * of a multipatch solver's patches, the free DoFs only, still by space DoF
+ * (the Dirichlet ones lifted as in the reduced tree). Right-hand sides and solutions of the
+ * API are always in the problem's reduced numbering. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/context.h"
+#include "internal/error.h"
+#include "internal/etree.h"
+#include "base/memory-limit.h"
+#include "internal/multifrontal.h"
+#include "multifrontal-solver.h"
+#include "disc/problem.h"
+
+typedef struct multifrontal_solver {
+  fea_solver_desc desc;    /* complete */
+  fea_index *tree_index;   /* per space DoF: its tree DoF, or -1 */
+  fea_index *tree_of_free; /* per problem free DoF: its tree DoF */
+  fea_etree tree;
+  fea_multifrontal_factor factor;
+  double *level_s; /* per level: factorization time of the last setup */
+  double integrate_s, factor_s, root_s, forward_s, backward_s, transfer_s;
+  uint64_t device_bytes;  /* what the backend reserved on a device (last setup) */
+  fea_index peak_entries; /* the peak of the walk the context's backend runs */
+} multifrontal_solver;
+
+static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
+
+static void multifrontal_reset(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  if (m->factor.tree && s->ctx->multifrontal.factor_release)
+    s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
+  s->ready = 0;
+}
+
+static void multifrontal_destroy(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  multifrontal_reset(s);
+  fea_etree_free(&m->tree);
+  free(m->tree_index);
+  free(m->tree_of_free);
+  free(m->level_s);
+  free(m);
+  s->data = NULL;
+}
+
+/* The tree numbering and the map from the problem's free DoFs into it. */
+static fea_status number_dofs(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nd = s->space->num_dofs, nf = s->problem->num_free;
+  m->tree_index = malloc((size_t)(nd ? nd : 1) * sizeof *m->tree_index);
+  m->tree_of_free = malloc((size_t)(nf ? nf : 1) * sizeof *m->tree_of_free);
+  FEA_CHECK(m->tree_index && m->tree_of_free, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the numbering of %lld DoFs", (long long)nd);
+  for (fea_index d = 0; d < nd; d++) {
+    fea_index f = s->problem->free_index[d];
+    /* keep_boundary 1: every DoF, by space DoF; 2 (multipatch patches): the
+     * free ones, by space DoF; 0: the free ones, by free row. */
+    m->tree_index[d] = m->desc.keep_boundary == 1   ? d
+                       : m->desc.keep_boundary == 2 ? (f >= 0 ? d : -1)
+                                                    : f;
+    if (f >= 0) m->tree_of_free[f] = m->tree_index[d];
+  }
+  return FEA_SUCCESS;
+}
+
+static fea_status multifrontal_setup(fea_solver *s);
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                     double *x, fea_index ldx);
+
+const fea_solver_ops fea_multifrontal_solver_ops = {
+    .name = "multifrontal",
+    .check_problem = NULL,
+    .reset = multifrontal_reset,
+    .setup = multifrontal_setup,
+    .solve = multifrontal_solve,
+    .destroy = multifrontal_destroy,
+};
+
+/* Doubles alive at the peak of the factorization this context will run: the
+ * subtree walk's where the backend walks subtrees (fea_etree_walk_peak),
+ * else the level walk's. The thread count may have changed since create. */
+static fea_status plan_peak(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  return fea_etree_context_peak(s->ctx, &m->tree, &m->peak_entries);
+}
+
+static fea_status multifrontal_setup(fea_solver *s) {
+  fea_context *ctx = s->ctx;
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  char what[200];
+  snprintf(what, sizeof what,
+           "the factorization (%llu bytes of factors, a front of up to %lld DoFs, and the live "
+           "Schur complements)",
+           (unsigned long long)(t->factor_entries * (fea_index)sizeof(double)),
+           (long long)t->max_front);
+  FEA_CALL(plan_peak(s));
+  FEA_CALL(fea_memory_require(ctx, m->desc.memory_limit_bytes,
+                              (double)m->peak_entries * sizeof(double), what));
+  multifrontal_reset(s);
+  fea_multifrontal_factor *f = &m->factor;
+  memset(f, 0, sizeof *f);
+  f->tree = t;
+  f->problem = s->problem;
+  FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
+  double t0 = fea_now();
+  int cut = -1;
+  if (ctx->multifrontal.factor_below) {
+    fea_status st = ctx->multifrontal.factor_below(ctx, f, &cut, m->level_s);
+    if (st < 0) {
+      multifrontal_reset(s);
+      return st;
+    }
+  }
+  for (int L = cut + 1; L < t->num_levels; L++) {
+    double tl = fea_now();
+    fea_status st = ctx->multifrontal.factor_level(ctx, f, L);
+    m->level_s[L] = fea_now() - tl;
+    if (st < 0) {
+      multifrontal_reset(s);
+      return st;
+    }
+  }
+  m->factor_s = fea_now() - t0;
+  m->root_s = m->level_s[t->num_levels - 1];
+  m->integrate_s = f->integrate_s;
+  m->device_bytes = f->device_bytes;
+  return FEA_SUCCESS;
+}
+
+/* The two sweeps over y (the tree's numbering, nrhs columns of num_dofs),
+ * each leaving its time in m; the first failure is kept in *st and the
+ * work blocks of sv are freed in every case by sweeps_end. */
+static fea_status sweeps_begin(fea_solver *s, fea_index nrhs, double *y,
+                               fea_multifrontal_solve *sv) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  *sv = (fea_multifrontal_solve){.nrhs = nrhs, .y = y};
+  sv->update = calloc((size_t)t->num_nodes, sizeof *sv->update);
+  FEA_CHECK(sv->update, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the work blocks of %lld nodes", (long long)t->num_nodes);
+  return FEA_SUCCESS;
+}
+
+static void sweeps_end(fea_solver *s, fea_multifrontal_solve *sv) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  if (sv->update)
+    for (fea_index n = 0; n < t->num_nodes; n++) free(sv->update[n]);
+  free(sv->update);
+  sv->update = NULL;
+}
+
+static fea_status forward_sweep(fea_solver *s, fea_index nrhs, double *y) {
+  multifrontal_solver *m = multifrontal_of(s);
+  fea_multifrontal_solve sv;
+  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  const double t0 = fea_now();
+  fea_status st = FEA_SUCCESS;
+  for (int L = 0; L < m->tree.num_levels && st == FEA_SUCCESS; L++)
+    st = s->ctx->multifrontal.forward_level(s->ctx, &m->factor, &sv, L);
+  m->forward_s = fea_now() - t0;
+  m->transfer_s = sv.transfer_s;
+  sweeps_end(s, &sv);
+  return st;
+}
+
+static fea_status backward_sweep(fea_solver *s, fea_index nrhs, double *y) {
+  multifrontal_solver *m = multifrontal_of(s);
+  fea_multifrontal_solve sv;
+  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  const double t0 = fea_now();
+  fea_status st = FEA_SUCCESS;
+  for (int L = m->tree.num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)
+    st = s->ctx->multifrontal.backward_level(s->ctx, &m->factor, &sv, L);
+  m->backward_s = fea_now() - t0;
+  m->transfer_s += sv.transfer_s;
+  sweeps_end(s, &sv);
+  return st;
+}
+
+/* The root's r DoFs (a kept boundary) of every column of y, set to v
+ * (r x nrhs, ld r) or to 0 when v is NULL. */
+static void set_kept_rows(const fea_etree *t, fea_index nrhs, double *y, const double *v) {
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index *dofs = t->front_dofs + root->front_off + root->q;
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < root->r; i++)
+      y[dofs[i] + j * t->num_dofs] = v ? v[i + j * root->r] : 0.0;
+}
+
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                     double *x, fea_index ldx) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nf = s->problem->num_free;
+  const fea_etree *t = &m->tree;
+  const fea_index N = t->num_dofs;
+  double *y = calloc((size_t)(N * nrhs), sizeof *y);
+  FEA_CHECK(y, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld right-hand sides of %lld DoFs",
+            (long long)nrhs, (long long)N);
+  /* Tree DoFs that are not free in the problem (the kept boundary) stay 0:
+   * their Dirichlet values are in the load's lifting already. */
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < nf; i++)
+      y[m->tree_of_free[i] + j * N] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
+  fea_status st = forward_sweep(s, nrhs, y);
+  /* The root's r rows (the kept boundary) are never eliminated: x = 0 there. */
+  if (st == FEA_SUCCESS && t->keep_boundary) set_kept_rows(t, nrhs, y, NULL);
+  if (st == FEA_SUCCESS) st = backward_sweep(s, nrhs, y);
+  if (st == FEA_SUCCESS)
+    for (fea_index j = 0; j < nrhs; j++)
+      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = y[m->tree_of_free[i] + j * N];
+  free(y);
+  return st;
+}
+
+fea_status fea_multifrontal_kept_forward(fea_solver *s, fea_index nrhs, double *y, double *g) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  FEA_CALL(forward_sweep(s, nrhs, y));
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index *dofs = t->front_dofs + root->front_off + root->q;
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < root->r; i++) g[i + j * root->r] = y[dofs[i] + j * t->num_dofs];
+  return FEA_SUCCESS;
+}
+
+fea_status fea_multifrontal_kept_backward(fea_solver *s, fea_index nrhs, double *y,
+                                          const double *xb) {
+  set_kept_rows(&multifrontal_of(s)->tree, nrhs, y, xb);
+  return backward_sweep(s, nrhs, y);
+}
+
+const double *fea_multifrontal_load(const fea_solver *s) { return multifrontal_of(s)->factor.load; }
+
+/* Refuse a space whose factorization cannot fit before the O(DoF) tree is
+ * built: the bound of etree-bound.c (factors, load vector and the tree's
+ * index lists, all from below) against the budget, walking only as far as
+ * it takes to exceed it. */
+static fea_status check_fits(fea_solver *s, const fea_solver_desc *d) {
+  fea_memory_budget budget;
+  fea_memory_budget_get(s->ctx, d->memory_limit_bytes, &budget);
+  const double stop = (double)budget.bytes / sizeof(double);
+  fea_etree_bound b;
+  FEA_CALL(fea_etree_bound_eval(s->space, d->merge, stop, &b));
+  const double need = sizeof(double) * (b.factor_entries + b.interior_dofs + b.front_entries) +
+                      sizeof(fea_etree_node) * b.num_nodes;
+  char what[200];
+  snprintf(what, sizeof what,
+           "the multifrontal factorization of %.0f interior DoFs (a lower bound from the patch "
+           "tree: %.4g factor entries%s)",
+           b.interior_dofs, b.factor_entries, b.complete ? "" : " in its top nodes alone");
+  return fea_memory_require(s->ctx, d->memory_limit_bytes, need, what);
+}
+
+fea_status fea_multifrontal_attach(fea_solver *s, const fea_solver_desc *d) {
+  fea_context *ctx = s->ctx;
+  FEA_CALL(check_fits(s, d));
+  multifrontal_solver *m = calloc(1, sizeof *m);
+  FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
+  s->data = m;
+  m->desc = *d;
+  FEA_CALL(number_dofs(s));
+  FEA_CALL(fea_etree_build(s->space, m->tree_index, d->merge, d->keep_boundary, &m->tree));
+  m->level_s = calloc((size_t)m->tree.num_levels, sizeof *m->level_s);
+  FEA_CHECK(m->level_s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for level times");
+  return plan_peak(s);
+}
+
+const fea_etree *fea_multifrontal_tree(const fea_solver *s) { return &multifrontal_of(s)->tree; }
+
+int fea_multifrontal_keeps_boundary(const fea_solver *s) {
+  return multifrontal_of(s)->desc.keep_boundary;
+}
+
+void fea_multifrontal_boundary_schur(const fea_solver *s, fea_index *dofs, double *S) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  const fea_etree_node *root = &t->nodes[t->num_nodes - 1];
+  const fea_index r = root->r;
+  /* With keep_boundary the tree numbering is the space's. The DoFs are
+   * known from the symbolic tree; the complement only after setup. */
+  if (dofs) memcpy(dofs, t->front_dofs + root->front_off + root->q, (size_t)r * sizeof *dofs);
+  if (!S) return;
+  const double *R = m->factor.schur[t->num_nodes - 1];
+  for (fea_index j = 0; j < r; j++)
+    for (fea_index i = j; i < r; i++) S[i + j * r] = S[j + i * r] = R[i + j * r];
+}
+
+void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  *full = (fea_solver_stats)FEA_SOLVER_STATS_INIT;
+  full->num_levels = t->num_levels;
+  full->num_nodes = t->num_nodes;
+  full->max_front = t->max_front;
+  /* After a setup, the FLOPs its BLAS calls were counted at; before, the tree's. */
+  full->flops = s->ready ? m->factor.flops : t->flops;
+  full->critical_path_flops = t->critical_path_flops;
+  full->factor_bytes = (uint64_t)t->factor_entries * sizeof(double);
+  full->peak_bytes = (uint64_t)m->peak_entries * sizeof(double);
+  full->integrate_s = m->integrate_s;
+  full->factor_s = m->factor_s;
+  full->root_s = m->root_s;
+  full->forward_s = m->forward_s;
+  full->backward_s = m->backward_s;
+  full->transfer_s = m->transfer_s;
+  full->threads = s->ctx->nthreads;
+  full->device_bytes = m->device_bytes;
+}
+
+void fea_multifrontal_get_level(const fea_solver *s, int level, fea_solver_level *full) {
+  const multifrontal_solver *m = multifrontal_of(s);
+  const fea_etree *t = &m->tree;
+  *full = (fea_solver_level)FEA_SOLVER_LEVEL_INIT;
+  for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
+    const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
+    if (full->nodes == 0 || nd->q < full->q_min) full->q_min = nd->q;
+    if (full->nodes == 0 || nd->r < full->r_min) full->r_min = nd->r;
+    if (nd->q > full->q_max) full->q_max = nd->q;
+    if (nd->r > full->r_max) full->r_max = nd->r;
+    full->flops += nd->flops;
+    full->nodes++;
+  }
+  full->factor_s = s->ready ? m->level_s[level] : 0;
+}
+
+void fea_multifrontal_get_node(const fea_solver *s, fea_index node, fea_solver_node *full) {
+  const fea_etree *t = &multifrontal_of(s)->tree;
+  const fea_etree_node *nd = &t->nodes[node];
+  *full = (fea_solver_node)FEA_SOLVER_NODE_INIT;
+  full->level = nd->level;
+  full->parent = nd->parent;
+  for (int k = 0; k < 3; k++) {
+    full->box_lo[k] = k < t->dim ? nd->lo[k] : 0;
+    full->box_hi[k] = k < t->dim ? nd->hi[k] : 1;
+  }
+  full->q = nd->q;
+  full->r = nd->r;
+}

@@ -1,0 +1,157 @@
+/* The multigrid object, shared by its three translation units only (and the
+ * unit test): the hierarchy (src/multigrid/hierarchy.c), the smoothers
+ * (smoother.c) and the cycles, the iterations and the object's
+ * life cycle (cycle.c). */
+#ifndef FEA_INTERNAL_MULTIGRID_IMPL_H
+#define FEA_INTERNAL_MULTIGRID_IMPL_H
+
+#include "linalg/matrix.h"
+#include "internal/multigrid-kernels.h"
+#include "multigrid.h"
+#include "matfree/operator.h"
+
+/* A coarsest level is factored densely up to this many free DoFs (a
+ * 512 MiB factor); beyond, the mesh must coarsen further. */
+#define FEA_MG_MAX_COARSE_DOFS 8192
+
+/* Vector loops go parallel from this length on (below, a team costs more
+ * than the loop). */
+#define FEA_MG_PARALLEL_MIN 8192
+
+typedef struct fea_mg_level {
+  fea_problem *problem; /* owned: the level's problem (level 0: a copy of the caller's) */
+  fea_index cells[3];   /* cells per direction (1 beyond dim) */
+  fea_index n;          /* free DoFs */
+  fea_operator *op;     /* every level with free DoFs but a factored coarsest */
+  double *dinv;       /* 1 / diag(A) where the smoother scales by it, else NULL (mg->k's memory) */
+  double lambda_max;  /* the smoothed operator's (A or D^-1 A), smoothing levels */
+  fea_matrix *P, *PT; /* prolongation from level + 1 and its transpose (NULL on the
+                            coarsest, when level + 1 has no free DoFs, or with grid) */
+  void *Pk, *PTk;     /* the same in mg->k's memory (matrix_create) */
+  int grid;           /* the transfers to level + 1 are grid sweeps (transfer-grid.c; host) */
+  double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
+  double *r, *w;      /* residual and smoother work */
+} fea_mg_level;
+
+struct fea_mg {
+  fea_context *ctx;        /* holds a reference */
+  fea_context *hctx;       /* its host delegate (ctx itself on a host backend): dense work */
+  const fea_mg_kernels *k; /* the vector kernels of ctx's memory; every level array is in it */
+  fea_multigrid_desc desc;
+  int num_levels;
+  fea_mg_level *levels; /* num_levels, 0 the finest */
+  double *coarse_chol;  /* n x n lower Cholesky factor of the coarsest level, or NULL (host) */
+  double *coarse_rhs;   /* n: the coarse solve's right-hand side on the host */
+  fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
+  double *res, *corr;   /* finest: residual and correction of the stationary iteration */
+  double *db, *dx;      /* finest: b and x in the kernels' memory when it is not the host's */
+  fea_multigrid_stats stats;
+  fea_mg_setup_phases phases; /* of the setup that built this object */
+};
+
+/* fea_mg_create with a chosen kernel table (tests: a table with host = 0
+ * over host memory runs a host context's multigrid the way a device runs
+ * it: level operators by fea_operator_create, CSR transfers, every host
+ * copy through upload and download). */
+fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
+                              const fea_multigrid_desc *desc, const fea_mg_kernels *k,
+                              fea_mg **out);
+
+/* ---- hierarchy (hierarchy.c) ---- */
+
+/* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on a
+ * Lagrange space of a 2D or 3D structured mesh: Q_p on quadrilaterals or
+ * hexahedra, P1 on simplices. */
+fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *problem);
+
+/* Levels (problems, cells, free DoFs) and transfers into mg->levels and
+ * mg->num_levels, coarsening while every direction keeps an even count and at
+ * least coarsest_cells cells after halving. Operators are not built here. */
+fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem);
+void fea_mg_hierarchy_free(fea_mg *mg);
+
+/* P: coarse free DoFs -> fine free DoFs of two order-1 Lagrange problems on
+ * structured meshes of the same box, coarse with half the cells of fine per
+ * direction: the coarse functions' values at the fine vertices. */
+fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
+                               fea_matrix **P);
+
+/* Add (j, w) to a prolongation row of count entries kept sorted by column
+ * (rows have at most 8 entries: insertion); returns the new count. */
+static inline int fea_mg_row_insert(fea_index *col, double *val, int count, fea_index j, double w) {
+  int at = count;
+  while (at > 0 && col[at - 1] > j) {
+    col[at] = col[at - 1];
+    val[at] = val[at - 1];
+    at--;
+  }
+  col[at] = j;
+  val[at] = w;
+  return count + 1;
+}
+
+/* P: Q1 free DoFs -> Q_p free DoFs of two problems on the same
+ * quadrilateral or hexahedral mesh (transfer-p.c): the Q1 functions' values
+ * at the Q_p nodes. */
+fea_status fea_mg_p_prolongation(fea_context *ctx, const fea_problem *fine,
+                                 const fea_problem *coarse, fea_matrix **P);
+
+/* ---- level matrices on structured meshes (level-stencil.c) ---- */
+
+/* 1 when fea_mg_stencil_system can build pb's matrix: order-1 Lagrange on a
+ * structured box mesh (not mapped) of quadrilaterals or hexahedra, constant
+ * sigma, no Neumann or Robin side. */
+int fea_mg_stencil_applies(const fea_problem *pb);
+
+/* pb's reduced stiffness matrix (the pattern and, up to rounding, the
+ * values of its assembly) from the one element matrix its translated cells
+ * share, rows on the context's threads, and unless b is NULL its reduced
+ * right-hand side (load minus the lifting of the Dirichlet values, equal to
+ * the assembly's up to rounding; a non-finite f is FEA_ERR_INVALID_ARG
+ * naming the point). *A NULL (and FEA_SUCCESS, b untouched) where the
+ * stencil does not apply, and the caller assembles instead. */
+fea_status fea_mg_stencil_system(fea_context *ctx, const fea_problem *pb, fea_matrix **A,
+                                 double *b);
+
+/* The 3^dim weights of an interior vertex's row (w[t] for the offset t in
+ * {-1, 0, 1}^dim, direction 0 fastest) where every free row is one (the
+ * stencil applies and every boundary vertex is Dirichlet), and unless b is
+ * NULL the reduced right-hand side as above; *usable 0 (nothing written)
+ * elsewhere. */
+fea_status fea_mg_stencil_weights(fea_context *ctx, const fea_problem *pb, double w[27], double *b,
+                                  int *usable);
+
+/* A matrix-free operator for such a level (level-stencil-op.c): y = A x by
+ * the weights over the grid of interior vertices, Dirichlet neighbours
+ * dropped; rhs (num_free, may be NULL) is its right-hand side. */
+fea_status fea_mg_stencil_operator(fea_context *ctx, const fea_problem *pb, const double w[27],
+                                   const double *rhs, fea_operator **out);
+/* 1 and the exact largest eigenvalue of A (scaled 0) or D^-1 A (scaled 1)
+ * when op is such a stencil operator; 0 (nothing written) otherwise. */
+int fea_mg_stencil_operator_lambda_max(const fea_operator *op, int scaled, double *lambda_max);
+
+/* ---- transfers by grid sweeps (transfer-grid.c) ---- */
+
+/* 1 when the fine and coarse levels are boxes of quadrilaterals or hexahedra
+ * with Dirichlet data on the whole boundary, the fine one with twice the
+ * coarse one's cells: their transfers are tensor sweeps of the 1D rule. */
+int fea_mg_grid_transfer_applies(const fea_problem *fine, const fea_problem *coarse);
+/* xf += P xc, and bc = P^T rf, between levels l and l + 1 (grid set). */
+void fea_mg_grid_prolong(const fea_mg *mg, int l, const double *xc, double *xf);
+void fea_mg_grid_restrict(const fea_mg *mg, int l, const double *rf, double *bc);
+
+/* ---- smoothers (smoother.c) ---- */
+
+/* Diagonals and eigenvalue estimates of the smoothing levels; refuses an
+ * unstable Richardson omega (FEA_ERR_INVALID_ARG naming level, omega and
+ * lambda_max). */
+fea_status fea_mg_smoother_setup(fea_mg *mg);
+
+/* steps smoothing steps (Chebyshev: one polynomial of that degree) on A_l x = b;
+ * zero: x is taken as 0 on entry (and need not be set). */
+fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, int steps, int zero);
+
+/* r = b - A_l x. */
+fea_status fea_mg_residual(const fea_mg *mg, int l, const double *b, const double *x, double *r);
+
+#endif
