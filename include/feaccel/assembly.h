@@ -30,7 +30,7 @@
 
 FEA_BEGIN_DECLS
 
-/** How concurrent updates of shared matrix entries are handled. */
+/** How concurrent updates of shared matrix entries are handled. @since 0.1.0 */
 typedef enum fea_update_strategy {
   FEA_UPDATE_SERIAL = 0,     /**< one thread, element order: the reference's result bit for bit */
   FEA_UPDATE_COLORING = 1,   /**< colors one after another, elements of a color in parallel */
@@ -41,7 +41,7 @@ typedef enum fea_update_strategy {
   FEA_UPDATE_AUTO = 6             /**< the library picks (never TSX) and reports its pick */
 } fea_update_strategy;
 
-/** Options of an assembly; initialize with FEA_ASSEMBLY_DESC_INIT. */
+/** Options of an assembly; initialize with FEA_ASSEMBLY_DESC_INIT. @since 0.1.0 */
 typedef struct fea_assembly_desc {
   size_t size;                  /**< sizeof(fea_assembly_desc) as compiled by the caller */
   fea_update_strategy strategy; /**< default FEA_UPDATE_AUTO */
@@ -54,11 +54,20 @@ typedef struct fea_assembly_desc {
 } fea_assembly_desc;
 
 /** Initializer: AUTO, the context's threads, 8 entries per lock, pthread
- * mutexes, 8 updates per transaction, backoff on, 8 attempts. */
+ * mutexes, 8 updates per transaction, backoff on, 8 attempts.
+ * @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_ASSEMBLY_DESC_INIT                                                    \
+  {                                                                               \
+    .size = sizeof(fea_assembly_desc), .strategy = FEA_UPDATE_AUTO, .threads = 0, \
+    .lock_stripe = 8, .spin = 0, .tsx_batch = 8, .backoff = 1, .tsx_retries = 8   \
+  }
+#else
 #define FEA_ASSEMBLY_DESC_INIT \
   { sizeof(fea_assembly_desc), FEA_UPDATE_AUTO, 0, 8, 0, 8, 1, 8 }
+#endif
 
-/** What an assembly did; set .size (FEA_ASSEMBLY_STATS_INIT) before the call. */
+/** What an assembly did; set .size (FEA_ASSEMBLY_STATS_INIT) before the call. @since 0.1.0 */
 typedef struct fea_assembly_stats {
   size_t size;                      /**< sizeof(fea_assembly_stats) as compiled by the caller */
   fea_update_strategy strategy_run; /**< the strategy that ran (AUTO's pick) */
@@ -79,9 +88,20 @@ typedef struct fea_assembly_stats {
   uint64_t elements_recomputed; /**< PRIVATE_BUFFERS: element integrations beyond one per element */
 } fea_assembly_stats;
 
-/** Initializer for fea_assembly_stats. */
+/** Initializer for fea_assembly_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_ASSEMBLY_STATS_INIT                                                            \
+  {                                                                                        \
+    .size = sizeof(fea_assembly_stats), .strategy_run = FEA_UPDATE_SERIAL, .threads = 0,   \
+    .time_s = 0.0, .updates_per_s = 0.0, .updates = 0, .retries = 0, .aborts_conflict = 0, \
+    .aborts_capacity = 0, .aborts_explicit = 0, .aborts_other = 0, .tx_started = 0,        \
+    .tx_committed = 0, .tx_fallback = 0, .lock_contended = 0, .colors = 0,                 \
+    .elements_recomputed = 0                                                               \
+  }
+#else
 #define FEA_ASSEMBLY_STATS_INIT \
   { sizeof(fea_assembly_stats), FEA_UPDATE_SERIAL, 0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#endif
 
 /**
  * @brief The CSR pattern of the reduced system of @p problem, values zero.
@@ -90,6 +110,7 @@ typedef struct fea_assembly_stats {
  * columns of the elements around it (the reference assembly's pattern).
  * Build it once and assemble into it as often as needed.
  * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A);
 
@@ -118,6 +139,7 @@ FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_mat
  * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
  * @retval FEA_ERR_OUT_OF_MEMORY when the scratch storage or a thread's
  *         buffers cannot be allocated
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *A, double *b,
                                         const fea_assembly_desc *desc, fea_assembly_stats *stats);
@@ -134,6 +156,7 @@ FEA_API fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *
  * @retval FEA_ERR_DIMENSION when @p ld is below num_free_dofs (or below 1)
  * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
  * @retval FEA_ERR_OUT_OF_MEMORY when scratch storage cannot be allocated
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_assemble_dense(const fea_problem *problem, double *A_dense,
                                               fea_index ld, double *b,
@@ -141,7 +164,8 @@ FEA_API fea_status fea_problem_assemble_dense(const fea_problem *problem, double
                                               fea_assembly_stats *stats);
 
 /** @brief Name of a strategy ("serial", "coloring", "atomic-cas", "mutex",
- * "private-buffers", "tsx", "auto"); NULL if @p strategy is unknown. */
+ * "private-buffers", "tsx", "auto"); NULL if @p strategy is unknown.
+ * @since 0.1.0 */
 FEA_EXPORT const char *fea_update_strategy_name(fea_update_strategy strategy);
 
 /**
@@ -152,6 +176,7 @@ FEA_EXPORT const char *fea_update_strategy_name(fea_update_strategy strategy);
  * @param[out] available 1 or 0
  * @param reason a sentence (may be NULL); @p len its capacity
  * @retval FEA_ERR_INVALID_ARG for a NULL @p available.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_tsx_available(int *available, char *reason, size_t len);
 

@@ -38,7 +38,7 @@
 
 FEA_BEGIN_DECLS
 
-/** Severity of a message handed to the log callback. */
+/** Severity of a message handed to the log callback. @since 0.1.0 */
 typedef enum fea_log_level {
   FEA_LOG_ERROR = 0, /**< a call failed; the same text as fea_context_last_error() */
   FEA_LOG_WARN = 1,  /**< something was worked around */
@@ -49,6 +49,7 @@ typedef enum fea_log_level {
 /**
  * @brief Receives the library's messages; the library itself never prints.
  * @param msg valid only during the call.
+ * @since 0.1.0
  */
 typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
 
@@ -73,6 +74,7 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  * @retval FEA_ERR_OUT_OF_MEMORY when the context's state cannot be allocated
  * For a family or NULL, backends are tried by priority and the first
  * failure is the one returned. On failure fea_context_last_error(NULL) says why.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
 
@@ -81,6 +83,7 @@ FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
  * it alive until they are destroyed. Accepts NULL and `*ctx == NULL`; sets `*ctx = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
 
@@ -93,12 +96,14 @@ FEA_EXPORT fea_status fea_context_destroy(fea_context **ctx);
  * With @p ctx NULL: the last error raised on the calling thread by any call,
  * including calls that have no context (a failed fea_context_create()).
  * Returns "" when there was none. The string lives until the next failing call.
+ * @since 0.1.0
  */
 FEA_EXPORT const char *fea_context_last_error(const fea_context *ctx);
 
 /**
  * @brief Number of threads the context's CPU work uses (1 on `/cpu/ref`).
  * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx or @p nthreads.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthreads);
 
@@ -112,12 +117,14 @@ FEA_API fea_status fea_context_get_num_threads(const fea_context *ctx, int *nthr
  *         (`/cpu/ref`: 1) and @p nthreads is another
  * @retval FEA_ERR_BACKEND on `/cpu/threads` with `bind=core` when hwloc cannot
  *         load the topology or bind the threads
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
 
 /**
  * @brief Install a log callback receiving messages up to @p max_level; NULL removes it.
  * @retval FEA_ERR_INVALID_ARG for a level outside FEA_LOG_ERROR..FEA_LOG_DEBUG.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level,
                                                 fea_log_fn fn, void *user);
@@ -134,6 +141,7 @@ FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level 
  *
  * @param bytes the limit in bytes; 0 restores the default (MemAvailable)
  * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes);
 
@@ -143,10 +151,12 @@ FEA_API fea_status fea_context_set_memory_limit(fea_context *ctx, uint64_t bytes
  * The figure fea_context_set_memory_limit() describes, read now (it moves
  * with the process's usage and the machine's MemAvailable).
  * @retval FEA_ERR_INVALID_ARG for a NULL @p ctx or @p bytes.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_get_memory_limit(const fea_context *ctx, uint64_t *bytes);
 
-/** Facts about a context; initialize with FEA_CONTEXT_INFO_INIT so that `.size` is set. */
+/** Facts about a context; initialize with FEA_CONTEXT_INFO_INIT so that `.size` is set.
+ * @since 0.1.0 */
 typedef struct fea_context_info {
   size_t size;                  /**< sizeof(fea_context_info) as compiled by the caller */
   char backend[32];             /**< prefix of the backend that runs, e.g. "/cpu/threads" */
@@ -164,9 +174,18 @@ typedef struct fea_context_info {
   uint64_t device_memory_bytes; /**< total device memory, 0 on CPU backends */
 } fea_context_info;
 
-/** Initializer for fea_context_info. */
+/** Initializer for fea_context_info. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_CONTEXT_INFO_INIT                                                                      \
+  {                                                                                                \
+    .size = sizeof(fea_context_info), .backend = "", .resource = "", .num_threads = 0, .bound = 0, \
+    .num_cores = 0, .num_pus = 0, .num_numa_nodes = 0, .cpu_model = "", .blas = "",                \
+    .device_name = "", .device_id = -1, .device_cc = 0, .device_memory_bytes = 0                   \
+  }
+#else
 #define FEA_CONTEXT_INFO_INIT \
   { sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0 }
+#endif
 
 /**
  * @brief Fill @p info (whose `.size` the caller set) with facts about @p ctx.
@@ -174,10 +193,11 @@ typedef struct fea_context_info {
  * @retval FEA_ERR_INVALID_ARG for a NULL @p info or an `info->size` outside
  *         the sizes this library accepts
  * @retval FEA_ERR_BACKEND when hwloc could not load the machine topology
+ * @since 0.1.0
  */
 FEA_API fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info);
 
-/** One backend as known to this build; initialize with FEA_BACKEND_INFO_INIT. */
+/** One backend as known to this build; initialize with FEA_BACKEND_INFO_INIT. @since 0.1.0 */
 typedef struct fea_backend_info {
   size_t size;       /**< sizeof(fea_backend_info) as compiled by the caller */
   char prefix[32];   /**< "/cpu/ref", "/cpu/threads", "/gpu/cuda" */
@@ -187,9 +207,17 @@ typedef struct fea_backend_info {
   char reason[256];  /**< why not built or not usable; "" when usable */
 } fea_backend_info;
 
-/** Initializer for fea_backend_info. */
+/** Initializer for fea_backend_info. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_BACKEND_INFO_INIT                                                               \
+  {                                                                                         \
+    .size = sizeof(fea_backend_info), .prefix = "", .priority = 0, .built = 0, .usable = 0, \
+    .reason = ""                                                                            \
+  }
+#else
 #define FEA_BACKEND_INFO_INIT \
   { sizeof(fea_backend_info), "", 0, 0, 0, "" }
+#endif
 
 /**
  * @brief List every backend libfeaccel knows, built or not, with whether it is usable.
@@ -203,6 +231,7 @@ typedef struct fea_backend_info {
  *         @p capacity > 0, an `infos[0].size` outside the accepted sizes, or
  *         an entry whose `.size` differs from `infos[0].size`; nothing is
  *         written then. No context exists: fea_context_last_error(NULL) says why.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count);
 

@@ -41,7 +41,7 @@
 
 FEA_BEGIN_DECLS
 
-/** What to estimate; initialize with FEA_COST_QUERY_INIT. */
+/** What to estimate; initialize with FEA_COST_QUERY_INIT. @since 0.1.0 */
 typedef struct fea_cost_query {
   size_t size; /**< sizeof(fea_cost_query) as compiled by the caller */
   int dim;     /**< 1, 2 or 3 */
@@ -55,12 +55,18 @@ typedef struct fea_cost_query {
   const fea_bc_type *sides;
 } fea_cost_query;
 
-/** Initializer: 2D, p = 1, one element, unlimited processors, all sides Dirichlet. */
+/** Initializer: 2D, p = 1, one element, unlimited processors, all sides Dirichlet. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_COST_QUERY_INIT \
+  { .size = sizeof(fea_cost_query), .dim = 2, .p = 1, .n = 1, .nproc = 0, .sides = NULL }
+#else
 #define FEA_COST_QUERY_INIT \
   { sizeof(fea_cost_query), 2, 1, 1, 0, NULL }
+#endif
 
 /** The estimate; initialize with FEA_COST_INIT (the callee fills the fields
- * the caller's .size covers). */
+ * the caller's .size covers).
+ * @since 0.1.0 */
 typedef struct fea_cost {
   size_t size;  /**< sizeof(fea_cost) as compiled by the caller */
   double flops; /**< sequential FLOPs of the factorization (eq. 22) */
@@ -71,9 +77,17 @@ typedef struct fea_cost {
   fea_index root_front; /**< order of the root's front (all of it is eliminated there) */
 } fea_cost;
 
-/** Initializer for fea_cost. */
+/** Initializer for fea_cost. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_COST_INIT                                                                        \
+  {                                                                                          \
+    .size = sizeof(fea_cost), .flops = 0.0, .critical_path_flops = 0.0, .memory_bytes = 0.0, \
+    .num_levels = 0, .root_front = 0                                                         \
+  }
+#else
 #define FEA_COST_INIT \
   { sizeof(fea_cost), 0.0, 0.0, 0.0, 0, 0 }
+#endif
 
 /**
  * @brief Exact counts from the solver's symbolic tree.
@@ -104,6 +118,7 @@ typedef struct fea_cost {
  *         context's memory budget (checked before either is built)
  * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
  *         positions
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_cost *out);
 
@@ -130,6 +145,7 @@ FEA_API fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *
  *
  * @retval FEA_ERR_INVALID_ARG naming the bad field, or an `out->size`
  *         outside the accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out);
 
@@ -151,6 +167,7 @@ FEA_API fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out);
  *         fits, does not fit the context's memory budget
  * @retval FEA_ERR_UNSUPPORTED when a front exceeds the solver's 32-bit front
  *         positions
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64_t bytes,
                                        int *fits);
@@ -163,6 +180,7 @@ FEA_API fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q
  * @param p 1..8; @param N unknowns, finite and >= 1
  * @retval FEA_ERR_INVALID_ARG for @p p outside 1..8, @p N not finite or
  *         below 1, or a NULL @p bytes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes);
 
@@ -176,6 +194,7 @@ FEA_API fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes);
  * @param speedup, efficiency outputs; either may be NULL
  * @retval FEA_ERR_INVALID_ARG naming the bad field of @p q, including an
  *         nproc below 1
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cost_strong_scaling_paper(const fea_cost_query *q, double *speedup,
                                                  double *efficiency);

@@ -30,10 +30,10 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque mesh. */
+/** Opaque mesh. @since 0.1.0 */
 typedef struct fea_mesh fea_mesh;
 
-/** Cell types. */
+/** Cell types. @since 0.1.0 */
 typedef enum fea_cell_type {
   FEA_CELL_INTERVAL = 1,
   FEA_CELL_TRIANGLE = 2,
@@ -52,10 +52,11 @@ typedef enum fea_cell_type {
  * [1, 2] x [0, pi/2] for the quarter annulus. It is called only during
  * fea_mesh_create_structured(), once per node on the calling thread; a
  * NaN or infinite output is how it reports a point it cannot map.
+ * @since 0.1.0
  */
 typedef void (*fea_point_map_fn)(const double *xi, double *x, void *user);
 
-/** Options of a structured mesh; initialize with FEA_MESH_DESC_INIT. */
+/** Options of a structured mesh; initialize with FEA_MESH_DESC_INIT. @since 0.1.0 */
 typedef struct fea_mesh_desc {
   size_t size;     /**< sizeof(fea_mesh_desc) as compiled by the caller */
   int dim;         /**< 1, 2 or 3 */
@@ -70,9 +71,17 @@ typedef struct fea_mesh_desc {
   void *map_user; /**< passed to @p map as its last argument */
 } fea_mesh_desc;
 
-/** Initializer: the unit square with one cell, not mapped. */
+/** Initializer: the unit square with one cell, not mapped. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MESH_DESC_INIT                                                       \
+  {                                                                              \
+    .size = sizeof(fea_mesh_desc), .dim = 2, .n = {1, 1, 1}, .lower = {0, 0, 0}, \
+    .upper = {1, 1, 1}, .simplices = 0, .map = NULL, .map_user = NULL            \
+  }
+#else
 #define FEA_MESH_DESC_INIT \
   { sizeof(fea_mesh_desc), 2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 0, NULL, NULL }
+#endif
 
 /**
  * @brief Cartesian mesh of the box [lower, upper] with n[k] cells in direction k.
@@ -97,6 +106,7 @@ typedef struct fea_mesh_desc {
  *         coordinates) and an inverted or degenerate mapped cell (naming the
  *         cell, its box cell and the offending Jacobian determinant or measure)
  * @retval FEA_ERR_OUT_OF_MEMORY when the node count is too large to address
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_desc *desc,
                                               fea_mesh **out);
@@ -112,6 +122,7 @@ FEA_API fea_status fea_mesh_create_structured(fea_context *ctx, const fea_mesh_d
  *         in a cell, and for inverted or degenerate cells (zero or negative
  *         measure), naming the cell
  * @retval FEA_ERR_OUT_OF_MEMORY for counts above 2^56, too many to address
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_cell_type type,
                                                fea_index num_nodes, const double *coords,
@@ -132,6 +143,7 @@ FEA_API fea_status fea_mesh_create_from_arrays(fea_context *ctx, int dim, fea_ce
  * @retval FEA_ERR_UNSUPPORTED for a tetrahedral mesh, which is not refined
  * @retval FEA_ERR_OUT_OF_MEMORY when the fine mesh is too large to address
  *         or its allocation fails
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fine);
 
@@ -139,12 +151,14 @@ FEA_API fea_status fea_mesh_refine_uniform(const fea_mesh *coarse, fea_mesh **fi
  * @brief Destroy a mesh (spaces keep it alive while they use it). Accepts NULL; sets `*mesh = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_mesh_destroy(fea_mesh **mesh);
 
 /**
  * @brief Space dimension, cell type and counts. Any output pointer may be NULL.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p mesh.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_type *type,
                                      fea_index *num_nodes, fea_index *num_cells);
@@ -153,6 +167,7 @@ FEA_API fea_status fea_mesh_get_info(const fea_mesh *mesh, int *dim, fea_cell_ty
  * @brief Copy the coordinates (num_nodes * dim doubles) into @p coords.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p coords
  * @retval FEA_ERR_DIMENSION when @p capacity is below num_nodes * dim
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capacity,
                                             double *coords);
@@ -161,6 +176,7 @@ FEA_API fea_status fea_mesh_get_coordinates(const fea_mesh *mesh, fea_index capa
  * @brief Copy the connectivity (num_cells * nodes-per-cell indices) into @p cells.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p cells
  * @retval FEA_ERR_DIMENSION when @p capacity is below num_cells * nodes-per-cell
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, fea_index *cells);
 
@@ -169,6 +185,7 @@ FEA_API fea_status fea_mesh_get_cells(const fea_mesh *mesh, fea_index capacity, 
  * @retval FEA_ERR_STATE when the mesh was not made by fea_mesh_refine_uniform()
  * @retval FEA_ERR_INVALID_ARG for a NULL @p parents
  * @retval FEA_ERR_DIMENSION when @p capacity is below num_cells
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity,
                                         fea_index *parents);
@@ -198,6 +215,7 @@ FEA_API fea_status fea_mesh_get_parents(const fea_mesh *mesh, fea_index capacity
  *         top dimension, and node or element tags so sparse that they need
  *         renumbering
  * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_mesh **out);
 
@@ -215,6 +233,7 @@ FEA_API fea_status fea_mesh_read_gmsh(fea_context *ctx, const char *path, fea_me
  * @retval FEA_ERR_INVALID_ARG for a NULL @p count, a negative @p capacity, or a NULL
  *         @p tags with capacity > 0
  * @retval FEA_ERR_DIMENSION when @p capacity is positive but below the number of groups
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_boundary_groups(const fea_mesh *mesh, int capacity, int *tags,
                                                 fea_index *num_facets, int *count);
@@ -224,14 +243,15 @@ FEA_API fea_status fea_mesh_get_boundary_groups(const fea_mesh *mesh, int capaci
  * string lives as long as the mesh.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p name, or a @p tag that is not a boundary group
  *         of the mesh (naming the tag)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_get_boundary_group_name(const fea_mesh *mesh, int tag,
                                                     const char **name);
 
-/** Where a field's values live. */
+/** Where a field's values live. @since 0.1.0 */
 typedef enum fea_field_location { FEA_FIELD_NODE = 0, FEA_FIELD_CELL = 1 } fea_field_location;
 
-/** A named field for output; values are location-count * components doubles. */
+/** A named field for output; values are location-count * components doubles. @since 0.1.0 */
 typedef struct fea_field {
   const char *name;
   fea_field_location location;
@@ -247,6 +267,7 @@ typedef struct fea_field {
  *         with the same name, an unknown location, components outside 1..9,
  *         NULL values, or a value that is not finite (VTK cannot read it)
  * @retval FEA_ERR_IO when the file cannot be opened or written
+ * @since 0.1.0
  */
 FEA_API fea_status fea_mesh_write_vtu(const fea_mesh *mesh, const char *path, int num_fields,
                                       const fea_field *fields);

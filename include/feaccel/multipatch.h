@@ -40,18 +40,23 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque multipatch domain. */
+/** Opaque multipatch domain. @since 0.1.0 */
 typedef struct fea_multipatch fea_multipatch;
 
-/** Options of a multipatch domain; initialize with FEA_MULTIPATCH_DESC_INIT. */
+/** Options of a multipatch domain; initialize with FEA_MULTIPATCH_DESC_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_desc {
   size_t size;      /**< sizeof(fea_multipatch_desc) as compiled by the caller */
   double tolerance; /**< points closer than tolerance x the domain's diameter coincide; 0: 1e-9 */
 } fea_multipatch_desc;
 
-/** Initializer: the default tolerance. */
+/** Initializer: the default tolerance. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIPATCH_DESC_INIT \
+  { .size = sizeof(fea_multipatch_desc), .tolerance = 0.0 }
+#else
 #define FEA_MULTIPATCH_DESC_INIT \
   { sizeof(fea_multipatch_desc), 0.0 }
+#endif
 
 /**
  * @brief Join @p num_patches B-spline spaces into one domain, finding the interfaces.
@@ -64,15 +69,16 @@ typedef struct fea_multipatch_desc {
  *         but whose DoFs do not (naming both and the first DoF that differs), or a side that
  *         would meet two others
  * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, or a 1D space
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_create(fea_context *ctx, int num_patches,
                                          fea_space *const *patches, const fea_multipatch_desc *desc,
                                          fea_multipatch **out);
 
-/** @brief Destroy a domain (accepts NULL; sets `*mp = NULL`). */
+/** @brief Destroy a domain (accepts NULL; sets `*mp = NULL`). @since 0.1.0 */
 FEA_EXPORT fea_status fea_multipatch_destroy(fea_multipatch **mp);
 
-/** Facts about a domain; initialize with FEA_MULTIPATCH_INFO_INIT. */
+/** Facts about a domain; initialize with FEA_MULTIPATCH_INFO_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_info {
   size_t size;            /**< sizeof(fea_multipatch_info) as compiled by the caller */
   int dim;                /**< 2 or 3 */
@@ -82,17 +88,26 @@ typedef struct fea_multipatch_info {
   fea_index num_dofs;     /**< global DoFs (patch DoFs joined across the interfaces) */
 } fea_multipatch_info;
 
-/** Initializer for fea_multipatch_info. */
+/** Initializer for fea_multipatch_info. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIPATCH_INFO_INIT                                                          \
+  {                                                                                       \
+    .size = sizeof(fea_multipatch_info), .dim = 0, .num_patches = 0, .num_interfaces = 0, \
+    .num_boundary_sides = 0, .num_dofs = 0                                                \
+  }
+#else
 #define FEA_MULTIPATCH_INFO_INIT \
   { sizeof(fea_multipatch_info), 0, 0, 0, 0, 0 }
+#endif
 
 /**
  * @brief Fill @p info (whose .size the caller set).
  * @retval FEA_ERR_INVALID_ARG for a .size outside the accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_get_info(const fea_multipatch *mp, fea_multipatch_info *info);
 
-/** One interface; initialize with FEA_MULTIPATCH_INTERFACE_INIT. */
+/** One interface; initialize with FEA_MULTIPATCH_INTERFACE_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_interface {
   size_t size;            /**< sizeof(fea_multipatch_interface) as compiled by the caller */
   int patch[2];           /**< the two patches (patch[0] <= patch[1]) */
@@ -104,14 +119,23 @@ typedef struct fea_multipatch_interface {
   fea_index num_dofs;     /**< DoFs on the shared side */
 } fea_multipatch_interface;
 
-/** Initializer for fea_multipatch_interface. */
+/** Initializer for fea_multipatch_interface. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIPATCH_INTERFACE_INIT                                                \
+  {                                                                                  \
+    .size = sizeof(fea_multipatch_interface), .patch = {0, 0},                       \
+    .side = {FEA_SIDE_WEST, FEA_SIDE_WEST}, .flip = {0, 0}, .swap = 0, .num_dofs = 0 \
+  }
+#else
 #define FEA_MULTIPATCH_INTERFACE_INIT \
   { sizeof(fea_multipatch_interface), {0, 0}, {FEA_SIDE_WEST, FEA_SIDE_WEST}, {0, 0}, 0, 0 }
+#endif
 
 /**
  * @brief Interface @p index (0-based; ordered by the first patch, then its side).
  * @retval FEA_ERR_INVALID_ARG for @p index outside [0, num_interfaces) or a .size outside the
  *         accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_get_interface(const fea_multipatch *mp, int index,
                                                 fea_multipatch_interface *info);
@@ -119,6 +143,7 @@ FEA_API fea_status fea_multipatch_get_interface(const fea_multipatch *mp, int in
 /**
  * @brief Boundary side @p index (0-based; ordered by patch, then side): its patch and side.
  * @retval FEA_ERR_INVALID_ARG for @p index outside [0, num_boundary_sides)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_get_boundary_side(const fea_multipatch *mp, int index, int *patch,
                                                     fea_patch_side *side);
@@ -128,14 +153,15 @@ FEA_API fea_status fea_multipatch_get_boundary_side(const fea_multipatch *mp, in
  * @param capacity entries @p global has room for (at least the patch's DoFs)
  * @retval FEA_ERR_INVALID_ARG for @p patch outside [0, num_patches)
  * @retval FEA_ERR_DIMENSION when @p capacity is below the patch's DoFs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_get_patch_dofs(const fea_multipatch *mp, int patch,
                                                  fea_index capacity, fea_index *global);
 
-/** Opaque Poisson problem on a multipatch domain. */
+/** Opaque Poisson problem on a multipatch domain. @since 0.1.0 */
 typedef struct fea_multipatch_problem fea_multipatch_problem;
 
-/** The condition on one boundary side of a multipatch domain. */
+/** The condition on one boundary side of a multipatch domain. @since 0.1.0 */
 typedef struct fea_multipatch_bc {
   int patch;                 /**< the patch */
   fea_patch_side side;       /**< its side: one of the domain's boundary sides */
@@ -160,18 +186,20 @@ typedef struct fea_multipatch_bc {
  *         domain (an interface, or beyond the dimension), a side listed twice, a bad condition
  *         (type, Robin alpha), or no Dirichlet or Robin side with c = 0 (u determined up to a
  *         constant only)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp,
                                                          const fea_problem_desc *desc, int num_bcs,
                                                          const fea_multipatch_bc *bcs,
                                                          fea_multipatch_problem **out);
 
-/** @brief Destroy a problem (accepts NULL; sets `*problem = NULL`). */
+/** @brief Destroy a problem (accepts NULL; sets `*problem = NULL`). @since 0.1.0 */
 FEA_EXPORT fea_status fea_multipatch_problem_destroy(fea_multipatch_problem **problem);
 
 /**
  * @brief The number of free global DoFs: the rows of the problem's system.
  * @retval FEA_ERR_INVALID_ARG only for the NULL arguments above
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_get_num_free_dofs(const fea_multipatch_problem *problem,
                                                             fea_index *n);
@@ -183,6 +211,7 @@ FEA_API fea_status fea_multipatch_problem_get_num_free_dofs(const fea_multipatch
  * @param[out] A the CSR matrix (fea_matrix_destroy()), or NULL
  * @retval FEA_ERR_INVALID_ARG when @p b and @p A are both NULL, or as
  *         fea_problem_assemble_reference() for a coefficient that is not positive or not finite
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_assemble_reference(const fea_multipatch_problem *problem,
                                                              double *b, fea_matrix **A);
@@ -191,6 +220,7 @@ FEA_API fea_status fea_multipatch_problem_assemble_reference(const fea_multipatc
  * @brief Expand a reduced solution to every global DoF (Dirichlet DoFs take their values).
  * @param u_free num_free values; @param u_full num_dofs values (caller-allocated)
  * @retval FEA_ERR_INVALID_ARG only for the NULL arguments above
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_expand_solution(const fea_multipatch_problem *problem,
                                                           const double *u_free, double *u_full);
@@ -200,6 +230,7 @@ FEA_API fea_status fea_multipatch_problem_expand_solution(const fea_multipatch_p
  *        (each patch on its problem's rule), from global coefficients @p u_full.
  * @param h1_semi the H1 seminorm error, or NULL (then exact_grad may be NULL)
  * @retval FEA_ERR_INVALID_ARG for a NULL exact, or h1_semi asked for without exact_grad
+ * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_error_norms(const fea_multipatch_problem *problem,
                                                       const double *u_full, fea_scalar_fn exact,
@@ -219,11 +250,12 @@ FEA_API fea_status fea_multipatch_problem_error_norms(const fea_multipatch_probl
  * @retval FEA_ERR_UNSUPPORTED for a backend without multifrontal ops
  * @retval FEA_ERR_OUT_OF_MEMORY when a patch's factorization bound, or the dense interface
  *         system, exceeds the memory budget (naming both figures)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_create_multipatch(fea_context *ctx, fea_multipatch_problem *problem,
                                                 const fea_solver_desc *desc, fea_solver **out);
 
-/** Facts about a multipatch solver; initialize with FEA_MULTIPATCH_STATS_INIT. */
+/** Facts about a multipatch solver; initialize with FEA_MULTIPATCH_STATS_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_stats {
   size_t size;              /**< sizeof(fea_multipatch_stats) as compiled by the caller */
   int num_patches;          /**< patches */
@@ -236,14 +268,24 @@ typedef struct fea_multipatch_stats {
   uint64_t interface_bytes; /**< the dense interface factor */
 } fea_multipatch_stats;
 
-/** Initializer for fea_multipatch_stats. */
+/** Initializer for fea_multipatch_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIPATCH_STATS_INIT                                                             \
+  {                                                                                           \
+    .size = sizeof(fea_multipatch_stats), .num_patches = 0, .interface_dofs = 0,              \
+    .interior_dofs = 0, .local_s = 0.0, .interface_s = 0.0, .solve_s = 0.0, .patch_bytes = 0, \
+    .interface_bytes = 0                                                                      \
+  }
+#else
 #define FEA_MULTIPATCH_STATS_INIT \
   { sizeof(fea_multipatch_stats), 0, 0, 0, 0.0, 0.0, 0.0, 0, 0 }
+#endif
 
 /**
  * @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve.
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multipatch, or a .size outside
  *         the accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_multipatch_stats(const fea_solver *solver,
                                                    fea_multipatch_stats *stats);

@@ -51,10 +51,10 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque operator. */
+/** Opaque operator. @since 0.1.0 */
 typedef struct fea_operator fea_operator;
 
-/** How the operator is applied. */
+/** How the operator is applied. @since 0.1.0 */
 typedef enum fea_operator_kind {
   FEA_OPERATOR_CSR = 0,                    /**< assembled CSR matrix, threaded SpMV */
   FEA_OPERATOR_MATFREE_ELEMENT_MATRIX = 1, /**< matrix-free, dense element matrices */
@@ -70,6 +70,7 @@ typedef enum fea_operator_kind {
  * reaction term, sigma(x) or A(x)) is applied at the quadrature points with
  * a symmetric matrix per point that holds the weight, det J, J^-1, the
  * coefficients and the NURBS weight.
+ * @since 0.1.0
  */
 typedef enum fea_geometry_terms {
   /** the 1D factorization where it applies, else STORED */
@@ -84,7 +85,7 @@ typedef enum fea_geometry_terms {
   FEA_GEOMETRY_TERMS_RECOMPUTED = 2
 } fea_geometry_terms;
 
-/** Options of an operator; initialize with FEA_OPERATOR_DESC_INIT. */
+/** Options of an operator; initialize with FEA_OPERATOR_DESC_INIT. @since 0.1.0 */
 typedef struct fea_operator_desc {
   size_t size;                  /**< sizeof(fea_operator_desc) as compiled by the caller */
   fea_operator_kind kind;       /**< default FEA_OPERATOR_MATFREE_SUMFACT */
@@ -92,12 +93,20 @@ typedef struct fea_operator_desc {
   fea_geometry_terms geometry_terms; /**< MATFREE_SUMFACT: the geometry's terms (default AUTO) */
 } fea_operator_desc;
 
-/** Initializer: sum factorization, AUTO strategy, AUTO geometry terms. */
+/** Initializer: sum factorization, AUTO strategy, AUTO geometry terms. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_OPERATOR_DESC_INIT                                               \
+  {                                                                          \
+    .size = sizeof(fea_operator_desc), .kind = FEA_OPERATOR_MATFREE_SUMFACT, \
+    .strategy = FEA_UPDATE_AUTO, .geometry_terms = FEA_GEOMETRY_TERMS_AUTO   \
+  }
+#else
 #define FEA_OPERATOR_DESC_INIT                                                \
   {                                                                           \
     sizeof(fea_operator_desc), FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, \
         FEA_GEOMETRY_TERMS_AUTO                                               \
   }
+#endif
 
 /**
  * @brief Create the reduced operator of @p problem on @p ctx.
@@ -117,6 +126,7 @@ typedef struct fea_operator_desc {
  *         device backend without operators
  * @retval FEA_ERR_BACKEND on a device backend whose host delegate cannot be
  *         found or created
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
                                        const fea_operator_desc *desc, fea_operator **out);
@@ -130,6 +140,7 @@ FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *prob
  *         than the operator's, or not FEA_F64, or @p x and @p y
  *         the same vector
  * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea_vector *y);
 
@@ -139,6 +150,7 @@ FEA_API fea_status fea_operator_apply(fea_operator *op, const fea_vector *x, fea
  *         than the operator's, or not FEA_F64, or @p x and @p y
  *         the same vector
  * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x, fea_vector *y);
 
@@ -147,6 +159,7 @@ FEA_API fea_status fea_operator_apply_add(fea_operator *op, const fea_vector *x,
  * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
  *         than the operator's, or not FEA_F64
  * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector *diag);
 
@@ -159,10 +172,12 @@ FEA_API fea_status fea_operator_get_diagonal(const fea_operator *op, fea_vector 
  *         than the operator's, or not FEA_F64, or a load f that
  *         is not finite at a quadrature point
  * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b);
 
-/** What an operator is and costs; set .size (FEA_OPERATOR_INFO_INIT) before the call. */
+/** What an operator is and costs; set .size (FEA_OPERATOR_INFO_INIT) before the call.
+ * @since 0.1.0 */
 typedef struct fea_operator_info {
   size_t size;                      /**< sizeof(fea_operator_info) as compiled by the caller */
   fea_operator_kind kind_run;       /**< the kind that runs (after a fallback) */
@@ -175,13 +190,23 @@ typedef struct fea_operator_info {
   double bytes_per_apply;           /**< memory traffic one apply must move at least */
 } fea_operator_info;
 
-/** Initializer for fea_operator_info. */
+/** Initializer for fea_operator_info. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_OPERATOR_INFO_INIT                                                                     \
+  {                                                                                                \
+    .size = sizeof(fea_operator_info), .kind_run = FEA_OPERATOR_CSR,                               \
+    .strategy_run = FEA_UPDATE_SERIAL, .rows = 0, .memory_bytes = 0, .setup_s = 0.0, .kernel = "", \
+    .flops_per_apply = 0.0, .bytes_per_apply = 0.0                                                 \
+  }
+#else
 #define FEA_OPERATOR_INFO_INIT \
   { sizeof(fea_operator_info), FEA_OPERATOR_CSR, FEA_UPDATE_SERIAL, 0, 0, 0.0, "", 0.0, 0.0 }
+#endif
 
 /**
  * @brief Fill @p info up to its .size.
  * @retval FEA_ERR_INVALID_ARG for an `info->size` outside the accepted sizes.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_info *info);
 
@@ -201,6 +226,7 @@ FEA_API fea_status fea_operator_get_info(const fea_operator *op, fea_operator_in
  * @retval FEA_ERR_NOT_POSDEF when an estimate, or with @p jacobi a diagonal
  *         entry, is not positive
  * @retval FEA_ERR_BACKEND when LAPACK fails on the Lanczos matrix
+ * @since 0.1.0
  */
 FEA_API fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,
                                                      double *lambda_min, double *lambda_max);
@@ -209,10 +235,11 @@ FEA_API fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps
  * @brief Destroy an operator. Accepts NULL and `*op == NULL`; sets `*op = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_operator_destroy(fea_operator **op);
 
-/** Options of fea_cg_solve(); initialize with FEA_CG_DESC_INIT. */
+/** Options of fea_cg_solve(); initialize with FEA_CG_DESC_INIT. @since 0.1.0 */
 typedef struct fea_cg_desc {
   size_t size;                /**< sizeof(fea_cg_desc) as compiled by the caller */
   double rtol;                /**< stop when ||r|| <= max(rtol ||b||, atol) (default 1e-10) */
@@ -223,11 +250,19 @@ typedef struct fea_cg_desc {
   double *history;            /**< ||r_k|| for k = 0, 1, ... (up to capacity), or NULL */
 } fea_cg_desc;
 
-/** Initializer: rtol 1e-10, atol 0, 10000 iterations, Jacobi, no history. */
+/** Initializer: rtol 1e-10, atol 0, 10000 iterations, Jacobi, no history. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_CG_DESC_INIT                                                                           \
+  {                                                                                                \
+    .size = sizeof(fea_cg_desc), .rtol = 1e-10, .atol = 0.0, .max_iterations = 10000, .jacobi = 1, \
+    .history_capacity = 0, .history = NULL                                                         \
+  }
+#else
 #define FEA_CG_DESC_INIT \
   { sizeof(fea_cg_desc), 1e-10, 0.0, 10000, 1, 0, NULL }
+#endif
 
-/** What a CG solve did; set .size (FEA_CG_STATS_INIT) before the call. */
+/** What a CG solve did; set .size (FEA_CG_STATS_INIT) before the call. @since 0.1.0 */
 typedef struct fea_cg_stats {
   size_t size;             /**< sizeof(fea_cg_stats) as compiled by the caller */
   fea_index iterations;    /**< iterations run */
@@ -238,9 +273,17 @@ typedef struct fea_cg_stats {
   double apply_s;          /**< of which operator applications */
 } fea_cg_stats;
 
-/** Initializer for fea_cg_stats. */
+/** Initializer for fea_cg_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_CG_STATS_INIT                                                                          \
+  {                                                                                                \
+    .size = sizeof(fea_cg_stats), .iterations = 0, .initial_residual = 0.0, .final_residual = 0.0, \
+    .converged = 0, .solve_s = 0.0, .apply_s = 0.0                                                 \
+  }
+#else
 #define FEA_CG_STATS_INIT \
   { sizeof(fea_cg_stats), 0, 0.0, 0.0, 0, 0.0, 0.0 }
+#endif
 
 /**
  * @brief Solve A x = b by (preconditioned) conjugate gradients.
@@ -263,6 +306,7 @@ typedef struct fea_cg_stats {
  * @retval FEA_ERR_DIMENSION for a vector whose length is not num_free_dofs
  * @retval FEA_ERR_UNSUPPORTED for jacobi = 1 on a device backend without
  *         device Jacobi scaling
+ * @since 0.1.0
  */
 FEA_API fea_status fea_cg_solve(fea_operator *A, const fea_vector *b, fea_vector *x,
                                 const fea_cg_desc *desc, fea_cg_stats *stats);

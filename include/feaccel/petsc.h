@@ -41,6 +41,7 @@ FEA_BEGIN_DECLS
  *        fea_operator_get_diagonal(). The matrix holds a reference on the operator.
  * @param[out] A the matrix (MatDestroy())
  * @retval FEA_ERR_DIMENSION for an operator with more rows than PetscInt holds
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_mat_create(fea_operator *op, Mat *A);
 
@@ -50,10 +51,11 @@ FEA_API fea_status fea_petsc_mat_create(fea_operator *op, Mat *A);
  *        max_iterations = 1 and krylov = 0 is one cycle). The preconditioner holds a reference
  *        on the solver.
  * @retval FEA_ERR_DIMENSION for a solver with more rows than PetscInt holds
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_pc_set_solver(PC pc, fea_solver *solver);
 
-/** The multipatch direct solver over the ranks of an MPI communicator. */
+/** The multipatch direct solver over the ranks of an MPI communicator. @since 0.1.0 */
 typedef struct fea_petsc_multipatch fea_petsc_multipatch;
 
 /**
@@ -73,6 +75,7 @@ typedef struct fea_petsc_multipatch fea_petsc_multipatch;
  *         a merge out of range
  * @retval FEA_ERR_UNSUPPORTED for a backend without multifrontal ops
  * @retval FEA_ERR_DIMENSION for an interface with more DoFs than PetscInt holds
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_multipatch_create(MPI_Comm comm, fea_context *ctx,
                                                fea_multipatch_problem *problem,
@@ -83,6 +86,7 @@ FEA_API fea_status fea_petsc_multipatch_create(MPI_Comm comm, fea_context *ctx,
  * @brief Factor this rank's patches, assemble and factor the interface system (collective).
  * @retval FEA_ERR_NOT_POSDEF when a patch's front is not positive definite (naming the node)
  * @retval FEA_ERR_OUT_OF_MEMORY as fea_solver_setup() for a patch
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_multipatch_setup(fea_petsc_multipatch *solver);
 
@@ -93,11 +97,12 @@ FEA_API fea_status fea_petsc_multipatch_setup(fea_petsc_multipatch *solver);
  * @retval FEA_ERR_STATE before fea_petsc_multipatch_setup()
  * @retval FEA_WARN_NOT_CONVERGED when an iterative interface KSP stopped without converging
  *         (x holds its last iterate)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_multipatch_solve(fea_petsc_multipatch *solver, const double *b,
                                               double *x);
 
-/** Facts about one rank's part; initialize with FEA_PETSC_MULTIPATCH_STATS_INIT. */
+/** Facts about one rank's part; initialize with FEA_PETSC_MULTIPATCH_STATS_INIT. @since 0.1.0 */
 typedef struct fea_petsc_multipatch_stats {
   size_t size;              /**< sizeof(fea_petsc_multipatch_stats) as compiled by the caller */
   int ranks;                /**< ranks of the communicator */
@@ -111,13 +116,23 @@ typedef struct fea_petsc_multipatch_stats {
   uint64_t local_bytes;     /**< this rank's patches' peak setup memory estimates */
 } fea_petsc_multipatch_stats;
 
-/** Initializer for fea_petsc_multipatch_stats. */
+/** Initializer for fea_petsc_multipatch_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_PETSC_MULTIPATCH_STATS_INIT                                                          \
+  {                                                                                              \
+    .size = sizeof(fea_petsc_multipatch_stats), .ranks = 0, .local_patches = 0, .local_dofs = 0, \
+    .interface_dofs = 0, .local_s = 0.0, .interface_s = 0.0, .solve_s = 0.0, .iterations = 0,    \
+    .local_bytes = 0                                                                             \
+  }
+#else
 #define FEA_PETSC_MULTIPATCH_STATS_INIT \
   { sizeof(fea_petsc_multipatch_stats), 0, 0, 0, 0, 0.0, 0.0, 0.0, 0, 0 }
+#endif
 
 /**
  * @brief Fill @p stats (whose .size the caller set) with this rank's figures.
  * @retval FEA_ERR_INVALID_ARG for a .size outside the accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_multipatch_get_stats(const fea_petsc_multipatch *solver,
                                                   fea_petsc_multipatch_stats *stats);
@@ -128,11 +143,12 @@ FEA_API fea_status fea_petsc_multipatch_get_stats(const fea_petsc_multipatch *so
  *        interface DoFs; PT-Scotch where PETSc has it, `-feaccel_mat_partitioning_type` picks
  *        another), falling back to a greedy split by DoFs where it fails or leaves a rank empty.
  * @retval FEA_ERR_INVALID_ARG for @p patch outside [0, num_patches)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_petsc_multipatch_get_patch_rank(const fea_petsc_multipatch *solver,
                                                        int patch, int *rank);
 
-/** @brief Destroy the solver (collective; accepts NULL; sets `*solver = NULL`). */
+/** @brief Destroy the solver (collective; accepts NULL; sets `*solver = NULL`). @since 0.1.0 */
 FEA_EXPORT fea_status fea_petsc_multipatch_destroy(fea_petsc_multipatch **solver);
 
 FEA_END_DECLS

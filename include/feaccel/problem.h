@@ -40,15 +40,17 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque problem. */
+/** Opaque problem. @since 0.1.0 */
 typedef struct fea_problem fea_problem;
 
-/** A symmetric positive definite dim x dim coefficient at x, written row-major into A. */
+/** A symmetric positive definite dim x dim coefficient at x, written row-major into A.
+ * @since 0.1.0 */
 typedef void (*fea_tensor_fn)(const double *x, double *A, void *user);
 
 /**
  * One element as a user's element form sees it: its basis at the problem's quadrature points,
  * in physical coordinates (read-only; valid during the call).
+ * @since 0.1.0
  */
 typedef struct fea_element_data {
   size_t size;        /**< sizeof(fea_element_data) as this library was built */
@@ -65,11 +67,13 @@ typedef struct fea_element_data {
 /**
  * A user's element form: the nb x nb element matrix Ke (row-major, symmetric) and the nb
  * load entries fe of element e. Return FEA_SUCCESS, or any error status to stop the caller.
+ * @since 0.1.0
  */
 typedef fea_status (*fea_element_form_fn)(const fea_element_data *e, double *Ke, double *fe,
                                           void *user);
 
-/** The condition on one side of a B-spline patch or a structured mesh, or on a boundary part. */
+/** The condition on one side of a B-spline patch or a structured mesh, or on a boundary part.
+ * @since 0.1.0 */
 typedef enum fea_bc_type {
   FEA_BC_DIRICHLET = 0, /**< u = g (the problem's dirichlet function), by elimination */
   FEA_BC_NEUMANN = 1,   /**< (A grad u) . n = h, A = sigma I or sigma_tensor */
@@ -79,7 +83,7 @@ typedef enum fea_bc_type {
 /* fea_patch_side, the sides of a patch in G+Smo's order, is declared in space.h (included
  * above), beside the geometry files whose multipatch topology names them. */
 
-/** What holds on one side (n: the outward unit normal). */
+/** What holds on one side (n: the outward unit normal). @since 0.1.0 */
 typedef struct fea_boundary_condition {
   fea_bc_type type;   /**< default FEA_BC_DIRICHLET */
   double alpha;       /**< Robin coefficient, finite and > 0 (FEA_BC_ROBIN only) */
@@ -91,6 +95,7 @@ typedef struct fea_boundary_condition {
  * A part of a mesh's boundary, named by a physical group of the Gmsh file it was read from
  * (a group of dimension one below the mesh's: curves of a 2D mesh, surfaces of a 3D one; see
  * fea_mesh_get_boundary_groups()), and the condition on it.
+ * @since 0.1.0
  */
 typedef struct fea_boundary_part {
   int physical_tag;          /**< the group's physical tag; used when name is NULL */
@@ -98,7 +103,7 @@ typedef struct fea_boundary_part {
   fea_boundary_condition bc; /**< the condition on the group's facets */
 } fea_boundary_part;
 
-/** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. */
+/** Options of a Poisson problem; initialize with FEA_PROBLEM_DESC_INIT. @since 0.1.0 */
 typedef struct fea_problem_desc {
   size_t size;
   double sigma;           /**< constant coefficient (> 0), used when sigma_fn is NULL */
@@ -129,13 +134,29 @@ typedef struct fea_problem_desc {
 } fea_problem_desc;
 
 /* clang-format off */
-/** Initializer: sigma = 1, f = 0, g = 0, default quadrature, c = 0, Dirichlet on every side. */
+/** Initializer: sigma = 1, f = 0, g = 0, default quadrature, c = 0, Dirichlet on every side.
+ * @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_PROBLEM_DESC_INIT                                                               \
+  { .size = sizeof(fea_problem_desc), .sigma = 1.0, .sigma_fn = NULL, .sigma_user = NULL,   \
+    .source = NULL, .source_user = NULL, .dirichlet = NULL, .dirichlet_user = NULL,         \
+    .quad_points = 0, .reaction = 0.0, .reaction_fn = NULL, .reaction_user = NULL,          \
+    .sides = { {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL},   \
+               {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL},   \
+               {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL},   \
+               {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL},   \
+               {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL},   \
+               {.type = FEA_BC_DIRICHLET, .alpha = 0.0, .flux = NULL, .flux_user = NULL} }, \
+    .sigma_tensor = NULL, .sigma_tensor_user = NULL, .element_form = NULL,                  \
+    .element_form_user = NULL, .parts = NULL, .num_parts = 0 }
+#else
 #define FEA_PROBLEM_DESC_INIT                                                            \
   { sizeof(fea_problem_desc), 1.0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0.0, NULL, NULL, \
     { {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL},          \
       {FEA_BC_DIRICHLET, 0.0, NULL, NULL}, {FEA_BC_DIRICHLET, 0.0, NULL, NULL} },        \
     NULL, NULL, NULL, NULL, NULL, 0 }
+#endif
 /* clang-format on */
 
 /**
@@ -157,6 +178,7 @@ typedef struct fea_problem_desc {
  *         parts instead), or parts on a B-spline space
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *desc,
                                               fea_problem **out);
@@ -165,12 +187,14 @@ FEA_API fea_status fea_problem_create_poisson(fea_space *space, const fea_proble
  * @brief Destroy a problem. Accepts NULL; sets `*problem = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_problem_destroy(fea_problem **problem);
 
 /**
  * @brief Number of free (non-Dirichlet) DoFs: the size of the reduced system.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p problem or @p n.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea_index *n);
 
@@ -181,6 +205,7 @@ FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea
  * The element's DoFs are those of fea_space_get_element_dofs().
  * @retval FEA_ERR_INVALID_ARG for @p e outside [0, num_elements), or sigma or
  *         f not admissible at a quadrature point
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_element_system(const fea_problem *problem, fea_index e, double *Ke,
                                               double *fe);
@@ -188,6 +213,7 @@ FEA_API fea_status fea_problem_element_system(const fea_problem *problem, fea_in
 /**
  * @brief Element mass matrix (dofs_per_element^2, row-major).
  * @retval FEA_ERR_INVALID_ARG for a NULL @p Me or @p e outside [0, num_elements).
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me);
 
@@ -201,6 +227,7 @@ FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_inde
  * @param[out] A the new CSR matrix (sorted column indices), on the host; NULL on failure
  * @retval FEA_ERR_INVALID_ARG for a NULL @p A, a NULL @p b when there are free
  *         DoFs, or sigma or f not admissible at a quadrature point
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, double *b,
                                                   fea_matrix **A);
@@ -210,6 +237,7 @@ FEA_API fea_status fea_problem_assemble_reference(const fea_problem *problem, do
  * boundary DoFs from the interpolant of g.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p u_full, or a NULL @p u_free when
  *         there are free DoFs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const double *u_free,
                                                double *u_full);
@@ -223,6 +251,7 @@ FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const
  *         @p h1_semi asked for without @p exact_grad
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
+ * @since 0.1.0
  */
 FEA_API fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
                                            fea_scalar_fn exact, fea_gradient_fn exact_grad,

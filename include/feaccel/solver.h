@@ -66,10 +66,10 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque solver. */
+/** Opaque solver. @since 0.1.0 */
 typedef struct fea_solver fea_solver;
 
-/** How the patch tree merges patches. */
+/** How the patch tree merges patches. @since 0.1.0 */
 typedef enum fea_multifrontal_merge {
   FEA_MULTIFRONTAL_MERGE_AUTO = 0, /**< the faster of the two (see the solver's docs page) */
   FEA_MULTIFRONTAL_MERGE_TENSOR =
@@ -77,7 +77,7 @@ typedef enum fea_multifrontal_merge {
   FEA_MULTIFRONTAL_MERGE_PAIRWISE = 2 /**< 2 children: one direction at a time, the longest first */
 } fea_multifrontal_merge;
 
-/** Options of the multifrontal solver; initialize with FEA_SOLVER_DESC_INIT. */
+/** Options of the multifrontal solver; initialize with FEA_SOLVER_DESC_INIT. @since 0.1.0 */
 typedef struct fea_solver_desc {
   size_t size;                  /**< sizeof(fea_solver_desc) as compiled by the caller */
   fea_multifrontal_merge merge; /**< tree shape */
@@ -94,9 +94,17 @@ typedef struct fea_solver_desc {
   uint64_t memory_limit_bytes;
 } fea_solver_desc;
 
-/** Initializer: automatic merge, full elimination, the context's memory budget. */
+/** Initializer: automatic merge, full elimination, the context's memory budget. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_SOLVER_DESC_INIT                                                                   \
+  {                                                                                            \
+    .size = sizeof(fea_solver_desc), .merge = FEA_MULTIFRONTAL_MERGE_AUTO, .keep_boundary = 0, \
+    .memory_limit_bytes = 0                                                                    \
+  }
+#else
 #define FEA_SOLVER_DESC_INIT \
   { sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0 }
+#endif
 
 /**
  * @brief Create a multifrontal solver for @p problem on the B-spline @p space.
@@ -115,6 +123,7 @@ typedef struct fea_solver_desc {
  *         memory, computed from the knot vectors before the tree is built,
  *         exceeds the budget (desc->memory_limit_bytes, else the context's),
  *         naming both figures; or an allocation fails
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *space,
                                                   fea_problem *problem, const fea_solver_desc *desc,
@@ -130,6 +139,7 @@ FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *s
  *         fixed at creation)
  * @retval FEA_ERR_UNSUPPORTED when the solver's kind cannot take the problem
  *         (prehandled: a variable sigma or another space), naming what differs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem);
 
@@ -152,6 +162,7 @@ FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *probl
  *         fea_solver_create_multigrid(); for a dense block beyond the 32-bit
  *         integers of the BLAS
  * @retval FEA_ERR_BACKEND when LAPACK rejects a factorization's arguments
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_setup(fea_solver *solver);
 
@@ -178,6 +189,7 @@ FEA_API fea_status fea_solver_setup(fea_solver *solver);
  *         number of free DoFs
  * @retval FEA_ERR_NOT_POSDEF (multigrid with krylov = 1) when CG meets
  *         p.Ap <= 0
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
                                     fea_index ldb, double *x, fea_index ldx);
@@ -195,11 +207,12 @@ FEA_API fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const do
  * @retval FEA_ERR_DIMENSION when capacity < n and dofs or S is given
  *         (*n is set all the same)
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_boundary_schur(const fea_solver *solver, fea_index capacity,
                                                  fea_index *dofs, double *S, fea_index *n);
 
-/** Facts about a solver; initialize with FEA_SOLVER_STATS_INIT. */
+/** Facts about a solver; initialize with FEA_SOLVER_STATS_INIT. @since 0.1.0 */
 typedef struct fea_solver_stats {
   size_t size;                /**< sizeof(fea_solver_stats) as compiled by the caller */
   int num_levels;             /**< tree levels (leaves are level 0, the root the last) */
@@ -223,17 +236,27 @@ typedef struct fea_solver_stats {
                           0 on the CPU) */
 } fea_solver_stats;
 
-/** Initializer for fea_solver_stats. */
+/** Initializer for fea_solver_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_SOLVER_STATS_INIT                                                                      \
+  {                                                                                                \
+    .size = sizeof(fea_solver_stats), .num_levels = 0, .num_nodes = 0, .max_front = 0, .flops = 0, \
+    .critical_path_flops = 0, .factor_bytes = 0, .peak_bytes = 0, .integrate_s = 0, .factor_s = 0, \
+    .root_s = 0, .forward_s = 0, .backward_s = 0, .threads = 0, .device_bytes = 0, .transfer_s = 0 \
+  }
+#else
 #define FEA_SOLVER_STATS_INIT \
   { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#endif
 
 /**
  * @brief Fill @p stats (whose .size the caller set); the times are 0 before setup and solve.
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_stats(const fea_solver *solver, fea_solver_stats *stats);
 
-/** One level of the tree; initialize with FEA_SOLVER_LEVEL_INIT. */
+/** One level of the tree; initialize with FEA_SOLVER_LEVEL_INIT. @since 0.1.0 */
 typedef struct fea_solver_level {
   size_t size;            /**< sizeof(fea_solver_level) as compiled by the caller */
   fea_index nodes;        /**< nodes at this level */
@@ -243,19 +266,28 @@ typedef struct fea_solver_level {
   double factor_s;        /**< time to factor the level (last setup) */
 } fea_solver_level;
 
-/** Initializer for fea_solver_level. */
+/** Initializer for fea_solver_level. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_SOLVER_LEVEL_INIT                                                                     \
+  {                                                                                               \
+    .size = sizeof(fea_solver_level), .nodes = 0, .q_min = 0, .q_max = 0, .r_min = 0, .r_max = 0, \
+    .flops = 0.0, .factor_s = 0.0                                                                 \
+  }
+#else
 #define FEA_SOLVER_LEVEL_INIT \
   { sizeof(fea_solver_level), 0, 0, 0, 0, 0, 0.0, 0.0 }
+#endif
 
 /**
  * @brief Facts about level @p level (0 = leaves, num_levels - 1 = the root).
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal, or
  *         @p level outside [0, num_levels)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_level(const fea_solver *solver, int level,
                                         fea_solver_level *info);
 
-/** One tree node; initialize with FEA_SOLVER_NODE_INIT. */
+/** One tree node; initialize with FEA_SOLVER_NODE_INIT. @since 0.1.0 */
 typedef struct fea_solver_node {
   size_t size;         /**< sizeof(fea_solver_node) as compiled by the caller */
   int level;           /**< height above the leaves */
@@ -266,14 +298,23 @@ typedef struct fea_solver_node {
   fea_index r; /**< DoFs passed up */
 } fea_solver_node;
 
-/** Initializer for fea_solver_node. */
+/** Initializer for fea_solver_node. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_SOLVER_NODE_INIT                                                       \
+  {                                                                                \
+    .size = sizeof(fea_solver_node), .level = 0, .parent = 0, .box_lo = {0, 0, 0}, \
+    .box_hi = {0, 0, 0}, .q = 0, .r = 0                                            \
+  }
+#else
 #define FEA_SOLVER_NODE_INIT \
   { sizeof(fea_solver_node), 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0 }
+#endif
 
 /**
  * @brief Facts about node @p node; nodes are in post-order, the root is num_nodes - 1.
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multifrontal, or
  *         @p node outside [0, num_nodes)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
                                        fea_solver_node *info);
@@ -282,7 +323,7 @@ FEA_API fea_status fea_solver_get_node(const fea_solver *solver, fea_index node,
 /* Prehandled Schur-complement solver (docs/prehandled.md)                  */
 /* ------------------------------------------------------------------------ */
 
-/** Options of the prehandled solver; initialize with FEA_PREHANDLED_DESC_INIT. */
+/** Options of the prehandled solver; initialize with FEA_PREHANDLED_DESC_INIT. @since 0.1.0 */
 typedef struct fea_prehandled_desc {
   size_t size; /**< sizeof(fea_prehandled_desc) as compiled by the caller */
   /** Coarse cells per direction n0 (h0 = h n / n0); n / n0 must be a power
@@ -309,9 +350,19 @@ typedef struct fea_prehandled_desc {
   int tf32;
 } fea_prehandled_desc;
 
-/** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical, no TF32. */
+/** Initializer: automatic h0, FP64, no refinement (rtol 1e-12, 30), scaling on, memory limit = physical, no TF32.
+ * @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_PREHANDLED_DESC_INIT                                                                  \
+  {                                                                                               \
+    .size = sizeof(fea_prehandled_desc), .coarse_cells = 0, .precision = FEA_F64, .refine = 0,    \
+    .refine_rtol = 1e-12, .refine_max_iterations = 30, .rhs_scaling = 1, .memory_limit_bytes = 0, \
+    .tf32 = 0                                                                                     \
+  }
+#else
 #define FEA_PREHANDLED_DESC_INIT \
   { sizeof(fea_prehandled_desc), 0, FEA_F64, 0, 1e-12, 30, 1, 0, 0 }
+#endif
 
 /**
  * @brief Create the prehandled Schur-complement solver (method M1) for a
@@ -336,11 +387,12 @@ typedef struct fea_prehandled_desc {
  *         leaving a fine level with n / n0 a power of two, precision,
  *         refine, refine_rtol, refine_max_iterations, rhs_scaling, tf32), or a
  *         problem whose space belongs to another context
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                                 const fea_prehandled_desc *desc, fea_solver **out);
 
-/** Facts about a prehandled solver; initialize with FEA_PREHANDLED_STATS_INIT. */
+/** Facts about a prehandled solver; initialize with FEA_PREHANDLED_STATS_INIT. @since 0.1.0 */
 typedef struct fea_prehandled_stats {
   size_t size;                   /**< sizeof(fea_prehandled_stats) as compiled by the caller */
   fea_index n, n0;               /**< fine and coarse cells per direction */
@@ -364,21 +416,32 @@ typedef struct fea_prehandled_stats {
   uint64_t device_bytes; /**< device memory held by the set-up solver (/gpu/cuda; 0 on the CPU) */
 } fea_prehandled_stats;
 
-/** Initializer for fea_prehandled_stats. */
+/** Initializer for fea_prehandled_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_PREHANDLED_STATS_INIT                                                              \
+  {                                                                                            \
+    .size = sizeof(fea_prehandled_stats), .n = 0, .n0 = 0, .num_c = 0, .num_e = 0, .num_i = 0, \
+    .num_cells = 0, .block = 0, .precision = FEA_F64, .dense_bytes = 0, .flops_per_rhs = 0.0,  \
+    .model_flops_per_rhs = 0.0, .setup_s = 0.0, .solve_s = 0.0, .transform_s = 0.0,            \
+    .dense_s = 0.0, .refine_iterations = 0, .relative_residual = 0.0, .device_bytes = 0        \
+  }
+#else
 #define FEA_PREHANDLED_STATS_INIT                                                                \
   {                                                                                              \
     sizeof(fea_prehandled_stats), 0, 0, 0, 0, 0, 0, 0, FEA_F64, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
         0, 0.0, 0                                                                                \
   }
+#endif
 
 /**
  * @brief Fill @p stats.
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than prehandled.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_prehandled_stats(const fea_solver *solver,
                                                    fea_prehandled_stats *stats);
 
-/** The matrices whose condition number fea_solver_prehandled_condition() estimates. */
+/** The matrices whose condition number fea_solver_prehandled_condition() estimates. @since 0.1.0 */
 typedef enum fea_prehandled_matrix {
   FEA_PREHANDLED_NODAL = 0,        /**< A_h, the nodal stiffness matrix */
   FEA_PREHANDLED_HIERARCHICAL = 1, /**< S^T A_h S */
@@ -401,6 +464,7 @@ typedef enum fea_prehandled_matrix {
  * @retval FEA_ERR_NOT_POSDEF when a pivot of the partial Cholesky or an
  *         eigenvalue estimate is not positive
  * @retval FEA_ERR_BACKEND when LAPACK fails on the Lanczos matrix
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_matrix which,
                                                    int steps, double *kappa);
@@ -409,13 +473,13 @@ FEA_API fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_preha
 /* Geometric multigrid (docs/multigrid.md)                                  */
 /* ------------------------------------------------------------------------ */
 
-/** Multigrid cycle. */
+/** Multigrid cycle. @since 0.1.0 */
 typedef enum fea_mg_cycle {
   FEA_MG_CYCLE_V = 0, /**< one coarse-grid correction per level */
   FEA_MG_CYCLE_W = 1  /**< two coarse-grid corrections per level */
 } fea_mg_cycle;
 
-/** Multigrid smoother. */
+/** Multigrid smoother. @since 0.1.0 */
 typedef enum fea_mg_smoother {
   /** x += omega M^-1 (b - A x), M = I (the paper's) or diag(A) with jacobi = 1 */
   FEA_MG_SMOOTHER_RICHARDSON = 0,
@@ -424,7 +488,7 @@ typedef enum fea_mg_smoother {
   FEA_MG_SMOOTHER_CHEBYSHEV = 1
 } fea_mg_smoother;
 
-/** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT. */
+/** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT. @since 0.1.0 */
 typedef struct fea_multigrid_desc {
   size_t size;              /**< sizeof(fea_multigrid_desc) as compiled by the caller */
   fea_mg_cycle cycle;       /**< default V */
@@ -447,12 +511,24 @@ typedef struct fea_multigrid_desc {
   fea_index coarsest_cells;
 } fea_multigrid_desc;
 
-/** Initializer: the paper's configuration (V-cycle, 4 + 4 Richardson steps, omega = 0.3, CSR). */
+/** Initializer: the paper's configuration (V-cycle, 4 + 4 Richardson steps, omega = 0.3, CSR).
+ * @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIGRID_DESC_INIT                                                                  \
+  {                                                                                              \
+    .size = sizeof(fea_multigrid_desc), .cycle = FEA_MG_CYCLE_V,                                 \
+    .smoother = FEA_MG_SMOOTHER_RICHARDSON, .omega = 0.3, .jacobi = 0, .pre_smooth = 4,          \
+    .post_smooth = 4, .chebyshev_range = 15.0, .operator_kind = FEA_OPERATOR_CSR,                \
+    .strategy = FEA_UPDATE_AUTO, .krylov = 0, .rtol = 1e-10, .atol = 0.0, .max_iterations = 100, \
+    .coarsest_cells = 1                                                                          \
+  }
+#else
 #define FEA_MULTIGRID_DESC_INIT                                                                 \
   {                                                                                             \
     sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_RICHARDSON, 0.3, 0, 4, 4, 15.0, \
         FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, 0, 1e-10, 0.0, 100, 1                                \
   }
+#endif
 
 /**
  * @brief Create a geometric multigrid solver for a Poisson @p problem on a
@@ -483,11 +559,12 @@ typedef struct fea_multigrid_desc {
  *         level; the defaults' unscaled 0.3 suits 2D Q1, for P1 use
  *         omega <= 0.25, jacobi = 1 or Chebyshev), or krylov = 1 with
  *         pre_smooth != post_smooth (CG needs a symmetric cycle).
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
                                                const fea_multigrid_desc *desc, fea_solver **out);
 
-/** Facts about a multigrid solver; initialize with FEA_MULTIGRID_STATS_INIT. */
+/** Facts about a multigrid solver; initialize with FEA_MULTIGRID_STATS_INIT. @since 0.1.0 */
 typedef struct fea_multigrid_stats {
   size_t size;           /**< sizeof(fea_multigrid_stats) as compiled by the caller */
   int num_levels;        /**< levels, the finest included */
@@ -505,13 +582,24 @@ typedef struct fea_multigrid_stats {
   uint64_t memory_bytes; /**< operators, transfers and work vectors of all levels */
 } fea_multigrid_stats;
 
-/** Initializer for fea_multigrid_stats. */
+/** Initializer for fea_multigrid_stats. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIGRID_STATS_INIT                                                            \
+  {                                                                                         \
+    .size = sizeof(fea_multigrid_stats), .num_levels = 0, .fine_dofs = 0, .coarse_dofs = 0, \
+    .iterations = 0, .converged = 0, .initial_residual = 0.0, .final_residual = 0.0,        \
+    .convergence_factor = 0.0, .lambda_max = 0.0, .setup_s = 0.0, .solve_s = 0.0,           \
+    .memory_bytes = 0                                                                       \
+  }
+#else
 #define FEA_MULTIGRID_STATS_INIT \
   { sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0 }
+#endif
 
 /**
  * @brief Fill @p stats.
  * @retval FEA_ERR_INVALID_ARG for a solver of another kind than multigrid.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_solver_get_multigrid_stats(const fea_solver *solver,
                                                   fea_multigrid_stats *stats);
@@ -520,6 +608,7 @@ FEA_API fea_status fea_solver_get_multigrid_stats(const fea_solver *solver,
  * @brief Destroy a solver. Accepts NULL; sets `*solver = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_solver_destroy(fea_solver **solver);
 

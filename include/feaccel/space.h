@@ -26,15 +26,15 @@
 
 FEA_BEGIN_DECLS
 
-/** Opaque space. */
+/** Opaque space. @since 0.1.0 */
 typedef struct fea_space fea_space;
 
-/** A scalar function of a point x (dim coordinates). */
+/** A scalar function of a point x (dim coordinates). @since 0.1.0 */
 typedef double (*fea_scalar_fn)(const double *x, void *user);
-/** A function of a point x writing dim gradient components into grad. */
+/** A function of a point x writing dim gradient components into grad. @since 0.1.0 */
 typedef void (*fea_gradient_fn)(const double *x, double *grad, void *user);
 
-/** Where Lagrange nodes sit inside each cell (Q2 and up). */
+/** Where Lagrange nodes sit inside each cell (Q2 and up). @since 0.1.0 */
 typedef enum fea_lagrange_nodes {
   FEA_NODES_EQUISPACED = 0,
   FEA_NODES_GAUSS_LOBATTO = 1
@@ -50,6 +50,7 @@ typedef enum fea_lagrange_nodes {
  * @retval FEA_ERR_INVALID_ARG for an order or node set out of range
  * @retval FEA_ERR_UNSUPPORTED when the mesh's cells have a lower dimension than
  *         its coordinates (curves in 2D or 3D, surfaces in 3D)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nodes nodes,
                                              fea_space **out);
@@ -60,6 +61,7 @@ FEA_API fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagr
  * Initialize with FEA_GEOMETRY_DESC_INIT. The parametric and physical dimensions are the
  * space's dim. Control points are numbered lexicographically, direction 0 fastest; point i
  * has coordinates control_points[i * dim + a].
+ * @since 0.1.0
  */
 typedef struct fea_geometry_desc {
   size_t size;                  /**< sizeof(fea_geometry_desc) as compiled by the caller */
@@ -71,9 +73,17 @@ typedef struct fea_geometry_desc {
   const double *weights;        /**< NULL: a B-spline map; else one weight > 0 per point (NURBS) */
 } fea_geometry_desc;
 
-/** Initializer for fea_geometry_desc (no knots, no points: fill them in). */
+/** Initializer for fea_geometry_desc (no knots, no points: fill them in). @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_GEOMETRY_DESC_INIT                                                               \
+  {                                                                                          \
+    .size = sizeof(fea_geometry_desc), .degree = {1, 1, 1}, .knots = {NULL, NULL, NULL},     \
+    .num_knots = {0, 0, 0}, .control_points = NULL, .num_control_points = 0, .weights = NULL \
+  }
+#else
 #define FEA_GEOMETRY_DESC_INIT \
   { sizeof(fea_geometry_desc), {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, NULL, 0, NULL }
+#endif
 
 /**
  * The sides of a patch or of a structured mesh's box, in G+Smo's order: direction 0 low / high,
@@ -81,6 +91,7 @@ typedef struct fea_geometry_desc {
  * structured mesh's sides are found by grid position (the nodes whose index in direction k is 0
  * or n[k]), so they follow a point map. Declared here for the geometry files' topology;
  * problem.h, which includes this header, takes a condition per side.
+ * @since 0.1.0
  */
 typedef enum fea_patch_side {
   FEA_SIDE_WEST = 0,
@@ -91,7 +102,8 @@ typedef enum fea_patch_side {
   FEA_SIDE_BACK = 5
 } fea_patch_side;
 
-/** The patches and multipatch topology of a G+Smo XML file; opaque (fea_geometry_file_read()). */
+/** The patches and multipatch topology of a G+Smo XML file; opaque (fea_geometry_file_read()).
+ * @since 0.1.0 */
 typedef struct fea_geometry_file fea_geometry_file;
 
 /**
@@ -128,11 +140,12 @@ typedef struct fea_geometry_file fea_geometry_file;
  *         (by two interfaces, twice as boundary, or both as boundary and in an interface)
  * @retval FEA_ERR_UNSUPPORTED for a patch whose geoDim differs from its parametric dimension
  *         (surfaces in 3D) or whose type is another G+Smo geometry (THB, 1D curves)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_read(fea_context *ctx, const char *path,
                                           fea_geometry_file **out);
 
-/** @brief The number of patches read. */
+/** @brief The number of patches read. @since 0.1.0 */
 FEA_API fea_status fea_geometry_file_get_num_patches(const fea_geometry_file *file, int *count);
 
 /**
@@ -140,6 +153,7 @@ FEA_API fea_status fea_geometry_file_get_num_patches(const fea_geometry_file *fi
  * @p file (valid until it is destroyed); @p dim gets its dimension (2 or 3).
  * @retval FEA_ERR_INVALID_ARG for an index outside [0, count) or a `desc->size` outside the
  *         accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_patch(const fea_geometry_file *file, int index, int *dim,
                                                fea_geometry_desc *desc);
@@ -156,6 +170,7 @@ FEA_API fea_status fea_geometry_file_get_patch(const fea_geometry_file *file, in
  * are at the same end of their direction (both low or both high), 0 otherwise. Entries from the
  * patch's dimension on are the identity (direction_map[2] = 2, direction_orientation[2] = 1 in
  * 2D).
+ * @since 0.1.0
  */
 typedef struct fea_geometry_interface {
   size_t size;                  /**< sizeof(fea_geometry_interface) as compiled by the caller */
@@ -166,22 +181,31 @@ typedef struct fea_geometry_interface {
 } fea_geometry_interface;
 
 /* clang-format off */
-/** Initializer for fea_geometry_interface (no patches yet; the identity map). */
+/** Initializer for fea_geometry_interface (no patches yet; the identity map). @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_GEOMETRY_INTERFACE_INIT                                     \
+  { .size = sizeof(fea_geometry_interface), .patch = {-1, -1},          \
+    .side = {FEA_SIDE_WEST, FEA_SIDE_WEST}, .direction_map = {0, 1, 2}, \
+    .direction_orientation = {1, 1, 1} }
+#else
 #define FEA_GEOMETRY_INTERFACE_INIT \
   { sizeof(fea_geometry_interface), {-1, -1}, {FEA_SIDE_WEST, FEA_SIDE_WEST}, {0, 1, 2}, \
     {1, 1, 1} }
+#endif
 /* clang-format on */
 
 /**
  * @brief The patches of the file's `MultiPatch` element, in the order it lists them, as
  * positions in the file's patch list; @p patches points into @p file (valid until it is
  * destroyed). A file without one gives 0 and NULL.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_multipatch(const fea_geometry_file *file, int *num_patches,
                                                     const int **patches);
 
 /**
  * @brief The number of interfaces of the file's `MultiPatch` (0 without one), in file order.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_num_interfaces(const fea_geometry_file *file, int *count);
 
@@ -189,6 +213,7 @@ FEA_API fea_status fea_geometry_file_get_num_interfaces(const fea_geometry_file 
  * @brief Interface @p index (0-based, file order) into @p out (its first `out->size` bytes).
  * @retval FEA_ERR_INVALID_ARG for an index outside [0, count) or an `out->size` outside the
  *         accepted sizes
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_interface(const fea_geometry_file *file, int index,
                                                    fea_geometry_interface *out);
@@ -196,6 +221,7 @@ FEA_API fea_status fea_geometry_file_get_interface(const fea_geometry_file *file
 /**
  * @brief The number of boundary sides of the file's `MultiPatch` (0 without one): the pairs of
  * all its `boundary` elements, in file order.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_num_boundary_sides(const fea_geometry_file *file,
                                                             int *count);
@@ -206,6 +232,7 @@ FEA_API fea_status fea_geometry_file_get_num_boundary_sides(const fea_geometry_f
  * lists it (pointing into @p file, valid until it is destroyed), or NULL when that element has
  * none. @p name may be NULL when the name is not wanted.
  * @retval FEA_ERR_INVALID_ARG for an index outside [0, count)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_get_boundary_side(const fea_geometry_file *file, int index,
                                                        int *patch, fea_patch_side *side,
@@ -215,10 +242,11 @@ FEA_API fea_status fea_geometry_file_get_boundary_side(const fea_geometry_file *
  * @brief Destroy what fea_geometry_file_read() made. Accepts NULL; sets `*file = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_geometry_file_destroy(fea_geometry_file **file);
 
-/** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. */
+/** Options of a B-spline space; initialize with FEA_BSPLINE_DESC_INIT. @since 0.1.0 */
 typedef struct fea_bspline_desc {
   size_t size;    /**< sizeof(fea_bspline_desc) as compiled by the caller */
   int dim;        /**< 1, 2 or 3 */
@@ -234,12 +262,21 @@ typedef struct fea_bspline_desc {
                                           space's knots must refine (see below); copied */
 } fea_bspline_desc;
 
-/** Initializer: bilinear B-splines on one element of the unit square. */
+/** Initializer: bilinear B-splines on one element of the unit square. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_BSPLINE_DESC_INIT                                                                    \
+  {                                                                                              \
+    .size = sizeof(fea_bspline_desc), .dim = 2, .degree = {1, 1, 1}, .n = {1, 1, 1},             \
+    .knots = {NULL, NULL, NULL}, .num_knots = {0, 0, 0}, .lower = {0, 0, 0}, .upper = {1, 1, 1}, \
+    .geometry = NULL                                                                             \
+  }
+#else
 #define FEA_BSPLINE_DESC_INIT                                                                    \
   {                                                                                              \
     sizeof(fea_bspline_desc), 2, {1, 1, 1}, {1, 1, 1}, {NULL, NULL, NULL}, {0, 0, 0}, {0, 0, 0}, \
         {1, 1, 1}, NULL                                                                          \
   }
+#endif
 
 /**
  * @brief Tensor-product B-spline space.
@@ -273,6 +310,7 @@ typedef struct fea_bspline_desc {
  *         finite and positive, a box that is not the default, or space knots
  *         whose range differs from the geometry's or that do not refine it
  *         (the knot is named)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_desc *desc,
                                             fea_space **out);
@@ -284,6 +322,7 @@ FEA_API fea_status fea_space_create_bspline(fea_context *ctx, const fea_bspline_
  *         space's directions, a negative or too large @p count, NULL @p knots
  *         with count > 0, a knot not strictly inside the parameter range, or a
  *         multiplicity that would exceed the degree
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_bspline_insert_knots(const fea_space *space, int dir, fea_index count,
                                                   const double *knots, fea_space **out);
@@ -293,6 +332,7 @@ FEA_API fea_status fea_space_bspline_insert_knots(const fea_space *space, int di
  * every knot's multiplicity raised by t as well (continuity kept).
  * @retval FEA_ERR_INVALID_ARG for a Lagrange @p space, @p dir outside the
  *         space's directions, a negative @p t, or a raised degree above 8
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int dir, int t,
                                                     fea_space **out);
@@ -306,6 +346,7 @@ FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int 
  * @retval FEA_ERR_INVALID_ARG when the spaces differ in kind or dimension, or
  *         fine does not contain coarse (other boxes or geometries, knots not
  *         nested, or functions that differ)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
                                       const fea_space *fine, double *fine_coeffs);
@@ -314,10 +355,11 @@ FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_co
  * @brief Destroy a space. Accepts NULL; sets `*space = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_space_destroy(fea_space **space);
 
-/** Facts about a space; initialize with FEA_SPACE_INFO_INIT. */
+/** Facts about a space; initialize with FEA_SPACE_INFO_INIT. @since 0.1.0 */
 typedef struct fea_space_info {
   size_t size;
   int dim;
@@ -330,21 +372,33 @@ typedef struct fea_space_info {
   fea_index elements[3]; /**< elements per direction (B-splines and structured meshes), else 0 */
 } fea_space_info;
 
-/** Initializer for fea_space_info. */
+/* clang-format off */
+/** Initializer for fea_space_info. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_SPACE_INFO_INIT                                                                        \
+  {                                                                                                \
+    .size = sizeof(fea_space_info), .dim = 0, .is_bspline = 0, .degree = {0, 0, 0}, .num_dofs = 0, \
+    .num_elements = 0, .dofs_per_element = 0, .num_boundary_dofs = 0, .elements = {0, 0, 0}        \
+  }
+#else
 #define FEA_SPACE_INFO_INIT                                          \
   {                                                                  \
     sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, { 0, 0, 0 } \
   }
+#endif
+/* clang-format on */
 
 /**
  * @brief Fill @p info (whose .size the caller set).
  * @retval FEA_ERR_INVALID_ARG for an `info->size` outside the accepted sizes.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_get_info(const fea_space *space, fea_space_info *info);
 
 /**
  * @brief The DoFs of element @p e (dofs_per_element entries).
  * @retval FEA_ERR_INVALID_ARG for @p e outside [0, num_elements).
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_index *dofs);
 
@@ -352,6 +406,7 @@ FEA_API fea_status fea_space_get_element_dofs(const fea_space *space, fea_index 
  * @brief The sorted boundary DoFs (num_boundary_dofs entries).
  * @retval FEA_ERR_INVALID_ARG for a NULL @p dofs when there are boundary DoFs
  * @retval FEA_ERR_DIMENSION when @p capacity is below num_boundary_dofs
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacity,
                                                fea_index *dofs);
@@ -363,6 +418,7 @@ FEA_API fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index
  *         space's directions
  * @retval FEA_ERR_DIMENSION when @p knots is given and @p capacity is below
  *         the number of knots (*count is set all the same)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, fea_index capacity,
                                                double *knots, fea_index *count);
@@ -380,6 +436,7 @@ FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, 
  *         not finite, or a point outside the domain, naming the first such point
  * @retval FEA_ERR_UNSUPPORTED for a B-spline space mapped by a geometry (point
  *         location would need the inverse of the map)
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
                                       const double *points, double *values, double *gradients);
@@ -395,6 +452,7 @@ FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fe
  *         @p coeffs, or a coefficient that makes a sample not finite (the sample is named)
  * @retval FEA_ERR_UNSUPPORTED for a Lagrange space
  * @retval FEA_ERR_IO when the file cannot be opened or written
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, int samples,
                                        const char *path);
@@ -409,11 +467,12 @@ FEA_API fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, i
  * @retval FEA_ERR_SINGULAR (B-splines) when LAPACK's banded LU finds the
  *         collocation matrix singular
  * @retval FEA_ERR_BACKEND (B-splines) when LAPACK rejects the system
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *user,
                                          double *coeffs);
 
-/** How elements are colored so that elements of one color share no DoF. */
+/** How elements are colored so that elements of one color share no DoF. @since 0.1.0 */
 typedef enum fea_coloring_method {
   FEA_COLORING_AUTO = 0, /**< Cartesian where the space is structured, else greedy */
   FEA_COLORING_CARTESIAN =
@@ -428,6 +487,7 @@ typedef enum fea_coloring_method {
  * @retval FEA_ERR_INVALID_ARG for an unknown @p method
  * @retval FEA_ERR_UNSUPPORTED for FEA_COLORING_CARTESIAN on a space that is
  *         neither a B-spline space nor on a structured box mesh
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_color_elements(const fea_space *space, fea_coloring_method method,
                                             fea_index *colors, int *num_colors);
@@ -436,6 +496,7 @@ FEA_API fea_status fea_space_color_elements(const fea_space *space, fea_coloring
  * @brief Check a coloring.
  * @retval FEA_ERR_INVALID_ARG naming an element with a negative color, or two
  *         elements of one color that share a DoF
+ * @since 0.1.0
  */
 FEA_API fea_status fea_space_check_coloring(const fea_space *space, const fea_index *colors);
 

@@ -16,6 +16,7 @@ FEA_BEGIN_DECLS
  * @brief Index and size type of every public function.
  *
  * 64-bit on purpose: a million-DoF 3D problem overflows 32-bit nonzero counts.
+ * @since 0.1.0
  */
 typedef int64_t fea_index;
 
@@ -25,6 +26,7 @@ typedef int64_t fea_index;
  * Zero is success, positive values are numerical outcomes after which all
  * objects stay valid, negative values are errors. After an error the objects
  * passed in are unchanged and fea_context_last_error() says what was wrong.
+ * @since 0.1.0
  */
 typedef enum fea_status {
   FEA_SUCCESS = 0,
@@ -64,6 +66,7 @@ typedef enum fea_status {
 /**
  * @brief Floating-point formats. A run-time field, never a build option,
  * because mixed-precision solvers use several in one process.
+ * @since 0.1.0
  */
 typedef enum fea_precision {
   FEA_F64 = 0, /**< IEEE binary64 */
@@ -72,20 +75,23 @@ typedef enum fea_precision {
   FEA_BF16 = 3 /**< bfloat16: binary32 exponent, 8-bit significand */
 } fea_precision;
 
-/** Opaque library context: one backend, its resources and the last error. */
+/** Opaque library context: one backend, its resources and the last error. @since 0.1.0 */
 typedef struct fea_context fea_context;
-/** Opaque vector living in the memory of its context's backend. */
+/** Opaque vector living in the memory of its context's backend. @since 0.1.0 */
 typedef struct fea_vector fea_vector;
 
-/** @brief Name of a status code, e.g. "FEA_ERR_DIMENSION"; "unknown status" otherwise. */
+/** @brief Name of a status code, e.g. "FEA_ERR_DIMENSION"; "unknown status" otherwise.
+ * @since 0.1.0 */
 FEA_EXPORT const char *fea_status_string(fea_status status);
 
-/** @brief Name of a precision ("f64", "f32", "f16", "bf16"); NULL if @p prec is unknown. */
+/** @brief Name of a precision ("f64", "f32", "f16", "bf16"); NULL if @p prec is unknown.
+ * @since 0.1.0 */
 FEA_EXPORT const char *fea_precision_name(fea_precision prec);
 
 /**
  * @brief Size in bytes of one value of @p prec.
  * @retval FEA_ERR_INVALID_ARG for an unknown precision or a NULL @p bytes.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_precision_size(fea_precision prec, size_t *bytes);
 

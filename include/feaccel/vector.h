@@ -33,6 +33,7 @@ FEA_BEGIN_DECLS
  * @retval FEA_ERR_INVALID_ARG for a negative @p n or an unknown @p prec
  * @retval FEA_ERR_OUT_OF_MEMORY when @p n is too large to address or the
  *         host or device allocation fails
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec,
                                      fea_vector **out);
@@ -41,18 +42,21 @@ FEA_API fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precisio
  * @brief Destroy a vector. Accepts NULL and `*v == NULL`; sets `*v = NULL`.
  * Not marked warn-unused-result: it is called on cleanup paths.
  * @retval FEA_SUCCESS always; it cannot fail.
+ * @since 0.1.0
  */
 FEA_EXPORT fea_status fea_vector_destroy(fea_vector **v);
 
 /**
  * @brief Number of entries.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p v or @p n.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_get_length(const fea_vector *v, fea_index *n);
 
 /**
  * @brief Storage precision.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p v or @p prec.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *prec);
 
@@ -62,6 +66,7 @@ FEA_API fea_status fea_vector_get_precision(const fea_vector *v, fea_precision *
  * @p n must equal the vector's length.
  * @retval FEA_ERR_DIMENSION when @p n is not the vector's length
  * @retval FEA_ERR_INVALID_ARG for an unknown @p host_prec, or a NULL @p host with n > 0
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision host_prec,
                                     const void *host);
@@ -71,6 +76,7 @@ FEA_API fea_status fea_vector_write(fea_vector *v, fea_index n, fea_precision ho
  * @p n must equal the vector's length.
  * @retval FEA_ERR_DIMENSION when @p n is not the vector's length
  * @retval FEA_ERR_INVALID_ARG for an unknown @p host_prec, or a NULL @p host with n > 0
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precision host_prec,
                                    void *host);
@@ -78,6 +84,7 @@ FEA_API fea_status fea_vector_read(const fea_vector *v, fea_index n, fea_precisi
 /**
  * @brief Set every entry to @p alpha (which must be finite or infinite, not NaN).
  * @retval FEA_ERR_INVALID_ARG when @p alpha is NaN.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_set_all(fea_vector *v, double alpha);
 
@@ -87,6 +94,7 @@ FEA_API fea_status fea_vector_set_all(fea_vector *v, double alpha);
  * @retval FEA_ERR_INVALID_ARG when @p x and @p y are the same vector or
  *         belong to different contexts
  * @retval FEA_ERR_DIMENSION when their lengths differ
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_copy(const fea_vector *x, fea_vector *y);
 
@@ -95,12 +103,14 @@ FEA_API fea_status fea_vector_copy(const fea_vector *x, fea_vector *y);
  * @retval FEA_ERR_INVALID_ARG when @p alpha is NaN, or the vectors belong to
  *         different contexts or have different precisions
  * @retval FEA_ERR_DIMENSION when their lengths differ
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_axpy(fea_vector *y, double alpha, const fea_vector *x);
 
 /**
  * @brief x := alpha x.
  * @retval FEA_ERR_INVALID_ARG when @p alpha is NaN.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_scale(fea_vector *x, double alpha);
 
@@ -109,12 +119,14 @@ FEA_API fea_status fea_vector_scale(fea_vector *x, double alpha);
  * @retval FEA_ERR_INVALID_ARG when the vectors belong to different contexts
  *         or have different precisions
  * @retval FEA_ERR_DIMENSION when their lengths differ
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_dot(const fea_vector *x, const fea_vector *y, double *result);
 
 /**
  * @brief *result := ||x||_2, computed without overflow for large entries.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p x or @p result.
+ * @since 0.1.0
  */
 FEA_API fea_status fea_vector_nrm2(const fea_vector *x, double *result);
 

@@ -15,6 +15,12 @@ checked too: ignoring the status of a creator (fea_vector_create) or a solve
 (fea_solver_solve) must fail to compile there, so the attribute is kept
 where ignoring the status is a bug.
 
+Every FEA_*_INIT macro expands to designated initializers in C99 and later
+and to positional ones in C++ (and C90): a program that prints the bytes of
+each initialized struct (static, so padding is zero) is built and run as C11,
+C++11 and C++20 (where CXX knows it), and the three must print the same bytes,
+so the two forms cannot drift apart.
+
 Prints one line per check and a closing 'N passed, N failed' line; exits
 non-zero when any failed."""
 import os, re, subprocess, sys, tempfile
@@ -103,5 +109,70 @@ with tempfile.TemporaryDirectory() as tmp:
                   ('ok  ' if ok else 'FAIL', fn, lang))
             if not ok:
                 print(r.returncode, r.stderr)
+
+    # The _INIT macros and their structs, read from the headers (as the
+    # destroy functions are) so that a new one is covered without editing this.
+    init_def = re.compile(
+        r'^#define\s+(FEA_\w+_INIT)[\s\\]*\{[\s\\]*(?:\.size\s*=\s*)?sizeof\((\w+)\)', re.M)
+    inits = {}
+    for d in incdirs:
+        sub = os.path.join(d, 'feaccel')
+        for f in sorted(os.listdir(sub)):
+            if f.endswith('.h') and f in headers:
+                for m in init_def.finditer(open(os.path.join(sub, f)).read()):
+                    inits[m.group(1)] = m.group(2)
+    ok = len(inits) >= 20
+    passed += ok
+    failed += not ok
+    print('%s found %d FEA_*_INIT macros' % ('ok  ' if ok else 'FAIL', len(inits)))
+    lines = ['#include <stdio.h>', '#include <feaccel.h>',
+             'static void dump(const char *name, const void *p, size_t n) {',
+             '  const unsigned char *b = (const unsigned char *)p;', '  size_t i;',
+             '  printf("%s %lu ", name, (unsigned long)n);',
+             '  for (i = 0; i < n; i++) printf("%02x", b[i]);', '  printf("\\n");', '}']
+    calls = []
+    for name, typ in sorted(inits.items()):
+        lines.append('static const %s v_%s = %s;' % (typ, name, name))
+        calls.append('  dump("%s", &v_%s, sizeof v_%s);' % (name, name, name))
+    program = '\n'.join(lines + ['int main(void) {'] + calls + ['  return 0;', '}']) + '\n'
+    warn = ['-pedantic', '-Wall', '-Wextra', '-Werror']
+    variants = [('C11 (designated)', cc, '-std=c11', 'c'),
+                ('C++11 (positional)', cxx, '-std=c++11', 'cpp')]
+    probe = os.path.join(tmp, 'probe.cpp')
+    with open(probe, 'w') as f:
+        f.write('int main() { return 0; }\n')
+    if subprocess.run([cxx, '-std=c++20', '-fsyntax-only', probe],
+                      capture_output=True).returncode == 0:
+        variants.append(('C++20 (positional)', cxx, '-std=c++20', 'cpp'))
+    else:
+        print('skip C++20: %s does not take -std=c++20' % cxx)
+    dumps = {}
+    for lang, comp, std, ext in variants:
+        src = os.path.join(tmp, 'inits.' + ext)
+        exe = os.path.join(tmp, 'inits-' + ext + std[-2:])
+        with open(src, 'w') as f:
+            f.write(program)
+        r = subprocess.run([comp, std] + warn + ['-I' + d for d in incdirs] + [src, '-o', exe],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            r = subprocess.run([exe], capture_output=True, text=True)
+        ok = r.returncode == 0
+        passed += ok
+        failed += not ok
+        print('%s every FEA_*_INIT compiles and runs as %s' % ('ok  ' if ok else 'FAIL', lang))
+        if not ok:
+            print(r.stderr)
+        else:
+            dumps[lang] = dict(line.split(' ', 1) for line in r.stdout.splitlines())
+    ref = variants[0][0]
+    for lang in [v[0] for v in variants[1:]]:
+        if ref in dumps and lang in dumps:
+            differ = sorted(n for n in inits if dumps[ref].get(n) != dumps[lang].get(n))
+            ok = not differ
+            passed += ok
+            failed += not ok
+            print('%s %s and %s give the same bytes for every FEA_*_INIT%s' %
+                  ('ok  ' if ok else 'FAIL', ref, lang,
+                   '' if ok else '; not for ' + ', '.join(differ)))
 print('%d passed, %d failed' % (passed, failed))
 sys.exit(1 if failed else 0)
