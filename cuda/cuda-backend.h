@@ -62,6 +62,17 @@ extern const struct fea_m1_device_ops fea_cuda_m1_ops;
 extern const struct fea_mg_kernels fea_cuda_mg_kernels;
 extern const struct fea_operator_ops fea_cuda_operator_ops;
 
+/* Operators (operator-cuda.c): the upload of what the host built into
+ * op->impl and op->data (op->ctx and op->num_free set), the sizes the
+ * sum-factorization kernel is compiled for (else why), and Jacobi's
+ * y[i] = a[i] x[i] on device arrays. operator-build-cuda.c drives them. */
+struct fea_op_device_src;
+struct fea_operator;
+fea_status fea_cuda_operator_upload(struct fea_operator *op, const struct fea_op_device_src *src);
+int fea_cuda_sumfact_supports(int dim, const int n[3], char *why, size_t len);
+fea_status fea_cuda_operator_pointwise_mul(fea_context *ctx, fea_index n, const double *a,
+                                           const double *x, double *y);
+
 /* The context's CUDA state, with its device made current on the calling
  * thread (contexts on different GPUs may share a thread). */
 fea_status fea_cuda_enter(fea_context *ctx, struct fea_cuda **out);

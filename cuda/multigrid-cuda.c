@@ -9,6 +9,7 @@
  * tests/unit/test-multigrid.c plays this table's way through it on the host. */
 #include "fea-config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "cuda-backend.h"
 #include "cuda-check.h"
 #include "internal/error.h"
+#include "linalg/dense.h"
 #include "kernels/multigrid-launch.h"
 #include "internal/multigrid-kernels.h"
 
@@ -219,6 +221,30 @@ static fea_status mg_matrix_multiply(fea_context *ctx, void *M, const double *x,
   return FEA_SUCCESS;
 }
 
+/* The coarsest level's Cholesky on host arrays: on this context's host
+ * delegate, whose message is raised again here. */
+static fea_status relay(fea_context *ctx, fea_context *hctx, fea_status st, const char *what) {
+  if (st >= 0) return st;
+  char why[FEA_ERROR_LEN];
+  snprintf(why, sizeof why, "%s", hctx->last_error);
+  return FEA_ERROR(ctx, st, "%s on the host: %s", what, why);
+}
+
+static fea_status cuda_host_potrf(fea_context *ctx, fea_index n, double *A) {
+  fea_context *hctx;
+  FEA_CALL(fea_context_host(ctx, &hctx));
+  fea_dmat L = {A, n, n, n, FEA_F64};
+  return relay(ctx, hctx, fea_dense_potrf(hctx, FEA_LOWER, &L), "the coarsest level's factor");
+}
+
+static fea_status cuda_host_potrs(fea_context *ctx, fea_index n, const double *L, double *b) {
+  fea_context *hctx;
+  FEA_CALL(fea_context_host(ctx, &hctx));
+  const fea_dmat F = {(double *)L, n, n, n, FEA_F64};
+  fea_dmat B = {b, n, 1, n, FEA_F64};
+  return relay(ctx, hctx, fea_dense_potrs(hctx, FEA_LOWER, &F, &B), "the coarse solve");
+}
+
 const fea_mg_kernels fea_cuda_mg_kernels = {
     .host = 0,
     .alloc = mg_alloc,
@@ -236,4 +262,6 @@ const fea_mg_kernels fea_cuda_mg_kernels = {
     .matrix_create = mg_matrix_create,
     .matrix_multiply = mg_matrix_multiply,
     .matrix_destroy = mg_matrix_destroy,
+    .host_potrf = cuda_host_potrf,
+    .host_potrs = cuda_host_potrs,
 };

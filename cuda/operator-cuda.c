@@ -1,7 +1,8 @@
 /* /gpu/cuda operators (docs/operators.md "On the GPU").
  *
- * The interface builds the operator's data with the CPU code on a host
- * context (operator-device.h); create here uploads it:
+ * operator-build-cuda.c has the matfree family build the operator's data
+ * with the CPU code on a host context (operator-device.h); the upload here
+ * takes it to the device:
  *   CSR: the assembled reduced matrix (64-bit indices) for cuSPARSE's generic
  *        SpMV (FP64, CUSPARSE_SPMV_ALG_DEFAULT); y is cleared first for
  *        y = A x, so beta = 0 never meets stale NaNs.
@@ -307,7 +308,7 @@ static fea_status em_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
 
 /* The sizes the sum-factorization kernel is compiled for: the same n in
  * every direction, 2..9 (kernels/sumfact.cu). */
-static int cuda_sumfact_supports(int dim, const int n[3], char *why, size_t len) {
+int fea_cuda_sumfact_supports(int dim, const int n[3], char *why, size_t len) {
   if (dim < 1 || dim > 3) {
     snprintf(why, len, "no GPU kernel in %dD", dim);
     return 0;
@@ -328,7 +329,7 @@ static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   fea_context *ctx = op->ctx;
   const fea_sf_view *v = &src->sf;
   char why[96];
-  FEA_CHECK(cuda_sumfact_supports(v->dim, v->n, why, sizeof why), ctx, FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(fea_cuda_sumfact_supports(v->dim, v->n, why, sizeof why), ctx, FEA_ERR_UNSUPPORTED,
             "sum factorization on '%s': %s", ctx->resource, why);
   FEA_CALL(mf_upload(op, c, src));
   const int n = v->n[0];
@@ -377,7 +378,7 @@ static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src) {
+fea_status fea_cuda_operator_upload(fea_operator *op, const fea_op_device_src *src) {
   fea_context *ctx = op->ctx;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(ctx, &b));
@@ -408,17 +409,10 @@ static fea_status cuda_op_create(fea_operator *op, const fea_op_device_src *src)
   return FEA_SUCCESS;
 }
 
-static fea_status cuda_pointwise_mul(fea_context *ctx, fea_index n, const double *a,
-                                     const double *x, double *y) {
+fea_status fea_cuda_operator_pointwise_mul(fea_context *ctx, fea_index n, const double *a,
+                                           const double *x, double *y) {
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   FEA_CALL_CUDA(ctx, fea_cuda_pointwise_mul(a, x, y, n, b->stream));
   return FEA_SUCCESS;
 }
-
-const struct fea_operator_ops fea_cuda_operator_ops = {
-    .create = cuda_op_create,
-    .sumfact_supports = cuda_sumfact_supports,
-    .pointwise_mul = cuda_pointwise_mul,
-    .sync = fea_cuda_sync,
-};

@@ -789,6 +789,7 @@ static fea_status m1_refine(fea_m1_device *m, fea_index k, const double *bh, fea
 }
 
 const struct fea_m1_device_ops fea_cuda_m1_ops = {
+    .setup_context = fea_context_host, /* the backend's host delegate */
     .create = m1_create,
     .solve = m1_solve,
     .refine = m1_refine,

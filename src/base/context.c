@@ -64,6 +64,13 @@ fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource
   if (b->probe && b->probe(reason, sizeof reason) != FEA_SUCCESS)
     return FEA_ERROR(NULL, FEA_ERR_DEVICE, "backend %s is not usable here: %s", b->prefix, reason);
   FEA_CALL(fea_resource_check_keys(opts, b->prefix, b->options));
+  /* The families ask a backend's slots, never its memory: a backend whose
+   * data is not host memory builds its own operators, multigrid kernels and
+   * M1, and names the host delegate they set up on. */
+  FEA_CHECK(b->mem == FEA_MEM_HOST || (b->op && b->mg && b->m1 && b->host), NULL, FEA_ERR_BACKEND,
+            "backend %s keeps device memory but lacks operators, multigrid kernels, an M1 or a "
+            "host delegate",
+            b->prefix);
 
   fea_context *ctx;
   FEA_CALL(fea_object_alloc(NULL, sizeof *ctx, "context", context_free, (void **)&ctx));

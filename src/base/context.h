@@ -40,6 +40,6 @@ fea_status fea_context_create_best(const char *family, const fea_resource_opts *
  * (fea_backend.host), created on first use with ctx's thread count, owned
  * by ctx and destroyed with it. The one place where the library makes a
  * context the user did not ask for. */
-fea_status fea_context_host(fea_context *ctx, fea_context **host);
+FEA_PRIVATE_EXPORT fea_status fea_context_host(fea_context *ctx, fea_context **host);
 
 #endif

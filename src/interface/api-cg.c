@@ -44,24 +44,20 @@ static fea_status check_vector(const fea_operator *A, const fea_vector *v, const
  * positive definite") deep in the iteration: refuse it here, by name. */
 static fea_status check_finite(const fea_operator *A, const fea_vector *v, const char *name) {
   if (v->n == 0) return FEA_SUCCESS;
-  const double *vals = v->data;
-  double *copy = NULL;
-  if (A->ctx->backend->mem != FEA_MEM_HOST) {
-    /* A reduction on the device first (BLAS nrm2 scales, so a finite vector
-     * never overflows it): the host copy only to name the bad entry. */
-    double nrm;
-    FEA_CALL(fea_vec_nrm2(v, &nrm));
-    if (isfinite(nrm)) return FEA_SUCCESS;
-    copy = malloc((size_t)v->n * sizeof *copy);
-    FEA_CHECK(copy, A->ctx, FEA_ERR_OUT_OF_MEMORY,
-              "no memory for a host copy of vector '%s' (%lld entries)", name, (long long)v->n);
-    fea_status st = fea_vec_read(v, FEA_F64, copy);
-    if (st != FEA_SUCCESS) {
-      free(copy);
-      return st;
-    }
-    vals = copy;
+  /* A reduction where the vector lives first (BLAS nrm2 scales, so a
+   * finite vector never overflows it): a copy only to name the bad entry. */
+  double nrm;
+  FEA_CALL(fea_vec_nrm2(v, &nrm));
+  if (isfinite(nrm)) return FEA_SUCCESS;
+  double *copy = malloc((size_t)v->n * sizeof *copy);
+  FEA_CHECK(copy, A->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for a host copy of vector '%s' (%lld entries)", name, (long long)v->n);
+  fea_status st = fea_vec_read(v, FEA_F64, copy);
+  if (st != FEA_SUCCESS) {
+    free(copy);
+    return st;
   }
+  const double *vals = copy;
   fea_index bad = -1;
   for (fea_index i = 0; i < v->n && bad < 0; i++)
     if (!isfinite(vals[i])) bad = i;

@@ -99,10 +99,8 @@ fea_status fea_operator_get_rhs(fea_operator *op, fea_vector *b) {
   FEA_CHECK_NULL(op, NULL);
   FEA_CALL(check_vector(op, b, "b"));
   FEA_CALL(fea_operator_rhs(op, NULL));
-  if (op->ctx->backend->mem != FEA_MEM_HOST) /* upload */
-    return op->ctx->backend->vec->write(op->ctx, b, FEA_F64, op->rhs);
-  memcpy(b->data, op->rhs, (size_t)op->num_free * sizeof *op->rhs);
-  return FEA_SUCCESS;
+  /* The vector ops copy or upload, wherever b's data lives. */
+  return op->ctx->backend->vec->write(op->ctx, b, FEA_F64, op->rhs);
 }
 
 fea_status fea_operator_estimate_eigenvalues(fea_operator *op, int steps, int jacobi,

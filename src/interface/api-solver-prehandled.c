@@ -39,11 +39,6 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CALL(check_desc(ctx, &d));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
-  /* Device backends need their own M1 (prehandled-device.h); the setup is on the host regardless. */
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST || ctx->backend->m1 != NULL, ctx, FEA_ERR_UNSUPPORTED,
-            "the prehandled solver needs a host-memory backend or one with a device M1; "
-            "context '%s' keeps device memory and has none",
-            ctx->backend->prefix);
   fea_ph_element el;
   fea_index n;
   FEA_CALL(fea_prehandled_problem_kind(ctx, problem, &el, &n));

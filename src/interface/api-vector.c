@@ -37,16 +37,8 @@ fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, 
   FEA_CALL(check_prec(ctx, "the vector", prec));
   FEA_CHECK(n <= (fea_index)(SIZE_MAX / 16), ctx, FEA_ERR_OUT_OF_MEMORY,
             "length %lld is too large to address", (long long)n);
-  /* Host memory against the budget; a device backend's allocator answers
-   * for device memory itself. */
-  if (ctx->backend->mem == FEA_MEM_HOST) {
-    char what[96];
-    snprintf(what, sizeof what, "a vector of %lld %s entries", (long long)n,
-             fea_precision_name(prec));
-    size_t entry = 8;
-    FEA_CALL(fea_precision_size(prec, &entry));
-    FEA_CALL(fea_memory_require(ctx, 0, fea_bytes((double)n, entry), what));
-  }
+  /* The backend's alloc checks its memory budget (host backends: the
+   * context's memory limit) before it allocates. */
   return fea_vec_create(ctx, n, prec, out);
 }
 

@@ -12,7 +12,7 @@
 #include "private-export.h"
 
 /* Bumped whenever struct fea_backend or an ops table changes layout. */
-#define FEA_BACKEND_ABI 7u
+#define FEA_BACKEND_ABI 8u
 
 /* Where a backend keeps vector and matrix data. Ops are only delegated between
  * backends of the same memory space: host code must never see device pointers. */

@@ -45,6 +45,12 @@ typedef struct fea_mg_kernels {
   fea_status (*matrix_create)(fea_context *ctx, const fea_matrix *A, void **M);
   fea_status (*matrix_multiply)(fea_context *ctx, void *M, const double *x, double *y, int add);
   void (*matrix_destroy)(fea_context *ctx, void *M);
+  /* The coarsest level's dense Cholesky on host arrays (n x n, column-
+   * major, lower): factor A in place, then solve L L^T x = b in place (one
+   * column). A device table runs them on its backend's host delegate and
+   * raises their errors on ctx. */
+  fea_status (*host_potrf)(fea_context *ctx, fea_index n, double *A);
+  fea_status (*host_potrs)(fea_context *ctx, fea_index n, const double *L, double *b);
 } fea_mg_kernels;
 
 /* The host table (kernels-host.c). */

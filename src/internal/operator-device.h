@@ -1,12 +1,15 @@
-/* Operators on device-memory backends (the backend's `op` slot).
+/* Operators of backends that build their own (the backend's `op` slot;
+ * host backends leave it NULL and the matfree family builds the CPU
+ * operator itself).
  *
- * The operator object (src/matfree/operator.c) builds the operator's data
- * with the CPU code on the context's host delegate (fea_context_host) (assembled matrix, element
- * matrices, Dirichlet numbering, coloring, diagonal, right-hand side) and
- * hands it to the backend's create, which uploads what its kernels need and
- * installs an fea_operator_impl whose apply and diagonal take pointers in the
- * backend's memory (fea_vector data of its context). Host backends leave the
- * slot NULL: their operators are the CPU implementations themselves. */
+ * In PETSc's manner (MatCreate_SeqAIJCUSPARSE builds the host matrix, then
+ * converts), a backend's build asks the family, through the host builder it
+ * is handed, to build the operator on a host context of the backend's
+ * choosing (assembled matrix, element matrices, Dirichlet numbering, the
+ * diagonal, the right-hand side) and to describe what it built; the backend
+ * then uploads what its kernels need and installs an fea_operator_impl whose
+ * apply and diagonal take pointers in the backend's memory (fea_vector data
+ * of its context). The family never learns where the data went. */
 #ifndef FEA_INTERNAL_OPERATOR_DEVICE_H
 #define FEA_INTERNAL_OPERATOR_DEVICE_H
 
@@ -29,26 +32,40 @@ typedef struct fea_op_device_src {
   int ncolors;
   const double *diag;                      /* num_free: the CPU operator's diagonal */
   double flops_per_apply, bytes_per_apply; /* the CPU operator's costs (same arithmetic) */
+  void *owned[3];                          /* what describe allocated (release frees it) */
 } fea_op_device_src;
 
+/* The matfree family's side of a backend-built operator
+ * (fea_operator_host_builder, src/matfree/operator.c). */
+typedef struct fea_operator_host_builder {
+  /* The operator on host context hctx, as a host backend gets it. */
+  fea_status (*build)(fea_context *hctx, const fea_problem *problem, const fea_operator_desc *d,
+                      fea_operator **out);
+  /* An empty operator of ctx for problem: a reference on the problem, the
+   * right-hand side zeroed (info, impl and data for the backend to fill). */
+  fea_status (*alloc)(fea_context *ctx, const fea_problem *problem, fea_operator **out);
+  /* What the host operator hop holds, for an upload with strategy
+   * (COLORING adds the element colors); errors on ctx. */
+  fea_status (*describe)(fea_context *ctx, const fea_operator *hop, fea_update_strategy strategy,
+                         fea_op_device_src *src);
+  void (*release)(fea_op_device_src *src); /* frees src->owned */
+  /* Whether the host's coefficient-space sum factorization (whose 1D tables
+   * a backend can upload) serves problem; else why. */
+  int (*sumfact_serves)(const fea_problem *problem, char *why, size_t len);
+} fea_operator_host_builder;
+
+extern const fea_operator_host_builder fea_operator_host_builder_cpu;
+
 struct fea_operator_ops {
-  /* Fill op->impl, op->data and op->info's strategy_run, kernel and
-   * memory_bytes (device bytes); op->ctx and op->num_free are set. */
-  fea_status (*create)(fea_operator *op, const fea_op_device_src *src);
-  /* Whether create serves MATFREE_SUMFACT with these sizes (NULL: never);
-   * else a sentence in why, and the interface builds element matrices. */
-  int (*sumfact_supports)(int dim, const int n[3], char *why, size_t len);
+  /* The operator of problem on ctx with options d (checked by the
+   * interface, strategy AUTO included), built through hb; fills *out. */
+  fea_status (*build)(fea_context *ctx, const fea_problem *problem, const fea_operator_desc *d,
+                      const fea_operator_host_builder *hb, fea_operator **out);
   /* y[i] = a[i] x[i], i < n, on device arrays (Jacobi's z = D^-1 r). */
   fea_status (*pointwise_mul)(fea_context *ctx, fea_index n, const double *a, const double *x,
                               double *y);
   /* Wait until queued work is done (timings). */
   fea_status (*sync)(fea_context *ctx);
 };
-
-/* Accessors of the CPU implementations, for the upload. */
-const fea_matrix *fea_operator_csr_matrix(const fea_operator *op); /* operator-csr.c */
-fea_status fea_operator_matfree_kernel_state(const fea_operator *op,
-                                             const fea_matfree_kernel_ops **k,
-                                             const void **state); /* operator-matfree.c */
 
 #endif

@@ -47,6 +47,9 @@ typedef struct fea_m1_device_data {
 } fea_m1_device_data;
 
 struct fea_m1_device_ops {
+  /* The host context the solver's setup runs on (the transforms, the
+   * partial Cholesky, C_1^-1 and Pi), whose errors the family relays. */
+  fea_status (*setup_context)(fea_context *ctx, fea_context **host);
   /* Upload everything (checks the free device memory first and refuses with
    * FEA_ERR_OUT_OF_MEMORY naming the sizes). The object holds a reference on
    * ctx. */

@@ -8,6 +8,8 @@
 #include <feaccel/types.h>
 #include <feaccel/vector.h>
 
+#include "internal/private-export.h"
+
 typedef enum fea_transpose { FEA_NO_TRANS = 0, FEA_TRANS = 1 } fea_transpose;
 typedef enum fea_uplo { FEA_LOWER = 0, FEA_UPPER = 1 } fea_uplo;
 typedef enum fea_side { FEA_LEFT = 0, FEA_RIGHT = 1 } fea_side;
@@ -60,8 +62,9 @@ fea_status fea_dense_syrk(fea_context *ctx, fea_uplo uplo, fea_transpose trans, 
                           const fea_dmat *A, double beta, fea_dmat *C);
 fea_status fea_dense_trsm(fea_context *ctx, fea_side side, fea_uplo uplo, fea_transpose trans,
                           fea_diag diag, double alpha, const fea_dmat *A, fea_dmat *B);
-fea_status fea_dense_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A);
-fea_status fea_dense_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A, fea_dmat *B);
+FEA_PRIVATE_EXPORT fea_status fea_dense_potrf(fea_context *ctx, fea_uplo uplo, fea_dmat *A);
+FEA_PRIVATE_EXPORT fea_status fea_dense_potrs(fea_context *ctx, fea_uplo uplo, const fea_dmat *A,
+                                              fea_dmat *B);
 fea_status fea_dense_getrf(fea_context *ctx, fea_dmat *A, fea_index *ipiv);
 fea_status fea_dense_getrs(fea_context *ctx, fea_transpose trans, const fea_dmat *A,
                            const fea_index *ipiv, fea_dmat *B);

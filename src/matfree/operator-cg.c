@@ -15,7 +15,11 @@
 #include "internal/operator-device.h"
 #include "linalg/vector.h"
 
-static int on_device(const fea_operator *A) { return A->ctx->backend->mem != FEA_MEM_HOST; }
+/* The operator ops of a backend that builds its own operators (their
+ * vectors live in its memory), or NULL: the CPU operators. */
+static const struct fea_operator_ops *backend_ops(const fea_operator *A) {
+  return A->ctx->backend->op;
+}
 
 /* 1 / diag(A) for Jacobi, into *dinv (freed by the caller, also on error). */
 static fea_status jacobi_alloc(const fea_operator *A, double **dinv) {
@@ -71,7 +75,7 @@ static fea_status apply_operator(void *op, const double *x, double *y) {
 
 static fea_cg_operator cg_operator(fea_operator *A) {
   fea_cg_operator c = {A->ctx, A->num_free, apply_operator, NULL, A};
-  if (on_device(A)) c.sync = A->ctx->backend->op->sync;
+  if (backend_ops(A)) c.sync = backend_ops(A)->sync;
   return c;
 }
 
@@ -90,9 +94,10 @@ fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vecto
   fea_vector *ddinv = NULL;
   jacobi_data jd = {A->num_free, NULL, NULL};
   fea_status st = FEA_SUCCESS;
-  if (d.jacobi && on_device(A)) {
-    FEA_CHECK(A->ctx->backend->op && A->ctx->backend->op->pointwise_mul, A->ctx,
-              FEA_ERR_UNSUPPORTED, "backend '%s' has no device Jacobi scaling", A->ctx->resource);
+  if (d.jacobi && backend_ops(A)) {
+    FEA_CHECK(backend_ops(A)->pointwise_mul, A->ctx, FEA_ERR_UNSUPPORTED,
+              "backend '%s' builds its own operators but has no Jacobi scaling for them",
+              A->ctx->resource);
     st = jacobi_alloc_device(A, &ddinv, &dinv);
     jd.dinv = ddinv ? ddinv->data : NULL;
     jd.ctx = A->ctx;

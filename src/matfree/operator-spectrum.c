@@ -1,8 +1,9 @@
 /* Extreme eigenvalue estimates of an operator (or of D^-1/2 A D^-1/2 with
- * Jacobi scaling) by Lanczos on its apply. Lanczos runs on the host; the
- * operator of a device context applies to device vectors, so each product's
- * input goes up and its output comes down (an estimate takes tens of
- * products: two transfers each cost less than writing Lanczos for devices). */
+ * Jacobi scaling) by Lanczos on its apply. Lanczos runs on host arrays; the
+ * operator applies to its context's vectors, so each product's input is
+ * written into one and its output read from another (an estimate takes tens
+ * of products: two copies each, or two transfers where the vectors live on
+ * a device, cost less than writing Lanczos for every memory). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -18,7 +19,7 @@ typedef struct spectrum_apply {
   fea_operator *op;
   const double *dinv_sqrt; /* or NULL */
   double *tmp;
-  fea_vector *dx, *dy; /* device contexts: the product's operands; NULL on the host */
+  fea_vector *dx, *dy; /* the product's operands, vectors of the operator's context */
   int failed;          /* a product failed: its message is on the operator's context */
 } spectrum_apply;
 
@@ -30,14 +31,9 @@ static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
     for (fea_index i = 0; i < n; i++) a->tmp[i] = a->dinv_sqrt[i] * x[i];
     in = a->tmp;
   }
-  fea_status st;
-  if (!a->dx) {
-    st = a->op->impl->apply(a->op, in, y, 0);
-  } else {
-    st = fea_vec_write(a->dx, FEA_F64, in);
-    if (st == FEA_SUCCESS) st = a->op->impl->apply(a->op, a->dx->data, a->dy->data, 0);
-    if (st == FEA_SUCCESS) st = fea_vec_read(a->dy, FEA_F64, y);
-  }
+  fea_status st = fea_vec_write(a->dx, FEA_F64, in);
+  if (st == FEA_SUCCESS) st = a->op->impl->apply(a->op, a->dx->data, a->dy->data, 0);
+  if (st == FEA_SUCCESS) st = fea_vec_read(a->dy, FEA_F64, y);
   if (st != FEA_SUCCESS) {
     a->failed = 1;
     return st;
@@ -47,9 +43,8 @@ static fea_status spectrum_apply_fn(void *user, const double *x, double *y) {
   return FEA_SUCCESS;
 }
 
-/* The operator's diagonal on the host (through a->dy on a device). */
+/* The operator's diagonal in a host array (through a->dy). */
 static fea_status host_diagonal(spectrum_apply *a, double *d) {
-  if (!a->dy) return a->op->impl->diagonal(a->op, d);
   FEA_CALL(a->op->impl->diagonal(a->op, a->dy->data));
   return fea_vec_read(a->dy, FEA_F64, d);
 }
@@ -59,9 +54,7 @@ fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double
   fea_context *ctx = op->ctx;
   const fea_index n = op->num_free;
   spectrum_apply a = {op, NULL, NULL, NULL, NULL, 0};
-  fea_context *hctx = ctx;
-  FEA_CALL(fea_context_host(ctx, &hctx));
-  if (ctx->backend->mem != FEA_MEM_HOST) {
+  {
     fea_status st = fea_vec_create(ctx, n, FEA_F64, &a.dx);
     if (st == FEA_SUCCESS) st = fea_vec_create(ctx, n, FEA_F64, &a.dy);
     if (st != FEA_SUCCESS) {
@@ -96,15 +89,13 @@ fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double
     a.dinv_sqrt = d;
   }
   double lmin = 0, lmax = 0;
-  /* Lanczos's own vectors and BLAS are the host's. */
-  fea_status st = fea_lanczos_extremes(hctx, n, spectrum_apply_fn, &a, steps, 1, 20261121, &lmin,
+  /* Lanczos's own vectors and BLAS are the host's; its errors go on ctx. */
+  fea_status st = fea_lanczos_extremes(ctx, n, spectrum_apply_fn, &a, steps, 1, 20261121, &lmin,
                                        &lmax);
   free(d);
   free(a.tmp);
   FEA_OBJECT_DROP(a.dx);
   FEA_OBJECT_DROP(a.dy);
-  if (st < 0 && hctx != ctx && !a.failed)
-    return FEA_ERROR(ctx, st, "Lanczos: %s", hctx->last_error);
   if (st < 0) return st;
   FEA_CHECK(lmin > 0 && lmax >= lmin, ctx, FEA_ERR_NOT_POSDEF,
             "Lanczos estimates the eigenvalues in [%g, %g]: the operator is not positive definite",

@@ -1,7 +1,7 @@
 /* The operator object: its own copy of the problem, the choice of
  * implementation (CSR, or a matrix-free kernel with the sum-factorization
- * fallback to element matrices), and on device contexts the data built on
- * the host delegate and handed to the backend's upload. */
+ * fallback to element matrices), and the host builder that backends with
+ * operators of their own build and describe the CPU operator through. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "internal/backend.h"
 #include "disc/coloring.h"
+#include "base/clock.h"
 #include "base/context.h"
 #include "internal/error.h"
 #include "operator.h"
@@ -98,157 +99,100 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   return FEA_SUCCESS;
 }
 
-/* ---- device-memory backends ------------------------------------------------------------------ */
+/* ---- the host builder handed to backends that build their own operators ---------------------- */
 
-/* The operator of a device context: the CPU code builds everything on the
- * context's host delegate (hop, fea_context_host), the backend's op->create
- * uploads it: the CSR matrix, the element matrices, or the sum
- * factorization's 1D tables with the element-DoF table. */
-static fea_status device_upload(fea_operator *op, const fea_operator *hop,
-                                fea_update_strategy strategy) {
-  fea_context *ctx = op->ctx;
-  const fea_space *sp = op->problem->space;
-  fea_op_device_src src = {0};
-  src.kind = hop->info.kind_run;
-  src.strategy = strategy;
-  src.flops_per_apply = hop->info.flops_per_apply;
-  src.bytes_per_apply = hop->info.bytes_per_apply;
-  src.free_index = op->problem->free_index;
-  double *diag = malloc(((size_t)op->num_free + 1) * sizeof *diag);
-  fea_index *colors = NULL, *edofs_own = NULL;
+/* What the host operator holds, for a backend's upload: the CSR matrix, the
+ * element matrices, or the sum factorization's 1D tables with the
+ * element-DoF table; the diagonal; the colors when strategy is COLORING. */
+static fea_status describe(fea_context *ctx, const fea_operator *hop, fea_update_strategy strategy,
+                           fea_op_device_src *src) {
+  const fea_space *sp = hop->problem->space;
+  *src = (fea_op_device_src){0};
+  src->kind = hop->info.kind_run;
+  src->strategy = strategy;
+  src->flops_per_apply = hop->info.flops_per_apply;
+  src->bytes_per_apply = hop->info.bytes_per_apply;
+  src->free_index = hop->problem->free_index;
+  double *diag = src->owned[0] = malloc(((size_t)hop->num_free + 1) * sizeof *diag);
   fea_status st = diag ? hop->impl->diagonal(hop, diag)
                        : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                                    "no memory for a diagonal of %lld entries",
-                                   (long long)op->num_free);
-  src.diag = diag;
-  if (st == FEA_SUCCESS && src.kind == FEA_OPERATOR_CSR) {
-    src.A = fea_operator_csr_matrix(hop);
-    if (!src.A) st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator has no CSR matrix");
+                                   (long long)hop->num_free);
+  src->diag = diag;
+  if (st == FEA_SUCCESS && src->kind == FEA_OPERATOR_CSR) {
+    src->A = fea_operator_csr_matrix(hop);
+    if (!src->A) st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator has no CSR matrix");
   } else if (st == FEA_SUCCESS) {
     const fea_matfree_kernel_ops *k = NULL;
     const void *ks = NULL;
     st = fea_operator_matfree_kernel_state(hop, &k, &ks);
-    const fea_matfree_kernel_ops *want = src.kind == FEA_OPERATOR_MATFREE_SUMFACT
+    const fea_matfree_kernel_ops *want = src->kind == FEA_OPERATOR_MATFREE_SUMFACT
                                              ? &fea_matfree_kernel_sumfact
                                              : &fea_matfree_kernel_element_matrix;
     if (st == FEA_SUCCESS && k != want)
       st = FEA_ERROR(ctx, FEA_ERR_STATE, "the host operator runs '%s', not '%s'", k->name,
                      want->name);
-    src.ne = sp->num_elements;
-    src.nb = sp->dofs_per_element;
+    src->ne = sp->num_elements;
+    src->nb = sp->dofs_per_element;
     if (st == FEA_SUCCESS && k == &fea_matfree_kernel_element_matrix) {
-      fea_matfree_element_matrix_view(ks, &src.em);
-      src.edofs = src.em.edofs;
+      fea_matfree_element_matrix_view(ks, &src->em);
+      src->edofs = src->em.edofs;
     } else if (st == FEA_SUCCESS) {
-      fea_matfree_sumfact_view(ks, &src.sf);
-      src.edofs = sp->element_dof_table;
-      if (!src.edofs && (st = fea_element_dof_table(sp, &edofs_own)) == FEA_SUCCESS)
-        src.edofs = edofs_own;
+      fea_matfree_sumfact_view(ks, &src->sf);
+      src->edofs = sp->element_dof_table;
+      fea_index *own = NULL;
+      if (!src->edofs && (st = fea_element_dof_table(sp, &own)) == FEA_SUCCESS)
+        src->edofs = src->owned[1] = own;
     }
     if (st == FEA_SUCCESS && strategy == FEA_UPDATE_COLORING) {
-      colors = malloc(((size_t)src.ne + 1) * sizeof *colors);
-      st = colors ? fea_coloring_greedy(ctx, src.ne, src.nb, src.edofs, sp->num_dofs, colors,
-                                        &src.ncolors)
+      fea_index *colors = src->owned[2] = malloc(((size_t)src->ne + 1) * sizeof *colors);
+      st = colors ? fea_coloring_greedy(ctx, src->ne, src->nb, src->edofs, sp->num_dofs, colors,
+                                        &src->ncolors)
                   : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element colors",
-                              (long long)src.ne);
-      src.colors = colors;
+                              (long long)src->ne);
+      src->colors = colors;
     }
   }
-  if (st == FEA_SUCCESS) st = ctx->backend->op->create(op, &src);
-  free(diag);
-  free(colors);
-  free(edofs_own);
   return st;
 }
 
-/* Whether the device runs MATFREE_SUMFACT for this problem: the host's
- * coefficient-space kernel serves it (the kernel at quadrature points has
- * no device form) and the backend has a kernel of its sizes; else the reason. */
-static int device_sumfact(const fea_context *ctx, const fea_problem *pb, const fea_operator_desc *d,
-                          char *why, size_t len) {
-  why[0] = '\0';
-  if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return 0;
-  if (!ctx->backend->op->sumfact_supports) {
-    snprintf(why, len, "no sum factorization on this device");
-    return 0;
+static void describe_release(fea_op_device_src *src) {
+  for (int i = 0; i < 3; i++) {
+    free(src->owned[i]);
+    src->owned[i] = NULL;
   }
-  if (d->geometry_terms != FEA_GEOMETRY_TERMS_AUTO) {
-    snprintf(why, len, "no device kernel at quadrature points");
-    return 0;
-  }
-  if (!fea_matfree_kernel_sumfact.supports(pb, why, len)) return 0;
-  const fea_space *sp = pb->space;
-  int n[3] = {1, 1, 1};
-  for (int k = 0; k < sp->dim; k++) n[k] = sp->degree[k] + 1;
-  if (!ctx->backend->op->sumfact_supports(sp->dim, n, why, len)) return 0;
-  why[0] = '\0';
-  return 1;
 }
 
-static fea_status device_create(fea_context *ctx, const fea_problem *problem,
-                                const fea_operator_desc *d, fea_operator **out) {
-  FEA_CHECK(ctx->backend->op && ctx->backend->op->create, ctx, FEA_ERR_UNSUPPORTED,
-            "backend '%s' keeps vectors on a device and has no operators", ctx->resource);
-  fea_update_strategy strategy = d->strategy == FEA_UPDATE_AUTO ? FEA_UPDATE_ATOMIC_CAS
-                                                                : d->strategy;
-  FEA_CHECK(d->kind == FEA_OPERATOR_CSR || strategy == FEA_UPDATE_ATOMIC_CAS ||
-                strategy == FEA_UPDATE_COLORING,
-            ctx, FEA_ERR_UNSUPPORTED,
-            "update strategy '%s' does not exist on '%s': matrix-free operators there resolve "
-            "conflicts by atomics (ATOMIC_CAS, the AUTO pick) or by coloring",
-            fea_update_strategy_name(d->strategy), ctx->resource);
-  if (d->kind == FEA_OPERATOR_CSR) strategy = FEA_UPDATE_SERIAL;
-  const double t0 = omp_get_wtime();
-  fea_context *hctx;
-  FEA_CALL(fea_context_host(ctx, &hctx));
-  char why[96];
-  const int sumfact = device_sumfact(ctx, problem, d, why, sizeof why);
-  fea_operator_desc hd = *d;
-  if (hd.kind == FEA_OPERATOR_MATFREE_SUMFACT && !sumfact)
-    hd.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
-  hd.strategy = FEA_UPDATE_SERIAL; /* the host operator only computes the diagonal */
-  fea_operator *hop = NULL;
-  fea_status st = host_build(hctx, problem, &hd, &hop);
-  if (st != FEA_SUCCESS)
-    return FEA_ERROR(ctx, st, "building the operator's host data failed: %s", hctx->last_error);
-  fea_operator *op = NULL;
-  st = operator_alloc(ctx, problem, &op);
-  if (st != FEA_SUCCESS) {
-    fea_object_release(hop);
-    return st;
-  }
-  if (hop->rhs_ready) { /* CSR: from the assembly */
-    memcpy(op->rhs, hop->rhs, (size_t)op->num_free * sizeof *op->rhs);
-    op->rhs_ready = 1;
-  }
-  st = device_upload(op, hop, strategy);
-  op->info.kind_run = hop->info.kind_run;
-  fea_object_release(hop);
-  if (st != FEA_SUCCESS) {
-    fea_object_release(op);
-    return st;
-  }
-  if (d->kind == FEA_OPERATOR_MATFREE_SUMFACT && !sumfact) { /* the fallback says so */
-    char k[96];
-    snprintf(k, sizeof k, "%s", op->info.kernel);
-    snprintf(op->info.kernel, sizeof op->info.kernel, "%.40s [fallback: %.42s]", k, why);
-  }
-  op->info.rows = op->num_free;
-  op->info.setup_s = omp_get_wtime() - t0;
-  *out = op;
-  return FEA_SUCCESS;
+static int sumfact_serves(const fea_problem *problem, char *why, size_t len) {
+  return fea_matfree_kernel_sumfact.supports(problem, why, len);
 }
 
+const fea_operator_host_builder fea_operator_host_builder_cpu = {
+    .build = host_build,
+    .alloc = operator_alloc,
+    .describe = describe,
+    .release = describe_release,
+    .sumfact_serves = sumfact_serves,
+};
+
+/* A backend that builds its own operators (its `op` slot) is handed the
+ * host builder; the others get the CPU operator itself. */
 fea_status fea_operator_build(fea_context *ctx, const fea_problem *problem,
                               const fea_operator_desc *d, fea_operator **out) {
-  if (ctx->backend->mem != FEA_MEM_HOST) return device_create(ctx, problem, d, out);
-  return host_build(ctx, problem, d, out);
+  const struct fea_operator_ops *ops = ctx->backend->op;
+  if (!ops) return host_build(ctx, problem, d, out);
+  FEA_CHECK(ops->build, ctx, FEA_ERR_UNSUPPORTED,
+            "backend '%s' has operators but no way to build one", ctx->resource);
+  const double t0 = fea_now();
+  FEA_CALL(ops->build(ctx, problem, d, &fea_operator_host_builder_cpu, out));
+  (*out)->info.setup_s = fea_now() - t0;
+  return FEA_SUCCESS;
 }
 
 fea_status fea_operator_build_from_csr(fea_context *ctx, const fea_problem *problem, fea_matrix *A,
                                        const double *rhs, fea_operator **out) {
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_UNSUPPORTED,
-            "a CSR operator from a given matrix is host-only; '%s' keeps vectors on a device",
+  FEA_CHECK(!ctx->backend->op, ctx, FEA_ERR_UNSUPPORTED,
+            "a CSR operator from a given matrix is a host operator; '%s' builds its own",
             ctx->resource);
   FEA_CHECK(A->rows == problem->num_free && A->cols == problem->num_free, ctx, FEA_ERR_DIMENSION,
             "a %lld x %lld matrix for a problem with %lld free DoFs", (long long)A->rows,
@@ -276,10 +220,10 @@ fea_status fea_operator_build_from_impl(fea_context *ctx, const fea_problem *pro
                                         const fea_operator_impl *impl, void *data,
                                         const double *rhs, fea_operator **out) {
   fea_operator *op = NULL;
-  fea_status st = ctx->backend->mem == FEA_MEM_HOST
+  fea_status st = !ctx->backend->op
                       ? operator_alloc(ctx, problem, &op)
                       : FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
-                                  "a host operator on '%s', which keeps vectors on a device",
+                                  "a host operator on '%s', which builds its own operators",
                                   ctx->resource);
   if (st != FEA_SUCCESS) {
     impl->destroy(data);

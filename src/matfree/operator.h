@@ -88,4 +88,11 @@ fea_status fea_operator_cg_solve(fea_operator *A, const fea_vector *b, fea_vecto
 fea_status fea_operator_spectrum(fea_operator *op, int steps, int jacobi, double *lambda_min,
                                  double *lambda_max);
 
+/* Accessors of the CPU implementations, for describing them to a backend
+ * that uploads them (fea_operator_host_builder_cpu) and for benchmarks. */
+const fea_matrix *fea_operator_csr_matrix(const fea_operator *op); /* operator-csr.c */
+fea_status fea_operator_matfree_kernel_state(const fea_operator *op,
+                                             const fea_matfree_kernel_ops **k,
+                                             const void **state); /* operator-matfree.c */
+
 #endif

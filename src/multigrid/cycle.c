@@ -157,11 +157,7 @@ static fea_status factor_coarsest(fea_mg *mg) {
       if (j >= i) mg->coarse_chol[(size_t)i * (size_t)n + (size_t)j] = A->values[k];
     }
   FEA_OBJECT_DROP(A);
-  fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
-  st = fea_dense_potrf(mg->hctx, FEA_LOWER, &L);
-  if (st < 0 && mg->hctx != mg->ctx)
-    return FEA_ERROR(mg->ctx, st, "the coarsest level's factor: %s", mg->hctx->last_error);
-  return st;
+  return mg->k->host_potrf(mg->ctx, n, mg->coarse_chol);
 }
 
 static uint64_t memory_bytes(const fea_mg *mg) {
@@ -218,10 +214,8 @@ fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
                          const fea_multigrid_desc *desc, fea_mg **out) {
   if (out) *out = NULL;
   FEA_CHECK_NULL(ctx, NULL);
-  const fea_mg_kernels *k = ctx->backend->mem == FEA_MEM_HOST ? &fea_mg_host_kernels
-                                                              : ctx->backend->mg;
-  FEA_CHECK(k, ctx, FEA_ERR_UNSUPPORTED,
-            "backend '%s' keeps vectors on a device and has no multigrid kernels", ctx->resource);
+  /* A backend with kernels of its own (its data elsewhere) hands them over. */
+  const fea_mg_kernels *k = ctx->backend->mg ? ctx->backend->mg : &fea_mg_host_kernels;
   return fea_mg_create_with(ctx, problem, desc, k, out);
 }
 
@@ -253,8 +247,7 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   mg->k = k;
   mg->desc = *desc;
   mg->stats = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
-  fea_status st = fea_context_host(ctx, &mg->hctx);
-  if (st == FEA_SUCCESS) st = build(mg, problem);
+  fea_status st = build(mg, problem);
   if (st != FEA_SUCCESS) {
     fea_mg_destroy(&mg);
     return st;
@@ -295,12 +288,7 @@ static fea_status coarse_solve(const fea_mg *mg, const double *b, double *x) {
   const fea_index n = mg->levels[mg->num_levels - 1].n;
   double *h = mg->coarse_rhs;
   FEA_CALL(mg->k->download(mg->ctx, n, b, h));
-  const fea_dmat L = {mg->coarse_chol, n, n, n, FEA_F64};
-  fea_dmat B = {h, n, 1, n, FEA_F64};
-  fea_status st = fea_dense_potrs(mg->hctx, FEA_LOWER, &L, &B);
-  if (st < 0 && mg->hctx != mg->ctx)
-    return FEA_ERROR(mg->ctx, st, "the coarse solve: %s", mg->hctx->last_error);
-  FEA_CALL(st);
+  FEA_CALL(mg->k->host_potrs(mg->ctx, n, mg->coarse_chol, h));
   return mg->k->upload(mg->ctx, n, h, x);
 }
 

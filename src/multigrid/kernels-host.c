@@ -12,6 +12,7 @@
 
 #include "base/context.h"
 #include "internal/error.h"
+#include "linalg/dense.h"
 #include "multigrid-impl.h"
 #include "internal/multigrid-kernels.h"
 
@@ -116,6 +117,17 @@ static void host_matrix_destroy(fea_context *ctx, void *M) {
   (void)M;
 }
 
+static fea_status host_potrf(fea_context *ctx, fea_index n, double *A) {
+  fea_dmat L = {A, n, n, n, FEA_F64};
+  return fea_dense_potrf(ctx, FEA_LOWER, &L);
+}
+
+static fea_status host_potrs(fea_context *ctx, fea_index n, const double *L, double *b) {
+  const fea_dmat F = {(double *)L, n, n, n, FEA_F64};
+  fea_dmat B = {b, n, 1, n, FEA_F64};
+  return fea_dense_potrs(ctx, FEA_LOWER, &F, &B);
+}
+
 const fea_mg_kernels fea_mg_host_kernels = {
     .host = 1,
     .alloc = host_alloc,
@@ -133,4 +145,6 @@ const fea_mg_kernels fea_mg_host_kernels = {
     .matrix_create = host_matrix_create,
     .matrix_multiply = host_matrix_multiply,
     .matrix_destroy = host_matrix_destroy,
+    .host_potrf = host_potrf,
+    .host_potrs = host_potrs,
 };

@@ -35,7 +35,6 @@ typedef struct fea_mg_level {
 
 struct fea_mg {
   fea_context *ctx;        /* holds a reference */
-  fea_context *hctx;       /* its host delegate (ctx itself on a host backend): dense work */
   const fea_mg_kernels *k; /* the vector kernels of ctx's memory; every level array is in it */
   fea_multigrid_desc desc;
   int num_levels;

@@ -376,8 +376,10 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   FEA_CHECK_NULL(At, ctx);
   FEA_CHECK_NULL(f, ctx);
   FEA_CHECK_NULL(out, ctx);
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_INVALID_ARG,
-            "M1 sets up on host memory; backend '%s' keeps device memory", ctx->backend->prefix);
+  FEA_CHECK(!ctx->backend->m1, ctx, FEA_ERR_INVALID_ARG,
+            "M1 sets up on a host context; backend '%s' has an M1 of its own, whose setup "
+            "context is the one to use",
+            ctx->backend->prefix);
   FEA_CHECK(prec == FEA_F64 || prec == FEA_F32 || prec == FEA_F16 || prec == FEA_BF16, ctx,
             FEA_ERR_UNSUPPORTED, "M1 works in FP64, FP32, FP16 or BF16, not precision %d",
             (int)prec);

@@ -48,8 +48,9 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(At, ctx);
   FEA_CHECK_NULL(out, ctx);
-  FEA_CHECK(ctx->backend->mem == FEA_MEM_HOST, ctx, FEA_ERR_INVALID_ARG,
-            "the partial Cholesky runs on host memory; backend '%s' keeps device memory",
+  FEA_CHECK(!ctx->backend->m1, ctx, FEA_ERR_INVALID_ARG,
+            "the partial Cholesky runs on a host context; backend '%s' has an M1 of its own, "
+            "whose setup context is the one to use",
             ctx->backend->prefix);
   FEA_CHECK(At->rows == g->num && At->cols == g->num, ctx, FEA_ERR_INVALID_ARG,
             "transformed matrix is %lld x %lld, the grid has %lld interior nodes",

@@ -12,11 +12,11 @@
  * for the O(N) transforms and one batch for M1's GEMMs; or the
  * mixed-precision refinement of schur-m1.h around the same steps.
  *
- * On a device-memory context (/gpu/cuda) the same setup runs on the
- * context's host delegate (hctx, fea_context_host); its errors are relayed
- * to the solver's context. The set-up M1 then goes to the
- * backend's device M1 (prehandled-device.h) and the host copy is dropped; solves run
- * entirely on the device. The condition diagnostics stay on the host. */
+ * A backend with an M1 of its own (its `m1` slot, prehandled-device.h)
+ * names the host context the same setup runs on (hctx); its errors are
+ * relayed to the solver's context. The set-up M1 then goes to the
+ * backend's M1 and the host copy is dropped; solves run there entirely.
+ * The condition diagnostics stay on the host. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +36,8 @@ typedef struct ph_solver {
   fea_matrix *A; /* A_h over the interior nodes (last setup) */
   double *load;  /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
-  fea_m1 *m1;        /* host M1 (host contexts) */
-  fea_context *hctx; /* device contexts: their host delegate (fea_context_host) */
+  fea_m1 *m1;                           /* host M1 (host contexts) */
+  fea_context *hctx;                    /* the setup context a backend's own M1 names, or NULL */
   const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
   fea_m1_device *dev;                   /* device contexts: the set-up device M1 */
   fea_m1_device_pinv *pinv_dev; /* during setup: Pi^-1 inverted on the device (pi_inverse) */
@@ -328,10 +328,10 @@ fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
   p->info.block = blk;
   p->info.num_cells = g->element == FEA_PH_Q1 ? g->n0 * g->n0 : 2 * g->n0 * g->n0;
   p->info.prec = desc->precision;
-  if (s->ctx->backend->mem == FEA_MEM_DEVICE) {
-    /* The interface admitted the context because its backend has a device M1. */
+  if (s->ctx->backend->m1) {
+    /* A backend with an M1 of its own: it names the host context the setup runs on. */
     p->dops = s->ctx->backend->m1;
-    fea_status st = fea_context_host(s->ctx, &p->hctx);
+    fea_status st = p->dops->setup_context(s->ctx, &p->hctx);
     if (st < 0) {
       free(p);
       return st;

@@ -78,5 +78,7 @@ fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifront
 
 /* Values of one vector element size. */
 size_t fea_cpu_elem_size(fea_precision prec);
+/* The memory budget's check for a host vector of v->n entries (vector-ref.c). */
+fea_status fea_cpu_vector_require(fea_context *ctx, const fea_vector *v);
 
 #endif

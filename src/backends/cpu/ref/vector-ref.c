@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "backends/cpu/cpu.h"
 #include "internal/error.h"
 #include "base/half.h"
+#include "base/memory-limit.h"
 #include "base/thread-budget.h"
 #include "linalg/vector.h"
 
@@ -31,7 +33,17 @@ static void *at(const fea_vector *v, fea_index i) {
 
 static int is_half(fea_precision p) { return p == FEA_F16 || p == FEA_BF16; }
 
+/* Host vectors count against the context's memory budget before they are
+ * allocated (a device backend's allocator answers for its own memory). */
+fea_status fea_cpu_vector_require(fea_context *ctx, const fea_vector *v) {
+  char what[96];
+  snprintf(what, sizeof what, "a vector of %lld %s entries", (long long)v->n,
+           fea_precision_name(v->prec));
+  return fea_memory_require(ctx, 0, fea_bytes((double)v->n, fea_cpu_elem_size(v->prec)), what);
+}
+
 static fea_status ref_alloc(fea_context *ctx, fea_vector *v) {
+  FEA_CALL(fea_cpu_vector_require(ctx, v));
   if (v->n == 0) return FEA_SUCCESS;
   size_t bytes = (size_t)v->n * fea_cpu_elem_size(v->prec);
   size_t padded = (bytes + 63) & ~(size_t)63; /* aligned_alloc needs a multiple of the alignment */

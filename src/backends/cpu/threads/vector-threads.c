@@ -34,6 +34,7 @@ static void par_convert(const fea_context *ctx, fea_precision from, const void *
 }
 
 static fea_status threads_alloc(fea_context *ctx, fea_vector *v) {
+  FEA_CALL(fea_cpu_vector_require(ctx, v));
   if (v->n == 0) return FEA_SUCCESS;
   size_t size = fea_cpu_elem_size(v->prec);
   size_t padded = ((size_t)v->n * size + 63) & ~(size_t)63;

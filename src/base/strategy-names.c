@@ -1,4 +1,5 @@
-/* The names of the update strategies, for messages, reports and
+/* The names of the update strategies (an enum the assembly, the operators
+ * and the backends share), for messages, reports and
  * fea_update_strategy_name(). */
 #include <stddef.h>
 
