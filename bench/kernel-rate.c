@@ -11,17 +11,17 @@
 
 double bench_sumfact_kernel_gflops(const fea_problem *pb) {
   void *state = NULL;
-  if (fea_sumfact_create_with(pb, NULL, 0, &state) != FEA_SUCCESS) return 0.0;
-  sf_state *s = state;
+  if (fea_sf_create_with(pb, NULL, 0, &state) != FEA_SUCCESS) return 0.0;
+  fea_sf_state *s = state;
   double rate = 0.0;
   const int W = s->isa->lanes, nb = s->nb;
-  const size_t work = (size_t)sf_work_vectors(s->dim, s->n) * (size_t)W;
+  const size_t work = (size_t)fea_sf_work_vectors(s->dim, s->n) * (size_t)W;
   /* aligned_alloc wants sizes that are multiples of the alignment */
   const size_t lanes_bytes = ((size_t)(nb * W) * sizeof(double) / SF_ALIGN + 1) * SF_ALIGN;
   const size_t work_bytes = (work * sizeof(double) / SF_ALIGN + 1) * SF_ALIGN;
   double *X = aligned_alloc(SF_ALIGN, lanes_bytes), *Y = aligned_alloc(SF_ALIGN, lanes_bytes);
   double *wk = aligned_alloc(SF_ALIGN, work_bytes);
-  sf_batch b;
+  fea_sf_batch b;
   memset(&b, 0, sizeof b);
   if (X && Y && wk && fea_sf_shared_tables(s, &b)) {
     b.dim = s->dim;
@@ -30,7 +30,7 @@ double bench_sumfact_kernel_gflops(const fea_problem *pb) {
     b.y = Y;
     b.work = wk;
     for (int i = 0; i < nb * W; i++) X[i] = 1.0 + 1e-3 * (double)(i % 17);
-    const double flops = sf_flops(s->dim, s->n) * W;
+    const double flops = fea_sf_flops(s->dim, s->n) * W;
     long reps = (long)(2e7 / flops) + 1; /* about 20 ms at 100 GFLOP/s */
     double best = 0.0;
     for (int r = 0; r < 5; r++) {

@@ -58,7 +58,7 @@ struct fea_cuda {
 extern const struct fea_vector_ops fea_cuda_vector_ops;
 extern const struct fea_dense_ops fea_cuda_dense_ops;
 extern const struct fea_multifrontal_ops fea_cuda_multifrontal_ops;
-extern const struct fea_m1_device_ops fea_cuda_m1_ops;
+extern const struct fea_ph_m1_device_ops fea_cuda_m1_ops;
 extern const struct fea_mg_kernels fea_cuda_mg_kernels;
 extern const struct fea_operator_ops fea_cuda_operator_ops;
 

@@ -14,7 +14,7 @@
  *        (ATOMIC_CAS, AUTO) or one launch per color of a greedy coloring
  *        (COLORING).
  *   sum factorization: the same row table, the 1D mass and stiffness
- *        matrices and element lengths of the CPU kernel (sfg_params,
+ *        matrices and element lengths of the CPU kernel (fea_sf_gpu_params,
  *        kernels/sumfact-stages.h); n or n^2 threads per element, the
  *        contractions in shared memory and registers (kernels/sumfact.cu).
  *        Conflicts as for element matrices.
@@ -63,9 +63,9 @@ typedef struct cuda_op {
   fea_index ne, ngroups;
   int *group; /* ne, or NULL with one group */
   double *K;  /* ngroups x nb x nb */
-  /* sum factorization: the kernel's parameters, pointing at sf_mem */
-  sfg_params sf;
-  double *sf_mem; /* the 1D tables, then the lengths, of every direction */
+  /* sum factorization: the kernel's parameters, pointing at fea_sf_mem */
+  fea_sf_gpu_params sf;
+  double *fea_sf_mem; /* the 1D tables, then the lengths, of every direction */
 } cuda_op;
 
 static void op_destroy(void *data) {
@@ -86,7 +86,7 @@ static void op_destroy(void *data) {
     fea_cuda_free(c->ctx, c->group);
     fea_cuda_free(c->ctx, c->K);
     fea_cuda_free(c->ctx, c->order);
-    fea_cuda_free(c->ctx, c->sf_mem);
+    fea_cuda_free(c->ctx, c->fea_sf_mem);
   }
   free(c->color_off);
   free(c);
@@ -138,7 +138,7 @@ static fea_status em_apply(fea_operator *op, const double *x, double *y, int add
   return FEA_SUCCESS;
 }
 
-static fea_status sf_apply(fea_operator *op, const double *x, double *y, int add) {
+static fea_status fea_sf_apply(fea_operator *op, const double *x, double *y, int add) {
   cuda_op *c = op->data;
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(c->ctx, &b));
@@ -166,7 +166,7 @@ static fea_status op_diagonal(const fea_operator *op, double *d) {
 
 static const fea_operator_impl csr_impl = {csr_apply, op_diagonal, op_destroy};
 static const fea_operator_impl em_impl = {em_apply, op_diagonal, op_destroy};
-static const fea_operator_impl sf_impl = {sf_apply, op_diagonal, op_destroy};
+static const fea_operator_impl fea_sf_impl = {fea_sf_apply, op_diagonal, op_destroy};
 
 static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A) {
   fea_context *ctx = op->ctx;
@@ -325,7 +325,7 @@ int fea_cuda_sumfact_supports(int dim, const int n[3], char *why, size_t len) {
   return 1;
 }
 
-static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
+static fea_status fea_sf_create(fea_operator *op, cuda_op *c, const fea_op_device_src *src) {
   fea_context *ctx = op->ctx;
   const fea_sf_view *v = &src->sf;
   char why[96];
@@ -349,10 +349,10 @@ static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
     len_at[k] = at;
     at += (size_t)v->nel[k];
   }
-  fea_status st = upload(ctx, h, doubles * sizeof *h, (void **)&c->sf_mem);
+  fea_status st = upload(ctx, h, doubles * sizeof *h, (void **)&c->fea_sf_mem);
   free(h);
   FEA_CALL(st);
-  sfg_params *p = &c->sf;
+  fea_sf_gpu_params *p = &c->sf;
   memset(p, 0, sizeof *p);
   p->dim = v->dim;
   p->n = n;
@@ -362,14 +362,15 @@ static fea_status sf_create(fea_operator *op, cuda_op *c, const fea_op_device_sr
   p->erow = c->erow;
   for (int k = 0; k < v->dim; k++) {
     p->nel[k] = v->nel[k];
-    p->tab[k] = c->sf_mem + tab_at[k];
-    p->len[k] = c->sf_mem + len_at[k];
+    p->tab[k] = c->fea_sf_mem + tab_at[k];
+    p->len[k] = c->fea_sf_mem + len_at[k];
   }
   char how[40];
   scatter_text(c, how, sizeof how);
   snprintf(op->info.kernel, sizeof op->info.kernel,
            "gpu sum-factorization %dD n=%d: %d threads/element, %d per block, %.24s", v->dim, n,
-           sfg_threads_per_element(v->dim, n), sfg_elements_per_block(v->dim, n), how);
+           fea_sf_gpu_threads_per_element(v->dim, n), fea_sf_gpu_elements_per_block(v->dim, n),
+           how);
   /* Unprotected: the strategy asked for, whose conflicts go unhandled (the kernel text says so). */
   op->info.strategy_run = c->unprotected ? src->strategy
                           : c->atomic    ? FEA_UPDATE_ATOMIC_CAS
@@ -390,7 +391,7 @@ fea_status fea_cuda_operator_upload(fea_operator *op, const fea_op_device_src *s
   fea_status st = upload(ctx, src->diag, (size_t)c->n * sizeof(double), (void **)&c->diag);
   if (st == FEA_SUCCESS)
     st = src->kind == FEA_OPERATOR_CSR               ? csr_create(op, c, src->A)
-         : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? sf_create(op, c, src)
+         : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? fea_sf_create(op, c, src)
                                                      : em_create(op, c, src);
   if (st == FEA_SUCCESS) st = fea_cuda_sync(ctx); /* faults of the uploads show here */
   if (st != FEA_SUCCESS) {
@@ -398,7 +399,7 @@ fea_status fea_cuda_operator_upload(fea_operator *op, const fea_op_device_src *s
     return st;
   }
   op->impl = src->kind == FEA_OPERATOR_CSR               ? &csr_impl
-             : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? &sf_impl
+             : src->kind == FEA_OPERATOR_MATFREE_SUMFACT ? &fea_sf_impl
                                                          : &em_impl;
   op->data = c;
   op->info.memory_bytes += (uint64_t)c->n * sizeof(double); /* the diagonal */

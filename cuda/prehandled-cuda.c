@@ -42,7 +42,7 @@
  *
  * Refinement: x = 0, r = b; corrections in place on r, x += r (cuBLAS daxpy),
  * r = b - A_h x (FP64 kernel), column norms reduced on the device and read
- * back (k doubles) to decide, exactly the stopping rule of fea_m1_refine.
+ * back (k doubles) to decide, exactly the stopping rule of fea_ph_m1_refine.
  *
  * The solve workspace (one device block, carved per k) and the pinned host
  * staging buffer are kept in the object, grown when a solve needs more (a
@@ -77,9 +77,9 @@ _Static_assert(sizeof(fea_index) == sizeof(int64_t), "indices go up as int64_t")
 #define M1_LIBRARY_RESERVE ((uint64_t)256 << 20)
 
 /* The padded leading dimensions (M1_LD_ALIGN, prehandled-pi.h). */
-static fea_index ld_pad(fea_index rows) { return fea_m1_ld_pad(rows); }
+static fea_index ld_pad(fea_index rows) { return fea_ph_m1_ld_pad(rows); }
 
-struct fea_m1_device {
+struct fea_ph_m1_device {
   fea_context *ctx; /* holds a reference */
   fea_ph_grid g;
   fea_index num, nc, ne, ni, cells, blk;
@@ -115,9 +115,9 @@ static double now_s(void) {
 
 /* ------------------------------------------------------------- create/destroy */
 
-static void m1_destroy(fea_m1_device **pm) {
+static void m1_destroy(fea_ph_m1_device **pm) {
   if (!pm || !*pm) return;
-  fea_m1_device *m = *pm;
+  fea_ph_m1_device *m = *pm;
   struct fea_cuda *b = NULL;
   if (fea_cuda_enter(m->ctx, &b) >= 0) {
     void *ptrs[] = {m->perm, m->l0,   m->sd,   m->b,   m->cinv, m->pinv, m->d_rp, m->d_ci,
@@ -139,8 +139,8 @@ static void m1_destroy(fea_m1_device **pm) {
  * rows on the device, the rows past `rows` zero (queued; the caller syncs
  * before the host array may change). *dst is set and the bytes counted only
  * when everything was queued: on an error the block is freed here. */
-static fea_status upload_2d(fea_m1_device *m, const struct fea_cuda *b, const void *host, size_t es,
-                            size_t rows, size_t cols, size_t ld, void **dst) {
+static fea_status upload_2d(fea_ph_m1_device *m, const struct fea_cuda *b, const void *host,
+                            size_t es, size_t rows, size_t cols, size_t ld, void **dst) {
   const size_t width = rows * es, pitch = ld * es, bytes = pitch * cols;
   if (bytes == 0) return FEA_SUCCESS;
   void *q = NULL;
@@ -168,8 +168,8 @@ static fea_status upload_2d(fea_m1_device *m, const struct fea_cuda *b, const vo
 }
 
 /* *dst := a device copy of bytes from host (as upload_2d). */
-static fea_status upload(fea_m1_device *m, const struct fea_cuda *b, const void *host, size_t bytes,
-                         void **dst) {
+static fea_status upload(fea_ph_m1_device *m, const struct fea_cuda *b, const void *host,
+                         size_t bytes, void **dst) {
   return upload_2d(m, b, host, 1, bytes, 1, bytes, dst);
 }
 
@@ -181,7 +181,7 @@ typedef struct host_csr {
   int64_t *dci; /* D's column indices remapped to the padded I panel (when ldblk > blk) */
 } host_csr;
 
-static fea_status transpose_d(fea_m1_device *m, const fea_matrix *d, const void *dval,
+static fea_status transpose_d(fea_ph_m1_device *m, const fea_matrix *d, const void *dval,
                               host_csr *t) {
   const size_t vs = m->vsize, nnz = (size_t)d->nnz;
   t->rp = calloc((size_t)m->ni + 1, sizeof *t->rp);
@@ -207,8 +207,8 @@ static fea_status transpose_d(fea_m1_device *m, const fea_matrix *d, const void 
   return FEA_SUCCESS;
 }
 
-static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
-                             const fea_m1_device_data *d, host_csr *t) {
+static fea_status create_run(fea_ph_m1_device *m, const struct fea_cuda *b,
+                             const fea_ph_m1_device_data *d, host_csr *t) {
   fea_context *ctx = m->ctx;
   const uint64_t es = m->esize, vs = m->vsize;
   const uint64_t pinv = es * (uint64_t)m->lde * (uint64_t)m->ne;
@@ -246,7 +246,7 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   FEA_CALL(upload_2d(m, b, d->cinv, m->esize, (size_t)m->blk, (size_t)m->blk, (size_t)m->ldblk,
                      &m->cinv));
   if (d->pinv_device) { /* taken over, not copied */
-    fea_m1_device_pinv *pd = d->pinv_device;
+    fea_ph_m1_device_pinv *pd = d->pinv_device;
     FEA_CHECK(pd->data && pd->ne == m->ne && pd->lde == m->lde && pd->prec == m->prec, ctx,
               FEA_ERR_INVALID_ARG,
               "the device's Pi^-1 (%lld, ld %lld, %s) does not fit this M1 (%lld, ld %lld, %s)",
@@ -297,8 +297,8 @@ static fea_status create_run(fea_m1_device *m, const struct fea_cuda *b,
   return fea_cuda_sync(ctx);
 }
 
-static fea_status m1_create_checked(fea_context *ctx, const fea_m1_device_data *d,
-                                    fea_m1_device **out) {
+static fea_status m1_create_checked(fea_context *ctx, const fea_ph_m1_device_data *d,
+                                    fea_ph_m1_device **out) {
   FEA_CHECK_NULL(out, ctx);
   *out = NULL;
   const fea_index num = d->grid.num;
@@ -318,7 +318,7 @@ static fea_status m1_create_checked(fea_context *ctx, const fea_m1_device_data *
             (long long)d->cells, (long long)d->blk);
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
-  fea_m1_device *m = calloc(1, sizeof *m);
+  fea_ph_m1_device *m = calloc(1, sizeof *m);
   FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a device M1");
   m->ctx = ctx;
   fea_object_retain(ctx);
@@ -341,15 +341,16 @@ static fea_status m1_create_checked(fea_context *ctx, const fea_m1_device_data *
 }
 
 /* create takes d->pinv_device over whatever it returns. */
-static fea_status m1_create(fea_context *ctx, const fea_m1_device_data *d, fea_m1_device **out) {
+static fea_status m1_create(fea_context *ctx, const fea_ph_m1_device_data *d,
+                            fea_ph_m1_device **out) {
   FEA_CHECK_NULL(d, ctx);
-  fea_m1_device_pinv *pd = d->pinv_device;
+  fea_ph_m1_device_pinv *pd = d->pinv_device;
   const fea_status st = m1_create_checked(ctx, d, out);
   fea_cuda_pi_release(&pd); /* frees the wrapper; its data is m's now, unless create failed */
   return st;
 }
 
-static uint64_t m1_bytes(const fea_m1_device *m) {
+static uint64_t m1_bytes(const fea_ph_m1_device *m) {
   return m ? m->bytes + (uint64_t)m->work_bytes : 0;
 }
 
@@ -374,7 +375,7 @@ static size_t zmax3(size_t a, size_t b, size_t c) {
 /* Byte offsets of every part for k columns; with base, the pointers. The
  * total grows with k and with refine, so a block laid out for (k, refine)
  * holds every smaller layout. */
-static size_t ws_layout(const fea_m1_device *m, fea_index k, int refine, ws *w, char *base) {
+static size_t ws_layout(const fea_ph_m1_device *m, fea_index k, int refine, ws *w, char *base) {
   const size_t K = (size_t)k, vs = m->vsize;
   const int half = m->prec == FEA_F16 || m->prec == FEA_BF16;
   const size_t lc = (size_t)m->ldc, le = (size_t)m->lde, li = (size_t)m->cells * (size_t)m->ldblk;
@@ -419,7 +420,7 @@ static size_t ws_layout(const fea_m1_device *m, fea_index k, int refine, ws *w, 
  * norms), grown to exactly what they need first when it is smaller. The new
  * block is allocated before the old one is freed, so a failed growth leaves
  * the old workspace in place. */
-static fea_status ws_get(fea_m1_device *m, const struct fea_cuda *b, fea_index k, int refine,
+static fea_status ws_get(fea_ph_m1_device *m, const struct fea_cuda *b, fea_index k, int refine,
                          ws *w) {
   memset(w, 0, sizeof *w);
   const size_t bytes = ws_layout(m, k, refine, w, NULL);
@@ -449,7 +450,7 @@ static fea_status ws_get(fea_m1_device *m, const struct fea_cuda *b, fea_index k
 /* m->pin := pinned host memory of at least k nodal columns; a failed growth
  * keeps the old buffer. Called only when no copy uses the buffer (solves end
  * with a sync or a drain). */
-static fea_status pin_get(fea_m1_device *m, fea_index k) {
+static fea_status pin_get(fea_ph_m1_device *m, fea_index k) {
   const size_t bytes = (size_t)m->num * (size_t)k * sizeof(double);
   if (bytes <= m->pin_bytes) return FEA_SUCCESS;
   void *p = NULL;
@@ -470,7 +471,7 @@ static fea_status pin_get(fea_m1_device *m, fea_index k) {
 }
 
 /* The k columns of host (ld ld) into the staging buffer (ld num), and back. */
-static void stage_in(const fea_m1_device *m, fea_index k, const double *host, fea_index ld) {
+static void stage_in(const fea_ph_m1_device *m, fea_index k, const double *host, fea_index ld) {
   const size_t col = (size_t)m->num * sizeof(double);
   if (ld == m->num)
     memcpy(m->pin, host, col * (size_t)k);
@@ -479,7 +480,7 @@ static void stage_in(const fea_m1_device *m, fea_index k, const double *host, fe
       memcpy(m->pin + (size_t)j * (size_t)m->num, host + (size_t)j * (size_t)ld, col);
 }
 
-static void stage_out(const fea_m1_device *m, fea_index k, double *host, fea_index ld) {
+static void stage_out(const fea_ph_m1_device *m, fea_index k, double *host, fea_index ld) {
   const size_t col = (size_t)m->num * sizeof(double);
   if (ld == m->num)
     memcpy(host, m->pin, col * (size_t)k);
@@ -491,7 +492,7 @@ static void stage_out(const fea_m1_device *m, fea_index k, double *host, fea_ind
 /* ------------------------------------------------------------ transforms */
 
 /* L^-1 (t = N) or L^-T (t = T) on the k columns of w->w. */
-static fea_status apply_l_inv(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
+static fea_status apply_l_inv(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                               cublasOperation_t t) {
   fea_context *ctx = m->ctx;
   const fea_ph_grid *g = &m->g;
@@ -510,7 +511,7 @@ static fea_status apply_l_inv(fea_m1_device *m, const struct fea_cuda *b, ws *w,
 }
 
 /* w := L^-1 S^T w */
-static fea_status forward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
+static fea_status forward(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   const fea_ph_grid *g = &m->g;
   const int p1 = g->element == FEA_PH_P1;
   for (int lv = g->levels; lv >= 1; lv--)
@@ -519,7 +520,7 @@ static fea_status forward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea
 }
 
 /* w := S L^-T w */
-static fea_status backward(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
+static fea_status backward(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   const fea_ph_grid *g = &m->g;
   const int p1 = g->element == FEA_PH_P1;
   FEA_CALL(apply_l_inv(m, b, w, k, CUBLAS_OP_T));
@@ -569,10 +570,10 @@ static fea_status gemm_ex(fea_context *ctx, cublasHandle_t h, cublasOperation_t 
  * empty inner dimensions leave C as it is (as the CPU's gemm; every such call
  * has beta = 1). The 16-bit operand and product in w use ld_pad(inner) and
  * ld_pad(rows). */
-static fea_status m1_gemm(fea_m1_device *m, const struct fea_cuda *b, ws *w, cublasOperation_t ta,
-                          double alpha, const void *A, fea_index ar, fea_index ac, fea_index lda,
-                          const void *B, fea_index ldb, fea_index bc, double beta, void *C,
-                          fea_index ldc) {
+static fea_status m1_gemm(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w,
+                          cublasOperation_t ta, double alpha, const void *A, fea_index ar,
+                          fea_index ac, fea_index lda, const void *B, fea_index ldb, fea_index bc,
+                          double beta, void *C, fea_index ldc) {
   fea_context *ctx = m->ctx;
   const int64_t rows = ta == CUBLAS_OP_T ? ac : ar, inner = ta == CUBLAS_OP_T ? ar : ac;
   if (rows == 0 || bc == 0 || inner == 0) return FEA_SUCCESS;
@@ -603,8 +604,8 @@ static fea_status m1_gemm(fea_m1_device *m, const struct fea_cuda *b, ws *w, cub
   return FEA_SUCCESS;
 }
 
-/* x := A^-1 x on the k prehandled columns in w->w (the steps of fea_m1_solve). */
-static fea_status m1_steps(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
+/* x := A^-1 x on the k prehandled columns in w->w (the steps of fea_ph_m1_solve). */
+static fea_status m1_steps(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   fea_context *ctx = m->ctx;
   const fea_index nc = m->nc, ne = m->ne, ni = m->ni, blk = m->blk, cols = m->cells * k;
   const fea_index lc = m->ldc, le = m->lde, lb = m->ldblk, li = m->cells * m->ldblk;
@@ -636,7 +637,7 @@ static fea_status m1_steps(fea_m1_device *m, const struct fea_cuda *b, ws *w, fe
 }
 
 /* w := S L^-T M1^-1 L^-1 S^T w (queued). */
-static fea_status solve_nodal(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
+static fea_status solve_nodal(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k) {
   FEA_CALL(forward(m, b, w, k));
   FEA_CALL(m1_steps(m, b, w, k));
   return backward(m, b, w, k);
@@ -644,7 +645,7 @@ static fea_status solve_nodal(fea_m1_device *m, const struct fea_cuda *b, ws *w,
 
 /* ------------------------------------------------------------ solve */
 
-static fea_status solve_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
+static fea_status solve_run(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                             const double *bh, fea_index ldb, double *xh, fea_index ldx,
                             double *transform_s, double *dense_s) {
   fea_context *ctx = m->ctx;
@@ -670,7 +671,7 @@ static fea_status solve_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, f
   return FEA_SUCCESS;
 }
 
-static fea_status m1_solve(fea_m1_device *m, fea_index k, const double *bh, fea_index ldb,
+static fea_status m1_solve(fea_ph_m1_device *m, fea_index k, const double *bh, fea_index ldb,
                            double *xh, fea_index ldx, double *transform_s, double *dense_s) {
   FEA_CHECK_NULL(m, NULL);
   fea_context *ctx = m->ctx;
@@ -693,7 +694,7 @@ static fea_status m1_solve(fea_m1_device *m, fea_index k, const double *bh, fea_
 /* ------------------------------------------------------------ refinement */
 
 /* ss[j] := ||col j of x||^2 on the host (synchronizes). */
-static fea_status column_sumsq(fea_m1_device *m, const struct fea_cuda *b, const double *x,
+static fea_status column_sumsq(fea_ph_m1_device *m, const struct fea_cuda *b, const double *x,
                                fea_index k, double *dnorms, double *ss) {
   FEA_CALL_CUDA(m->ctx, fea_cuda_ph_col_sumsq(x, m->num, k, dnorms, b->stream));
   FEA_CALL_CUDA(m->ctx, cudaMemcpyAsync(ss, dnorms, (size_t)k * sizeof(double),
@@ -701,7 +702,7 @@ static fea_status column_sumsq(fea_m1_device *m, const struct fea_cuda *b, const
   return fea_cuda_sync(m->ctx);
 }
 
-static fea_status refine_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
+static fea_status refine_run(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                              const double *bh, fea_index ldb, double *xh, fea_index ldx,
                              double rtol, int max_iter, double *bn, double *ss, int *iters,
                              double *relres) {
@@ -753,7 +754,7 @@ static fea_status refine_run(fea_m1_device *m, const struct fea_cuda *b, ws *w, 
   return FEA_SUCCESS;
 }
 
-static fea_status m1_refine(fea_m1_device *m, fea_index k, const double *bh, fea_index ldb,
+static fea_status m1_refine(fea_ph_m1_device *m, fea_index k, const double *bh, fea_index ldb,
                             double *xh, fea_index ldx, double rtol, int max_iter, int *iters,
                             double *relres) {
   FEA_CHECK_NULL(m, NULL);
@@ -788,7 +789,7 @@ static fea_status m1_refine(fea_m1_device *m, fea_index k, const double *bh, fea
   return st;
 }
 
-const struct fea_m1_device_ops fea_cuda_m1_ops = {
+const struct fea_ph_m1_device_ops fea_cuda_m1_ops = {
     .setup_context = fea_context_host, /* the backend's host delegate */
     .create = m1_create,
     .solve = m1_solve,

@@ -33,9 +33,9 @@
 /* The largest finite FP16 value (as the host setup's check). */
 #define M1_F16_MAX 65504.0
 
-void fea_cuda_pi_release(fea_m1_device_pinv **pp) {
+void fea_cuda_pi_release(fea_ph_m1_device_pinv **pp) {
   if (!pp || !*pp) return;
-  fea_m1_device_pinv *p = *pp;
+  fea_ph_m1_device_pinv *p = *pp;
   struct fea_cuda *b = NULL;
   if (p->data && fea_cuda_enter(p->ctx, &b) >= 0) {
     (void)cudaStreamSynchronize(b->stream);
@@ -75,7 +75,7 @@ static fea_status check_f16_range(fea_context *ctx, struct fea_cuda *b, const do
 
 /* The work: r->data must be NULL on entry; the caller frees dpi and panel. */
 static fea_status invert(fea_context *ctx, struct fea_cuda *b, const double *pi,
-                         fea_m1_device_pinv *r, double **dpi, double **panel, double **ones) {
+                         fea_ph_m1_device_pinv *r, double **dpi, double **panel, double **ones) {
   const fea_index ne = r->ne, lde = r->lde;
   const size_t es = fea_cuda_elem_size(r->prec);
   const fea_index w = ne < M1_PI_PANEL ? ne : M1_PI_PANEL;
@@ -137,7 +137,7 @@ static fea_status invert(fea_context *ctx, struct fea_cuda *b, const double *pi,
 }
 
 fea_status fea_cuda_pi_inverse(fea_context *ctx, const double *pi, fea_index ne, fea_precision prec,
-                               fea_m1_device_pinv **out) {
+                               fea_ph_m1_device_pinv **out) {
   FEA_CHECK_NULL(pi, ctx);
   FEA_CHECK_NULL(out, ctx);
   *out = NULL;
@@ -146,12 +146,12 @@ fea_status fea_cuda_pi_inverse(fea_context *ctx, const double *pi, fea_index ne,
             FEA_ERR_UNSUPPORTED, "Pi^-1 in FP64, FP32, FP16 or BF16, not %d", (int)prec);
   struct fea_cuda *b = NULL;
   FEA_CALL(fea_cuda_enter(ctx, &b));
-  fea_m1_device_pinv *r = calloc(1, sizeof *r);
+  fea_ph_m1_device_pinv *r = calloc(1, sizeof *r);
   FEA_CHECK(r, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a device Pi^-1");
   r->ctx = ctx;
   fea_object_retain(ctx);
   r->ne = ne;
-  r->lde = fea_m1_ld_pad(ne);
+  r->lde = fea_ph_m1_ld_pad(ne);
   r->prec = prec;
   double *dpi = NULL, *panel = NULL, *ones = NULL;
   fea_status st = invert(ctx, b, pi, r, &dpi, &panel, &ones);

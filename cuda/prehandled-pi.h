@@ -13,11 +13,11 @@
  * this many elements: 16 bytes of FP16/BF16, 32 of FP32, 64 of FP64. */
 #define M1_LD_ALIGN 8
 
-static inline fea_index fea_m1_ld_pad(fea_index rows) {
+static inline fea_index fea_ph_m1_ld_pad(fea_index rows) {
   return (rows + M1_LD_ALIGN - 1) / M1_LD_ALIGN * M1_LD_ALIGN;
 }
 
-struct fea_m1_device_pinv {
+struct fea_ph_m1_device_pinv {
   fea_context *ctx; /* holds a reference */
   void *data;       /* Pi^-1 in prec, ne columns of lde (padding rows zero); NULL once taken */
   fea_index ne, lde;
@@ -27,7 +27,7 @@ struct fea_m1_device_pinv {
 
 /* The m1 ops' pi_inverse and pi_release (prehandled-device.h). */
 fea_status fea_cuda_pi_inverse(fea_context *ctx, const double *pi, fea_index ne, fea_precision prec,
-                               fea_m1_device_pinv **out);
-void fea_cuda_pi_release(fea_m1_device_pinv **p);
+                               fea_ph_m1_device_pinv **out);
+void fea_cuda_pi_release(fea_ph_m1_device_pinv **p);
 
 #endif

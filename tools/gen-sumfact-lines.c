@@ -1,7 +1,7 @@
 /* Writes src/matfree/sumfact/sumfact-lines-gen.h: fused line batches for the
  * DoF layouts that the sum-factorization kernel finds on structured Lagrange
  * meshes (2D Q3 - Q5, 3D Q2 - Q4), one function per layout with every
- * DoF's place in its tile or chain a constant (see sf_state.gline).
+ * DoF's place in its tile or chain a constant (see fea_sf_state.gline).
  *
  *   gen-sumfact-lines > src/matfree/sumfact/sumfact-lines-gen.h    regenerate
  *   gen-sumfact-lines --check FILE [STAMP]     exit 1 if FILE differs, else touch STAMP
@@ -9,7 +9,7 @@
  * The layout is the kernel's restriction plan (plan.c), built here for
  * AVX-512's 8 lanes with tiles from the element-DoF table of a structured
  * mesh with its boundary, whatever CPU runs this: the code emitted is what
- * sf_line_gather / sf_line_scatter do for that plan, unrolled, and the
+ * fea_sf_line_gather / fea_sf_line_scatter do for that plan, unrolled, and the
  * signature emitted is what choose_gline compares with a plan at create, so
  * the generated code runs only on the layout it was made from. The build
  * runs --check on every build (tools/meson.build). */
@@ -26,8 +26,8 @@
 #include "matfree/sumfact/plan.h"
 #include "disc/pattern.h"
 
-/* The offsets a generated function reads (sf_state.goff), in the order it
- * first uses them (sf_line_sig.off_src): >= 0 foff of that DoF, -1 ..
+/* The offsets a generated function reads (fea_sf_state.goff), in the order it
+ * first uses them (fea_sf_line_sig.off_src): >= 0 foff of that DoF, -1 ..
  * -SF_MAX_TILES tile_off of tile -(src + 1), below block_off of block
  * -(src + 1) - SF_MAX_TILES. */
 static int off_src[SF_GLINE_MAX_OFF], noff;
@@ -93,7 +93,7 @@ static void short_rows(buf *b, const short *rows, int width, const int *len, int
   out(b, "}");
 }
 
-/* A tile's ST vector masks (sf_state.tile_lmask). */
+/* A tile's ST vector masks (fea_sf_state.tile_lmask). */
 static void masks(buf *b, const unsigned char *m, int st) {
   out(b, "{");
   for (int v = 0; v < st; v++) out(b, "%s0x%02x", v ? ", " : "", m[v]);
@@ -111,8 +111,8 @@ static void ints(buf *b, const int *v, int n) {
 }
 
 /* The signature: everything of the state's line layout but its offsets. */
-static void emit_signature(buf *b, const sf_plan *s, int dim, int N) {
-  out(b, "static const sf_line_sig sf_gline_sig_%d_%d = {\n", dim, N);
+static void emit_signature(buf *b, const fea_sf_plan *s, int dim, int N) {
+  out(b, "static const fea_sf_line_sig fea_sf_gline_sig_%d_%d = {\n", dim, N);
   out(b, "  .dim = %d, .n = %d, .nfclass = %d,\n  .lstride = ", dim, N, s->nfclass);
   ints(b, s->lstride, s->nfclass);
   out(b, ",\n  .fcls = ");
@@ -154,9 +154,9 @@ static void emit_signature(buf *b, const sf_plan *s, int dim, int N) {
 /* The function: gather (chains, tiles, blocks, singles), kernel, scatter
  * (chains, tiles: full ones added whole, the others with masked stores of
  * the lanes' own entries, blocks, singles). */
-static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
+static void emit_function(buf *b, const fea_sf_plan *s, int dim, int N) {
   out(b,
-      "SF_GLINE_FN void SF_FN(sf_gline_%d_%d)(const sf_state *s, const fea_index *base,\n"
+      "SF_GLINE_FN void SF_FN(fea_sf_gline_%d_%d)(const fea_sf_state *s, const fea_index *base,\n"
       "                                      int skip, const double *x, double *y) {\n",
       dim, N);
   const int W = s->lanes;
@@ -181,11 +181,11 @@ static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
             tile_off(k), q + st * (W - 1));
     }
   }
-  for (int k = 0; k < s->nblock; k++) { /* as sf_block_load */
+  for (int k = 0; k < s->nblock; k++) { /* as fea_sf_block_load */
     const int S = s->block_st[k], M = s->block_m[k], c = s->block_cls[k], o = block_off(k);
     for (int j0 = 0; j0 < M; j0 += W) {
       const int j = j0 + W <= M ? j0 : M - W;
-      out(b, "  SF_FN(sf_block_in)(xc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
+      out(b, "  SF_FN(fea_sf_block_in)(xc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
       for (int t = 0; t < W; t++) {
         out(b, "  X[%d] = V[%d];\n", s->block_dof[k][j + t], t);
         const int i = s->block_next[k][j + t];
@@ -197,15 +197,15 @@ static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
   }
   for (int j = 0; j < s->sg.n; j++) {
     const int i = s->sg.dof[j];
-    out(b, "  SF_FN(sf_lane_load)(s, xc[%d] + s->goff[%d], %d, &X[%d]);\n", s->fcls[i], dof_off(i),
-        s->lstride[s->fcls[i]], i);
+    out(b, "  SF_FN(fea_sf_lane_load)(s, xc[%d] + s->goff[%d], %d, &X[%d]);\n", s->fcls[i],
+        dof_off(i), s->lstride[s->fcls[i]], i);
   }
   out(b, "  SF_GLINE_KERNEL(%d, %d);\n", dim, N);
   for (int ch = 0; ch < s->nchain; ch++) {
     const int j0 = s->chain_start[ch], len = s->chain_start[ch + 1] - j0;
     out(b, "  {\n    static const int d[] = ");
     ints(b, s->chain_dof + j0, len);
-    out(b, ";\n    SF_FN(sf_chain_add)(yc[%d] + s->goff[%d], d, Yd, %d);\n  }\n",
+    out(b, ";\n    SF_FN(fea_sf_chain_add)(yc[%d] + s->goff[%d], d, Yd, %d);\n  }\n",
         s->fcls[s->chain_dof[j0]], dof_off(s->chain_dof[j0]), len);
   }
   for (int k = 0; k < s->ntile; k++) {
@@ -219,7 +219,7 @@ static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
       else if (next >= 0)
         out(b, "  S[%d] = SF_SHIFT_UP(Y[%d], 1);\n", q, next);
       else
-        out(b, "  S[%d] = (sf_vd){0};\n", q);
+        out(b, "  S[%d] = (fea_sf_vd){0};\n", q);
       if (next >= 0)
         out(b, "  yc[%d][s->goff[%d] + %d] += Y[%d][SF_W - 1];\n", c, tile_off(k),
             q + st + st * (W - 1), next);
@@ -233,14 +233,14 @@ static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
           st);
     }
   }
-  for (int k = 0; k < s->nblock; k++) { /* as sf_block_add */
+  for (int k = 0; k < s->nblock; k++) { /* as fea_sf_block_add */
     const int S = s->block_st[k], M = s->block_m[k], c = s->block_cls[k], o = block_off(k);
     for (int j0 = 0; j0 < M; j0 += W) {
       const int j = j0 + W <= M ? j0 : M - W;
       for (int t = 0; t < W; t++) {
         const int i = s->block_next[k][j + t];
         if (j + t < j0) {
-          out(b, "  V[%d] = (sf_vd){0};\n", t);
+          out(b, "  V[%d] = (fea_sf_vd){0};\n", t);
         } else if (i < 0) {
           out(b, "  V[%d] = Y[%d];\n", t, s->block_dof[k][j + t]);
         } else {
@@ -248,7 +248,7 @@ static void emit_function(buf *b, const sf_plan *s, int dim, int N) {
           out(b, "  yc[%d][s->goff[%d] + %d] += Y[%d][SF_W - 1];\n", c, o, S * W + j + t, i);
         }
       }
-      out(b, "  SF_FN(sf_block_out)(yc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
+      out(b, "  SF_FN(fea_sf_block_out)(yc[%d] + s->goff[%d], %d, %d, V);\n", c, o, S, j);
     }
   }
   for (int j = 0; j < s->sg.n; j++) { /* in no tile or block: lane by lane */
@@ -269,7 +269,7 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
   fea_problem *pb = NULL;
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   fea_index *edofs = NULL;
-  sf_plan plan;
+  fea_sf_plan plan;
   int built = 0, rc = 1;
   if (fea_mesh_create_structured(ctx, &md, &m) ||
       fea_space_create_lagrange(m, p, FEA_NODES_EQUISPACED, &sp) ||
@@ -277,14 +277,14 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
     fprintf(stderr, "gen-sumfact-lines: %s\n", fea_context_last_error(ctx));
     goto done;
   }
-  const sf_plan_input in = {.edofs = edofs,
-                            .free_index = pb->free_index,
-                            .ne = sp->num_elements,
-                            .nb = sp->dofs_per_element,
-                            .lanes = 8,
-                            .tiles = 1,
-                            .threads = 1};
-  if (sf_plan_build(&in, &plan) != FEA_SUCCESS) {
+  const fea_sf_plan_input in = {.edofs = edofs,
+                                .free_index = pb->free_index,
+                                .ne = sp->num_elements,
+                                .nb = sp->dofs_per_element,
+                                .lanes = 8,
+                                .tiles = 1,
+                                .threads = 1};
+  if (fea_sf_plan_build(&in, &plan) != FEA_SUCCESS) {
     fprintf(stderr, "gen-sumfact-lines: no memory for the plan of %dD Q%d\n", dim, p);
     goto done;
   }
@@ -298,7 +298,7 @@ static int layout(fea_context *ctx, int dim, int p, buf *code, buf *sig) {
   emit_signature(sig, &plan, dim, p + 1);
   rc = 0;
 done:
-  if (built) sf_plan_free(&plan);
+  if (built) fea_sf_plan_free(&plan);
   free(edofs);
   fea_problem_destroy(&pb);
   fea_space_destroy(&sp);
@@ -328,18 +328,18 @@ int main(int argc, char **argv) {
     if (layout(ctx, dim, cases[c][1], &code, &sig)) return 1;
     const int first = c == 0 || cases[c - 1][0] != dim;
     const int last = c + 1 == NCASE || cases[c + 1][0] != dim;
-    out(&table, "%s%s[%d] = SF_FN(sf_gline_%d_%d)%s", first ? (c ? ", \\\n   " : "") : "",
+    out(&table, "%s%s[%d] = SF_FN(fea_sf_gline_%d_%d)%s", first ? (c ? ", \\\n   " : "") : "",
         first ? (dim == 2 ? "[1] = {" : "[2] = {") : ", ", N, dim, N, last ? "}" : "");
-    out(&list, "  &sf_gline_sig_%d_%d,\n", dim, N);
+    out(&list, "  &fea_sf_gline_sig_%d_%d,\n", dim, N);
   }
   out(&table, "}\n");
   out(&all,
       "/* Generated by tools/gen-sumfact-lines.c; do not edit. Fused line\n"
       " * batches of 2D Lagrange Q3 - Q5 and 3D Q2 - Q4 on structured meshes\n"
-      " * (sf_state.gline). */\n"
+      " * (fea_sf_state.gline). */\n"
       "#if defined(SF_GLINE_CODE)\n%s%s"
       "#else\n%s"
-      "static const sf_line_sig *const sf_gline_sigs[] = {\n%s};\n#endif\n",
+      "static const fea_sf_line_sig *const fea_sf_gline_sigs[] = {\n%s};\n#endif\n",
       code.p, table.p, sig.p, list.p);
   fea_context_destroy(&ctx);
   free(code.p), free(sig.p), free(table.p), free(list.p);

@@ -31,7 +31,7 @@ int fea_cuda_em_apply(int nb, int64_t count, const int64_t *elems, const int *er
  * written). atomic: native FP64 atomicAdd; else plain adds (the caller
  * launches one color at a time, or accepts races: GPU_Max). Other sizes:
  * cudaErrorInvalidValue. */
-int fea_cuda_sf_apply(const sfg_params *p, int64_t count, const int64_t *elems, int atomic,
+int fea_cuda_sf_apply(const fea_sf_gpu_params *p, int64_t count, const int64_t *elems, int atomic,
                       const double *x, double *y, cudaStream_t stream);
 
 /* y[i] = a[i] x[i]. */

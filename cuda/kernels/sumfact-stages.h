@@ -47,7 +47,7 @@
 #define SFG_BLOCK_THREADS 256
 
 /* What the kernel reads, all in device memory (host memory in the test). */
-typedef struct sfg_params {
+typedef struct fea_sf_gpu_params {
   int dim, n, nb;       /* nb = n^dim */
   int per_span;         /* tables per element index (B-splines); else entry 0 for all */
   int64_t nel[3];       /* element indices per direction (per_span) */
@@ -55,37 +55,38 @@ typedef struct sfg_params {
   const double *len[3]; /* direction k: nel[k] element lengths (J_kk) */
   double sigma;
   const int *erow; /* ne x nb: the free row of each local DoF, -1 for Dirichlet DoFs */
-} sfg_params;
+} fea_sf_gpu_params;
 
 /* One element's tables and geometry factors. */
-typedef struct sfg_element {
+typedef struct fea_sf_gpu_element {
   const double *M[3], *S[3];
   double c[3];
-} sfg_element;
+} fea_sf_gpu_element;
 
 /* Threads per element, and DoFs per thread line. */
-SFG_HD int sfg_threads_per_element(int dim, int n) { return dim == 3 ? n * n : n; }
-SFG_HD int sfg_line(int dim, int n) { return dim == 1 ? 1 : n; }
+SFG_HD int fea_sf_gpu_threads_per_element(int dim, int n) { return dim == 3 ? n * n : n; }
+SFG_HD int fea_sf_gpu_line(int dim, int n) { return dim == 1 ? 1 : n; }
 
-SFG_HD int sfg_elements_per_block(int dim, int n) {
-  const int t = sfg_threads_per_element(dim, n);
+SFG_HD int fea_sf_gpu_elements_per_block(int dim, int n) {
+  const int t = fea_sf_gpu_threads_per_element(dim, n);
   return t >= SFG_BLOCK_THREADS ? 1 : SFG_BLOCK_THREADS / t;
 }
 
 /* Shared doubles per element: X (3D: and the second array). */
-SFG_HD int sfg_shared_per_element(int dim, int n) {
+SFG_HD int fea_sf_gpu_shared_per_element(int dim, int n) {
   return dim == 3 ? 2 * n * n * n : (dim == 2 ? n * n : n);
 }
 
 /* The local DoF at position i of thread lt's line. */
-SFG_HD int sfg_local_dof(int dim, int n, int lt, int i) {
+SFG_HD int fea_sf_gpu_local_dof(int dim, int n, int lt, int i) {
   return dim == 1 ? lt : lt + i * (dim == 3 ? n * n : n);
 }
 
 /* Element e's tables and c_k (per_span: e's direction indices, direction 0
- * fastest, as the CPU's sf_element_index). dim is p->dim, passed apart so
+ * fastest, as the CPU's fea_sf_element_index). dim is p->dim, passed apart so
  * that the kernel's constant unrolls the loops (el stays in registers). */
-SFG_HD void sfg_element_setup(const sfg_params *p, int dim, int64_t e, sfg_element *el) {
+SFG_HD void fea_sf_gpu_element_setup(const fea_sf_gpu_params *p, int dim, int64_t e,
+                                     fea_sf_gpu_element *el) {
   int64_t idx[3] = {0, 0, 0};
   if (p->per_span) {
     SFG_UNROLL
@@ -112,18 +113,19 @@ SFG_HD void sfg_element_setup(const sfg_params *p, int dim, int64_t e, sfg_eleme
 }
 
 /* X at thread lt's line := x at the element's rows r (Dirichlet: 0). */
-SFG_HD void sfg_gather(int dim, int n, int lt, const int *r, const double *x, double *X) {
-  const int line = sfg_line(dim, n);
+SFG_HD void fea_sf_gpu_gather(int dim, int n, int lt, const int *r, const double *x, double *X) {
+  const int line = fea_sf_gpu_line(dim, n);
   SFG_UNROLL
   for (int i = 0; i < line; i++) {
-    const int d = sfg_local_dof(dim, n, lt, i);
+    const int d = fea_sf_gpu_local_dof(dim, n, lt, i);
     const int row = r[d];
     X[d] = row >= 0 ? x[row] : 0.0;
   }
 }
 
 /* 1D: v[0] = c0 (S0 X)_lt. */
-SFG_HD void sfg_stage_1d(int n, int lt, const sfg_element *el, const double *X, double *v) {
+SFG_HD void fea_sf_gpu_stage_1d(int n, int lt, const fea_sf_gpu_element *el, const double *X,
+                                double *v) {
   const double *S0 = el->S[0] + lt * n;
   double s = 0.0;
   SFG_UNROLL
@@ -133,7 +135,8 @@ SFG_HD void sfg_stage_1d(int n, int lt, const sfg_element *el, const double *X, 
 
 /* 2D, thread i0: a = M0 X and b = S0 X on its line, then direction 1 in
  * registers: v[i1] = c0 (M1 b)_i1 + c1 (S1 a)_i1. */
-SFG_HD void sfg_stage_2d(int n, int i0, const sfg_element *el, const double *X, double *v) {
+SFG_HD void fea_sf_gpu_stage_2d(int n, int i0, const fea_sf_gpu_element *el, const double *X,
+                                double *v) {
   double a[SFG_MAX_N], b[SFG_MAX_N];
   const double *M0 = el->M[0] + i0 * n, *S0 = el->S[0] + i0 * n;
   SFG_UNROLL
@@ -162,8 +165,8 @@ SFG_HD void sfg_stage_2d(int n, int i0, const sfg_element *el, const double *X, 
 
 /* 3D stage 1, thread (i0, i1): a = M0 X and b = S0 X along direction 0 on
  * its line (into the caller's registers). */
-SFG_HD void sfg_stage1_3d(int n, int lt, const sfg_element *el, const double *X, double *a,
-                          double *b) {
+SFG_HD void fea_sf_gpu_stage1_3d(int n, int lt, const fea_sf_gpu_element *el, const double *X,
+                                 double *a, double *b) {
   const int i0 = lt % n, i1 = lt / n;
   const double *M0 = el->M[0] + i0 * n, *S0 = el->S[0] + i0 * n;
   SFG_UNROLL
@@ -182,7 +185,8 @@ SFG_HD void sfg_stage1_3d(int n, int lt, const sfg_element *el, const double *X,
 
 /* 3D, after a barrier (X may then be overwritten): the line's a and b into
  * the shared arrays A and B, at the thread's own DoFs. */
-SFG_HD void sfg_store_3d(int n, int lt, const double *a, const double *b, double *A, double *B) {
+SFG_HD void fea_sf_gpu_store_3d(int n, int lt, const double *a, const double *b, double *A,
+                                double *B) {
   SFG_UNROLL
   for (int i2 = 0; i2 < n; i2++) {
     A[lt + i2 * n * n] = a[i2];
@@ -193,8 +197,8 @@ SFG_HD void sfg_store_3d(int n, int lt, const double *a, const double *b, double
 /* 3D stage 2, after a barrier: direction 1 from A and B, aa = M1 a and
  * t = c0 M1 b + c1 S1 a, then direction 2 in registers:
  * v[i2] = (M2 t)_i2 + c2 (S2 aa)_i2. */
-SFG_HD void sfg_stage2_3d(int n, int lt, const sfg_element *el, const double *A, const double *B,
-                          double *v) {
+SFG_HD void fea_sf_gpu_stage2_3d(int n, int lt, const fea_sf_gpu_element *el, const double *A,
+                                 const double *B, double *v) {
   const int i0 = lt % n, i1 = lt / n;
   double aa[SFG_MAX_N], t[SFG_MAX_N];
   const double *M1 = el->M[1] + i1 * n, *S1 = el->S[1] + i1 * n;

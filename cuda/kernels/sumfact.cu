@@ -1,6 +1,6 @@
 /* The sum-factorization operator kernel of /gpu/cuda (operator-cuda.c): the
  * stages of sumfact-stages.h with the block barriers between them. A block
- * holds several elements (sfg_shape::per_block, about 256 threads in all),
+ * holds several elements (fea_sf_gpu_shape::per_block, about 256 threads in all),
  * each with its own slice of shared memory; every thread of the block
  * reaches every barrier, those past the last element idle through them.
  * Compiled apart for every dimension and n = 2..9 (p = 1..8), so that the
@@ -10,7 +10,7 @@
 namespace fea_cuda {
 
 template <int DIM, int N>
-struct sfg_shape {
+struct fea_sf_gpu_shape {
   static constexpr int threads = DIM == 3 ? N * N : N; /* per element */
   static constexpr int per_block = threads >= SFG_BLOCK_THREADS ? 1 : SFG_BLOCK_THREADS / threads;
   static constexpr int block = threads * per_block;
@@ -22,10 +22,10 @@ struct sfg_shape {
 /* ATOMIC: native FP64 atomicAdd; else plain adds (one color at a time, or
  * unprotected: GPU_Max, wrong where two elements of the launch share a DoF). */
 template <int DIM, int N, bool ATOMIC>
-__global__ void __launch_bounds__(sfg_shape<DIM, N>::block)
-    sfg_kernel(sfg_params p, int64_t count, const int64_t *__restrict__ elems,
-               const double *__restrict__ x, double *__restrict__ y) {
-  using S = sfg_shape<DIM, N>;
+__global__ void __launch_bounds__(fea_sf_gpu_shape<DIM, N>::block)
+    fea_sf_gpu_kernel(fea_sf_gpu_params p, int64_t count, const int64_t *__restrict__ elems,
+                      const double *__restrict__ x, double *__restrict__ y) {
+  using S = fea_sf_gpu_shape<DIM, N>;
   extern __shared__ double smem[];
   const int slot = threadIdx.x / S::threads, lt = threadIdx.x % S::threads;
   const int64_t t = (int64_t)blockIdx.x * S::per_block + slot;
@@ -33,29 +33,29 @@ __global__ void __launch_bounds__(sfg_shape<DIM, N>::block)
   const int64_t e = active ? (elems ? elems[t] : t) : 0;
   double *X = smem + slot * S::shared;
   const int *r = p.erow + e * S::nb;
-  sfg_element el;
+  fea_sf_gpu_element el;
   if (active) {
-    sfg_element_setup(&p, DIM, e, &el);
-    sfg_gather(DIM, N, lt, r, x, X);
+    fea_sf_gpu_element_setup(&p, DIM, e, &el);
+    fea_sf_gpu_gather(DIM, N, lt, r, x, X);
   }
   __syncthreads();
   double v[S::line];
   if constexpr (DIM == 1) {
-    if (active) sfg_stage_1d(N, lt, &el, X, v);
+    if (active) fea_sf_gpu_stage_1d(N, lt, &el, X, v);
   } else if constexpr (DIM == 2) {
-    if (active) sfg_stage_2d(N, lt, &el, X, v);
+    if (active) fea_sf_gpu_stage_2d(N, lt, &el, X, v);
   } else {
     double a[N], b[N];
-    if (active) sfg_stage1_3d(N, lt, &el, X, a, b);
+    if (active) fea_sf_gpu_stage1_3d(N, lt, &el, X, a, b);
     __syncthreads(); /* every line of X has been read */
-    if (active) sfg_store_3d(N, lt, a, b, X, X + N * N * N);
+    if (active) fea_sf_gpu_store_3d(N, lt, a, b, X, X + N * N * N);
     __syncthreads();
-    if (active) sfg_stage2_3d(N, lt, &el, X, X + N * N * N, v);
+    if (active) fea_sf_gpu_stage2_3d(N, lt, &el, X, X + N * N * N, v);
   }
   if (!active) return;
 #pragma unroll
   for (int i = 0; i < S::line; i++) {
-    const int row = r[sfg_local_dof(DIM, N, lt, i)];
+    const int row = r[fea_sf_gpu_local_dof(DIM, N, lt, i)];
     if (row < 0) continue;
     if (ATOMIC)
       atomicAdd(y + row, v[i]);
@@ -65,25 +65,27 @@ __global__ void __launch_bounds__(sfg_shape<DIM, N>::block)
 }
 
 template <int DIM, int N>
-static int sfg_launch(const sfg_params *p, int64_t count, const int64_t *elems, int atomic,
-                      const double *x, double *y, cudaStream_t stream) {
-  using S = sfg_shape<DIM, N>;
+static int fea_sf_gpu_launch(const fea_sf_gpu_params *p, int64_t count, const int64_t *elems,
+                             int atomic, const double *x, double *y, cudaStream_t stream) {
+  using S = fea_sf_gpu_shape<DIM, N>;
   const int64_t blocks = (count + S::per_block - 1) / S::per_block;
   if (blocks > 2147483647) return (int)cudaErrorInvalidConfiguration;
   const size_t smem = (size_t)S::per_block * S::shared * sizeof(double); /* <= 36 KiB */
   if (atomic)
-    sfg_kernel<DIM, N, true><<<(unsigned)blocks, S::block, smem, stream>>>(*p, count, elems, x, y);
+    fea_sf_gpu_kernel<DIM, N, true>
+        <<<(unsigned)blocks, S::block, smem, stream>>>(*p, count, elems, x, y);
   else
-    sfg_kernel<DIM, N, false><<<(unsigned)blocks, S::block, smem, stream>>>(*p, count, elems, x, y);
+    fea_sf_gpu_kernel<DIM, N, false>
+        <<<(unsigned)blocks, S::block, smem, stream>>>(*p, count, elems, x, y);
   return (int)cudaGetLastError();
 }
 
 template <int DIM>
-static int sfg_launch_dim(const sfg_params *p, int64_t count, const int64_t *elems, int atomic,
-                          const double *x, double *y, cudaStream_t stream) {
+static int fea_sf_gpu_launch_dim(const fea_sf_gpu_params *p, int64_t count, const int64_t *elems,
+                                 int atomic, const double *x, double *y, cudaStream_t stream) {
   switch (p->n) {
 #define FEA_SFG_N(N) \
-  case N: return sfg_launch<DIM, N>(p, count, elems, atomic, x, y, stream);
+  case N: return fea_sf_gpu_launch<DIM, N>(p, count, elems, atomic, x, y, stream);
     FEA_SFG_N(2)
     FEA_SFG_N(3)
     FEA_SFG_N(4)
@@ -99,14 +101,14 @@ static int sfg_launch_dim(const sfg_params *p, int64_t count, const int64_t *ele
 
 }  // namespace fea_cuda
 
-extern "C" int fea_cuda_sf_apply(const sfg_params *p, int64_t count, const int64_t *elems,
+extern "C" int fea_cuda_sf_apply(const fea_sf_gpu_params *p, int64_t count, const int64_t *elems,
                                  int atomic, const double *x, double *y, cudaStream_t stream) {
   using namespace fea_cuda;
   if (count <= 0) return (int)cudaSuccess;
   switch (p->dim) {
-  case 1: return sfg_launch_dim<1>(p, count, elems, atomic, x, y, stream);
-  case 2: return sfg_launch_dim<2>(p, count, elems, atomic, x, y, stream);
-  case 3: return sfg_launch_dim<3>(p, count, elems, atomic, x, y, stream);
+  case 1: return fea_sf_gpu_launch_dim<1>(p, count, elems, atomic, x, y, stream);
+  case 2: return fea_sf_gpu_launch_dim<2>(p, count, elems, atomic, x, y, stream);
+  case 3: return fea_sf_gpu_launch_dim<3>(p, count, elems, atomic, x, y, stream);
   default: return (int)cudaErrorInvalidValue;
   }
 }

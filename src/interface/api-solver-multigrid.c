@@ -25,8 +25,8 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
   FEA_CALL(fea_mg_create(ctx, problem, &d, &mg));
   fea_solver *s = NULL;
   fea_status st = fea_solver_alloc(ctx, problem, problem->space, problem->num_free,
-                                   FEA_SOLVER_MULTIGRID, &fea_multigrid_solver_ops, &s);
-  if (st >= 0) st = fea_multigrid_attach(s, &d, mg);
+                                   FEA_SOLVER_MULTIGRID, &fea_mg_solver_ops, &s);
+  if (st >= 0) st = fea_mg_solver_attach(s, &d, mg);
   if (st < 0) {
     fea_mg_destroy(&mg);
     fea_solver_free(s);
@@ -42,6 +42,6 @@ fea_status fea_solver_get_multigrid_stats(const fea_solver *solver, fea_multigri
   FEA_CHECK_NULL(stats, solver->ctx);
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_MULTIGRID, "fea_solver_get_multigrid_stats()"));
   fea_multigrid_stats full;
-  fea_multigrid_get_stats(solver, &full);
+  fea_mg_solver_get_stats(solver, &full);
   return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_multigrid_stats);
 }

@@ -41,9 +41,9 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
             "the problem's space was created on another context");
   fea_ph_element el;
   fea_index n;
-  FEA_CALL(fea_prehandled_problem_kind(ctx, problem, &el, &n));
+  FEA_CALL(fea_ph_problem_kind(ctx, problem, &el, &n));
   if (d.coarse_cells == 0) {
-    d.coarse_cells = fea_prehandled_auto_coarse_cells(el, n);
+    d.coarse_cells = fea_ph_auto_coarse_cells(el, n);
     FEA_CHECK(d.coarse_cells > 0, ctx, FEA_ERR_UNSUPPORTED,
               "the mesh has %lld cells per direction, an odd number: no coarse mesh nests in it",
               (long long)n);
@@ -56,8 +56,8 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   FEA_CALL(fea_ph_grid_init(ctx, el, n, d.coarse_cells, &g));
   fea_solver *s = NULL;
   FEA_CALL(fea_solver_alloc(ctx, problem, problem->space, problem->num_free, FEA_SOLVER_PREHANDLED,
-                            &fea_prehandled_ops, &s));
-  fea_status st = fea_prehandled_attach(s, &d, &g);
+                            &fea_ph_solver_ops, &s));
+  fea_status st = fea_ph_solver_attach(s, &d, &g);
   if (st < 0) {
     fea_solver_free(s);
     return st;
@@ -73,7 +73,7 @@ fea_status fea_solver_get_prehandled_stats(const fea_solver *solver, fea_prehand
   FEA_CALL(fea_solver_check_kind(solver, FEA_SOLVER_PREHANDLED,
                                  "fea_solver_get_prehandled_stats()"));
   fea_prehandled_stats full;
-  fea_prehandled_get_stats(solver, &full);
+  fea_ph_solver_get_stats(solver, &full);
   return fea_struct_copy_out(solver->ctx, stats, &full, "stats", &fea_struct_prehandled_stats);
 }
 
@@ -89,5 +89,5 @@ fea_status fea_solver_prehandled_condition(fea_solver *solver, fea_prehandled_ma
             FEA_ERR_INVALID_ARG, "which = %d is not a fea_prehandled_matrix (0..4)", (int)which);
   FEA_CHECK(steps >= 2 && steps <= 1000, ctx, FEA_ERR_INVALID_ARG, "steps = %d is outside 2..1000",
             steps);
-  return fea_prehandled_condition(solver, which, steps, kappa);
+  return fea_ph_condition(solver, which, steps, kappa);
 }

@@ -47,7 +47,7 @@ struct fea_operator_ops;
 struct fea_multifrontal_ops;
 /* The prehandled solver's M1 on device memory (prehandled-device.h); host backends
  * leave it NULL and run M1 through their dense ops. Never delegated. */
-struct fea_m1_device_ops;
+struct fea_ph_m1_device_ops;
 /* Multigrid's vector kernels on device memory (multigrid-kernels.h); host
  * backends leave it NULL and run the host table. */
 struct fea_mg_kernels;
@@ -72,7 +72,7 @@ struct fea_backend {
   const struct fea_operator_ops *op;
   const struct fea_multifrontal_ops *multifrontal;
   const struct fea_dense_ops *dense;
-  const struct fea_m1_device_ops *m1;
+  const struct fea_ph_m1_device_ops *m1;
   const struct fea_mg_kernels *mg;
   /* Device backends: the backend whose context does the host-side work of
    * this one's objects (fea_context_host); NULL for host backends. */

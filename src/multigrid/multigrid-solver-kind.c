@@ -94,7 +94,7 @@ static fea_status mgs_solve(fea_solver *s, fea_index nrhs, const double *b, fea_
   return worst;
 }
 
-const fea_solver_ops fea_multigrid_solver_ops = {
+const fea_solver_ops fea_mg_solver_ops = {
     .name = "multigrid",
     .check_problem = NULL, /* setup checks (fea_mg_create) */
     .reset = mgs_reset,
@@ -103,7 +103,7 @@ const fea_solver_ops fea_multigrid_solver_ops = {
     .destroy = mgs_destroy,
 };
 
-fea_status fea_multigrid_attach(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg) {
+fea_status fea_mg_solver_attach(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg) {
   mg_solver *m = calloc(1, sizeof *m);
   FEA_CHECK(m, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a solver");
   m->desc = *d;
@@ -113,7 +113,7 @@ fea_status fea_multigrid_attach(fea_solver *s, const fea_multigrid_desc *d, fea_
   return FEA_SUCCESS;
 }
 
-void fea_multigrid_get_stats(const fea_solver *s, fea_multigrid_stats *full) {
+void fea_mg_solver_get_stats(const fea_solver *s, fea_multigrid_stats *full) {
   const mg_solver *m = mg_of(s);
   *full = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
   if (m->mg && s->ready) {

@@ -6,15 +6,15 @@
 #include "multigrid.h"
 #include "base/solver-object.h"
 
-extern const fea_solver_ops fea_multigrid_solver_ops;
+extern const fea_solver_ops fea_mg_solver_ops;
 
 /* Attach the kind's state to s (made by fea_solver_alloc with
- * fea_multigrid_solver_ops): d complete and checked, mg the hierarchy built
+ * fea_mg_solver_ops): d complete and checked, mg the hierarchy built
  * for s's problem, which the first setup takes over (the caller still owns
  * mg when this fails). */
-fea_status fea_multigrid_attach(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg);
+fea_status fea_mg_solver_attach(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg);
 
 /* Complete stats of s (zero before a setup). */
-void fea_multigrid_get_stats(const fea_solver *s, fea_multigrid_stats *full);
+void fea_mg_solver_get_stats(const fea_solver *s, fea_multigrid_stats *full);
 
 #endif

@@ -21,9 +21,9 @@
  * diagonal of S^T A_h S: round-off of the transform is ~1e-15 (measured). */
 #define M1_STRUCTURE_TOL 1e-10
 
-void fea_m1_destroy(fea_m1 **m) {
+void fea_ph_m1_destroy(fea_ph_m1 **m) {
   if (!m || !*m) return;
-  fea_m1 *s = *m;
+  fea_ph_m1 *s = *m;
   free(s->perm);
   free(s->b);
   free(s->cinv);
@@ -35,12 +35,12 @@ void fea_m1_destroy(fea_m1 **m) {
   *m = NULL;
 }
 
-void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info) {
-  *info = (fea_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
+void fea_ph_m1_get_info(const fea_ph_m1 *m, fea_ph_m1_info *info) {
+  *info = (fea_ph_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
   info->dense_bytes = m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
 }
 
-void fea_m1_export(const fea_m1 *m, fea_m1_device_data *data) {
+void fea_ph_m1_export(const fea_ph_m1 *m, fea_ph_m1_device_data *data) {
   data->nc = m->nc, data->ne = m->ne, data->ni = m->ni;
   data->cells = m->cells, data->blk = m->blk;
   data->prec = m->prec;
@@ -80,7 +80,7 @@ static double *dalloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
 
 /* One pass over At: B's raw block, E, D^T (unsorted rows) and C_1, with the
  * checks of A_CI = 0 and of block-diagonal A_II. */
-static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At, m1_setup *w,
+static fea_status extract(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *At, m1_setup *w,
                           double tol) {
   fea_context *ctx = m->ctx;
   const fea_index nc = m->nc, ne = m->ne, i0 = nc + ne, blk = m->blk;
@@ -147,7 +147,7 @@ static fea_status extract(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At
 }
 
 /* Every macro cell's block equals cell 0's: the reason C_1 is stored once. */
-static fea_status check_cells(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
+static fea_status check_cells(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *At,
                               const m1_setup *w, double tol) {
   const fea_index i0 = m->nc + m->ne, blk = m->blk;
   for (fea_index l = 0; l < m->num; l++) {
@@ -186,7 +186,7 @@ static fea_status invert_spd(fea_context *ctx, double *a, double *inv, fea_index
 
 /* Lambda -= D C^-1 D^T, macro cell by macro cell: cell c couples only to the
  * E nodes on its boundary, so each cell is two small GEMMs on those rows. */
-static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
+static fea_status schur_interior(fea_ph_m1 *m, m1_setup *w) {
   fea_context *ctx = m->ctx;
   const fea_index blk = m->blk, ne = m->ne;
   const fea_matrix *dt = w->dt;
@@ -240,7 +240,7 @@ static fea_status schur_interior(fea_m1 *m, m1_setup *w) {
 
 /* A copy of n doubles in precision prec (the matrices: m->prec; D: m->vprec).
  * what names the matrix for the FP16 range check. */
-static fea_status convert_copy(fea_m1 *m, const double *src, size_t n, fea_precision prec,
+static fea_status convert_copy(fea_ph_m1 *m, const double *src, size_t n, fea_precision prec,
                                const char *what, void **dst) {
   if (prec == FEA_F16)
     for (size_t i = 0; i < n; i++)
@@ -296,13 +296,13 @@ typedef struct m1_condition {
 
 /* Who inverts Pi when the host does not. */
 typedef struct m1_pi_elsewhere {
-  fea_m1_pi_fn fn;
+  fea_ph_m1_pi_fn fn;
   void *user;
 } m1_pi_elsewhere;
 
 /* The FP64 setup; with cond, the condition numbers of C_1 and Pi instead of
  * the inverses and conversions (a diagnostic: no solver results). */
-static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
+static fea_status build(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *At,
                         const fea_ph_factor *f, m1_setup *w, m1_condition *cond,
                         const m1_pi_elsewhere *pi) {
   fea_context *ctx = m->ctx;
@@ -369,7 +369,7 @@ static fea_status build(fea_m1 *m, const fea_ph_split *s, const fea_matrix *At,
 
 static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
                          const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
-                         m1_condition *cond, const m1_pi_elsewhere *pi, fea_m1 **out) {
+                         m1_condition *cond, const m1_pi_elsewhere *pi, fea_ph_m1 **out) {
   FEA_CHECK_NULL(ctx, NULL);
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(s, ctx);
@@ -389,7 +389,7 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   FEA_CHECK(s->nc + s->ne + s->ni == g->num && s->num_cells * s->block == s->ni, ctx,
             FEA_ERR_INVALID_ARG, "split %lld + %lld + %lld does not fit %lld nodes",
             (long long)s->nc, (long long)s->ne, (long long)s->ni, (long long)g->num);
-  fea_m1 *m = calloc(1, sizeof *m);
+  fea_ph_m1 *m = calloc(1, sizeof *m);
   FEA_CHECK(m, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for an M1 solver");
   m->ctx = ctx;
   fea_object_retain(ctx);
@@ -411,35 +411,35 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   }
   setup_free(&w);
   if (st < 0) {
-    fea_m1_destroy(&m);
+    fea_ph_m1_destroy(&m);
     return st;
   }
   *out = m;
   return FEA_SUCCESS;
 }
 
-fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                         const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
-                         fea_m1 **out) {
+fea_status fea_ph_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                            const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
+                            fea_ph_m1 **out) {
   return create(ctx, g, s, At, f, prec, NULL, NULL, out);
 }
 
-fea_status fea_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                                      const fea_matrix *At, const fea_ph_factor *f,
-                                      fea_precision prec, fea_m1_pi_fn invert_pi, void *user,
-                                      fea_m1 **out) {
+fea_status fea_ph_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g,
+                                         const fea_ph_split *s, const fea_matrix *At,
+                                         const fea_ph_factor *f, fea_precision prec,
+                                         fea_ph_m1_pi_fn invert_pi, void *user, fea_ph_m1 **out) {
   const m1_pi_elsewhere pi = {invert_pi, user};
   return create(ctx, g, s, At, f, prec, NULL, invert_pi ? &pi : NULL, out);
 }
 
-fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                            const fea_matrix *At, const fea_ph_factor *f, int steps,
-                            double *kappa_c, double *kappa_pi) {
+fea_status fea_ph_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                               const fea_matrix *At, const fea_ph_factor *f, int steps,
+                               double *kappa_c, double *kappa_pi) {
   FEA_CHECK(steps >= 2, ctx, FEA_ERR_INVALID_ARG, "%d Lanczos steps are too few", steps);
   m1_condition cond = {steps, kappa_pi != NULL, 0, 0};
-  fea_m1 *m = NULL;
+  fea_ph_m1 *m = NULL;
   FEA_CALL(create(ctx, g, s, At, f, FEA_F64, &cond, NULL, &m));
-  fea_m1_destroy(&m);
+  fea_ph_m1_destroy(&m);
   if (kappa_c) *kappa_c = cond.kappa_c;
   if (kappa_pi) *kappa_pi = cond.kappa_pi;
   return FEA_SUCCESS;

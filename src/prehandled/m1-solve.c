@@ -6,7 +6,7 @@
  * (ni x k) is at once the blk x (cells k) matrix of reshaped cell vectors.
  * Panels are in m->vprec (FP64, or FP32 for the FP32 and 16-bit solves); the
  * 16-bit solves round each GEMM operand panel to 16 bits after scaling it
- * (gemm_half). fea_m1_refine, the mixed-precision iterative refinement, is at
+ * (gemm_half). fea_ph_m1_refine, the mixed-precision iterative refinement, is at
  * the end. */
 #include <math.h>
 #include <stdint.h>
@@ -41,14 +41,14 @@
 M1_SPARSE_KERNELS(double, f64)
 M1_SPARSE_KERNELS(float, f32)
 
-static void d_sub(const fea_m1 *m, fea_index k, const void *y, void *r) {
+static void d_sub(const fea_ph_m1 *m, fea_index k, const void *y, void *r) {
   if (m->vprec == FEA_F64)
     d_sub_f64(m->d, m->dval, k, y, r);
   else
     d_sub_f32(m->d, m->dval, k, y, r);
 }
 
-static void dt_sub(const fea_m1 *m, fea_index k, const void *x, void *t) {
+static void dt_sub(const fea_ph_m1 *m, fea_index k, const void *x, void *t) {
   if (m->vprec == FEA_F64)
     dt_sub_f64(m->d, m->dval, k, x, t);
   else
@@ -60,7 +60,7 @@ static void dt_sub(const fea_m1 *m, fea_index k, const void *x, void *t) {
  * is scaled by 2^-e_j, max|B(:, j)| 2^-e_j in [1/2, 1) (exact), rounded to 16
  * bits, multiplied with FP32 output, and scaled back by 2^e_j in FP32
  * (schur-m1.h). With scaling off, e_j = 0. */
-static fea_status gemm_half(fea_m1 *m, fea_transpose ta, double alpha, const fea_dmat *A,
+static fea_status gemm_half(fea_ph_m1 *m, fea_transpose ta, double alpha, const fea_dmat *A,
                             const float *b, fea_index inner, fea_index cols, double beta,
                             float *c) {
   const fea_index rows = ta ? A->cols : A->rows;
@@ -103,7 +103,7 @@ static fea_status gemm_half(fea_m1 *m, fea_transpose ta, double alpha, const fea
 /* C := alpha op(A) op(B) + beta C with A a working-precision matrix and B, C
  * panels (vprec); empty inner dimensions (no C or E nodes) leave C as it is,
  * which every call here wants (beta = 1 there). */
-static fea_status gemm(fea_m1 *m, fea_transpose ta, double alpha, void *a, fea_index ar,
+static fea_status gemm(fea_ph_m1 *m, fea_transpose ta, double alpha, void *a, fea_index ar,
                        fea_index ac, void *b, fea_index br, fea_index bc, double beta, void *c) {
   const fea_index rows = ta ? ac : ar, inner = ta ? ar : ac;
   if (rows == 0 || bc == 0 || inner == 0) return FEA_SUCCESS;
@@ -113,12 +113,12 @@ static fea_status gemm(fea_m1 *m, fea_transpose ta, double alpha, void *a, fea_i
   return fea_dense_gemm(m->ctx, ta, FEA_NO_TRANS, alpha, &A, &B, beta, &C, FEA_COMPUTE_DEFAULT);
 }
 
-static char *at(const fea_m1 *m, void *base, fea_index i) {
+static char *at(const fea_ph_m1 *m, void *base, fea_index i) {
   return (char *)base + (size_t)i * m->vsize;
 }
 
 /* Column c of b (lexicographic, FP64) into the C, E, I panels. */
-static void gather(fea_m1 *m, const double *b, fea_index c, double *tmp, void *wc, void *we,
+static void gather(fea_ph_m1 *m, const double *b, fea_index c, double *tmp, void *wc, void *we,
                    void *wi) {
   for (fea_index p = 0; p < m->num; p++) tmp[p] = b[m->perm[p] + c * m->num];
   fea_convert(FEA_F64, tmp, m->vprec, at(m, wc, c * m->nc), m->nc);
@@ -126,7 +126,8 @@ static void gather(fea_m1 *m, const double *b, fea_index c, double *tmp, void *w
   fea_convert(FEA_F64, tmp + m->nc + m->ne, m->vprec, at(m, wi, c * m->ni), m->ni);
 }
 
-static void scatter(fea_m1 *m, void *wc, void *we, void *wi, fea_index c, double *tmp, double *x) {
+static void scatter(fea_ph_m1 *m, void *wc, void *we, void *wi, fea_index c, double *tmp,
+                    double *x) {
   fea_convert(m->vprec, at(m, wc, c * m->nc), FEA_F64, tmp, m->nc);
   fea_convert(m->vprec, at(m, we, c * m->ne), FEA_F64, tmp + m->nc, m->ne);
   fea_convert(m->vprec, at(m, wi, c * m->ni), FEA_F64, tmp + m->nc + m->ne, m->ni);
@@ -135,7 +136,8 @@ static void scatter(fea_m1 *m, void *wc, void *we, void *wi, fea_index c, double
 
 /* Steps (15)-(17) on gathered panels: wc = b_C, we = b_E, wi = b_I in; x_C,
  * x_E in wc, we and x_I in yi out. */
-static fea_status steps(fea_m1 *m, fea_index k, void *wc, void *we, void *wi, void *yi, void *re) {
+static fea_status steps(fea_ph_m1 *m, fea_index k, void *wc, void *we, void *wi, void *yi,
+                        void *re) {
   const fea_index nc = m->nc, ne = m->ne, blk = m->blk, cols = m->cells * k;
   /* y_I = C^-1 b_I: one GEMM over all cells and right-hand sides. */
   FEA_CALL(gemm(m, FEA_NO_TRANS, 1.0, m->cinv, blk, blk, wi, blk, cols, 0.0, yi));
@@ -152,7 +154,7 @@ static fea_status steps(fea_m1 *m, fea_index k, void *wc, void *we, void *wi, vo
   return gemm(m, FEA_NO_TRANS, 1.0, m->cinv, blk, blk, wi, blk, cols, 0.0, yi);
 }
 
-fea_status fea_m1_solve(fea_m1 *m, fea_index k, const double *b, double *x) {
+fea_status fea_ph_m1_solve(fea_ph_m1 *m, fea_index k, const double *b, double *x) {
   FEA_CHECK_NULL(m, NULL);
   FEA_CHECK(k >= 0, m->ctx, FEA_ERR_INVALID_ARG, "%lld right-hand sides", (long long)k);
   if (k == 0) return FEA_SUCCESS;
@@ -180,7 +182,7 @@ fea_status fea_m1_solve(fea_m1 *m, fea_index k, const double *b, double *x) {
   return st;
 }
 
-fea_status fea_m1_solve_nodal(fea_m1 *m, fea_ph_factor *f, fea_index k, double *bh) {
+fea_status fea_ph_m1_solve_nodal(fea_ph_m1 *m, fea_ph_factor *f, fea_index k, double *bh) {
   FEA_CHECK_NULL(m, NULL);
   FEA_CHECK_NULL(f, m->ctx);
   FEA_CHECK(k >= 0, m->ctx, FEA_ERR_INVALID_ARG, "%lld right-hand sides", (long long)k);
@@ -192,12 +194,12 @@ fea_status fea_m1_solve_nodal(fea_m1 *m, fea_ph_factor *f, fea_index k, double *
             "factor with %lld coarse nodes, the solver was set up with %lld", (long long)nc,
             (long long)m->nc);
   FEA_CALL(fea_ph_forward_many(f, k, bh));
-  FEA_CALL(fea_m1_solve(m, k, bh, bh));
+  FEA_CALL(fea_ph_m1_solve(m, k, bh, bh));
   FEA_CALL(fea_ph_backward_many(f, k, bh));
   return FEA_SUCCESS;
 }
 
-void fea_m1_set_rhs_scaling(fea_m1 *m, int enabled) {
+void fea_ph_m1_set_rhs_scaling(fea_ph_m1 *m, int enabled) {
   if (m) m->scale_rhs = enabled != 0;
 }
 
@@ -220,9 +222,9 @@ static fea_status residual(const fea_matrix *A, fea_index n, fea_index k, const 
   return FEA_SUCCESS;
 }
 
-fea_status fea_m1_refine(fea_m1 *m, fea_ph_factor *f, const fea_matrix *A, fea_index k,
-                         const double *bh, double *xh, double rtol, int max_iter, int *iters,
-                         double *relres) {
+fea_status fea_ph_m1_refine(fea_ph_m1 *m, fea_ph_factor *f, const fea_matrix *A, fea_index k,
+                            const double *bh, double *xh, double rtol, int max_iter, int *iters,
+                            double *relres) {
   FEA_CHECK_NULL(m, NULL);
   FEA_CHECK_NULL(f, m->ctx);
   FEA_CHECK_NULL(A, m->ctx);
@@ -252,7 +254,7 @@ fea_status fea_m1_refine(fea_m1 *m, fea_ph_factor *f, const fea_matrix *A, fea_i
     memcpy(r, bh, (size_t)(n * k) * sizeof *r); /* r_0 = b - A 0 */
     for (fea_index c = 0; c < k; c++) rel = fmax(rel, bn[c] > 0 ? 1.0 : 0.0);
     while (st >= 0 && rel > rtol && it < max_iter) {
-      st = fea_m1_solve_nodal(m, f, k, r); /* r := correction */
+      st = fea_ph_m1_solve_nodal(m, f, k, r); /* r := correction */
       if (st < 0) break;
       for (fea_index i = 0; i < n * k; i++) xh[i] += r[i];
       it++;

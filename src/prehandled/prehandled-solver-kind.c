@@ -36,12 +36,12 @@ typedef struct ph_solver {
   fea_matrix *A; /* A_h over the interior nodes (last setup) */
   double *load;  /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
-  fea_m1 *m1;                           /* host M1 (host contexts) */
-  fea_context *hctx;                    /* the setup context a backend's own M1 names, or NULL */
-  const struct fea_m1_device_ops *dops; /* device contexts: the backend's M1 */
-  fea_m1_device *dev;                   /* device contexts: the set-up device M1 */
-  fea_m1_device_pinv *pinv_dev; /* during setup: Pi^-1 inverted on the device (pi_inverse) */
-  fea_m1_info info;
+  fea_ph_m1 *m1;                           /* host M1 (host contexts) */
+  fea_context *hctx;                       /* the setup context a backend's own M1 names, or NULL */
+  const struct fea_ph_m1_device_ops *dops; /* device contexts: the backend's M1 */
+  fea_ph_m1_device *dev;                   /* device contexts: the set-up device M1 */
+  fea_ph_m1_device_pinv *pinv_dev; /* during setup: Pi^-1 inverted on the device (pi_inverse) */
+  fea_ph_m1_info info;
   double setup_s, solve_s, transform_s, dense_s, relres;
   int iterations;
 } ph_solver;
@@ -52,7 +52,7 @@ static void ph_reset(fea_solver *s) {
   ph_solver *p = ph_of(s);
   if (p->dev) p->dops->destroy(&p->dev);
   if (p->pinv_dev) p->dops->pi_release(&p->pinv_dev);
-  fea_m1_destroy(&p->m1);
+  fea_ph_m1_destroy(&p->m1);
   fea_ph_factor_destroy(&p->f);
   FEA_OBJECT_DROP(p->A);
   free(p->load);
@@ -76,13 +76,13 @@ static fea_index split_sizes(const fea_ph_grid *g, fea_index *nc, fea_index *ne,
   return ni;
 }
 
-double fea_prehandled_flops(const fea_ph_grid *g) {
+double fea_ph_flops(const fea_ph_grid *g) {
   fea_index nc, ne, blk;
   fea_index ni = split_sizes(g, &nc, &ne, &blk);
   return 2.0 * (double)ne * (double)ne + 4.0 * (double)blk * (double)ni;
 }
 
-double fea_prehandled_model_flops(const fea_ph_grid *g) {
+double fea_ph_model_flops(const fea_ph_grid *g) {
   /* h0 = 2^l sqrt(h): l = log2(h0 / sqrt(h)) = log2(sqrt(n) / n0). */
   const double N = (double)g->num, l = log2(sqrt((double)g->n) / (double)g->n0);
   const double q = pow(4.0, l);
@@ -167,7 +167,7 @@ static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *spli
   return st;
 }
 
-/* Pi's inversion on the device (fea_m1_create_pi_elsewhere's hook): the
+/* Pi's inversion on the device (fea_ph_m1_create_pi_elsewhere's hook): the
  * result waits in p->pinv_dev for to_device. */
 static fea_status invert_pi_on_device(void *user, const double *pi, fea_index ne,
                                       fea_precision prec) {
@@ -183,10 +183,10 @@ static fea_status invert_pi_on_device(void *user, const double *pi, fea_index ne
  * host copy: the device one serves every solve. */
 static fea_status to_device(fea_solver *s) {
   ph_solver *p = ph_of(s);
-  fea_m1_device_data data;
+  fea_ph_m1_device_data data;
   memset(&data, 0, sizeof data);
   data.grid = p->grid;
-  fea_m1_export(p->m1, &data);
+  fea_ph_m1_export(p->m1, &data);
   data.pinv_device = p->pinv_dev; /* create takes it over, whatever it returns */
   p->pinv_dev = NULL;
   data.compute = p->desc.tf32 ? FEA_COMPUTE_TF32 : FEA_COMPUTE_DEFAULT;
@@ -194,7 +194,7 @@ static fea_status to_device(fea_solver *s) {
   data.sqrt_diag = fea_ph_factor_sqrt_diag(p->f);
   data.A = p->A;
   FEA_CALL(p->dops->create(s->ctx, &data, &p->dev));
-  fea_m1_destroy(&p->m1);
+  fea_ph_m1_destroy(&p->m1);
   return FEA_SUCCESS;
 }
 
@@ -208,7 +208,7 @@ static fea_status ph_setup(fea_solver *s) {
            p->dops && p->dops->pi_inverse ? ", inverted on the device," : " and its inverse");
   FEA_CALL(fea_memory_require(ctx, p->desc.memory_limit_bytes, (double)setup_bytes(p), what));
   if (p->dev) p->dops->destroy(&p->dev);
-  fea_m1_destroy(&p->m1);
+  fea_ph_m1_destroy(&p->m1);
   s->ready = 0;
   const double t0 = fea_now();
   fea_matrix *At = NULL;
@@ -216,18 +216,18 @@ static fea_status ph_setup(fea_solver *s) {
   FEA_CALL(prepare(s, &At, &split));
   /* A device that inverts Pi spares the host Pi^-1 and its rounded copy. */
   const int pi_on_device = p->dops && p->dops->pi_inverse;
-  fea_status st = relay(s, fea_m1_create_pi_elsewhere(host_ctx(s), &p->grid, &split, At, p->f,
-                                                      p->desc.precision,
-                                                      pi_on_device ? invert_pi_on_device : NULL, s,
-                                                      &p->m1));
+  fea_status st = relay(s, fea_ph_m1_create_pi_elsewhere(host_ctx(s), &p->grid, &split, At, p->f,
+                                                         p->desc.precision,
+                                                         pi_on_device ? invert_pi_on_device : NULL,
+                                                         s, &p->m1));
   FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   if (st < 0) {
     if (p->pinv_dev) p->dops->pi_release(&p->pinv_dev);
     return st;
   }
-  fea_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
-  fea_m1_get_info(p->m1, &p->info);
+  fea_ph_m1_set_rhs_scaling(p->m1, p->desc.rhs_scaling);
+  fea_ph_m1_get_info(p->m1, &p->info);
   if (p->dops) st = to_device(s);
   if (st < 0) return st;
   p->setup_s = fea_now() - t0;
@@ -241,7 +241,7 @@ static fea_status solve_once(fea_solver *s, fea_index k, double *w) {
   double t0 = fea_now();
   FEA_CALL(fea_ph_forward_many(p->f, k, w));
   double t1 = fea_now();
-  FEA_CALL(fea_m1_solve(p->m1, k, w, w));
+  FEA_CALL(fea_ph_m1_solve(p->m1, k, w, w));
   double t2 = fea_now();
   FEA_CALL(fea_ph_backward_many(p->f, k, w));
   double t3 = fea_now();
@@ -291,8 +291,8 @@ static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
   fea_status st;
   if (p->desc.refine) {
     p->transform_s = p->dense_s = 0;
-    st = fea_m1_refine(p->m1, p->f, p->A, nrhs, w, xw, p->desc.refine_rtol,
-                       p->desc.refine_max_iterations, &p->iterations, &p->relres);
+    st = fea_ph_m1_refine(p->m1, p->f, p->A, nrhs, w, xw, p->desc.refine_rtol,
+                          p->desc.refine_max_iterations, &p->iterations, &p->relres);
   } else {
     st = solve_once(s, nrhs, w);
     p->iterations = 1;
@@ -308,17 +308,17 @@ static fea_status ph_solve(fea_solver *s, fea_index nrhs, const double *b, fea_i
   return st;
 }
 
-const fea_solver_ops fea_prehandled_ops = {
+const fea_solver_ops fea_ph_solver_ops = {
     .name = "prehandled",
-    .check_problem = fea_prehandled_check_problem,
+    .check_problem = fea_ph_check_problem,
     .reset = ph_reset,
     .setup = ph_setup,
     .solve = ph_solve,
     .destroy = ph_destroy,
 };
 
-fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
-                                 const fea_ph_grid *g) {
+fea_status fea_ph_solver_attach(fea_solver *s, const fea_prehandled_desc *desc,
+                                const fea_ph_grid *g) {
   ph_solver *p = calloc(1, sizeof *p);
   FEA_CHECK(p, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a prehandled solver");
   p->desc = *desc;
@@ -341,7 +341,7 @@ fea_status fea_prehandled_attach(fea_solver *s, const fea_prehandled_desc *desc,
   return FEA_SUCCESS;
 }
 
-void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
+void fea_ph_solver_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
   const ph_solver *p = ph_of(s);
   *full = (fea_prehandled_stats)FEA_PREHANDLED_STATS_INIT;
   full->n = p->grid.n;
@@ -353,8 +353,8 @@ void fea_prehandled_get_stats(const fea_solver *s, fea_prehandled_stats *full) {
   full->block = p->info.block;
   full->precision = p->desc.precision;
   full->dense_bytes = s->ready ? (uint64_t)p->info.dense_bytes : 0;
-  full->flops_per_rhs = fea_prehandled_flops(&p->grid);
-  full->model_flops_per_rhs = fea_prehandled_model_flops(&p->grid);
+  full->flops_per_rhs = fea_ph_flops(&p->grid);
+  full->model_flops_per_rhs = fea_ph_model_flops(&p->grid);
   full->setup_s = s->ready ? p->setup_s : 0;
   full->solve_s = p->solve_s;
   full->transform_s = p->transform_s;
@@ -418,15 +418,14 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
   FEA_CALL(prepare(s, &At, &split));
-  fea_status st = relay(s, fea_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
-                                            block ? kappa : NULL, block ? NULL : kappa));
+  fea_status st = relay(s, fea_ph_m1_condition(host_ctx(s), &p->grid, &split, At, p->f, steps,
+                                               block ? kappa : NULL, block ? NULL : kappa));
   FEA_OBJECT_DROP(At);
   fea_ph_split_free(&split);
   return st;
 }
 
-fea_status fea_prehandled_condition(fea_solver *s, fea_prehandled_matrix which, int steps,
-                                    double *kappa) {
+fea_status fea_ph_condition(fea_solver *s, fea_prehandled_matrix which, int steps, double *kappa) {
   ph_solver *p = ph_of(s);
   if (which == FEA_PREHANDLED_MACRO_BLOCK || which == FEA_PREHANDLED_SCHUR)
     return dense_block_kappa(s, which, steps, kappa);

@@ -8,8 +8,8 @@
 #include "prehandled.h"
 
 /* Q1 or P1 on a structured 2D mesh of n x n square cells; the grid's n. */
-fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
-                                       fea_index *n) {
+fea_status fea_ph_problem_kind(fea_context *ctx, const fea_problem *pb, fea_ph_element *el,
+                               fea_index *n) {
   const fea_space *sp = pb->space;
   FEA_CHECK(sp->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
             "the prehandled solver needs a Lagrange Q1 or P1 space; this one is a B-spline space");
@@ -54,19 +54,19 @@ fea_status fea_prehandled_problem_kind(fea_context *ctx, const fea_problem *pb, 
 }
 
 /* The power-of-two coarsening n0 = n / 2^j, j >= 1, with the fewest FLOPs. */
-fea_index fea_prehandled_auto_coarse_cells(fea_ph_element el, fea_index n) {
+fea_index fea_ph_auto_coarse_cells(fea_ph_element el, fea_index n) {
   fea_index best = 0;
   double best_flops = 0;
   for (fea_index r = 2; n % r == 0; r *= 2) {
     fea_ph_grid g = {el, n, n / r, r, 0, (n - 1) * (n - 1)};
-    const double f = fea_prehandled_flops(&g);
+    const double f = fea_ph_flops(&g);
     if (best == 0 || f < best_flops) best = n / r, best_flops = f;
   }
   return best;
 }
 
-fea_status fea_prehandled_check_problem(const fea_solver *s, const fea_problem *problem) {
+fea_status fea_ph_check_problem(const fea_solver *s, const fea_problem *problem) {
   fea_ph_element el;
   fea_index n;
-  return fea_prehandled_problem_kind(s->ctx, problem, &el, &n);
+  return fea_ph_problem_kind(s->ctx, problem, &el, &n);
 }

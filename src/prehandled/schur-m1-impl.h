@@ -7,7 +7,7 @@
 
 #include "schur-m1.h"
 
-struct fea_m1 {
+struct fea_ph_m1 {
   fea_context *ctx;    /* holds a reference */
   fea_precision prec;  /* of the dense matrices B, C_1^-1, Pi^-1 */
   fea_precision vprec; /* of the vector panels and D: prec, or F32 when prec is 16-bit */

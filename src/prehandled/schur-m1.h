@@ -43,15 +43,15 @@
 #include "linalg/matrix.h"
 #include "prehandle.h"
 
-typedef struct fea_m1 fea_m1;
+typedef struct fea_ph_m1 fea_ph_m1;
 
 /* Sizes and storage of a set-up solver, for tests and reports. */
-typedef struct fea_m1_info {
+typedef struct fea_ph_m1_info {
   fea_index nc, ne, ni, num_cells, block;
   fea_precision prec;
   size_t dense_bytes; /* B, C_1^-1 and Pi^-1 in the working precision */
   int rhs_scaling;    /* whether 16-bit solves scale the GEMM operands */
-} fea_m1_info;
+} fea_ph_m1_info;
 
 /* Set up M1 from At = S^T A_h S (CSR, lexicographic interior nodes, as
  * fea_ph_transform_matrix gives it), its partial Cholesky f and the split s of
@@ -60,53 +60,54 @@ typedef struct fea_m1_info {
  * A_CI is not zero or the macro-cell blocks differ (a grid the method does
  * not cover), or when C_1 or Pi is not positive definite. The solver keeps no
  * reference to At, f or s. */
-fea_status fea_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                         const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
-                         fea_m1 **out);
-void fea_m1_destroy(fea_m1 **m);
+fea_status fea_ph_m1_create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                            const fea_matrix *At, const fea_ph_factor *f, fea_precision prec,
+                            fea_ph_m1 **out);
+void fea_ph_m1_destroy(fea_ph_m1 **m);
 
-/* fea_m1_create with Pi's inversion handed to invert_pi (a device backend's:
+/* fea_ph_m1_create with Pi's inversion handed to invert_pi (a device backend's:
  * prehandled-device.h), which receives Pi in FP64 (ne x ne, column-major,
  * host memory it may not keep) and the working precision. The host then
  * never holds Pi^-1 nor its rounded copy: the M1 it returns has no Pi^-1 and
- * serves only fea_m1_export (its own solves refuse). */
-typedef fea_status (*fea_m1_pi_fn)(void *user, const double *pi, fea_index ne, fea_precision prec);
-fea_status fea_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                                      const fea_matrix *At, const fea_ph_factor *f,
-                                      fea_precision prec, fea_m1_pi_fn invert_pi, void *user,
-                                      fea_m1 **out);
+ * serves only fea_ph_m1_export (its own solves refuse). */
+typedef fea_status (*fea_ph_m1_pi_fn)(void *user, const double *pi, fea_index ne,
+                                      fea_precision prec);
+fea_status fea_ph_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g,
+                                         const fea_ph_split *s, const fea_matrix *At,
+                                         const fea_ph_factor *f, fea_precision prec,
+                                         fea_ph_m1_pi_fn invert_pi, void *user, fea_ph_m1 **out);
 
 /* The FP64 setup up to Pi, then kappa(C_1) and kappa(Pi) by `steps` Lanczos
  * steps on the FP64 blocks (full reorthogonalization; estimates from below),
  * without inverting Pi: a diagnostic as cheap as the setup minus its
  * O(|E|^3) inversion. Either output may be NULL; without kappa_pi it stops
  * after C_1. */
-fea_status fea_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
-                            const fea_matrix *At, const fea_ph_factor *f, int steps,
-                            double *kappa_c, double *kappa_pi);
-void fea_m1_get_info(const fea_m1 *m, fea_m1_info *info);
+fea_status fea_ph_m1_condition(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,
+                               const fea_matrix *At, const fea_ph_factor *f, int steps,
+                               double *kappa_c, double *kappa_pi);
+void fea_ph_m1_get_info(const fea_ph_m1 *m, fea_ph_m1_info *info);
 
 /* The set-up solver's working-precision data for a device backend
  * (prehandled-device.h): fills the M1 fields of data (sizes, precisions, scaling,
  * perm, B, C_1^-1, Pi^-1, D); the pointers stay owned by m. */
-struct fea_m1_device_data;
-void fea_m1_export(const fea_m1 *m, struct fea_m1_device_data *data);
+struct fea_ph_m1_device_data;
+void fea_ph_m1_export(const fea_ph_m1 *m, struct fea_ph_m1_device_data *data);
 
 /* x := A^-1 b for k right-hand sides of the prehandled system: b and x are
  * num x k, column-major with leading dimension num, lexicographic node order
  * (the order fea_ph_forward works in). x may equal b. The solve allocates its
  * working-precision workspace per call (O(num k)). */
-fea_status fea_m1_solve(fea_m1 *m, fea_index k, const double *b, double *x);
+fea_status fea_ph_m1_solve(fea_ph_m1 *m, fea_index k, const double *b, double *x);
 
 /* The nodal solve x_h = S L^-T A^-1 L^-1 S^T b_h, in place on k nodal loads
  * (num x k, leading dimension num); f is the factor the solver was set up
  * with. */
-fea_status fea_m1_solve_nodal(fea_m1 *m, fea_ph_factor *f, fea_index k, double *bh);
+fea_status fea_ph_m1_solve_nodal(fea_ph_m1 *m, fea_ph_factor *f, fea_index k, double *bh);
 
 /* Turn the right-hand-side scaling of the 16-bit solves off (enabled = 0) or
  * back on (the default). Off exists only to show what it prevents (tests,
  * diagnostics); FP64 and FP32 solves ignore it. */
-void fea_m1_set_rhs_scaling(fea_m1 *m, int enabled);
+void fea_ph_m1_set_rhs_scaling(fea_ph_m1 *m, int enabled);
 
 /* Mixed-precision iterative refinement around M1 on the nodal system
  * A_h x_h = b_h (k columns, num x k, leading dimension num):
@@ -127,8 +128,8 @@ void fea_m1_set_rhs_scaling(fea_m1 *m, int enabled);
  * the plain M1 solve); relres (may be NULL): the largest relative residual
  * at the end. Returns FEA_WARN_NOT_CONVERGED, with xh the last iterate, when
  * max_iter corrections did not reach rtol. */
-fea_status fea_m1_refine(fea_m1 *m, fea_ph_factor *f, const fea_matrix *A, fea_index k,
-                         const double *bh, double *xh, double rtol, int max_iter, int *iters,
-                         double *relres);
+fea_status fea_ph_m1_refine(fea_ph_m1 *m, fea_ph_factor *f, const fea_matrix *A, fea_index k,
+                            const double *bh, double *xh, double rtol, int max_iter, int *iters,
+                            double *relres);
 
 #endif

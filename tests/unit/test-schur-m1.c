@@ -102,9 +102,9 @@ static void fixture_free(fixture *x) {
   fea_mesh_destroy(&x->mesh);
 }
 
-static fea_m1 *m1_make(fixture *x, fea_precision prec) {
-  fea_m1 *m;
-  OK(fea_m1_create(ctx, &x->g, &x->s, x->At, x->f, prec, &m));
+static fea_ph_m1 *m1_make(fixture *x, fea_precision prec) {
+  fea_ph_m1 *m;
+  OK(fea_ph_m1_create(ctx, &x->g, &x->s, x->At, x->f, prec, &m));
   return m;
 }
 
@@ -152,17 +152,17 @@ Test(schur_m1, fp64_equals_direct_solve) {
     for (size_t t = 0; t < NUM_SIZES; t++) {
       fixture x;
       fixture_make(&x, (fea_ph_element)el, sizes[t][0], sizes[t][1]);
-      fea_m1 *m = m1_make(&x, FEA_F64);
+      fea_ph_m1 *m = m1_make(&x, FEA_F64);
       double *ref = copy(x.g.num, x.b), *u = copy(x.g.num, x.b);
       direct_solve(x.A, ref);
-      OK(fea_m1_solve_nodal(m, x.f, 1, u));
+      OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
       const double e = rel_diff(x.g.num, u, ref);
       cr_log_info("%s h=1/%lld h0=1/%lld: FP64 M1 vs dpbsv %.3g", el_name(x.el),
                   (long long)sizes[t][0], (long long)sizes[t][1], e);
       cr_assert(e <= 1e-10, "%s h=1/%lld h0=1/%lld: FP64 M1 differs from dpbsv by %.3g",
                 el_name(x.el), (long long)sizes[t][0], (long long)sizes[t][1], e);
       free(ref), free(u);
-      fea_m1_destroy(&m);
+      fea_ph_m1_destroy(&m);
       fixture_free(&x);
     }
 }
@@ -203,10 +203,10 @@ Test(schur_m1, fp32_within_kappa_scaled_bound) {
       double lmin, lmax;
       OK(fea_lanczos_extremes(ctx, x.g.num, apply_prehandled, &op, 120, 1, 5, &lmin, &lmax));
       const double kappa = lmax / lmin;
-      fea_m1 *m = m1_make(&x, FEA_F32);
+      fea_ph_m1 *m = m1_make(&x, FEA_F32);
       double *ref = copy(x.g.num, x.b), *u = copy(x.g.num, x.b);
       direct_solve(x.A, ref);
-      OK(fea_m1_solve_nodal(m, x.f, 1, u));
+      OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
       const double e = rel_diff(x.g.num, u, ref);
       cr_log_info("%s h=1/%lld h0=1/%lld: kappa %.4g, FP32 M1 vs dpbsv %.3g (bound %.3g)",
                   el_name(x.el), (long long)sizes[t][0], (long long)sizes[t][1], kappa, e,
@@ -214,14 +214,14 @@ Test(schur_m1, fp32_within_kappa_scaled_bound) {
       cr_assert(e <= 1e-6 * kappa, "%s h=1/%lld h0=1/%lld: FP32 M1 off by %.3g > 1e-6 kappa = %.3g",
                 el_name(x.el), (long long)sizes[t][0], (long long)sizes[t][1], e, 1e-6 * kappa);
       cr_assert(e > 1e-10, "the FP32 solve (%.3g off) did not run in FP32", e);
-      fea_m1_info info;
-      fea_m1_get_info(m, &info);
+      fea_ph_m1_info info;
+      fea_ph_m1_get_info(m, &info);
       cr_assert_eq(info.prec, FEA_F32);
       cr_assert_eq(info.dense_bytes,
                    sizeof(float) *
                        (size_t)(info.nc * info.ne + info.block * info.block + info.ne * info.ne));
       free(op.tmp), free(ref), free(u);
-      fea_m1_destroy(&m);
+      fea_ph_m1_destroy(&m);
       fixture_free(&x);
     }
 }
@@ -259,9 +259,9 @@ Test(schur_m1, half_within_kappa_scaled_bound) {
       double *ref = copy(x.g.num, x.b);
       direct_solve(x.A, ref);
       for (int pr = 0; pr < 2; pr++) {
-        fea_m1 *m = m1_make(&x, precs[pr]);
+        fea_ph_m1 *m = m1_make(&x, precs[pr]);
         double *u = copy(x.g.num, x.b);
-        OK(fea_m1_solve_nodal(m, x.f, 1, u));
+        OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
         const double e = rel_diff(x.g.num, u, ref), uo = unit_roundoff(precs[pr]);
         const double bound = 2 * uo * kappa;
         cr_log_info("%s h=1/%lld h0=1/%lld: kappa %.4g, %s M1 vs dpbsv %.3g (%.2f u; bound %.3g)",
@@ -271,14 +271,14 @@ Test(schur_m1, half_within_kappa_scaled_bound) {
                   el_name(x.el), (long long)hs[t][0], fea_precision_name(precs[pr]), e, bound);
         cr_assert(e > 1e-6, "the %s solve (%.3g off) did not run in 16 bits",
                   fea_precision_name(precs[pr]), e);
-        fea_m1_info info;
-        fea_m1_get_info(m, &info);
+        fea_ph_m1_info info;
+        fea_ph_m1_get_info(m, &info);
         cr_assert_eq(info.prec, precs[pr]);
         cr_assert(info.rhs_scaling);
         cr_assert_eq(info.dense_bytes,
                      2 * (size_t)(info.nc * info.ne + info.block * info.block + info.ne * info.ne));
         free(u);
-        fea_m1_destroy(&m);
+        fea_ph_m1_destroy(&m);
       }
       free(op.tmp), free(ref);
       fixture_free(&x);
@@ -302,23 +302,23 @@ Test(schur_m1, rhs_scaling_prevents_fp16_underflow) {
     fixture x;
     fixture_make(&x, (fea_ph_element)el, 32, 4);
     const fea_index n = x.g.num;
-    fea_m1 *m = m1_make(&x, FEA_F16);
+    fea_ph_m1 *m = m1_make(&x, FEA_F16);
     double *big = copy(n, x.b);
-    OK(fea_m1_solve_nodal(m, x.f, 1, big)); /* the unscaled-size load */
+    OK(fea_ph_m1_solve_nodal(m, x.f, 1, big)); /* the unscaled-size load */
     for (int t = 0; t < 2; t++) {
       double *tiny = copy(n, x.b), *big_t = copy(n, big);
       for (fea_index i = 0; i < n; i++) tiny[i] *= factors[t], big_t[i] *= factors[t];
       double *ref = copy(n, tiny), *u = copy(n, tiny);
       direct_solve(x.A, ref);
-      fea_m1_set_rhs_scaling(m, 1);
-      OK(fea_m1_solve_nodal(m, x.f, 1, u));
+      fea_ph_m1_set_rhs_scaling(m, 1);
+      OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
       const double es = rel_diff(n, u, ref), e_vs_big = rel_diff(n, u, big_t);
-      fea_m1_set_rhs_scaling(m, 0);
-      fea_m1_info info;
-      fea_m1_get_info(m, &info);
+      fea_ph_m1_set_rhs_scaling(m, 0);
+      fea_ph_m1_info info;
+      fea_ph_m1_get_info(m, &info);
       cr_assert(!info.rhs_scaling);
       memcpy(u, tiny, (size_t)n * sizeof *u);
-      OK(fea_m1_solve_nodal(m, x.f, 1, u));
+      OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
       const double eu = rel_diff(n, u, ref);
       cr_log_info(
           "%s load x %g, FP16 vs dpbsv: scaled %.3g, unscaled %.3g; scaled vs %g x the "
@@ -333,19 +333,19 @@ Test(schur_m1, rhs_scaling_prevents_fp16_underflow) {
                 el_name(x.el), factors[t], eu, es);
       free(tiny), free(big_t), free(ref), free(u);
     }
-    fea_m1_destroy(&m);
+    fea_ph_m1_destroy(&m);
     /* BF16 needs no scaling for this range. */
     m = m1_make(&x, FEA_BF16);
-    fea_m1_set_rhs_scaling(m, 0);
+    fea_ph_m1_set_rhs_scaling(m, 0);
     double *tiny = copy(n, x.b);
     for (fea_index i = 0; i < n; i++) tiny[i] *= 1e-11;
     double *ref = copy(n, tiny);
     direct_solve(x.A, ref);
-    OK(fea_m1_solve_nodal(m, x.f, 1, tiny));
+    OK(fea_ph_m1_solve_nodal(m, x.f, 1, tiny));
     const double eb = rel_diff(n, tiny, ref);
     cr_assert(eb <= 1e-2, "%s: unscaled BF16 solve of the tiny load off by %.3g", el_name(x.el),
               eb);
-    fea_m1_destroy(&m);
+    fea_ph_m1_destroy(&m);
     free(tiny), free(ref), free(big);
     fixture_free(&x);
   }
@@ -372,15 +372,15 @@ Test(schur_m1, refinement_reaches_fp64) {
     double *ref = copy(n, x.b), *u64 = copy(n, x.b), *u = malloc((size_t)n * sizeof *u);
     cr_assert(u);
     direct_solve(x.A, ref);
-    fea_m1 *m64 = m1_make(&x, FEA_F64);
-    OK(fea_m1_solve_nodal(m64, x.f, 1, u64));
-    fea_m1_destroy(&m64);
+    fea_ph_m1 *m64 = m1_make(&x, FEA_F64);
+    OK(fea_ph_m1_solve_nodal(m64, x.f, 1, u64));
+    fea_ph_m1_destroy(&m64);
     const double l2ref = l2_error(&x, ref);
     for (int pr = 0; pr < 4; pr++) {
-      fea_m1 *m = m1_make(&x, precs[pr]);
+      fea_ph_m1 *m = m1_make(&x, precs[pr]);
       int it = -1;
       double rr = -1;
-      OK(fea_m1_refine(m, x.f, x.A, 1, x.b, u, 1e-12, 30, &it, &rr));
+      OK(fea_ph_m1_refine(m, x.f, x.A, 1, x.b, u, 1e-12, 30, &it, &rr));
       const double ed = rel_diff(n, u, ref), e64 = rel_diff(n, u, u64), l2 = l2_error(&x, u);
       cr_log_info(
           "%s h=1/64 h0=1/8 %s: IR %d corrections, rel. residual %.3g, vs dpbsv %.3g, "
@@ -393,7 +393,7 @@ Test(schur_m1, refinement_reaches_fp64) {
                 el_name(x.el), fea_precision_name(precs[pr]), it, max_it[pr]);
       cr_assert(fabs(l2 - l2ref) <= 1e-6 * l2ref, "%s %s: L2 %.10g, direct %.10g", el_name(x.el),
                 fea_precision_name(precs[pr]), l2, l2ref);
-      fea_m1_destroy(&m);
+      fea_ph_m1_destroy(&m);
     }
     free(ref), free(u64), free(u);
     fixture_free(&x);
@@ -411,10 +411,10 @@ Test(schur_m1, refinement_many_rhs_and_cap) {
   double *b = calloc((size_t)(n * k), sizeof *b), *u = malloc((size_t)(n * k) * sizeof *u);
   cr_assert(b && u);
   for (fea_index i = 0; i < n; i++) b[i] = x.b[i], b[i + n] = urand(); /* column 2 is zero */
-  fea_m1 *m = m1_make(&x, FEA_F16);
+  fea_ph_m1 *m = m1_make(&x, FEA_F16);
   int it = 0;
   double rr = 0;
-  OK(fea_m1_refine(m, x.f, x.A, k, b, u, 1e-12, 30, &it, &rr));
+  OK(fea_ph_m1_refine(m, x.f, x.A, k, b, u, 1e-12, 30, &it, &rr));
   cr_log_info("Q1 h=1/32 FP16, 3 right-hand sides: %d corrections, residual %.3g", it, rr);
   for (int c = 0; c < 2; c++) {
     double *ref = copy(n, b + c * n);
@@ -424,18 +424,18 @@ Test(schur_m1, refinement_many_rhs_and_cap) {
     free(ref);
   }
   for (fea_index i = 0; i < n; i++) cr_assert_eq(u[i + 2 * n], 0.0);
-  cr_assert_eq(fea_m1_refine(m, x.f, x.A, k, b, u, 1e-12, 1, &it, &rr), FEA_WARN_NOT_CONVERGED);
+  cr_assert_eq(fea_ph_m1_refine(m, x.f, x.A, k, b, u, 1e-12, 1, &it, &rr), FEA_WARN_NOT_CONVERGED);
   cr_assert(it == 1 && rr > 1e-12 && rr < 1e-1, "after one correction: %d, residual %.3g", it, rr);
   /* A tiny load in FP16. */
   for (fea_index i = 0; i < n; i++) b[i] = 1e-8 * x.b[i];
-  OK(fea_m1_refine(m, x.f, x.A, 1, b, u, 1e-12, 30, &it, &rr));
+  OK(fea_ph_m1_refine(m, x.f, x.A, 1, b, u, 1e-12, 30, &it, &rr));
   double *ref = copy(n, b);
   direct_solve(x.A, ref);
   const double e = rel_diff(n, u, ref);
   cr_log_info("Q1 h=1/32 FP16, load x 1e-8: %d corrections, off by %.3g", it, e);
   cr_assert(e <= 1e-10, "tiny load refined off by %.3g", e);
   free(ref), free(b), free(u);
-  fea_m1_destroy(&m);
+  fea_ph_m1_destroy(&m);
   fixture_free(&x);
 }
 
@@ -460,16 +460,16 @@ Test(schur_m1, many_rhs_equal_single_solves) {
     for (int pr = 0; pr < 4; pr++) {
       fixture x;
       fixture_make(&x, (fea_ph_element)el, 32, 4);
-      fea_m1 *m = m1_make(&x, precs[pr]);
+      fea_ph_m1 *m = m1_make(&x, precs[pr]);
       const fea_index k = 5, n = x.g.num;
       double *many = malloc((size_t)(n * k) * sizeof *many);
       cr_assert(many);
       for (fea_index i = 0; i < n * k; i++) many[i] = urand();
       memcpy(many, x.b, (size_t)n * sizeof *many); /* one column is the real load */
       double *single = copy(n * k, many);
-      OK(fea_m1_solve_nodal(m, x.f, k, many));
+      OK(fea_ph_m1_solve_nodal(m, x.f, k, many));
       for (fea_index c = 0; c < k; c++) {
-        OK(fea_m1_solve_nodal(m, x.f, 1, single + c * n));
+        OK(fea_ph_m1_solve_nodal(m, x.f, 1, single + c * n));
         const double e = rel_diff(n, many + c * n, single + c * n);
         cr_assert(e <= tol[pr], "%s %s column %lld of %lld: batched vs single %.3g", el_name(x.el),
                   fea_precision_name(precs[pr]), (long long)c, (long long)k, e);
@@ -479,14 +479,14 @@ Test(schur_m1, many_rhs_equal_single_solves) {
              *out = malloc((size_t)(n * k) * sizeof *out);
       cr_assert(in && out);
       for (fea_index i = 0; i < n * k; i++) in[i] = urand();
-      OK(fea_m1_solve(m, k, in, out));
+      OK(fea_ph_m1_solve(m, k, in, out));
       for (fea_index c = 0; c < k; c++) {
-        OK(fea_m1_solve(m, 1, in + c * n, single + c * n));
+        OK(fea_ph_m1_solve(m, 1, in + c * n, single + c * n));
         const double e = rel_diff(n, out + c * n, single + c * n);
         cr_assert(e <= tol[pr], "prehandled column %lld: batched vs single %.3g", (long long)c, e);
       }
       free(many), free(single), free(in), free(out);
-      fea_m1_destroy(&m);
+      fea_ph_m1_destroy(&m);
       fixture_free(&x);
     }
 }
@@ -511,11 +511,11 @@ Test(schur_m1, l2_error_is_the_discretization_error) {
     for (fea_index n = 16; n <= 64; n *= 2) {
       fixture x;
       fixture_make(&x, (fea_ph_element)el, n, 4);
-      fea_m1 *m64 = m1_make(&x, FEA_F64), *m32 = m1_make(&x, FEA_F32);
+      fea_ph_m1 *m64 = m1_make(&x, FEA_F64), *m32 = m1_make(&x, FEA_F32);
       double *ref = copy(x.g.num, x.b), *u64 = copy(x.g.num, x.b), *u32 = copy(x.g.num, x.b);
       direct_solve(x.A, ref);
-      OK(fea_m1_solve_nodal(m64, x.f, 1, u64));
-      OK(fea_m1_solve_nodal(m32, x.f, 1, u32));
+      OK(fea_ph_m1_solve_nodal(m64, x.f, 1, u64));
+      OK(fea_ph_m1_solve_nodal(m32, x.f, 1, u32));
       const double er = l2_error(&x, ref), e64 = l2_error(&x, u64), e32 = l2_error(&x, u32);
       cr_log_info("%s h=1/%lld: L2 error direct %.6g, M1 FP64 %.6g, FP32 %.6g", el_name(x.el),
                   (long long)n, er, e64, e32);
@@ -528,8 +528,8 @@ Test(schur_m1, l2_error_is_the_discretization_error) {
                   (long long)n, prev / e64);
       prev = e64;
       free(ref), free(u64), free(u32);
-      fea_m1_destroy(&m64);
-      fea_m1_destroy(&m32);
+      fea_ph_m1_destroy(&m64);
+      fea_ph_m1_destroy(&m32);
       fixture_free(&x);
     }
   }
@@ -542,15 +542,15 @@ Test(schur_m1, threads_backend_matches) {
   OK(fea_context_create("/cpu/threads", &tctx));
   fixture x;
   fixture_make(&x, FEA_PH_Q1, 64, 8);
-  fea_m1 *m;
-  OK(fea_m1_create(tctx, &x.g, &x.s, x.At, x.f, FEA_F64, &m));
+  fea_ph_m1 *m;
+  OK(fea_ph_m1_create(tctx, &x.g, &x.s, x.At, x.f, FEA_F64, &m));
   double *ref = copy(x.g.num, x.b), *u = copy(x.g.num, x.b);
   direct_solve(x.A, ref);
-  OK(fea_m1_solve_nodal(m, x.f, 1, u));
+  OK(fea_ph_m1_solve_nodal(m, x.f, 1, u));
   const double e = rel_diff(x.g.num, u, ref);
   cr_assert(e <= 1e-10, "/cpu/threads FP64 M1 differs from dpbsv by %.3g", e);
   free(ref), free(u);
-  fea_m1_destroy(&m);
+  fea_ph_m1_destroy(&m);
   fixture_free(&x);
   OK(fea_context_destroy(&tctx));
 }
@@ -560,29 +560,29 @@ Test(schur_m1, threads_backend_matches) {
 Test(schur_m1, info_and_bad_input) {
   fixture x;
   fixture_make(&x, FEA_PH_Q1, 32, 4);
-  fea_m1 *m = m1_make(&x, FEA_F64);
-  fea_m1_info info;
-  fea_m1_get_info(m, &info);
+  fea_ph_m1 *m = m1_make(&x, FEA_F64);
+  fea_ph_m1_info info;
+  fea_ph_m1_get_info(m, &info);
   /* (6)-(8): |C| = 9, |E| = 2 * 3 * 28, |I| = 28^2, 16 blocks of 7^2. */
   cr_assert(info.nc == 9 && info.ne == 168 && info.ni == 784 && info.num_cells == 16 &&
                 info.block == 49,
             "sizes %lld %lld %lld %lld %lld", (long long)info.nc, (long long)info.ne,
             (long long)info.ni, (long long)info.num_cells, (long long)info.block);
-  fea_m1_destroy(&m);
-  fea_m1 *bad = NULL;
-  cr_assert_eq(fea_m1_create(ctx, &x.g, &x.s, x.At, x.f, (fea_precision)9, &bad),
+  fea_ph_m1_destroy(&m);
+  fea_ph_m1 *bad = NULL;
+  cr_assert_eq(fea_ph_m1_create(ctx, &x.g, &x.s, x.At, x.f, (fea_precision)9, &bad),
                FEA_ERR_UNSUPPORTED);
   cr_assert(strstr(fea_context_last_error(ctx), "precision 9"), "%s", fea_context_last_error(ctx));
   cr_assert_null(bad);
   /* Refinement arguments. */
   m = m1_make(&x, FEA_F32);
   double *u = copy(x.g.num, x.b);
-  cr_assert_eq(fea_m1_refine(m, x.f, x.A, 1, x.b, u, 0.0, 5, NULL, NULL), FEA_ERR_INVALID_ARG);
-  cr_assert_eq(fea_m1_refine(m, x.f, x.A, 1, x.b, u, 1e-12, 0, NULL, NULL), FEA_ERR_INVALID_ARG);
+  cr_assert_eq(fea_ph_m1_refine(m, x.f, x.A, 1, x.b, u, 0.0, 5, NULL, NULL), FEA_ERR_INVALID_ARG);
+  cr_assert_eq(fea_ph_m1_refine(m, x.f, x.A, 1, x.b, u, 1e-12, 0, NULL, NULL), FEA_ERR_INVALID_ARG);
   free(u);
-  fea_m1_destroy(&m);
+  fea_ph_m1_destroy(&m);
   /* The nodal matrix is not prehandled: A_CI != 0 must be refused. */
-  cr_assert_eq(fea_m1_create(ctx, &x.g, &x.s, x.A, x.f, FEA_F64, &bad), FEA_ERR_INVALID_ARG);
+  cr_assert_eq(fea_ph_m1_create(ctx, &x.g, &x.s, x.A, x.f, FEA_F64, &bad), FEA_ERR_INVALID_ARG);
   cr_assert(strstr(fea_context_last_error(ctx), "A_CI") ||
                 strstr(fea_context_last_error(ctx), "A_II"),
             "%s", fea_context_last_error(ctx));
@@ -617,9 +617,9 @@ static fea_status record_pi(void *user, const double *pi, fea_index ne, fea_prec
 Test(schur_m1, pi_inverted_elsewhere) {
   fixture x;
   fixture_make(&x, FEA_PH_Q1, 32, 4);
-  fea_m1 *ref = m1_make(&x, FEA_F64), *m = NULL;
+  fea_ph_m1 *ref = m1_make(&x, FEA_F64), *m = NULL;
   pi_seen seen = {0, NULL, FEA_F32};
-  OK(fea_m1_create_pi_elsewhere(ctx, &x.g, &x.s, x.At, x.f, FEA_F64, record_pi, &seen, &m));
+  OK(fea_ph_m1_create_pi_elsewhere(ctx, &x.g, &x.s, x.At, x.f, FEA_F64, record_pi, &seen, &m));
   const fea_index ne = ref->ne;
   cr_assert_eq(seen.ne, ne);
   cr_assert_eq(seen.prec, FEA_F64);
@@ -636,10 +636,10 @@ Test(schur_m1, pi_inverted_elsewhere) {
   cr_assert_eq(memcmp(m->cinv, ref->cinv, (size_t)(ref->blk * ref->blk) * sizeof(double)), 0);
   double *b = calloc((size_t)x.g.num, sizeof *b);
   cr_assert(b);
-  cr_assert_eq(fea_m1_solve(m, 1, b, b), FEA_ERR_STATE);
+  cr_assert_eq(fea_ph_m1_solve(m, 1, b, b), FEA_ERR_STATE);
   cr_assert(strstr(fea_context_last_error(ctx), "device"), "%s", fea_context_last_error(ctx));
   free(b), free(seen.inv);
-  fea_m1_destroy(&m);
-  fea_m1_destroy(&ref);
+  fea_ph_m1_destroy(&m);
+  fea_ph_m1_destroy(&ref);
   fixture_free(&x);
 }

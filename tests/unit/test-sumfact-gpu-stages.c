@@ -44,36 +44,36 @@ static double urand(void) { /* xorshift64*, uniform in [-1, 1) */
 
 /* Element e through the stages, its line results in v[lt][i]; reverse: the
  * simulated threads of each stage in reverse order. */
-static void emulate(const sfg_params *p, int64_t e, const double *x, int reverse,
+static void emulate(const fea_sf_gpu_params *p, int64_t e, const double *x, int reverse,
                     double v[MAX_T][SFG_MAX_N]) {
-  const int n = p->n, dim = p->dim, T = sfg_threads_per_element(dim, n);
+  const int n = p->n, dim = p->dim, T = fea_sf_gpu_threads_per_element(dim, n);
   static double X[MAX_SHARED];
   static double a[MAX_T][SFG_MAX_N], b[MAX_T][SFG_MAX_N];
-  static sfg_element el[MAX_T];
-  const int shared = sfg_shared_per_element(dim, n);
+  static fea_sf_gpu_element el[MAX_T];
+  const int shared = fea_sf_gpu_shared_per_element(dim, n);
   cr_assert_leq(shared, MAX_SHARED);
   for (int i = 0; i < shared; i++) X[i] = NAN;
   const int *r = p->erow + e * p->nb;
 #define EACH_THREAD for (int k = 0, lt = reverse ? T - 1 : 0; k < T; k++, lt += reverse ? -1 : 1)
   EACH_THREAD {
-    sfg_element_setup(p, dim, e, &el[lt]);
-    sfg_gather(dim, n, lt, r, x, X);
+    fea_sf_gpu_element_setup(p, dim, e, &el[lt]);
+    fea_sf_gpu_gather(dim, n, lt, r, x, X);
   }
   if (dim == 1) {
-    EACH_THREAD sfg_stage_1d(n, lt, &el[lt], X, v[lt]);
+    EACH_THREAD fea_sf_gpu_stage_1d(n, lt, &el[lt], X, v[lt]);
   } else if (dim == 2) {
-    EACH_THREAD sfg_stage_2d(n, lt, &el[lt], X, v[lt]);
+    EACH_THREAD fea_sf_gpu_stage_2d(n, lt, &el[lt], X, v[lt]);
   } else {
     const int n3 = n * n * n;
-    EACH_THREAD sfg_stage1_3d(n, lt, &el[lt], X, a[lt], b[lt]);
-    EACH_THREAD sfg_store_3d(n, lt, a[lt], b[lt], X, X + n3);
-    EACH_THREAD sfg_stage2_3d(n, lt, &el[lt], X, X + n3, v[lt]);
+    EACH_THREAD fea_sf_gpu_stage1_3d(n, lt, &el[lt], X, a[lt], b[lt]);
+    EACH_THREAD fea_sf_gpu_store_3d(n, lt, a[lt], b[lt], X, X + n3);
+    EACH_THREAD fea_sf_gpu_stage2_3d(n, lt, &el[lt], X, X + n3, v[lt]);
   }
 #undef EACH_THREAD
 }
 
 /* The kernel's parameters over the CPU kernel's tables (host memory). */
-static void params_of(const fea_sf_view *sv, int nb, const int *erow, sfg_params *p) {
+static void params_of(const fea_sf_view *sv, int nb, const int *erow, fea_sf_gpu_params *p) {
   memset(p, 0, sizeof *p);
   p->dim = sv->dim;
   p->n = sv->n[0];
@@ -91,24 +91,24 @@ static void params_of(const fea_sf_view *sv, int nb, const int *erow, sfg_params
 
 /* Per element: the stages' K_e x_e against the forms', x_e of the element's
  * own (distinct rows, as if every DoF were free and unshared). */
-static void check_elements(const fea_problem *pb, const sfg_params *p0) {
+static void check_elements(const fea_problem *pb, const fea_sf_gpu_params *p0) {
   const fea_space *sp = pb->space;
   const fea_index ne = sp->num_elements;
   const int nb = sp->dofs_per_element;
   int *erow = malloc((size_t)ne * nb * sizeof *erow);
   double *x = malloc((size_t)ne * nb * sizeof *x), *K = malloc((size_t)nb * nb * sizeof *K);
   for (fea_index k = 0; k < ne * nb; k++) erow[k] = (int)k, x[k] = urand();
-  sfg_params p = *p0;
+  fea_sf_gpu_params p = *p0;
   p.erow = erow;
   static double v[MAX_T][SFG_MAX_N], w[MAX_T][SFG_MAX_N];
-  const int T = sfg_threads_per_element(p.dim, p.n), L = sfg_line(p.dim, p.n);
+  const int T = fea_sf_gpu_threads_per_element(p.dim, p.n), L = fea_sf_gpu_line(p.dim, p.n);
   for (fea_index e = 0; e < ne; e++) {
     cr_assert_eq(fea_problem_element_system(pb, e, K, NULL), FEA_SUCCESS);
     emulate(&p, e, x, 0, v);
     emulate(&p, e, x, 1, w);
     for (int lt = 0; lt < T; lt++)
       for (int i = 0; i < L; i++) {
-        const int d = sfg_local_dof(p.dim, p.n, lt, i);
+        const int d = fea_sf_gpu_local_dof(p.dim, p.n, lt, i);
         double ref = 0.0, scale = 0.0;
         for (int j = 0; j < nb; j++) {
           ref += K[d * nb + j] * x[e * nb + j];
@@ -126,7 +126,7 @@ static void check_elements(const fea_problem *pb, const sfg_params *p0) {
 
 /* The whole product on free-DoF vectors, elements in a shuffled order,
  * against the CPU operator's. */
-static void check_product(const fea_problem *pb, const sfg_params *p0) {
+static void check_product(const fea_problem *pb, const fea_sf_gpu_params *p0) {
   const fea_space *sp = pb->space;
   const fea_index ne = sp->num_elements, nf = pb->num_free;
   const int nb = sp->dofs_per_element;
@@ -151,16 +151,16 @@ static void check_product(const fea_problem *pb, const sfg_params *p0) {
   double *x = malloc((size_t)nf * sizeof *x), *y = calloc((size_t)nf, sizeof *y);
   double *ref = malloc((size_t)nf * sizeof *ref);
   for (fea_index i = 0; i < nf; i++) x[i] = urand();
-  sfg_params p = *p0;
+  fea_sf_gpu_params p = *p0;
   p.erow = erow;
   static double v[MAX_T][SFG_MAX_N];
-  const int T = sfg_threads_per_element(p.dim, p.n), L = sfg_line(p.dim, p.n);
+  const int T = fea_sf_gpu_threads_per_element(p.dim, p.n), L = fea_sf_gpu_line(p.dim, p.n);
   for (fea_index t = 0; t < ne; t++) {
     const fea_index e = order[t];
     emulate(&p, e, x, (int)(t & 1), v);
     for (int lt = 0; lt < T; lt++) /* the kernel's scatter */
       for (int i = 0; i < L; i++) {
-        const int row = erow[e * nb + sfg_local_dof(p.dim, p.n, lt, i)];
+        const int row = erow[e * nb + fea_sf_gpu_local_dof(p.dim, p.n, lt, i)];
         if (row >= 0) y[row] += v[lt][i];
       }
   }
@@ -188,11 +188,11 @@ static void check_product(const fea_problem *pb, const sfg_params *p0) {
 
 static void check_problem(const fea_problem *pb) {
   void *st = NULL;
-  cr_assert_eq(fea_sumfact_create_with(pb, NULL, 0, &st), FEA_SUCCESS, "%s",
+  cr_assert_eq(fea_sf_create_with(pb, NULL, 0, &st), FEA_SUCCESS, "%s",
                fea_context_last_error(ctx));
   fea_sf_view sv;
   fea_matfree_sumfact_view(st, &sv);
-  sfg_params p;
+  fea_sf_gpu_params p;
   params_of(&sv, pb->space->dofs_per_element, NULL, &p);
   rng_state = 0x9e3779b97f4a7c15ull + (uint64_t)(p.dim * 16 + p.n);
   check_elements(pb, &p);

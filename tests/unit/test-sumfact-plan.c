@@ -28,15 +28,15 @@ static void teardown(void) { fea_context_destroy(&ctx); }
 TestSuite(sumfact_plan, .init = setup, .fini = teardown, .timeout = 300);
 
 /* Lane l of DoF i of the line batch that starts at e0, by the plan. */
-static fea_index lane_row(const sf_plan *p, fea_index e0, int i, int l) {
+static fea_index lane_row(const fea_sf_plan *p, fea_index e0, int i, int l) {
   const int c = p->fcls[i];
   return p->fbase[e0 * p->nfclass + c] + p->foff[i] + (fea_index)l * p->lstride[c];
 }
 
 /* The batch of kind 1 or 2 that starts at e0: each lane's rows are the
  * table's. */
-static void expect_batch(const sf_plan *p, const fea_index *ed, const fea_index *fi, fea_index e0,
-                         int kind, const char *what) {
+static void expect_batch(const fea_sf_plan *p, const fea_index *ed, const fea_index *fi,
+                         fea_index e0, int kind, const char *what) {
   const int nb = p->nb, W = p->lanes;
   cr_assert(e0 >= 0 && e0 + W <= p->ne, "%s: batch at %lld leaves the mesh", what, (long long)e0);
   const fea_index *rows = kind == 2 ? p->brow + (fea_index)p->brow_at[e0] * 2 * nb : NULL;
@@ -58,15 +58,15 @@ static void expect_batch(const sf_plan *p, const fea_index *ed, const fea_index 
 /* Everything the plan says, against the table ed (ne x nb) and free rows fi. */
 static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, int nb, int lanes,
                        int tiles, const char *what, int expect_lines) {
-  sf_plan p;
-  const sf_plan_input in = {.edofs = ed,
-                            .free_index = fi,
-                            .ne = ne,
-                            .nb = nb,
-                            .lanes = lanes,
-                            .tiles = tiles,
-                            .threads = 2};
-  cr_assert_eq(sf_plan_build(&in, &p), FEA_SUCCESS, "%s: plan not built", what);
+  fea_sf_plan p;
+  const fea_sf_plan_input in = {.edofs = ed,
+                                .free_index = fi,
+                                .ne = ne,
+                                .nb = nb,
+                                .lanes = lanes,
+                                .tiles = tiles,
+                                .threads = 2};
+  cr_assert_eq(fea_sf_plan_build(&in, &p), FEA_SUCCESS, "%s: plan not built", what);
   cr_assert(p.nclass >= 1 && p.nclass <= nb, "%s: %d classes for %d DoFs", what, p.nclass, nb);
   for (fea_index e = 0; e < ne; e++) {
     int all_free = 1;
@@ -91,7 +91,7 @@ static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, i
     cr_assert_eq(p.line_ok != NULL, expect_lines, "%s: line batches %s", what,
                  p.line_ok ? "found" : "missing");
   if (!p.line_ok) {
-    sf_plan_free(&p);
+    fea_sf_plan_free(&p);
     return;
   }
   fea_index starts = 0;
@@ -153,7 +153,7 @@ static void check_plan(const fea_index *ed, const fea_index *fi, fea_index ne, i
   for (int i = 0; i < nb; i++)
     cr_assert_eq(seen[i], 1, "%s: DoF %d is gathered %d times (chains, tiles, blocks, singles)",
                  what, i, seen[i]);
-  sf_plan_free(&p);
+  fea_sf_plan_free(&p);
 }
 
 /* The plan of the problem's table, and of the same table with the DoFs

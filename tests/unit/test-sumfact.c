@@ -46,7 +46,7 @@ static void teardown(void) { fea_context_destroy(&ctx); }
 static double *run_variant(const fea_problem *pb, const char *isa, int generic, int chunk,
                            double **diag, char *desc, size_t len) {
   void *st;
-  fea_status s = fea_sumfact_create_with(pb, isa, generic, &st);
+  fea_status s = fea_sf_create_with(pb, isa, generic, &st);
   if (s == FEA_ERR_UNSUPPORTED && isa) return NULL;
   cr_assert_eq(s, FEA_SUCCESS, "create: %s", fea_context_last_error(pb->ctx));
   const fea_matfree_kernel_ops *k = &fea_matfree_kernel_sumfact;
@@ -371,7 +371,7 @@ Test(sumfact, unknown_instruction_set_is_refused) {
   cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
   fea_problem *pb = poisson(s, 1.0, 0);
   void *st;
-  cr_assert_eq(fea_sumfact_create_with(pb, "sse9", 0, &st), FEA_ERR_UNSUPPORTED);
+  cr_assert_eq(fea_sf_create_with(pb, "sse9", 0, &st), FEA_ERR_UNSUPPORTED);
   cr_assert(strstr(fea_context_last_error(ctx), "sse9"));
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
@@ -389,7 +389,7 @@ static void check_apply_add_isa(fea_problem *pb, int chunk, const char *isa) {
   const fea_index ne = pb->space->num_elements, N = pb->space->num_dofs, nf = pb->num_free;
   const int nb = pb->space->dofs_per_element;
   void *st;
-  fea_status cs = fea_sumfact_create_with(pb, isa, 0, &st);
+  fea_status cs = fea_sf_create_with(pb, isa, 0, &st);
   if (cs == FEA_ERR_UNSUPPORTED && isa) return; /* not on this CPU */
   cr_assert_eq(cs, FEA_SUCCESS, "%s", fea_context_last_error(pb->ctx));
   const int W = k->batch(st);
@@ -631,10 +631,10 @@ Test(sumfact, apply_add_line_batches_long_odd_and_short_lines) {
 
 /* Two states of the same problem have the same classes, bases, line flags
  * and boundary rows. */
-static void expect_same_state(const sf_state *sa, const sf_state *sb, const char *what) {
+static void expect_same_state(const fea_sf_state *sa, const fea_sf_state *sb, const char *what) {
   const fea_index ne = sa->space->num_elements;
   const int nb = sa->nb;
-  const sf_plan *a = sa->plan, *b = sb->plan;
+  const fea_sf_plan *a = sa->plan, *b = sb->plan;
   cr_assert_eq(a->nclass, b->nclass, "%s: classes", what);
   cr_assert_eq(a->nfclass, b->nfclass, "%s: free-row classes", what);
   for (int i = 0; i < nb; i++)
@@ -683,11 +683,11 @@ Test(sumfact, setup_on_threads_is_the_one_thread_setup) {
     fea_problem *pb = poisson(s, 0.9, 0);
     void *one, *many;
     cr_assert_eq(fea_context_set_num_threads(tc, 1), FEA_SUCCESS);
-    cr_assert_eq(fea_sumfact_create_with(pb, NULL, 0, &one), FEA_SUCCESS);
+    cr_assert_eq(fea_sf_create_with(pb, NULL, 0, &one), FEA_SUCCESS);
     const int threads[] = {2, 3, 8};
     for (int t = 0; t < 3; t++) {
       cr_assert_eq(fea_context_set_num_threads(tc, threads[t]), FEA_SUCCESS);
-      cr_assert_eq(fea_sumfact_create_with(pb, NULL, 0, &many), FEA_SUCCESS);
+      cr_assert_eq(fea_sf_create_with(pb, NULL, 0, &many), FEA_SUCCESS);
       char what[64];
       snprintf(what, sizeof what, "%dD Q%d, %d threads", cases[c].dim, cases[c].p, threads[t]);
       expect_same_state(one, many, what);

@@ -99,12 +99,12 @@ static int find_classes(const fea_index *idx, const fea_index *map, const unsign
 }
 
 /* The windows of 8 doubles that cover every lane address of a line batch,
- * class by class (sf_plan.pf_start: one base per class, then its
+ * class by class (fea_sf_plan.pf_start: one base per class, then its
  * windows' offsets: fewer instructions than a class index and a base per
  * window, 1.03 - 1.06x measured, within that day's noise); none when
  * there are more than
  * SF_MAX_PF. */
-static void build_prefetch(sf_plan *s) {
+static void build_prefetch(fea_sf_plan *s) {
   const int W = s->lanes, nb = s->nb;
   fea_index a[SF_MAX_LANES * SF_MAX_NB];
   s->npf = 0;
@@ -140,7 +140,7 @@ static void build_prefetch(sf_plan *s) {
 }
 
 /* The DoFs of free class c by offset into order; returns their count. */
-static int class_by_offset(const sf_plan *s, int c, int *order) {
+static int class_by_offset(const fea_sf_plan *s, int c, int *order) {
   int k = 0;
   for (int i = 0; i < s->nb; i++)
     if (s->fcls[i] == c) {
@@ -154,10 +154,10 @@ static int class_by_offset(const sf_plan *s, int c, int *order) {
   return k;
 }
 
-/* The tiles of free class c (sf_plan.tile_*): from its lowest offset o not
+/* The tiles of free class c (fea_sf_plan.tile_*): from its lowest offset o not
  * yet in one, the DoFs at o .. o + 2 ST - 1, when there are two or more.
  * Marks them in tiled (1; 2 in a full tile). */
-static void build_tiles(sf_plan *s, int c, int *order, unsigned char *tiled) {
+static void build_tiles(fea_sf_plan *s, int c, int *order, unsigned char *tiled) {
   const int st = s->lstride[c], W = s->lanes;
   const int k = class_by_offset(s, c, order);
   for (int j = 0; j < k;) {
@@ -201,12 +201,12 @@ static void build_tiles(sf_plan *s, int c, int *order, unsigned char *tiled) {
   }
 }
 
-/* The blocks of free class c (sf_plan.block_*) when no tile serves it
+/* The blocks of free class c (fea_sf_plan.block_*) when no tile serves it
  * and its stride S is at least W: each run of M >= W untiled DoFs at
  * consecutive offsets o .. o + M - 1 (M <= S), by offset; the class's
  * untiled DoFs at o + S .. o + S + M - 1 join a block one lane on. Marks
  * them in tiled (2: gathered and added). */
-static void build_block(sf_plan *s, int c, int *order, unsigned char *tiled) {
+static void build_block(fea_sf_plan *s, int c, int *order, unsigned char *tiled) {
   const int S = s->lstride[c], W = s->lanes;
   if (S < W) return;
   const int k = class_by_offset(s, c, order);
@@ -245,7 +245,8 @@ static void build_block(sf_plan *s, int c, int *order, unsigned char *tiled) {
 
 /* The DoFs of classes with stride > 1 that tiled[] does not reach at
  * level `level` (1: in any tile, 2: in a full tile), by stride, in runs. */
-static void build_singles(const sf_plan *s, const unsigned char *tiled, int level, sf_singles *g) {
+static void build_singles(const fea_sf_plan *s, const unsigned char *tiled, int level,
+                          fea_sf_singles *g) {
   g->n = 0;
   for (int i = 0; i < s->nb; i++) { /* by stride (insertion), then DoF */
     if (s->lstride[s->fcls[i]] == 1 || tiled[i] >= level) continue;
@@ -267,7 +268,7 @@ static void build_singles(const sf_plan *s, const unsigned char *tiled, int leve
   g->run_start[g->nrun] = g->n;
 }
 
-/* Line batches (see sf_plan): each free class's stride from one
+/* Line batches (see fea_sf_plan): each free class's stride from one
  * all-free element to the next, the elements that start W such elements in
  * a row, and the scatter's chains. use: the all-free elements. */
 /* The tails of the chain ea .. eb (line steps of one kind): of W or more
@@ -278,7 +279,7 @@ static void build_singles(const sf_plan *s, const unsigned char *tiled, int leve
  * element (line_ok 0) takes the general path (measured 1.02 - 1.09x for 3D
  * Q1, 3D Q2 and 2D Q3, within that day's noise: docs/operators.md).
  * Elements that start a full batch of another chain keep that. */
-static void chain_tails(sf_plan *s, fea_index ea, fea_index eb, unsigned char kind) {
+static void chain_tails(fea_sf_plan *s, fea_index ea, fea_index eb, unsigned char kind) {
   const int W = s->lanes;
   if (eb - ea + 1 < W) return;
   for (fea_index t = eb - W + 2; t <= eb; t++) {
@@ -295,7 +296,7 @@ static void chain_tails(sf_plan *s, fea_index ea, fea_index eb, unsigned char ki
  * each element's run of steps is known when it is reached; the steps of
  * lo - 1 and hi - 1 are 0 (see build_line), so no chain crosses the ends.
  * Returns the count of batch starts. */
-static fea_index chain_batches(sf_plan *s, fea_index lo, fea_index hi) {
+static fea_index chain_batches(fea_sf_plan *s, fea_index lo, fea_index hi) {
   const int W = s->lanes, nb = s->nb;
   fea_index run = 0, batches = 0; /* run: steps of the same kind from e on */
   unsigned char next = 0;
@@ -320,18 +321,18 @@ static fea_index chain_batches(sf_plan *s, fea_index lo, fea_index hi) {
  * ne * t / nth on whose predecessor has no step, so that shares hold whole
  * chains (every row end of a structured mesh is such a place; a mesh
  * without one leaves the other shares empty). */
-static fea_index chain_share_start(const sf_plan *s, fea_index ne, int t, int nth) {
+static fea_index chain_share_start(const fea_sf_plan *s, fea_index ne, int t, int nth) {
   if (t >= nth) return ne;
   fea_index e = ne * t / nth;
   while (e > 0 && e < ne && s->line_ok[e - 1]) e++;
   return e;
 }
 
-/* Line steps and batches (see sf_plan.line_ok) of the elements with
+/* Line steps and batches (see fea_sf_plan.line_ok) of the elements with
  * use[e] (all DoFs free), from the element-DoF table dofs. Each pass runs
  * on the context's threads: serial, the flags were a fifth of a 2D Q1
  * operator's setup. */
-static fea_status build_line(sf_plan *s, const sf_plan_input *in, const unsigned char *use,
+static fea_status build_line(fea_sf_plan *s, const fea_sf_plan_input *in, const unsigned char *use,
                              int threads) {
   const fea_index ne = s->ne, *dofs = in->edofs;
   const int W = s->lanes, nfc = s->nfclass, nb = s->nb;
@@ -446,7 +447,7 @@ static fea_status build_line(sf_plan *s, const sf_plan_input *in, const unsigned
   unsigned char tiled[SF_MAX_NB] = {0}; /* 1: in a tile, 2: a full one */
   if (in->tiles && W == 8)
     for (int c = 0; c < nfc; c++)
-      if (sf_tile_stride(s->lstride[c])) build_tiles(s, c, order, tiled);
+      if (fea_sf_tile_stride(s->lstride[c])) build_tiles(s, c, order, tiled);
   s->nblock = 0;
   for (int c = 0; c < nfc; c++) build_block(s, c, order, tiled);
   build_singles(s, tiled, 1, &s->sg);
@@ -461,7 +462,7 @@ static fea_status build_line(sf_plan *s, const sf_plan_input *in, const unsigned
  * third of its time. The free rows are read through free_index where needed
  * rather than kept in a table of their own (2D Q1, 1M elements: 32 MB
  * written and read back, a fifth of the setup on one thread). */
-fea_status sf_plan_build(const sf_plan_input *in, sf_plan *s) {
+fea_status fea_sf_plan_build(const fea_sf_plan_input *in, fea_sf_plan *s) {
   memset(s, 0, sizeof *s);
   const fea_index ne = in->ne, *table = in->edofs, *fi = in->free_index;
   const int nb = in->nb, T = in->threads > 1 ? in->threads : 1;
@@ -486,11 +487,11 @@ fea_status sf_plan_build(const sf_plan_input *in, sf_plan *s) {
   st = build_line(s, in, use, T);
 done:
   free(use);
-  if (st != FEA_SUCCESS) sf_plan_free(s);
+  if (st != FEA_SUCCESS) fea_sf_plan_free(s);
   return st;
 }
 
-void sf_plan_free(sf_plan *s) {
+void fea_sf_plan_free(fea_sf_plan *s) {
   free(s->base);
   free(s->fbase);
   free(s->line_ok);
@@ -510,7 +511,7 @@ static int same_bytes(const void *a, const void *b, size_t n) { return !memcmp(a
 
 /* Whether the plan's line layout is g's: the same classes and strides,
  * chains, tiles (with their masks), blocks and singles; offsets aside. */
-int sf_plan_layout_is(const sf_plan *s, const sf_line_sig *g) {
+int fea_sf_plan_layout_is(const fea_sf_plan *s, const fea_sf_line_sig *g) {
   if (g->nfclass != s->nfclass || g->nchain != s->nchain || g->ntile != s->ntile ||
       g->nblock != s->nblock || g->nsingle != s->sg.n)
     return 0;
@@ -536,7 +537,7 @@ int sf_plan_layout_is(const sf_plan *s, const sf_line_sig *g) {
   return 1;
 }
 
-fea_index sf_plan_sig_offset(const sf_plan *s, int src) {
+fea_index fea_sf_plan_sig_offset(const fea_sf_plan *s, int src) {
   return src >= 0               ? s->foff[src]
          : src >= -SF_MAX_TILES ? s->tile_off[-(src + 1)]
                                 : s->block_off[-(src + 1) - SF_MAX_TILES];

@@ -21,25 +21,25 @@
 #define SF_MAX_TILES 64   /* tiles of a line batch at most */
 #define SF_TILE_MAX_ST 16 /* the largest stride of a tile */
 #define SF_MAX_BLOCKS 8   /* transposed blocks of a line batch at most */
-#define SF_TAIL 0x80      /* sf_plan.line_ok: the element is in a batch that starts before it */
+#define SF_TAIL 0x80      /* fea_sf_plan.line_ok: the element is in a batch that starts before it */
 
-/* Strides of the tiles (sf_plan.tile_*): the line kernels' constants. */
-static inline int sf_tile_stride(int st) {
+/* Strides of the tiles (fea_sf_plan.tile_*): the line kernels' constants. */
+static inline int fea_sf_tile_stride(int st) {
   return st == 2 || st == 3 || st == 4 || st == 5 || st == 6 || st == 8 || st == 9 || st == 12 ||
          st == 16;
 }
 
-/* DoFs added or loaded lane by lane (sf_plan.sg, .ss). */
-typedef struct sf_singles {
+/* DoFs added or loaded lane by lane (fea_sf_plan.sg, .ss). */
+typedef struct fea_sf_singles {
   int n;
   int dof[SF_MAX_NB]; /* by stride */
   int nrun;           /* runs of equal stride */
   int run_start[SF_MAX_NB + 1];
   int run_st[SF_MAX_NB];
-} sf_singles;
+} fea_sf_singles;
 
 /* What the plan is built from. */
-typedef struct sf_plan_input {
+typedef struct fea_sf_plan_input {
   const fea_index *edofs;      /* ne x nb, fea_element_dof_table's layout */
   const fea_index *free_index; /* per DoF: its free row, or -1 (Dirichlet) */
   fea_index ne;
@@ -47,12 +47,12 @@ typedef struct sf_plan_input {
   int lanes;   /* W: elements per line batch, 4 or 8 */
   int tiles;   /* build tiles (lanes 8: the AVX-512 line kernels have them) */
   int threads; /* for the setup loops */
-} sf_plan_input;
+} fea_sf_plan_input;
 
 /* The plan, read-only once built. The fields that apply_add and the line
  * batches read per batch come first, in the order they are read; the
  * counts for describe and memory last. */
-typedef struct sf_plan {
+typedef struct fea_sf_plan {
   int nb, lanes;
   /* DoF classes: the element's DoFs fall into classes (the vertices of a
    * structured mesh, each edge, face and interior of a Lagrange cell, all
@@ -131,24 +131,24 @@ typedef struct sf_plan {
   /* Other DoFs of classes with stride > 1, lane by lane, by stride in runs
    * of equal stride. sg: those the gather loads so (not in a tile or
    * block), ss: those the scatter adds so (not in a full tile or block). */
-  sf_singles sg, ss;
+  fea_sf_singles sg, ss;
   /* Cold: for describe and memory. */
   fea_index ne;
   fea_index line_batches; /* elements that start one */
   uint64_t bytes;         /* the arrays the plan keeps */
-} sf_plan;
+} fea_sf_plan;
 
 /* Builds the plan (every field; the arrays allocated here). Returns
  * FEA_SUCCESS, or FEA_ERR_OUT_OF_MEMORY with *plan freed: the caller, which
  * has a context, says so. */
-fea_status sf_plan_build(const sf_plan_input *in, sf_plan *plan);
-void sf_plan_free(sf_plan *plan);
+fea_status fea_sf_plan_build(const fea_sf_plan_input *in, fea_sf_plan *plan);
+void fea_sf_plan_free(fea_sf_plan *plan);
 
 /* The signature of a line layout (sumfact-lines-gen.h): the plan's free
  * classes, chains, tiles, blocks and singles without their offsets, which
- * generated code reads from the kernel state (sf_state.goff). */
+ * generated code reads from the kernel state (fea_sf_state.goff). */
 #define SF_GLINE_MAX_OFF 64 /* offsets a generated line batch reads at most */
-typedef struct sf_line_sig {
+typedef struct fea_sf_line_sig {
   int dim, n, nfclass;
   int lstride[SF_MAX_NB];
   int fcls[SF_MAX_NB];
@@ -165,14 +165,14 @@ typedef struct sf_line_sig {
   short block_next[SF_MAX_BLOCKS][SF_MAX_NB];
   int nsingle;
   int single_dof[SF_MAX_NB];
-  int noff;                      /* the offsets the code reads, sf_state.goff: */
+  int noff;                      /* the offsets the code reads, fea_sf_state.goff: */
   int off_src[SF_GLINE_MAX_OFF]; /* >= 0: foff[src]; -1 .. -SF_MAX_TILES: tile_off[-(src + 1)];
                                     below: block_off[-(src + 1) - SF_MAX_TILES] */
-} sf_line_sig;
+} fea_sf_line_sig;
 
 /* Whether the plan's line layout is g's (offsets aside). */
-int sf_plan_layout_is(const sf_plan *p, const sf_line_sig *g);
+int fea_sf_plan_layout_is(const fea_sf_plan *p, const fea_sf_line_sig *g);
 /* Offset j of a generated line batch's (g->off_src[j]) in this plan. */
-fea_index sf_plan_sig_offset(const sf_plan *p, int src);
+fea_index fea_sf_plan_sig_offset(const fea_sf_plan *p, int src);
 
 #endif

@@ -18,5 +18,5 @@ static int has_avx2(void) {
 #include "qp.h"
 
 static int never(void) { return 0; }
-const qp_isa fea_qp_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
+const fea_sf_qp_isa fea_sf_qp_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
 #endif

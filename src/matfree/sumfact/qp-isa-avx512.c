@@ -18,5 +18,5 @@ static int has_avx512(void) {
 #include "qp.h"
 
 static int never(void) { return 0; }
-const qp_isa fea_qp_isa_avx512 = {.name = "avx512", .lanes = 8, .available = never};
+const fea_sf_qp_isa fea_sf_qp_isa_avx512 = {.name = "avx512", .lanes = 8, .available = never};
 #endif

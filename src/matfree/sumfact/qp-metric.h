@@ -7,9 +7,9 @@
  *   QPM_ATTR  the function's attributes (static inline, a target)
  * and includes this file; every operation is elementwise, so one body
  * serves the setup's doubles and the kernels' lanes. */
-QPM_ATTR void QPM_FN(qp_metric)(int dim, int value, const QPM_T *J, const QPM_T *Wp,
-                                const QPM_T *dW, const QPM_T *A, const QPM_T *cp, const QPM_T *wqp,
-                                QPM_T *Q, QPM_T *det_out) {
+QPM_ATTR void QPM_FN(fea_sf_qp_metric)(int dim, int value, const QPM_T *J, const QPM_T *Wp,
+                                       const QPM_T *dW, const QPM_T *A, const QPM_T *cp,
+                                       const QPM_T *wqp, QPM_T *Q, QPM_T *det_out) {
   /* The scalars by address: a lane vector passed by value would take
    * another calling convention in a file built without AVX. */
   const QPM_T W = *Wp, c = *cp, wq = *wqp;

@@ -26,7 +26,8 @@
 
 #define REFUSE(...) (snprintf(why, len, __VA_ARGS__), 0)
 
-static const qp_isa *const isas[] = {&fea_qp_isa_avx512, &fea_qp_isa_avx2, &fea_qp_isa_baseline};
+static const fea_sf_qp_isa *const isas[] = {&fea_sf_qp_isa_avx512, &fea_sf_qp_isa_avx2,
+                                            &fea_sf_qp_isa_baseline};
 
 static int is_rational(const fea_space *s) {
   if (s->kind != FEA_SPACE_BSPLINE) return 0;
@@ -34,7 +35,7 @@ static int is_rational(const fea_space *s) {
   return b->geo && b->geo->weights;
 }
 
-int fea_sumfact_qp_supports(const fea_problem *pb, int recompute, char *why, size_t len) {
+int fea_sf_qp_supports(const fea_problem *pb, int recompute, char *why, size_t len) {
   const fea_space *s = pb->space;
   const fea_problem_desc *d = &pb->desc;
   int nq[3];
@@ -62,11 +63,11 @@ int fea_sumfact_qp_supports(const fea_problem *pb, int recompute, char *why, siz
     return REFUSE(
         "the coefficients vary in space; RECOMPUTED geometry terms serve constant sigma and "
         "c only (STORED evaluates the callbacks once)");
-  return sf_rule_sizes(pb, nq, why, len);
+  return fea_sf_rule_sizes(pb, nq, why, len);
 }
 
-static void qp_destroy(void *state) {
-  qp_state *s = state;
+static void fea_sf_qp_destroy(void *state) {
+  fea_sf_qp_state *s = state;
   if (!s) return;
   for (int k = 0; k < 3; k++) free(s->tab[k]);
   free(s->edofs_own);
@@ -80,7 +81,8 @@ static void qp_destroy(void *state) {
 /* Direction k's tables: B and D (dN/dr on [0, 1]) at the Gauss points, one
  * for every element (Lagrange) or per element index (B-splines: the spans
  * differ in length and, near the ends, in their functions). */
-static fea_status build_tables(const fea_space *sp, qp_state *s, const double g[3][QP_MAX_Q]) {
+static fea_status build_tables(const fea_space *sp, fea_sf_qp_state *s,
+                               const double g[3][QP_MAX_Q]) {
   for (int k = 0; k < s->dim; k++) {
     const int n = s->n[k], nq = s->nq[k], sz = n * nq;
     const fea_knots *kn = NULL;
@@ -124,7 +126,7 @@ static double unit(const double *x, void *user) {
 /* geo = the coordinates in the space's basis, DoF by DoF: a Lagrange
  * space's node coordinates; a B-spline space's interpolants of x_a, which
  * over a NURBS map are the coefficients of x_a W, and of 1 (those of W). */
-static fea_status build_geometry(const fea_space *sp, qp_state *s) {
+static fea_status build_geometry(const fea_space *sp, fea_sf_qp_state *s) {
   const fea_index N = s->ndofs;
   s->geo = malloc((size_t)N * s->ngc * sizeof *s->geo);
   FEA_CHECK(s->geo, sp->ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -150,12 +152,12 @@ static fea_status build_geometry(const fea_space *sp, qp_state *s) {
 
 /* Every point's geometry checked (J invertible with positive orientation)
  * and, for STORED, Q formed with the coefficients there. */
-static fea_status build_points(const fea_problem *pb, qp_state *s) {
+static fea_status build_points(const fea_problem *pb, fea_sf_qp_state *s) {
   const fea_space *sp = pb->space;
   const int W = s->isa->lanes, dim = s->dim, np = s->npack;
   const fea_index nqt = s->nqt;
   double *g = malloc((size_t)W * nqt * QP_GEO_PER_POINT * sizeof *g);
-  double *scratch = malloc((size_t)qp_scratch_doubles(s, W) * sizeof *scratch);
+  double *scratch = malloc((size_t)fea_sf_qp_scratch_doubles(s, W) * sizeof *scratch);
   fea_status st = g && scratch ? FEA_SUCCESS
                                : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                            "no memory for the geometry of %d elements", W);
@@ -180,7 +182,7 @@ static fea_status build_points(const fea_problem *pb, qp_state *s) {
           for (int i = 0; i < dim * dim; i++) A[i] = i % (dim + 1) == 0 ? s->sigma : 0.0;
           c = s->reaction;
         }
-        qp_metric_scalar(dim, s->value, o + 3, o + 12, o + 13, A, &c, &wq, Q, &det);
+        fea_sf_qp_metric_scalar(dim, s->value, o + 3, o + 12, o + 13, A, &c, &wq, Q, &det);
         if (!(det > 0) || !isfinite(det)) {
           st = FEA_ERROR(sp->ctx, FEA_ERR_INVALID_ARG,
                          "the geometry is not invertible with positive orientation in element "
@@ -204,7 +206,7 @@ static fea_status build_points(const fea_problem *pb, qp_state *s) {
 /* The face matrices of the elements with a face on a Robin side. B-spline
  * elements inside the patch are skipped by their indices; a Lagrange
  * element without such a facet answers zero at once. */
-static fea_status build_robin(const fea_problem *pb, qp_state *s) {
+static fea_status build_robin(const fea_problem *pb, fea_sf_qp_state *s) {
   const int nb = s->nb;
   const size_t nb2 = (size_t)nb * nb;
   s->robin_of = malloc((size_t)s->ne * sizeof *s->robin_of + 1);
@@ -249,7 +251,7 @@ static fea_status build_robin(const fea_problem *pb, qp_state *s) {
   return st;
 }
 
-fea_index qp_scratch_doubles(const qp_state *s, int W) {
+fea_index fea_sf_qp_scratch_doubles(const fea_sf_qp_state *s, int W) {
   fea_index T = 1, tabs = 0;
   for (int k = 0; k < s->dim; k++) {
     T *= s->n[k] > s->nq[k] ? s->n[k] : s->nq[k];
@@ -261,7 +263,7 @@ fea_index qp_scratch_doubles(const qp_state *s, int W) {
 }
 
 /* Flops of one element application, counted pass by pass as the kernels run. */
-static double count_flops(const qp_state *s) {
+static double count_flops(const fea_sf_qp_state *s) {
   double pass[3];
   for (int k = 0; k < s->dim; k++) {
     double outer = 1, inner = 1;
@@ -284,13 +286,13 @@ static double count_flops(const qp_state *s) {
   return f;
 }
 
-static fea_status qp_create(const fea_problem *pb, const fea_index *edofs, int recompute,
-                            void **state) {
+static fea_status fea_sf_qp_create(const fea_problem *pb, const fea_index *edofs, int recompute,
+                                   void **state) {
   const fea_space *sp = pb->space;
   char why[160];
-  FEA_CHECK(fea_sumfact_qp_supports(pb, recompute, why, sizeof why), pb->ctx, FEA_ERR_UNSUPPORTED,
+  FEA_CHECK(fea_sf_qp_supports(pb, recompute, why, sizeof why), pb->ctx, FEA_ERR_UNSUPPORTED,
             "sum factorization at quadrature points: %s", why);
-  qp_state *s = calloc(1, sizeof *s);
+  fea_sf_qp_state *s = calloc(1, sizeof *s);
   FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the sum-factorization kernel");
   const int dim = sp->dim;
   s->dim = dim;
@@ -309,7 +311,7 @@ static fea_status qp_create(const fea_problem *pb, const fea_index *edofs, int r
     if (isas[i]->available()) s->isa = isas[i];
   int nq[3];
   char unused[8];
-  sf_rule_sizes(pb, nq, unused, sizeof unused);
+  fea_sf_rule_sizes(pb, nq, unused, sizeof unused);
   double g[3][QP_MAX_Q];
   s->nqt = 1;
   for (int k = 0; k < 3; k++) {
@@ -352,14 +354,14 @@ static fea_status qp_create(const fea_problem *pb, const fea_index *edofs, int r
   if (st == FEA_SUCCESS) st = build_points(pb, s);
   if (st == FEA_SUCCESS && fea_problem_has_robin(pb)) st = build_robin(pb, s);
   if (st != FEA_SUCCESS) {
-    qp_destroy(s);
+    fea_sf_qp_destroy(s);
     return st;
   }
   if (!recompute) { /* the geometry served Q and goes */
     free(s->geo);
     s->geo = NULL;
   }
-  s->scratch = qp_scratch_doubles(s, s->isa->lanes);
+  s->scratch = fea_sf_qp_scratch_doubles(s, s->isa->lanes);
   /* A fixed-size apply where every direction has N functions and N points. */
   s->apply = s->isa->apply;
   const int N = s->n[0];
@@ -388,28 +390,32 @@ static fea_status qp_create(const fea_problem *pb, const fea_index *edofs, int r
 }
 
 static fea_status create_stored(const fea_problem *pb, const fea_index *edofs, void **state) {
-  return qp_create(pb, edofs, 0, state);
+  return fea_sf_qp_create(pb, edofs, 0, state);
 }
 
 static fea_status create_recomputed(const fea_problem *pb, const fea_index *edofs, void **state) {
-  return qp_create(pb, edofs, 1, state);
+  return fea_sf_qp_create(pb, edofs, 1, state);
 }
 
 static int supports_stored(const fea_problem *pb, char *why, size_t len) {
-  return fea_sumfact_qp_supports(pb, 0, why, len);
+  return fea_sf_qp_supports(pb, 0, why, len);
 }
 
 static int supports_recomputed(const fea_problem *pb, char *why, size_t len) {
-  return fea_sumfact_qp_supports(pb, 1, why, len);
+  return fea_sf_qp_supports(pb, 1, why, len);
 }
 
-static int qp_batch(const void *state) { return ((const qp_state *)state)->isa->lanes; }
+static int fea_sf_qp_batch(const void *state) {
+  return ((const fea_sf_qp_state *)state)->isa->lanes;
+}
 
-static fea_index qp_scratch(const void *state) { return ((const qp_state *)state)->scratch; }
+static fea_index fea_sf_qp_scratch(const void *state) {
+  return ((const fea_sf_qp_state *)state)->scratch;
+}
 
-static void qp_apply(const void *state, const fea_index *elems, int count, const double *x_full,
-                     double *y, double *scratch) {
-  const qp_state *s = state;
+static void fea_sf_qp_apply(const void *state, const fea_index *elems, int count,
+                            const double *x_full, double *y, double *scratch) {
+  const fea_sf_qp_state *s = state;
   const int W = s->isa->lanes;
   for (int start = 0; start < count; start += W) {
     const int m = count - start < W ? count - start : W;
@@ -417,9 +423,9 @@ static void qp_apply(const void *state, const fea_index *elems, int count, const
   }
 }
 
-static void qp_diagonal(const void *state, const fea_index *elems, int count, double *d,
-                        double *scratch) {
-  const qp_state *s = state;
+static void fea_sf_qp_diagonal(const void *state, const fea_index *elems, int count, double *d,
+                               double *scratch) {
+  const fea_sf_qp_state *s = state;
   const int W = s->isa->lanes;
   for (int start = 0; start < count; start += W) {
     const int m = count - start < W ? count - start : W;
@@ -427,8 +433,8 @@ static void qp_diagonal(const void *state, const fea_index *elems, int count, do
   }
 }
 
-static void qp_cost(const void *state, double *flops, double *bytes) {
-  const qp_state *s = state;
+static void fea_sf_qp_cost(const void *state, double *flops, double *bytes) {
+  const fea_sf_qp_state *s = state;
   *flops = s->flops;
   /* Per element: its DoF indices, x_e and y_e, and the geometry it reads:
    * its stored points, or its share of the coordinates. */
@@ -437,34 +443,38 @@ static void qp_cost(const void *state, double *flops, double *bytes) {
                          : (double)s->nqt * s->npack * sizeof(double));
 }
 
-static uint64_t qp_memory(const void *state) { return ((const qp_state *)state)->bytes; }
+static uint64_t fea_sf_qp_memory(const void *state) {
+  return ((const fea_sf_qp_state *)state)->bytes;
+}
 
-static const char *qp_describe(const void *state) { return ((const qp_state *)state)->desc; }
+static const char *fea_sf_qp_describe(const void *state) {
+  return ((const fea_sf_qp_state *)state)->desc;
+}
 
 const fea_matfree_kernel_ops fea_matfree_kernel_sumfact_qp_stored = {
     .name = "sum-factorization at points (stored)",
     .supports = supports_stored,
     .create = create_stored,
-    .destroy = qp_destroy,
-    .batch = qp_batch,
-    .apply = qp_apply,
-    .diagonal = qp_diagonal,
-    .scratch_doubles = qp_scratch,
-    .cost = qp_cost,
-    .memory = qp_memory,
-    .describe = qp_describe,
+    .destroy = fea_sf_qp_destroy,
+    .batch = fea_sf_qp_batch,
+    .apply = fea_sf_qp_apply,
+    .diagonal = fea_sf_qp_diagonal,
+    .scratch_doubles = fea_sf_qp_scratch,
+    .cost = fea_sf_qp_cost,
+    .memory = fea_sf_qp_memory,
+    .describe = fea_sf_qp_describe,
 };
 
 const fea_matfree_kernel_ops fea_matfree_kernel_sumfact_qp_recomputed = {
     .name = "sum-factorization at points (recomputed)",
     .supports = supports_recomputed,
     .create = create_recomputed,
-    .destroy = qp_destroy,
-    .batch = qp_batch,
-    .apply = qp_apply,
-    .diagonal = qp_diagonal,
-    .scratch_doubles = qp_scratch,
-    .cost = qp_cost,
-    .memory = qp_memory,
-    .describe = qp_describe,
+    .destroy = fea_sf_qp_destroy,
+    .batch = fea_sf_qp_batch,
+    .apply = fea_sf_qp_apply,
+    .diagonal = fea_sf_qp_diagonal,
+    .scratch_doubles = fea_sf_qp_scratch,
+    .cost = fea_sf_qp_cost,
+    .memory = fea_sf_qp_memory,
+    .describe = fea_sf_qp_describe,
 };

@@ -54,34 +54,34 @@
 #define QP_GEO_PER_POINT 16      /* x (3), J (9), W, dW (3) */
 #define QP_ALIGN 64
 
-struct qp_state;
+struct fea_sf_qp_state;
 
 /* The lane kernels of one instruction set (qp-body.h). Each serves m <= lanes
  * elements of elems at once (the lanes beyond m repeat elems[0] with x = 0
  * and their results are dropped). */
-typedef struct qp_isa {
+typedef struct fea_sf_qp_isa {
   const char *name;
   int lanes;
   int (*available)(void);
   /* y[k * nb + i] = (K_e x_e)_i for e = elems[k] */
-  void (*apply)(const struct qp_state *s, const fea_index *elems, int m, const double *x_full,
-                double *y, double *scratch);
+  void (*apply)(const struct fea_sf_qp_state *s, const fea_index *elems, int m,
+                const double *x_full, double *y, double *scratch);
   /* the same with N functions and N points in every direction, by dim - 1
    * and N (NULL: none; the generic apply serves) */
-  void (*fixed[3][QP_MAX_N + 1])(const struct qp_state *s, const fea_index *elems, int m,
+  void (*fixed[3][QP_MAX_N + 1])(const struct fea_sf_qp_state *s, const fea_index *elems, int m,
                                  const double *x_full, double *y, double *scratch);
   /* d[k * nb + i] = (K_e)_ii */
-  void (*diagonal)(const struct qp_state *s, const fea_index *elems, int m, double *d,
+  void (*diagonal)(const struct fea_sf_qp_state *s, const fea_index *elems, int m, double *d,
                    double *scratch);
   /* g[(k * nqt + q) * QP_GEO_PER_POINT + ..]: x, J (row-major dx_a / dr_b), W, dW / dr
    * at point q of e = elems[k], from the geometry coefficients */
-  void (*geometry)(const struct qp_state *s, const fea_index *elems, int m, double *g,
+  void (*geometry)(const struct fea_sf_qp_state *s, const fea_index *elems, int m, double *g,
                    double *scratch);
-} qp_isa;
+} fea_sf_qp_isa;
 
-extern const qp_isa fea_qp_isa_baseline, fea_qp_isa_avx2, fea_qp_isa_avx512;
+extern const fea_sf_qp_isa fea_sf_qp_isa_baseline, fea_sf_qp_isa_avx2, fea_sf_qp_isa_avx512;
 
-typedef struct qp_state {
+typedef struct fea_sf_qp_state {
   int dim, nb;
   int nc;    /* channels: dim, or dim + 1 with the value first */
   int value; /* the value channel is used (NURBS or a reaction) */
@@ -90,10 +90,10 @@ typedef struct qp_state {
   int recompute; /* Q formed at every apply from geo */
   int rational;  /* the geometry has a weight channel (NURBS) */
   int ngc;       /* geometry channels per DoF: dim, + 1 with W */
-  const qp_isa *isa;
+  const fea_sf_qp_isa *isa;
   /* the apply that runs: a fixed-size one of isa where the sizes have one */
-  void (*apply)(const struct qp_state *s, const fea_index *elems, int m, const double *x_full,
-                double *y, double *scratch);
+  void (*apply)(const struct fea_sf_qp_state *s, const fea_index *elems, int m,
+                const double *x_full, double *y, double *scratch);
   int fixed; /* apply is a fixed-size instantiation */
   fea_index ne, ndofs;
   fea_index nel[3]; /* element indices per direction with their own tables (1: one for all) */
@@ -117,10 +117,11 @@ typedef struct qp_state {
   double flops;           /* per element application */
   uint64_t bytes;
   char desc[96];
-} qp_state;
+} fea_sf_qp_state;
 
 /* The element indices per direction of element e (0 where the table is shared). */
-static inline void qp_element_index(const qp_state *s, fea_index e, fea_index idx[3]) {
+static inline void fea_sf_qp_element_index(const fea_sf_qp_state *s, fea_index e,
+                                           fea_index idx[3]) {
   idx[0] = idx[1] = idx[2] = 0;
   if (s->nel[0] == 1 && s->nel[1] == 1 && s->nel[2] == 1) return;
   for (int k = 0; k < s->dim; k++) {
@@ -130,16 +131,18 @@ static inline void qp_element_index(const qp_state *s, fea_index e, fea_index id
 }
 
 /* Doubles of lane scratch a call needs with W lanes (qp-body.h's layout). */
-fea_index qp_scratch_doubles(const qp_state *s, int W);
+fea_index fea_sf_qp_scratch_doubles(const fea_sf_qp_state *s, int W);
 
 /* Packed index of (i, j), i <= j, of an nc x nc symmetric matrix. */
-static inline int qp_pack(int nc, int i, int j) { return i * nc - i * (i - 1) / 2 + (j - i); }
+static inline int fea_sf_qp_pack(int nc, int i, int j) {
+  return i * nc - i * (i - 1) / 2 + (j - i);
+}
 
 extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact_qp_stored;
 extern const fea_matfree_kernel_ops fea_matfree_kernel_sumfact_qp_recomputed;
 
 /* Whether the quadrature-point kernel serves the problem (recompute: the
  * RECOMPUTED way); else 0 and a sentence in why. */
-int fea_sumfact_qp_supports(const fea_problem *pb, int recompute, char *why, size_t len);
+int fea_sf_qp_supports(const fea_problem *pb, int recompute, char *why, size_t len);
 
 #endif

@@ -11,10 +11,10 @@
 
 /* Lanes of one batch: element l < m gathered, the rest zero (their results
  * are computed and dropped; zero factors keep them finite). */
-static void gather(const sf_state *s, const fea_index *elems, int m, const double *x_full,
-                   sf_batch *b, double *lt) {
+static void gather(const fea_sf_state *s, const fea_index *elems, int m, const double *x_full,
+                   fea_sf_batch *b, double *lt) {
   const int W = s->lanes, nb = s->nb;
-  const sf_plan *P = s->plan;
+  const fea_sf_plan *P = s->plan;
   double *X = (double *)b->x;
   const int nc = P->nclass, *cls = P->cls, *off = P->off;
   const double *xs[SF_MAX_LANES * SF_MAX_N * SF_MAX_N * SF_MAX_N];
@@ -36,35 +36,35 @@ tables:
     fea_index idx[3] = {0, 0, 0};
     double ck[3] = {0, 0, 0};
     if (l < m) {
-      sf_element_index(s, elems[l], idx);
-      sf_geometry_factors(s, idx, ck);
+      fea_sf_element_index(s, elems[l], idx);
+      fea_sf_geometry_factors(s, idx, ck);
     }
-    sf_fill_lane(s, W, l, idx, ck, lt);
+    fea_sf_fill_lane(s, W, l, idx, ck, lt);
   }
 }
 
 /* The scratch laid out for one call: lanes of x and y, per-span tables, work. */
-static void batch_init(const sf_state *s, double *scratch, sf_batch *b, double **lt) {
+static void batch_init(const fea_sf_state *s, double *scratch, fea_sf_batch *b, double **lt) {
   const int W = s->lanes, nb = s->nb;
   double *p = (double *)(((uintptr_t)scratch + SF_ALIGN - 1) & ~(uintptr_t)(SF_ALIGN - 1));
   double *X = p;
-  double *Y = X + sf_pad((fea_index)nb * W);
-  *lt = Y + sf_pad((fea_index)nb * W);
-  double *work = *lt + (s->per_span ? sf_lane_table_doubles(s, W) : 0);
+  double *Y = X + fea_sf_pad((fea_index)nb * W);
+  *lt = Y + fea_sf_pad((fea_index)nb * W);
+  double *work = *lt + (s->per_span ? fea_sf_lane_table_doubles(s, W) : 0);
   memset(b, 0, sizeof *b);
   b->dim = s->dim;
   b->x = X;
   b->y = Y;
   b->work = work;
   for (int k = 0; k < 3; k++) b->n[k] = s->n[k];
-  sf_point_tables(s, W, s->per_span ? *lt : s->lane_tab, b);
+  fea_sf_point_tables(s, W, s->per_span ? *lt : s->lane_tab, b);
 }
 
-void sf_apply(const void *state, const fea_index *elems, int count, const double *x_full, double *y,
-              double *scratch) {
-  const sf_state *s = state;
+void fea_sf_apply(const void *state, const fea_index *elems, int count, const double *x_full,
+                  double *y, double *scratch) {
+  const fea_sf_state *s = state;
   const int W = s->lanes, nb = s->nb;
-  sf_batch b;
+  fea_sf_batch b;
   double *lt;
   batch_init(s, scratch, &b, &lt);
   /* Callers pass at most batch() elements, but more are served in chunks. */
@@ -93,9 +93,9 @@ static inline int whole(const fea_matfree_target *tg, fea_index e) {
 /* apply_add's gather from the reduced vector x: lanes of elements with
  * every DoF free (and written) by their row classes, the others DoF by
  * DoF through the rows (Dirichlet DoFs zero). */
-static void gather_rows(const sf_state *s, const fea_index *elems, int m, const double *x,
-                        const fea_matfree_target *tg, sf_batch *b, double *lt) {
-  const sf_plan *P = s->plan;
+static void gather_rows(const fea_sf_state *s, const fea_index *elems, int m, const double *x,
+                        const fea_matfree_target *tg, fea_sf_batch *b, double *lt) {
+  const fea_sf_plan *P = s->plan;
   const int W = s->lanes, nb = s->nb, nc = P->nclass, nfc = P->nfclass;
   double *X = (double *)b->x;
   for (int l = 0; l < W; l++) {
@@ -127,9 +127,9 @@ static void gather_rows(const sf_state *s, const fea_index *elems, int m, const 
 
 /* One batch of m <= W elements of the general path: gather, kernel, and
  * each element's results added from its lane. Returns the adds done. */
-static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, const double *x,
-                              const fea_matfree_target *tg, sf_batch *b, double *lt) {
-  const sf_plan *P = s->plan;
+static uint64_t general_batch(const fea_sf_state *s, const fea_index *elems, int m, const double *x,
+                              const fea_matfree_target *tg, fea_sf_batch *b, double *lt) {
+  const fea_sf_plan *P = s->plan;
   const int W = s->lanes, nb = s->nb, fr = tg->free_rows;
   double *yt = tg->y;
   const int nc = P->nclass, *cls = P->cls, *off = P->off;
@@ -194,7 +194,7 @@ static uint64_t general_batch(const sf_state *s, const fea_index *elems, int m, 
  * whose free rows are all written and kept (brow_at, read only then: the
  * elements next to each line's ends would otherwise cost a cache miss
  * each). */
-static int lane_ok(const sf_plan *P, const fea_matfree_target *tg, fea_index e, int kind) {
+static int lane_ok(const fea_sf_plan *P, const fea_matfree_target *tg, fea_index e, int kind) {
   return kind == 1 ? whole(tg, e) : wclass(tg, e) == FEA_MATFREE_WRITE_ROWS && P->brow_at[e] >= 0;
 }
 
@@ -202,7 +202,8 @@ static int lane_ok(const sf_plan *P, const fea_matfree_target *tg, fea_index e, 
  * kind in this call (lane_ok for each; a kind-1 batch's lanes have every
  * DoF free, so without a row filter they are written, and with one the
  * run length of e tells at once). */
-static int lanes_writable(const sf_plan *P, const fea_matfree_target *tg, fea_index e, int kind) {
+static int lanes_writable(const fea_sf_plan *P, const fea_matfree_target *tg, fea_index e,
+                          int kind) {
   const int W = P->lanes;
   if (kind == 1) {
     const unsigned w = wclass(tg, e);
@@ -219,7 +220,8 @@ static int lanes_writable(const sf_plan *P, const fea_matfree_target *tg, fea_in
 /* The flags that the elements at the ends of lines read, prefetched by the
  * line batch at e0 (no stream the hardware follows there: one element in
  * n): 3D Q1 1.05x. */
-static inline void flags_prefetch(const sf_plan *P, const fea_matfree_target *tg, fea_index e0) {
+static inline void flags_prefetch(const fea_sf_plan *P, const fea_matfree_target *tg,
+                                  fea_index e0) {
   if (e0 + SF_FLAGS_AHEAD < tg->write_end) {
     __builtin_prefetch(tg->write + (e0 + SF_FLAGS_AHEAD - tg->write_first), 0, 3);
     if (P->brow_at) __builtin_prefetch(P->brow_at + e0 + SF_FLAGS_AHEAD, 0, 3);
@@ -237,8 +239,8 @@ static inline void flags_prefetch(const sf_plan *P, const fea_matfree_target *tg
  * W - r): they must be valid lanes that this call has just served (its
  * elements k - j for j <= W - r), so that the zeros go only where this
  * thread adds anyway. Returns the batch's kind (line_ok). */
-static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first, int k, int count,
-                      const fea_matfree_target *tg, int *skip) {
+static int line_batch(const fea_sf_plan *P, const fea_index *elems, fea_index first, int k,
+                      int count, const fea_matfree_target *tg, int *skip) {
   const int W = P->lanes, left = count - k;
   const fea_index e0 = SF_ELEM(elems, first, k);
   const unsigned char v = P->line_ok[e0];
@@ -280,7 +282,7 @@ static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first,
 }
 
 /* Gather, kernel and scatter in one. On the reduced vectors (free_rows),
- * runs of W consecutive elements that start a line batch (sf_plan) are
+ * runs of W consecutive elements that start a line batch (fea_sf_plan) are
  * gathered and added with lane vectors (the last r < W of a run in the
  * batch that ends with them, its other lanes zero: adding their zero
  * results changes nothing); the other elements are collected, in order,
@@ -290,12 +292,12 @@ static int line_batch(const sf_plan *P, const fea_index *elems, fea_index first,
  * then: the strategies that call this (SERIAL, COLORING, PRIVATE_BUFFERS)
  * let no other thread write the rows meanwhile, so only the rounding can
  * change. */
-void sf_apply_add(const void *state, const fea_index *elems, int count, const double *x_full,
-                  const fea_matfree_target *tg, double *scratch) {
-  const sf_state *s = state;
-  const sf_plan *P = s->plan;
+void fea_sf_apply_add(const void *state, const fea_index *elems, int count, const double *x_full,
+                      const fea_matfree_target *tg, double *scratch) {
+  const fea_sf_state *s = state;
+  const fea_sf_plan *P = s->plan;
   const int W = s->lanes, nfc = P->nfclass, nb = s->nb;
-  sf_batch b;
+  fea_sf_batch b;
   double *lt;
   batch_init(s, scratch, &b, &lt);
   uint64_t n = 0;

@@ -5,14 +5,15 @@
  * (Jacobi), so it stays scalar. */
 #include "sumfact.h"
 
-void sf_diagonal(const void *state, const fea_index *elems, int count, double *d, double *scratch) {
-  const sf_state *s = state;
+void fea_sf_diagonal(const void *state, const fea_index *elems, int count, double *d,
+                     double *scratch) {
+  const fea_sf_state *s = state;
   const int nb = s->nb;
   for (int e = 0; e < count; e++) {
     fea_index idx[3];
     double c[3], SB[3][SF_MAX_N], SD[3][SF_MAX_N];
-    sf_element_index(s, elems[e], idx);
-    sf_geometry_factors(s, idx, c);
+    fea_sf_element_index(s, elems[e], idx);
+    fea_sf_geometry_factors(s, idx, c);
     for (int k = 0; k < 3; k++) {
       if (k >= s->dim) { /* a unit factor keeps the product loop uniform */
         SB[k][0] = 1.0, SD[k][0] = 0.0;

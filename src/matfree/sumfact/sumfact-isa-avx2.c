@@ -17,5 +17,5 @@ static int has_avx2(void) {
 #include "sumfact.h"
 
 static int never(void) { return 0; }
-const sf_isa fea_sf_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
+const fea_sf_isa fea_sf_isa_avx2 = {.name = "avx2", .lanes = 4, .available = never};
 #endif

@@ -29,7 +29,7 @@
 
 /* Points per direction of the problem's rule, checked against the tensor
  * Gauss rule they must be (the kernel rebuilds the 1D rules). */
-int sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
+int fea_sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len) {
   const fea_space *s = pb->space;
   const fea_quadrature *q = &pb->quad;
   int dim = s->dim, total = 1;
@@ -68,7 +68,7 @@ static void structured_jacobian(const fea_mesh *m, double J[9]) {
   fea_cell_map(m->type, d, verts, xi, x, J);
 }
 
-int sf_supports(const fea_problem *pb, char *why, size_t len) {
+int fea_sf_supports(const fea_problem *pb, char *why, size_t len) {
   const fea_space *s = pb->space;
   int nq[3];
   if (pb->desc.sigma_fn)
@@ -129,10 +129,10 @@ int sf_supports(const fea_problem *pb, char *why, size_t len) {
         "the B-spline space is mapped by a geometry: sum factorization here needs one "
         "diagonal Jacobian per span");
   }
-  return sf_rule_sizes(pb, nq, why, len);
+  return fea_sf_rule_sizes(pb, nq, why, len);
 }
 
-void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]) {
+void fea_sf_element_index(const fea_sf_state *s, fea_index e, fea_index idx[3]) {
   idx[0] = idx[1] = idx[2] = 0;
   if (!s->per_span) return;
   for (int k = 0; k < s->dim; k++) {
@@ -141,7 +141,7 @@ void sf_element_index(const sf_state *s, fea_index e, fea_index idx[3]) {
   }
 }
 
-void sf_geometry_factors(const sf_state *s, const fea_index idx[3], double c[3]) {
+void fea_sf_geometry_factors(const fea_sf_state *s, const fea_index idx[3], double c[3]) {
   double det = 1.0;
   for (int k = 0; k < s->dim; k++) det *= s->len[k][idx[k]];
   for (int k = 0; k < 3; k++) {
@@ -169,7 +169,7 @@ static void fold_1d(int n, int nq, const double *w, const double *B, const doubl
 
 /* Direction k of a Lagrange space: the 1D Lagrange basis on the element's
  * node set at the Gauss points folded into M and S, and the cell size. */
-static void lagrange_tables(const fea_space *sp, int k, const double *gq, sf_state *s) {
+static void lagrange_tables(const fea_space *sp, int k, const double *gq, fea_sf_state *s) {
   const fea_lagrange_element *el = fea_space_lagrange_element(sp);
   int n = s->n[k], nq = s->nq[k];
   double B[FEA_QUAD_MAX_1D * SF_MAX_N], D[FEA_QUAD_MAX_1D * SF_MAX_N];
@@ -184,7 +184,7 @@ static void lagrange_tables(const fea_space *sp, int k, const double *gq, sf_sta
 /* Direction k of a B-spline space: per span, the p + 1 non-zero functions
  * at the Gauss points mapped into the span, derivatives taken in the
  * span's reference coordinate (d/dr = h d/dxi), folded into M and S. */
-static void bspline_tables(const fea_space *sp, int k, const double *gq, sf_state *s) {
+static void bspline_tables(const fea_space *sp, int k, const double *gq, fea_sf_state *s) {
   const fea_bspline_space *bs = sp->impl;
   const fea_knots *kn = &bs->knots[k];
   int n = s->n[k], nq = s->nq[k], p = kn->p;
@@ -207,11 +207,11 @@ static void bspline_tables(const fea_space *sp, int k, const double *gq, sf_stat
   }
 }
 
-fea_status sf_build_tables(const fea_problem *pb, sf_state *s) {
+fea_status fea_sf_build_tables(const fea_problem *pb, fea_sf_state *s) {
   const fea_space *sp = pb->space;
   char why[256];
   int nq[3];
-  if (!sf_rule_sizes(pb, nq, why, sizeof why))
+  if (!fea_sf_rule_sizes(pb, nq, why, sizeof why))
     return FEA_ERROR(pb->ctx, FEA_ERR_UNSUPPORTED, "sum factorization: %s", why);
   s->space = sp;
   s->dim = sp->dim;
