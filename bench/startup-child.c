@@ -2,9 +2,9 @@
  * this file: STARTUP_MODE 1 links libfeaccel.so and asks for its version
  * string (a program that links the library and does not use it on this
  * run: issue #27's reproducer); 2 also creates and destroys a /cpu/ref
- * context, the first use, which loads the library's core; 0 links nothing
- * and does no library work. The differences against 0 are what linking and
- * first use cost. Exits 1 if a libfeaccel call fails. */
+ * context, the first use; 0 links nothing and does no library work. The
+ * differences against 0 are what linking and first use cost. Exits 1 if a
+ * libfeaccel call fails. */
 #include <stdio.h>
 
 #if STARTUP_MODE > 0

@@ -2,15 +2,15 @@
  * use it on a run, and what its first use costs. It runs a child linked to
  * the library that only asks for its version (bench/startup-child.c), the
  * same child without the library, and optionally one that also creates a
- * /cpu/ref context (which loads the library's core), each RUNS times by
+ * /cpu/ref context (the first use), each RUNS times by
  * fork+exec, and prints the median wall time from fork to the child's exit
  * and the median peak resident set (getrusage's ru_maxrss of the child),
  * and the ratios to the child without the library.
  *
  *   feaccel-startup [--runs N] LINKED_CHILD PLAIN_CHILD [FIRST_USE_CHILD]
  *
- * A figure for docs/benchmarks.md, never an assertion: exit status 0 when
- * every child exited 0, 1 when one failed, 2 on a usage error. */
+ * A measurement for docs/results/startup.md, with no target: exit status 0
+ * when every child exited 0, 1 when one failed, 2 on a usage error. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
 #include <stdio.h>
@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
          linked.seconds / plain.seconds, linked.rss_mib / plain.rss_mib);
   if (first_use) {
     const startup_figures used = fig_used[0];
-    printf("  first use: a /cpu/ref context (loads the core) %8.3f   %14.2f\n", 1e3 * used.seconds,
+    printf("  first use: a /cpu/ref context                %10.3f   %14.2f\n", 1e3 * used.seconds,
            used.rss_mib);
     printf("  ratio first use / not linked (same pass)     %10.3f   %14.3f\n",
            used.seconds / fig_used[1].seconds, used.rss_mib / fig_used[1].rss_mib);

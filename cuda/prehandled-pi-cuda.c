@@ -106,7 +106,7 @@ static fea_status invert(fea_context *ctx, struct fea_cuda *b, const double *pi,
   FEA_CALL_CUDA(ctx, cudaMemsetAsync(r->data, 0, (size_t)r->bytes, b->stream));
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(*dpi, pi, (size_t)pi_b, cudaMemcpyHostToDevice, b->stream));
   fea_dmat A = {*dpi, ne, ne, ne, FEA_F64};
-  /* This backend's own dense ops (the module reaches the core's through them). */
+  /* This backend's own dense ops (the module reaches libfeaccel.so's through them). */
   fea_status st = fea_cuda_dense_ops.potrf(ctx, FEA_LOWER, &A);
   if (st < 0) { /* the potrf message names the minor; keep it, add which matrix */
     char why[256];

@@ -22,13 +22,6 @@
  * FEA_ERR_INVALID_ARG when the context or a pointer it must write through is
  * NULL; the message then goes to fea_context_last_error(NULL) when there is
  * no context to hold it. The other codes are listed under each function.
- *
- * Every library function that needs the library's core (all but the version
- * functions and the destroy functions given NULL) returns FEA_ERR_BACKEND
- * when libfeaccel.so cannot load it (libfeaccel-core.so.0 missing or from
- * another build); fea_context_last_error(NULL) then says why. A program
- * meets it at its first such call, typically fea_context_create(): once the
- * core is loaded it stays.
  */
 #ifndef FEACCEL_CONTEXT_H
 #define FEACCEL_CONTEXT_H
@@ -65,12 +58,13 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  *         (`threads` 1..1024, `bind` core or none, `device` an ordinal
  *         of a present GPU), or a NULL @p out
  * @retval FEA_ERR_UNSUPPORTED when the named backend was not built, or no
- *         backend of the named family (or none at all, for NULL) was built
+ *         backend of the named family (or none at all, for NULL) was built;
+ *         also `/gpu/cuda` in a program linked to libfeaccel.a, which its
+ *         module (it needs libfeaccel.so) cannot serve
  * @retval FEA_ERR_DEVICE when the backend was built but its probe or device
  *         initialization fails here (no GPU, a CUDA call failed)
  * @retval FEA_ERR_BACKEND when the backend was built for another backend ABI,
- *         hwloc cannot load the topology or bind the threads, or
- *         libfeaccel.so cannot load its core libfeaccel-core.so.0
+ *         or hwloc cannot load the topology or bind the threads
  * @retval FEA_ERR_OUT_OF_MEMORY when the context's state cannot be allocated
  * For a family or NULL, backends are tried by priority and the first
  * failure is the one returned. On failure fea_context_last_error(NULL) says why.

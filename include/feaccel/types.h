@@ -49,8 +49,7 @@ typedef enum fea_status {
    * file format version, CPU feature) */
   FEA_ERR_UNSUPPORTED = -5,
   /** a library underneath (LAPACK, hwloc, cuBLAS, cuSPARSE, cuSOLVER) failed,
-   * a backend was built for another backend ABI, or libfeaccel.so could not
-   * load its core libfeaccel-core.so (fea_context_last_error(NULL) says why) */
+   * or a backend was built for another backend ABI */
   FEA_ERR_BACKEND = -6,
   /** no usable device, or a device call failed */
   FEA_ERR_DEVICE = -7,

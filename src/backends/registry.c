@@ -2,10 +2,13 @@
  * fea_backend_list() can say why one is missing; resolves an entry to its
  * backend, loading /gpu/cuda's module on first need.
  *
- * Compiled twice (lib/meson.build): into libfeaccel.so with
+ * Compiled once per library (lib/meson.build): into libfeaccel.so with
  * FEA_REGISTRY_CUDA_MODULE=1, where /gpu/cuda lives in libfeaccel-cuda.so and
  * is loaded only when asked for (a CPU-only program then maps no CUDA
- * library), and into the internal archive, where the backend is linked in. */
+ * library); into libfeaccel.a with FEA_REGISTRY_STATIC=1, where it cannot be
+ * loaded (the module links libfeaccel.so, and would bring a second copy of
+ * the library's state into a program that carries its own); and into the
+ * internal archive, where the backend is linked in. */
 #include <string.h>
 
 #include "fea-config.h"
@@ -15,11 +18,19 @@
 #ifndef FEA_REGISTRY_CUDA_MODULE
 #define FEA_REGISTRY_CUDA_MODULE 0
 #endif
+#ifndef FEA_REGISTRY_STATIC
+#define FEA_REGISTRY_STATIC 0
+#endif
 
 static const fea_backend_entry entries[] = {
     {"/cpu/ref", &fea_backend_cpu_ref, NULL, NULL},
     {"/cpu/threads", &fea_backend_cpu_threads, NULL, NULL},
-#if FEA_HAVE_CUDA && FEA_REGISTRY_CUDA_MODULE
+#if FEA_HAVE_CUDA && FEA_REGISTRY_STATIC
+    {"/gpu/cuda", NULL,
+     "not available to this program: it links libfeaccel statically (libfeaccel.a), and /gpu/cuda "
+     "is served by libfeaccel.so's module libfeaccel-cuda.so; link libfeaccel.so to use it",
+     NULL},
+#elif FEA_HAVE_CUDA && FEA_REGISTRY_CUDA_MODULE
     {"/gpu/cuda", NULL, NULL, fea_cuda_module_load},
 #elif FEA_HAVE_CUDA
     {"/gpu/cuda", &fea_backend_gpu_cuda, NULL, NULL},

@@ -1,27 +1,35 @@
 #!/usr/bin/env python3
-"""libfeaccel.so, the front programs link, needs nothing but the C library
-(it loads the core on first use), and the core links no CUDA library and
-names no CUDA directory: no NEEDED entry on a CUDA library, no RUNPATH or
-RPATH entry that names a CUDA toolkit (its /gpu/cuda backend is the module
-libfeaccel-cuda.so, loaded at run time). Given the module too, checks that it
-exports only its entry point and needs libfeaccel-core.so.<major>; with
---installed, that its run path names no CUDA toolkit either (in a build tree
-meson may add the toolkit's directory to it, and removes it at install).
+"""libfeaccel.so.<major> is the library, linked to its dependencies the
+ordinary way, so that ldd, dpkg-shlibdeps and rpm see them: its NEEDED
+entries name OpenBLAS (libopenblas, or the libblas of Debian's alternatives),
+LAPACKE, libgomp and hwloc, and no CUDA library (its /gpu/cuda backend is the
+module libfeaccel-cuda.so, loaded at run time); no RUNPATH or RPATH entry
+names a CUDA toolkit. Given the module too, checks that it exports only its
+entry point and needs libfeaccel.so.<major>; with --installed, that its run
+path names no CUDA toolkit either (in a build tree meson may add the
+toolkit's directory to it, and removes it at install).
 
-usage: check-library-links.py [--installed] FRONT CORE ABI_MAJOR [MODULE]"""
+usage: check-library-links.py [--installed] LIBRARY ABI_MAJOR [MODULE]"""
 import re, subprocess, sys
 
 CUDA_LIBRARY = re.compile(r'^lib(cuda|cudart|cublas|cublasLt|cusolver|cusparse|nvJitLink)\b')
+# What libfeaccel.so must need, each by one of these names.
+REQUIRED = {
+    'OpenBLAS': re.compile(r'^lib(openblas\w*|blas)\.so'),
+    'LAPACKE': re.compile(r'^liblapacke\.so'),
+    'libgomp': re.compile(r'^libgomp\.so'),
+    'hwloc': re.compile(r'^libhwloc\.so'),
+}
 args = sys.argv[1:]
 installed = '--installed' in args
-front, lib, major, *module = [a for a in args if a != '--installed']
+lib, major, *module = [a for a in args if a != '--installed']
 failed = []
 
 
 def dynamic(path):
     """The (tag, value) pairs of the dynamic section that matter here."""
     out = subprocess.run(['readelf', '-d', path], capture_output=True, text=True, check=True).stdout
-    return re.findall(r'\((NEEDED|RUNPATH|RPATH)\)\s+[^\[]*\[(.*?)\]', out)
+    return re.findall(r'\((NEEDED|RUNPATH|RPATH|SONAME)\)\s+[^\[]*\[(.*?)\]', out)
 
 
 def check_run_path(path, entries):
@@ -32,27 +40,27 @@ def check_run_path(path, entries):
                     failed.append('%s has %s entry %s' % (path, tag, entry))
 
 
-# The C library alone (its dynamic loader too, where the toolchain names it;
-# the sanitizer builds add their runtime).
-for tag, value in dynamic(front):
-    if tag == 'NEEDED' and not re.match(r'^(libc|libdl|libpthread|ld-linux[\w-]*|'
-                                        r'libasan|libubsan|libtsan|libclang_rt[\w.-]*)\b', value):
-        failed.append('%s needs %s: the front must map nothing but libc' % (front, value))
-    if tag in ('RUNPATH', 'RPATH'):
-        failed.append('%s has %s %s' % (front, tag, value))
-
 entries = dynamic(lib)
-for tag, value in entries:
-    if tag == 'NEEDED' and CUDA_LIBRARY.match(value):
-        failed.append('%s needs %s' % (lib, value))
+needed = [value for tag, value in entries if tag == 'NEEDED']
+print('%s needs %s' % (lib, ', '.join(needed)))
+if ('SONAME', 'libfeaccel.so.%s' % major) not in entries:
+    failed.append('%s has no soname libfeaccel.so.%s' % (lib, major))
+for value in needed:
+    if CUDA_LIBRARY.match(value):
+        failed.append('%s needs the CUDA library %s: only its module may' % (lib, value))
+    if value.startswith('libfeaccel'):
+        failed.append('%s needs %s: it is the whole library' % (lib, value))
+for what, name in REQUIRED.items():
+    if not any(name.match(value) for value in needed):
+        failed.append('%s does not need %s (NEEDED: %s)' % (lib, what, ', '.join(needed)))
 check_run_path(lib, entries)
 
 if module:
     entries = dynamic(module[0])
     if installed:
         check_run_path(module[0], entries)
-    if ('NEEDED', 'libfeaccel-core.so.%s' % major) not in entries:
-        failed.append('%s does not need libfeaccel-core.so.%s' % (module[0], major))
+    if ('NEEDED', 'libfeaccel.so.%s' % major) not in entries:
+        failed.append('%s does not need libfeaccel.so.%s' % (module[0], major))
     nm = subprocess.run(['nm', '-D', '--defined-only', module[0]], capture_output=True, text=True,
                         check=True).stdout
     exported = {line.split()[-1] for line in nm.splitlines()

@@ -1,22 +1,18 @@
 #!/usr/bin/env python3
-"""The ABI is exactly what the headers declare: the dynamic symbols of the
-library in the public version nodes, those nodes of the version script and
-the FEA_API/FEA_EXPORT declarations of the public headers name the same
-functions, and the soname is <soname>.<major>.
+"""The ABI is exactly what the headers declare: the dynamic symbols of
+libfeaccel.so in the public version nodes, those nodes of the version script
+and the FEA_API/FEA_EXPORT declarations of the public headers name the same
+functions, and the soname is libfeaccel.so.<major>.
 
-The core (libfeaccel-core.so, the default) exports beside them exactly the
-list of the private node FEACCEL_PRIVATE_0 (what its /gpu/cuda module and the
-PETSc library call), in that node, and no public header declares those. The
-front (--front: libfeaccel.so, the library programs link) exports no private
-symbol at all.
+Beside them the library exports exactly the list of the private node
+FEACCEL_PRIVATE_0 (what its /gpu/cuda module and the PETSc library call), in
+that node, and no public header declares those.
 
-usage: check-symbols.py [--front] LIBRARY MAPFILE ABI_MAJOR HEADER..."""
+usage: check-symbols.py LIBRARY MAPFILE ABI_MAJOR HEADER..."""
 import re, subprocess, sys
 
-args = sys.argv[1:]
-front = '--front' in args
-lib, mapfile, major, *headers = [a for a in args if a != '--front']
-soname_stem = 'libfeaccel.so' if front else 'libfeaccel-core.so'
+lib, mapfile, major, *headers = sys.argv[1:]
+soname_stem = 'libfeaccel.so'
 failed = []
 
 PRIVATE_NODE = 'FEACCEL_PRIVATE_0'
@@ -54,14 +50,10 @@ compare('the library', exported, 'the version script', mapped)
 compare('the version script', mapped, 'the library', exported)
 compare('the headers', declared, 'the version script', mapped)
 compare('the version script', mapped, 'the headers', declared)
-if front:
-    for s in sorted(exported_private):
-        failed.append('the front exports the private %s' % s)
-else:
-    compare('the library\'s private node', exported_private, 'the script\'s ' + PRIVATE_NODE,
-            mapped_private)
-    compare('the script\'s ' + PRIVATE_NODE, mapped_private, 'the library\'s private node',
-            exported_private)
+compare('the library\'s private node', exported_private, 'the script\'s ' + PRIVATE_NODE,
+        mapped_private)
+compare('the script\'s ' + PRIVATE_NODE, mapped_private, 'the library\'s private node',
+        exported_private)
 for s in sorted(mapped_private & (declared | mapped)):
     failed.append('%s is both private (%s) and public' % (s, PRIVATE_NODE))
 

@@ -87,10 +87,12 @@ cmake_consumer() {
 # consumers. LIBDIR is absolute.
 check_install() {
   p=$1 l=$2
-  for f in "$p/include/feaccel.h" "$l/libfeaccel.so.0" "$l/libfeaccel-core.so.0" "$l/pkgconfig/feaccel.pc" \
+  for f in "$p/include/feaccel.h" "$l/libfeaccel.so.0" "$l/libfeaccel.a" "$l/pkgconfig/feaccel.pc" \
     "$l/cmake/feaccel/feaccelConfig.cmake" "$l/cmake/feaccel/feaccelConfigVersion.cmake"; do
     [ -e "$f" ] || fail "$f was not installed"
   done
+  # One library: no front and core (docs/backends.md).
+  [ -z "$(find "$l" -name '*feaccel-core*')" ] || fail "a libfeaccel-core was installed in $l"
   # What the build was told: -Dcuda=disabled (the CMake side: cmake_consumer).
   cuda=$(PKG_CONFIG_PATH=$l/pkgconfig pkg-config --variable=cuda feaccel)
   [ "$cuda" = no ] || fail "feaccel.pc says cuda=$cuda for a -Dcuda=disabled build"
