@@ -1,7 +1,7 @@
 /* The solver object: one handle, one small ops table per kind (multifrontal,
  * prehandled, multigrid), in the PETSc create -> setup -> solve manner.
  * src/interface/api-solver.c checks the arguments common to every kind and
- * dispatches; each kind (its family's solver-kind.c) fills the ops. */
+ * dispatches; each kind (its family's <family>-solver-kind.c) fills the ops. */
 #ifndef FEA_INTERNAL_SOLVER_H
 #define FEA_INTERNAL_SOLVER_H
 
