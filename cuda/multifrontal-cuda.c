@@ -125,7 +125,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The flops of one node, summed exactly as fea_multifrontal_cpu_factor_node does. */
+/* The flops of one node, summed exactly as fea_cpu_multifrontal_factor_node does. */
 static double node_flops(fea_index q, fea_index r) {
   if (q == 0) return 0.0;
   double dq = (double)q, fl = 0.0;

@@ -49,8 +49,16 @@ typedef struct fea_multifrontal_factor {
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
 typedef struct fea_multifrontal_solve {
   fea_index nrhs;
-  double *y;         /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
-  double **update;   /* per node, during forward: its (q + r) x nrhs work block */
+  double *y; /* num_dofs x nrhs (ld num_dofs): in the RHS, out the solution */
+  /* The backend's host memory for the sweeps (the CPU backends: work
+   * blocks and the forward updates). work_ready is 0 when a sweep starts;
+   * its first level sets it up, reusing work when work_bytes suffice, else
+   * freeing it and allocating anew (aligned_alloc), and sets work_ready.
+   * The solver keeps work across sweeps and solves, so pages stay mapped,
+   * and frees it (free()) when it resets or is destroyed. */
+  void *work;
+  size_t work_bytes;
+  int work_ready;
   double transfer_s; /* device backends add the time of their copies of y here */
 } fea_multifrontal_solve;
 
@@ -86,8 +94,8 @@ struct fea_multifrontal_ops {
   int (*below_cut)(const fea_context *ctx, const struct fea_etree *t, int *team);
 };
 
-/* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-ref.c and
- * multifrontal-leaves.c). */
+/* Host helpers shared by every backend (src/backends/cpu/ref/multifrontal-leaf.c,
+ * multifrontal-node.c and multifrontal-leaf-batch.c). */
 
 /* Integrate the elements of leaf n into its front: P (the (q + r) x q panel,
  * ld q + r) and S (the r x r Schur block, ld r, lower triangle), which the

@@ -1,6 +1,6 @@
 /* The memory a numeric factorization holds at its peak when the levels up
  * to a cut are walked as whole subtrees and the rest level by level
- * (etree.h; the walk is src/backends/cpu/ref/multifrontal-subtrees.c).
+ * (etree.h; the walk is src/backends/cpu/ref/multifrontal-subtree-walk.c).
  *
  * The tree's peak_entries (etree.c) counts the level walk, which holds every
  * Schur block of a level until its parents' level is done: at 2D p = 3 with

@@ -30,7 +30,9 @@ typedef struct multifrontal_solver {
   fea_multifrontal_factor factor;
   double *level_s; /* per level: factorization time of the last setup */
   double integrate_s, factor_s, root_s, forward_s, backward_s, transfer_s;
-  uint64_t device_bytes;  /* what the backend reserved on a device (last setup) */
+  uint64_t device_bytes; /* what the backend reserved on a device (last setup) */
+  void *sweep_work;      /* the backend's sweep memory, kept between solves */
+  size_t sweep_work_bytes;
   fea_index peak_entries; /* the peak of the walk the context's backend runs */
 } multifrontal_solver;
 
@@ -40,6 +42,9 @@ static void multifrontal_reset(fea_solver *s) {
   multifrontal_solver *m = multifrontal_of(s);
   if (m->factor.tree && s->ctx->multifrontal.factor_release)
     s->ctx->multifrontal.factor_release(s->ctx, &m->factor);
+  free(m->sweep_work);
+  m->sweep_work = NULL;
+  m->sweep_work_bytes = 0;
   s->ready = 0;
 }
 
@@ -140,30 +145,28 @@ static fea_status multifrontal_setup(fea_solver *s) {
 }
 
 /* The two sweeps over y (the tree's numbering, nrhs columns of num_dofs),
- * each leaving its time in m; the first failure is kept in *st and the
- * work blocks of sv are freed in every case by sweeps_end. */
-static fea_status sweeps_begin(fea_solver *s, fea_index nrhs, double *y,
-                               fea_multifrontal_solve *sv) {
-  const fea_etree *t = &multifrontal_of(s)->tree;
-  *sv = (fea_multifrontal_solve){.nrhs = nrhs, .y = y};
-  sv->update = calloc((size_t)t->num_nodes, sizeof *sv->update);
-  FEA_CHECK(sv->update, s->ctx, FEA_ERR_OUT_OF_MEMORY,
-            "no memory for the work blocks of %lld nodes", (long long)t->num_nodes);
-  return FEA_SUCCESS;
+ * each leaving its time in m. The backend's sweep memory comes from the
+ * solver and goes back to it whatever happened, to be reused by the next
+ * sweep (a solve's fresh pages cost more than its node work at many
+ * right-hand sides). */
+static void sweeps_begin(fea_solver *s, fea_index nrhs, double *y, fea_multifrontal_solve *sv) {
+  multifrontal_solver *m = multifrontal_of(s);
+  *sv = (fea_multifrontal_solve){.nrhs = nrhs,
+                                 .y = y,
+                                 .work = m->sweep_work,
+                                 .work_bytes = m->sweep_work_bytes};
 }
 
 static void sweeps_end(fea_solver *s, fea_multifrontal_solve *sv) {
-  const fea_etree *t = &multifrontal_of(s)->tree;
-  if (sv->update)
-    for (fea_index n = 0; n < t->num_nodes; n++) free(sv->update[n]);
-  free(sv->update);
-  sv->update = NULL;
+  multifrontal_solver *m = multifrontal_of(s);
+  m->sweep_work = sv->work;
+  m->sweep_work_bytes = sv->work ? sv->work_bytes : 0;
 }
 
 static fea_status forward_sweep(fea_solver *s, fea_index nrhs, double *y) {
   multifrontal_solver *m = multifrontal_of(s);
   fea_multifrontal_solve sv;
-  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  sweeps_begin(s, nrhs, y, &sv);
   const double t0 = fea_now();
   fea_status st = FEA_SUCCESS;
   for (int L = 0; L < m->tree.num_levels && st == FEA_SUCCESS; L++)
@@ -177,7 +180,7 @@ static fea_status forward_sweep(fea_solver *s, fea_index nrhs, double *y) {
 static fea_status backward_sweep(fea_solver *s, fea_index nrhs, double *y) {
   multifrontal_solver *m = multifrontal_of(s);
   fea_multifrontal_solve sv;
-  FEA_CALL(sweeps_begin(s, nrhs, y, &sv));
+  sweeps_begin(s, nrhs, y, &sv);
   const double t0 = fea_now();
   fea_status st = FEA_SUCCESS;
   for (int L = m->tree.num_levels - 1; L >= 0 && st == FEA_SUCCESS; L--)

@@ -39,7 +39,7 @@ struct fea_multifrontal_schur_pool {
   size_t *cached_cap;
 };
 
-void fea_multifrontal_schur_pool_free(fea_multifrontal_schur_pool *p) {
+void fea_cpu_multifrontal_schur_pool_free(fea_multifrontal_schur_pool *p) {
   if (!p) return;
   for (int g = 0; g < p->ngroups && p->block; g++) free(p->block[g]);
   for (int i = 0; i < p->ncached; i++) free(p->cached[i]);
@@ -55,8 +55,8 @@ void fea_multifrontal_schur_pool_free(fea_multifrontal_schur_pool *p) {
   free(p);
 }
 
-fea_status fea_multifrontal_schur_pool_create(fea_context *ctx, const fea_etree *t,
-                                              fea_multifrontal_schur_pool **out) {
+fea_status fea_cpu_multifrontal_schur_pool_create(fea_context *ctx, const fea_etree *t,
+                                                  fea_multifrontal_schur_pool **out) {
   const fea_index nn = t->num_nodes;
   const int nl = t->num_levels;
   /* At most one group per (level, parent level) pair, and per node. */
@@ -76,7 +76,7 @@ fea_status fea_multifrontal_schur_pool_create(fea_context *ctx, const fea_etree 
   }
   if (!p || !gid || !p->birth || !p->death || !p->entries || !p->block || !p->group_of || !p->off) {
     free(gid);
-    fea_multifrontal_schur_pool_free(p);
+    fea_cpu_multifrontal_schur_pool_free(p);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                      "no memory for the Schur block groups of %lld nodes", (long long)nn);
   }
@@ -99,8 +99,8 @@ fea_status fea_multifrontal_schur_pool_create(fea_context *ctx, const fea_etree 
   return FEA_SUCCESS;
 }
 
-fea_status fea_multifrontal_schur_pool_level_start(fea_context *ctx, fea_multifrontal_schur_pool *p,
-                                                   int level) {
+fea_status fea_cpu_multifrontal_schur_pool_level_start(fea_context *ctx,
+                                                       fea_multifrontal_schur_pool *p, int level) {
   fea_status st = FEA_SUCCESS;
   for (int g = 0; g < p->ngroups && st == FEA_SUCCESS; g++) {
     if (p->birth[g] != level || p->entries[g] == 0 || p->block[g]) continue;
@@ -128,8 +128,8 @@ fea_status fea_multifrontal_schur_pool_level_start(fea_context *ctx, fea_multifr
   return st;
 }
 
-fea_status fea_multifrontal_schur_pool_start_above(fea_context *ctx, fea_multifrontal_schur_pool *p,
-                                                   int cut) {
+fea_status fea_cpu_multifrontal_schur_pool_start_above(fea_context *ctx,
+                                                       fea_multifrontal_schur_pool *p, int cut) {
   for (int g = 0; g < p->ngroups; g++) {
     /* Born at or below the cut, read above it (or the root's, kept). */
     if (p->birth[g] > cut || (p->death[g] <= cut && p->death[g] != p->birth[g])) continue;
@@ -143,12 +143,12 @@ fea_status fea_multifrontal_schur_pool_start_above(fea_context *ctx, fea_multifr
   return FEA_SUCCESS;
 }
 
-double *fea_multifrontal_schur_pool_block(const fea_multifrontal_schur_pool *p, fea_index n) {
-  const double *b = p->block[p->group_of[n]];
-  return b ? (double *)b + p->off[n] : NULL;
+double *fea_cpu_multifrontal_schur_pool_block(const fea_multifrontal_schur_pool *p, fea_index n) {
+  double *b = p->block[p->group_of[n]];
+  return b ? b + p->off[n] : NULL;
 }
 
-void fea_multifrontal_schur_pool_level_done(fea_multifrontal_schur_pool *p, int level) {
+void fea_cpu_multifrontal_schur_pool_level_done(fea_multifrontal_schur_pool *p, int level) {
   for (int g = 0; g < p->ngroups; g++)
     if (p->death[g] == level && p->birth[g] != level && p->block[g]) {
       p->cached[p->ncached] = p->block[g];

@@ -6,12 +6,18 @@
  * few, large fronts) runs its nodes one by one with the context's threads in
  * OpenBLAS where the front is large enough for them to pay
  * (BLAS_THREAD_MIN_FLOPS), else on one. Never both at once, so the threads
- * are never oversubscribed. Which of the two a level runs depends on the context's thread count only;
+ * are never oversubscribed. Which of the two a level runs depends on the
+ * context's thread count only;
  * a concurrent level starts as many threads as the machine's load leaves
  * cores for (thread-budget.h): each node is one thread's, with one-thread
  * BLAS, so the factor does not depend on the team. Allocation and release
- * come from /cpu/ref. */
+ * come from /cpu/ref. One level runner serves the three sweeps through a
+ * node step; the solve's take the factor const. Calls the node kernels
+ * (multifrontal-node.c), the level and subtree walks, the sweep's work and
+ * the worker view of ../ref. */
 #include <stdio.h>
+
+#include <omp.h>
 
 #include "linalg/blas.h"
 #include "base/context.h"
@@ -20,8 +26,6 @@
 #include "internal/etree.h"
 #include "disc/problem.h"
 #include "base/thread-budget.h"
-
-typedef enum multifrontal_step { STEP_FACTOR, STEP_FORWARD, STEP_BACKWARD } multifrontal_step;
 
 /* Flops per thread from which a front of a one-by-one level factors on
  * threaded BLAS: about a scheduler time slice of one core's DGEMM (5 ms at
@@ -37,10 +41,25 @@ static int blas_threads_pay(const fea_etree_node *nd, int nthreads) {
   return nd->flops >= BLAS_THREAD_MIN_FLOPS * (double)nthreads;
 }
 
-/* Run one step on the nodes of a level, concurrently or one by one. The
- * smallest failing node's error is reported on ctx. */
-static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
-                            fea_multifrontal_solve *sv, int level, multifrontal_step step) {
+/* Whether a level of `count` nodes runs them concurrently (else one by
+ * one): by the context's thread count only. */
+static int level_concurrent(int nthreads, fea_index count) {
+  return nthreads > 1 && count >= nthreads;
+}
+
+/* One node's step of a level: n on the calling thread (worker -1, the
+ * level's nodes one by one) or on worker `worker` of a team. Adds a factor
+ * step's flops and integration time to *flops and *integ. */
+typedef fea_status (*node_step)(fea_context *ctx, void *data, fea_index n, int worker,
+                                double *flops, double *integ);
+
+/* Run `step` on the nodes of a level, concurrently on at most max_team
+ * threads or one by one. The smallest failing node's error is reported on
+ * ctx; the flops and integration time of the nodes are summed into *flops
+ * and *integ. */
+static fea_status run_level(fea_context *ctx, const fea_multifrontal_factor *f, int level,
+                            int max_team, node_step step, void *data, double *flops,
+                            double *integ) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -48,21 +67,17 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
   fea_index bad = -1;
   fea_status bad_st = FEA_SUCCESS;
   char why[FEA_ERROR_LEN] = "";
-  double flops = 0, integ = 0;
-  if (nthreads <= 1 || count < nthreads) {
+  double fl_sum = 0, it_sum = 0;
+  if (!level_concurrent(nthreads, count)) {
     for (fea_index k = 0; k < count && bad < 0; k++) {
       /* One-thread BLAS for a front too small to pay for threads. */
       const int prev = blas_threads_pay(&t->nodes[nodes[k]], nthreads) ? -1
                                                                        : fea_blas_push_threads(1);
       double fl = 0, it = 0;
-      fea_status st = step == STEP_FACTOR
-                          ? fea_multifrontal_cpu_factor_node(ctx, f, nodes[k], &fl, &it)
-                      : step == STEP_FORWARD
-                          ? fea_multifrontal_cpu_forward_node(ctx, f, sv, nodes[k])
-                          : fea_multifrontal_cpu_backward_node(ctx, f, sv, nodes[k]);
+      fea_status st = step(ctx, data, nodes[k], -1, &fl, &it);
       if (prev >= 0) fea_blas_pop_threads(prev);
-      flops += fl;
-      integ += it;
+      fl_sum += fl;
+      it_sum += it;
       if (st < 0) {
         bad = nodes[k];
         bad_st = st;
@@ -73,27 +88,22 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
     /* The process-wide OpenBLAS count goes to 1 before the threads start;
      * each thread's override keeps the dense ops from raising it again. */
     fea_blas_use_threads(1);
-    /* The workers see the problem through a copy without a context. */
-    fea_multifrontal_worker_view w;
-    fea_multifrontal_worker_view_init(&w, f);
-    const int team = fea_thread_budget(ctx);
-#pragma omp parallel num_threads(team) reduction(+ : flops, integ)
+    int team = fea_thread_budget(ctx);
+    if (team > max_team) team = max_team;
+#pragma omp parallel num_threads(team) reduction(+ : fl_sum, it_sum)
     {
       int prev = fea_blas_push_threads(1);
       /* Each thread reports into its own copy of the context: messages and
        * the log callback are not thread-safe, the ops only read the rest. */
       fea_context local = *ctx;
       local.log_fn = NULL;
+      const int worker = omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
       for (fea_index k = 0; k < count; k++) {
         double fl = 0, it = 0;
-        fea_status st = step == STEP_FACTOR
-                            ? fea_multifrontal_cpu_factor_node(&local, &w.f, nodes[k], &fl, &it)
-                        : step == STEP_FORWARD
-                            ? fea_multifrontal_cpu_forward_node(&local, &w.f, sv, nodes[k])
-                            : fea_multifrontal_cpu_backward_node(&local, &w.f, sv, nodes[k]);
-        flops += fl;
-        integ += it;
+        fea_status st = step(&local, data, nodes[k], worker, &fl, &it);
+        fl_sum += fl;
+        it_sum += it;
         if (st < 0) {
 #pragma omp critical(fea_multifrontal_threads_failure)
           if (bad < 0 || nodes[k] < bad) {
@@ -110,17 +120,36 @@ static fea_status run_level(fea_context *ctx, fea_multifrontal_factor *f,
     }
   }
   if (bad >= 0) return fea_multifrontal_node_error(ctx, f, bad, bad_st, why);
-  if (step == STEP_FACTOR) {
-    f->flops += flops;
-    f->integrate_s += integ;
-    fea_multifrontal_cpu_level_done(f, level);
-  }
+  *flops += fl_sum;
+  *integ += it_sum;
   return FEA_SUCCESS;
 }
 
+/* The factor step: on the calling thread through f, on a team's worker
+ * through the view without a context. */
+typedef struct factor_step_data {
+  fea_multifrontal_factor *f;
+  fea_multifrontal_factor *team_f; /* the worker view's */
+} factor_step_data;
+
+static fea_status factor_step(fea_context *ctx, void *data, fea_index n, int worker, double *flops,
+                              double *integ) {
+  const factor_step_data *d = data;
+  return fea_cpu_multifrontal_factor_node(ctx, worker < 0 ? d->f : d->team_f, n, flops, integ);
+}
+
 static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
-  FEA_CALL(fea_multifrontal_cpu_level_start(ctx, f, level));
-  return run_level(ctx, f, NULL, level, STEP_FACTOR);
+  FEA_CALL(fea_cpu_multifrontal_level_start(ctx, f, level));
+  /* The workers see the problem through a copy without a context. */
+  fea_cpu_multifrontal_worker_view view;
+  fea_cpu_multifrontal_worker_view_init(&view, f);
+  factor_step_data d = {.f = f, .team_f = &view.f};
+  double flops = 0, integ = 0;
+  FEA_CALL(run_level(ctx, f, level, ctx->nthreads, factor_step, &d, &flops, &integ));
+  f->flops += flops;
+  f->integrate_s += integ;
+  fea_cpu_multifrontal_level_done(f, level);
+  return FEA_SUCCESS;
 }
 
 /* Nodes per thread from which a level is walked as subtrees: enough for the
@@ -128,7 +157,7 @@ static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor
 #define SUBTREES_PER_THREAD 4
 
 /* The levels up to the highest one with SUBTREES_PER_THREAD nodes per thread
- * as subtree walks (multifrontal-subtrees.c): those levels ran their nodes
+ * as subtree walks (multifrontal-subtree-walk.c): those levels ran their nodes
  * concurrently on one-thread BLAS, so the digits stay; the walk keeps a
  * path's Schur blocks per thread instead of a level's. The cut follows the
  * context's thread count, the team the load (thread-budget.h). One thread:
@@ -150,21 +179,74 @@ static fea_status threads_factor_below(fea_context *ctx, fea_multifrontal_factor
   *cut = -1;
   const int c = threads_below_cut(ctx, f->tree, &team);
   if (c < 0) return FEA_SUCCESS;
-  FEA_CALL(fea_multifrontal_cpu_factor_subtrees(ctx, f, c, fea_thread_budget(ctx), level_s));
+  FEA_CALL(fea_cpu_multifrontal_factor_subtrees(ctx, f, c, fea_thread_budget(ctx), level_s));
   *cut = c;
   return FEA_SUCCESS;
 }
 
-/* The solve steps only read the factor: the casts drop a const the node
- * functions keep. */
+/* The solve steps read the factor only: the runner and its steps take it
+ * const. Each step works in its thread's block of the sweep's work
+ * (multifrontal-sweep-work.c), block 0 on the calling thread. */
+typedef struct solve_step_data {
+  const fea_multifrontal_factor *f;
+  fea_multifrontal_solve *sv;
+  const fea_cpu_multifrontal_sweep_work *work;
+} solve_step_data;
+
+static fea_status forward_step(fea_context *ctx, void *data, fea_index n, int worker, double *flops,
+                               double *integ) {
+  (void)flops, (void)integ;
+  const solve_step_data *d = data;
+  double *W = fea_cpu_multifrontal_sweep_block(d->work, worker < 0 ? 0 : worker);
+  return fea_cpu_multifrontal_forward_node(ctx, d->f, d->sv, n, W, d->work);
+}
+
+static fea_status backward_step(fea_context *ctx, void *data, fea_index n, int worker,
+                                double *flops, double *integ) {
+  (void)flops, (void)integ;
+  const solve_step_data *d = data;
+  double *Z = fea_cpu_multifrontal_sweep_block(d->work, worker < 0 ? 0 : worker);
+  return fea_cpu_multifrontal_backward_node(ctx, d->f, d->sv, n, Z);
+}
+
+/* The sweep's work: a block per thread of ctx, the ones after the first as
+ * large as the largest front of the levels that run concurrently (counted
+ * once, by the sweep's first level). */
+static fea_status sweep_work(fea_context *ctx, const fea_multifrontal_factor *f,
+                             fea_multifrontal_solve *sv, int with_updates,
+                             const fea_cpu_multifrontal_sweep_work **out) {
+  const fea_etree *t = f->tree;
+  const int nthreads = ctx->nthreads;
+  fea_index team_front = 0;
+  if (!fea_cpu_multifrontal_sweep_work_made(f, sv))
+    for (int L = 0; L < t->num_levels; L++) {
+      if (!level_concurrent(nthreads, t->level_start[L + 1] - t->level_start[L])) continue;
+      for (fea_index k = t->level_start[L]; k < t->level_start[L + 1]; k++) {
+        const fea_etree_node *nd = &t->nodes[t->level_nodes[k]];
+        if (nd->q + nd->r > team_front) team_front = nd->q + nd->r;
+      }
+    }
+  return fea_cpu_multifrontal_sweep_work_get(ctx, f, sv, nthreads, team_front, with_updates, out);
+}
+
+static fea_status threads_solve_level(fea_context *ctx, const fea_multifrontal_factor *f,
+                                      fea_multifrontal_solve *sv, int level, node_step step,
+                                      int with_updates) {
+  const fea_cpu_multifrontal_sweep_work *w;
+  FEA_CALL(sweep_work(ctx, f, sv, with_updates, &w));
+  solve_step_data d = {.f = f, .sv = sv, .work = w};
+  double flops = 0, integ = 0;
+  return run_level(ctx, f, level, w->blocks, step, &d, &flops, &integ);
+}
+
 static fea_status threads_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
                                         fea_multifrontal_solve *sv, int level) {
-  return run_level(ctx, (fea_multifrontal_factor *)f, sv, level, STEP_FORWARD);
+  return threads_solve_level(ctx, f, sv, level, forward_step, 1);
 }
 
 static fea_status threads_backward_level(fea_context *ctx, const fea_multifrontal_factor *f,
                                          fea_multifrontal_solve *sv, int level) {
-  return run_level(ctx, (fea_multifrontal_factor *)f, sv, level, STEP_BACKWARD);
+  return threads_solve_level(ctx, f, sv, level, backward_step, 0);
 }
 
 const struct fea_multifrontal_ops fea_cpu_threads_multifrontal_ops = {

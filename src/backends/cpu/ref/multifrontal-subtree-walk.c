@@ -1,6 +1,9 @@
 /* The CPU factorization below a cut level as whole subtrees, each walked in
  * post-order by one thread that keeps its Schur blocks on a stack
- * (fea_multifrontal_cpu_factor_subtrees, cpu.h).
+ * (fea_cpu_multifrontal_factor_subtrees, cpu.h). Calls the node kernels
+ * (multifrontal-node.c), the level walk's bookkeeping
+ * (multifrontal-level-walk.c), the worker view (multifrontal-leaf.c) and
+ * the Schur pool; the ops tables call it.
  *
  * Level by level, every Schur block of a level is alive at once: in a 2D
  * tree the lowest levels hold over a gigabyte each (2D p = 3 with 1.05M
@@ -112,13 +115,13 @@ static void walk(fea_context *wctx, fea_multifrontal_factor *f, fea_index first,
       skip |= poisoned[t->children[nd->first_child + k]];
     double *S = NULL;
     if (n == s)
-      S = fea_multifrontal_schur_pool_block(f->schur_pool, n);
+      S = fea_cpu_multifrontal_schur_pool_block(f->schur_pool, n);
     else if (own)
       S = side == 0 ? w->stack + top[0] : w->stack + w->size - top[1] - own;
     if (!skip) {
       const double t0 = now_s();
       double fl = 0, it = 0;
-      const fea_status st = fea_multifrontal_cpu_factor_node_into(wctx, f, n, S, &fl, &it);
+      const fea_status st = fea_cpu_multifrontal_factor_node_into(wctx, f, n, S, &fl, &it);
       w->level_s[nd->level] += now_s() - t0;
       w->flops += fl;
       w->integrate_s += it;
@@ -144,7 +147,7 @@ static void walk(fea_context *wctx, fea_multifrontal_factor *f, fea_index first,
   }
 }
 
-fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifrontal_factor *f,
+fea_status fea_cpu_multifrontal_factor_subtrees(fea_context *ctx, fea_multifrontal_factor *f,
                                                 int cut, int team, double *level_s) {
   const fea_etree *t = f->tree;
   const fea_index nn = t->num_nodes;
@@ -193,7 +196,7 @@ fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifront
                      need * sizeof(double));
   }
   /* The blocks that outlive the cut (the roots'), from the pool. */
-  if (st == FEA_SUCCESS) st = fea_multifrontal_schur_pool_start_above(ctx, f->schur_pool, cut);
+  if (st == FEA_SUCCESS) st = fea_cpu_multifrontal_schur_pool_start_above(ctx, f->schur_pool, cut);
   if (st == FEA_SUCCESS) {
     if (team == 1) {
       const int prev = fea_blas_push_threads(1);
@@ -202,8 +205,8 @@ fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifront
       fea_blas_pop_threads(prev);
     } else {
       fea_blas_use_threads(1);
-      fea_multifrontal_worker_view view;
-      fea_multifrontal_worker_view_init(&view, f);
+      fea_cpu_multifrontal_worker_view view;
+      fea_cpu_multifrontal_worker_view_init(&view, f);
 #pragma omp parallel num_threads(team)
       {
         const int prev = fea_blas_push_threads(1);
@@ -235,7 +238,7 @@ fea_status fea_multifrontal_cpu_factor_subtrees(fea_context *ctx, fea_multifront
     if (bad >= 0)
       st = fea_multifrontal_node_error(ctx, f, bad, ws[worst].bad_st, ws[worst].why);
     else /* the level walk's bookkeeping: leaves' loads in level order */
-      for (int L = 0; L <= cut; L++) fea_multifrontal_cpu_level_done(f, L);
+      for (int L = 0; L <= cut; L++) fea_cpu_multifrontal_level_done(f, L);
   }
   for (int k = 0; ws && k < team; k++) free(ws[k].stack);
   free(ws);

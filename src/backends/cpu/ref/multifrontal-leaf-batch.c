@@ -9,7 +9,9 @@
  * those stay inside the library. Each leaf's load goes to its own slice of a
  * scratch array; the slices are added into f->load afterwards, leaf by leaf
  * in the batch's order, so the load is the same sum in the same order as a
- * one-thread run and as /cpu/ref, whatever the thread count. */
+ * one-thread run and as /cpu/ref, whatever the thread count. Calls the leaf
+ * element loop (multifrontal-leaf.c) and the node error
+ * (multifrontal-node.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,8 @@ fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_f
   if (nthreads < 1) nthreads = 1;
   if (nthreads > count) nthreads = (int)count;
 
-  fea_multifrontal_worker_view w;
-  fea_multifrontal_worker_view_init(&w, f);
+  fea_cpu_multifrontal_worker_view w;
+  fea_cpu_multifrontal_worker_view_init(&w, f);
 
   fea_index bad = -1;
   fea_status bad_st = FEA_SUCCESS;
@@ -88,15 +90,4 @@ fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_f
   free(load_off);
   if (bad >= 0) return fea_multifrontal_node_error(ctx, f, bad, bad_st, why);
   return FEA_SUCCESS;
-}
-
-void fea_multifrontal_worker_view_init(fea_multifrontal_worker_view *w,
-                                       const fea_multifrontal_factor *f) {
-  w->space = *f->problem->space;
-  w->space.ctx = NULL;
-  w->problem = *f->problem;
-  w->problem.ctx = NULL;
-  w->problem.space = &w->space;
-  w->f = *f;
-  w->f.problem = &w->problem;
 }
