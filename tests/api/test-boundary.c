@@ -192,9 +192,11 @@ Test(boundary, annulus_all_robin_p3, .timeout = 120) {
   check_orders(&b, "RRRR", 3, 16);
 }
 
+/* The 3D cases at n = 12, 24: orders 3.05-3.06 and 2.02 (3.03-3.04 and 2.01
+ * at 16, 32, in 3 times the time; 3.08-3.09 at 10, 20, too near the 0.1). */
 Test(boundary, ring_front_back_neumann_p2, .timeout = 180) {
   const bvp b = {3, 1, 0.0, 1, 1.0, NULL};
-  check_orders(&b, "RDDDNN", 2, 16);
+  check_orders(&b, "RDDDNN", 2, 12);
 }
 
 /* An anisotropic A through sigma_tensor, with the conormal flux (A grad u) . n. */
@@ -213,7 +215,7 @@ Test(boundary, anisotropic_annulus_p2, .timeout = 120) {
 
 Test(boundary, anisotropic_ring_p2, .timeout = 180) {
   const bvp b = {3, 1, 0.0, 0, 1.0, A3};
-  check_orders(&b, "DDRDNN", 2, 16);
+  check_orders(&b, "DDRDNN", 2, 12); /* n = 12 as ring_front_back_neumann_p2 */
 }
 
 /* Pure Neumann with c > 0 is well posed. */
