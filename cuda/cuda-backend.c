@@ -355,6 +355,25 @@ fea_status fea_cuda_workspace(fea_context *ctx, size_t bytes, void **out) {
   return FEA_SUCCESS;
 }
 
+fea_status fea_cuda_available_bytes(fea_context *ctx, size_t *free_bytes, size_t *total_bytes) {
+  struct fea_cuda *b = NULL;
+  FEA_CALL(fea_cuda_enter(ctx, &b)); /* cudaMemGetInfo answers for the current device */
+  size_t free_b = 0, total_b = 0;
+  FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
+  if (b->mem_pools) {
+    /* Attribute values are 64-bit (cuuint64_t). */
+    cudaMemPool_t pool;
+    uint64_t reserved = 0, used = 0;
+    FEA_CALL_CUDA(ctx, cudaDeviceGetMemPool(&pool, b->device));
+    FEA_CALL_CUDA(ctx, cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    FEA_CALL_CUDA(ctx, cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    if (reserved > used) free_b += (size_t)(reserved - used);
+  }
+  *free_bytes = free_b;
+  if (total_bytes) *total_bytes = total_b;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_cuda_sync(fea_context *ctx) {
   struct fea_cuda *b = ctx->backend_data;
   FEA_CALL_CUDA(ctx, cudaStreamSynchronize(b->stream));

@@ -94,6 +94,19 @@ fea_status fea_cuda_lanes_fork(fea_context *ctx, int n, fea_cuda_lane **out);
  * context's stream must not overtake work still queued on a lane. */
 fea_status fea_cuda_lanes_join(fea_context *ctx, int n);
 
+/* Device memory fea_cuda_malloc can count on, for the free-memory checks
+ * before large setups: the driver's free bytes (cudaMemGetInfo) plus what
+ * the device's current memory pool (the one cudaMallocAsync draws from; the
+ * default pool unless the program set another) has mapped but not handed
+ * out. cuda_setup lifts the default pool's release threshold, so memory a
+ * solver freed stays mapped there, and cudaMemGetInfo alone does not count
+ * it: a second setup on one device would be refused spuriously. Without
+ * memory pools it is cudaMemGetInfo's figure. total_bytes (may be NULL): the
+ * device's memory. The pool's bytes serve stream-ordered allocations only
+ * (fea_cuda_malloc, fea_cuda_workspace); what cuBLAS or cuSOLVER allocate on
+ * their own comes out of the driver's free bytes. */
+fea_status fea_cuda_available_bytes(fea_context *ctx, size_t *free_bytes, size_t *total_bytes);
+
 /* Wait for the stream; reports faults of kernels queued earlier. */
 fea_status fea_cuda_sync(fea_context *ctx);
 

@@ -423,11 +423,12 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
   const uint64_t need = panels + schur + maps + (uint64_t)st->batch_bytes +
                         (uint64_t)st->max_level_nodes * sizeof(int) + solve + libs;
   size_t free_b = 0, total_b = 0;
-  FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
+  FEA_CALL(fea_cuda_available_bytes(ctx, &free_b, &total_b));
   FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
             "the factorization needs %llu bytes of device memory (%llu of factors, %llu of Schur "
             "blocks at the peak level, %llu for one right-hand side, %llu of index maps and "
-            "batches, %llu kept for cuSOLVER/cuBLAS) but GPU %d (%s) has %llu bytes free of %llu",
+            "batches, %llu kept for cuSOLVER/cuBLAS) but GPU %d (%s) has %llu bytes free of %llu "
+            "(with the memory pool's unused bytes)",
             (unsigned long long)need, (unsigned long long)panels, (unsigned long long)schur,
             (unsigned long long)solve,
             (unsigned long long)(maps + st->batch_bytes + (uint64_t)st->max_level_nodes * 4u),

@@ -6,7 +6,8 @@
  * the panel precision (D^T transposed here on the host), the C/E/I
  * permutation, the coarse Cholesky factor L0 and sqrt(diag) of L, and A_h
  * (FP64 CSR) for the refinement residuals. The free device memory is checked
- * first (cudaMemGetInfo); Pi^-1, |E|^2 entries, dominates.
+ * first (fea_cuda_available_bytes: the driver's free memory and the memory
+ * pool's unused bytes); Pi^-1, |E|^2 entries, dominates.
  *
  * Device layout of the dense operands: every column of B (nc rows), C_1^-1
  * (blk rows) and Pi^-1 (ne rows) is padded to a multiple of M1_LD_ALIGN
@@ -221,18 +222,18 @@ static fea_status create_run(fea_ph_m1_device *m, const struct fea_cuda *b,
   /* Pi^-1 formed on the device (pi_inverse) is there already. */
   const uint64_t need = dense + sparse + nodal + M1_LIBRARY_RESERVE - (d->pinv_device ? pinv : 0);
   size_t free_b = 0, total_b = 0;
-  FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
-  FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
-            "the prehandled solver needs %llu bytes of device memory (Pi^-1: %llu bytes, |E| = "
-            "%lld in %s, columns padded to %d elements; B and C_1^-1: %llu; D and D^T: %llu; "
-            "A_h, L and the permutation: %llu; "
-            "%llu kept for cuBLAS) but GPU %d (%s) has %llu bytes free of %llu; FP16/BF16 halve "
-            "Pi^-1, a smaller n / n0 (coarse_cells) shrinks |E|",
-            (unsigned long long)need, (unsigned long long)pinv, (long long)m->ne,
-            fea_precision_name(m->prec), M1_LD_ALIGN, (unsigned long long)(dense - pinv),
-            (unsigned long long)sparse, (unsigned long long)nodal,
-            (unsigned long long)M1_LIBRARY_RESERVE, b->device, b->name, (unsigned long long)free_b,
-            (unsigned long long)total_b);
+  FEA_CALL(fea_cuda_available_bytes(ctx, &free_b, &total_b));
+  FEA_CHECK(
+      need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
+      "the prehandled solver needs %llu bytes of device memory (Pi^-1: %llu bytes, |E| = "
+      "%lld in %s, columns padded to %d elements; B and C_1^-1: %llu; D and D^T: %llu; "
+      "A_h, L and the permutation: %llu; "
+      "%llu kept for cuBLAS) but GPU %d (%s) has %llu bytes free of %llu (with the memory "
+      "pool's unused bytes); FP16/BF16 halve Pi^-1, a smaller n / n0 (coarse_cells) shrinks |E|",
+      (unsigned long long)need, (unsigned long long)pinv, (long long)m->ne,
+      fea_precision_name(m->prec), M1_LD_ALIGN, (unsigned long long)(dense - pinv),
+      (unsigned long long)sparse, (unsigned long long)nodal, (unsigned long long)M1_LIBRARY_RESERVE,
+      b->device, b->name, (unsigned long long)free_b, (unsigned long long)total_b);
 
   void *p = NULL;
   FEA_CALL(upload(m, b, d->perm, (size_t)m->num * sizeof(int64_t), &p));
@@ -426,16 +427,16 @@ static fea_status ws_get(fea_ph_m1_device *m, const struct fea_cuda *b, fea_inde
   const size_t bytes = ws_layout(m, k, refine, w, NULL);
   if (bytes > m->work_bytes) {
     size_t free_b = 0, total_b = 0;
-    FEA_CALL_CUDA(m->ctx, cudaMemGetInfo(&free_b, &total_b));
-    FEA_CHECK((uint64_t)bytes + (M1_LIBRARY_RESERVE / 4) <= (uint64_t)free_b, m->ctx,
-              FEA_ERR_OUT_OF_MEMORY,
-              "a prehandled solve of %lld right-hand sides of %lld unknowns needs %zu bytes of "
-              "device workspace (%s; %zu held now) but GPU %d (%s) has %llu bytes free of %llu; "
-              "solve fewer columns at a time",
-              (long long)k, (long long)m->num, bytes,
-              refine ? "with refinement: b, x and r in FP64" : "the columns and their panels",
-              m->work_bytes, b->device, b->name, (unsigned long long)free_b,
-              (unsigned long long)total_b);
+    FEA_CALL(fea_cuda_available_bytes(m->ctx, &free_b, &total_b));
+    FEA_CHECK(
+        (uint64_t)bytes + (M1_LIBRARY_RESERVE / 4) <= (uint64_t)free_b, m->ctx,
+        FEA_ERR_OUT_OF_MEMORY,
+        "a prehandled solve of %lld right-hand sides of %lld unknowns needs %zu bytes of "
+        "device workspace (%s; %zu held now) but GPU %d (%s) has %llu bytes free of %llu (with "
+        "the memory pool's unused bytes); solve fewer columns at a time",
+        (long long)k, (long long)m->num, bytes,
+        refine ? "with refinement: b, x and r in FP64" : "the columns and their panels",
+        m->work_bytes, b->device, b->name, (unsigned long long)free_b, (unsigned long long)total_b);
     void *p = NULL;
     FEA_CALL(fea_cuda_malloc(m->ctx, bytes, &p));
     /* Stream-ordered: every earlier solve's work on the old block comes first. */

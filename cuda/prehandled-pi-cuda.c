@@ -1,9 +1,9 @@
 /* Pi^-1 of the prehandled solver on the device (the m1 ops' pi_inverse,
  * prehandled-device.h): Pi goes up in FP64, cuSOLVER factors it
  * (cusolverDnXpotrf through its dense ops), and the inverse is formed M1_PI_PANEL
- * columns at a time by potrs on identity columns, each panel checked against
- * FP16's range where that is the precision and rounded into the padded
- * layout of the device M1. The device holds Pi, the result and one panel at
+ * columns at a time (tests set fewer: fea_cuda_pi_set_panel_width) by potrs
+ * on identity columns, each panel checked against FP16's range where that is
+ * the precision and rounded into the padded layout of the device M1. The device holds Pi, the result and one panel at
  * a time, never Pi^-1 in FP64: at h = 1/1024 (|E| ~ 61k) 30 GB + 7.5 GB
  * (FP16) + 1 GB; the host keeps Pi (30 GB) where it held Pi, Pi^-1 and the
  * rounded copy (68 GB in FP16, 90 GB in FP64).
@@ -26,6 +26,12 @@
  * near GEMM rates, narrow enough that the FP64 panel stays small next to Pi
  * (|E| x 2048 doubles: 1 GB at |E| = 61k). */
 #define M1_PI_PANEL 2048
+
+/* The panel width in use: M1_PI_PANEL unless a test set another
+ * (fea_cuda_pi_set_panel_width). */
+static fea_index pi_panel_width = M1_PI_PANEL;
+
+void fea_cuda_pi_set_panel_width(fea_index w) { pi_panel_width = w > 0 ? w : M1_PI_PANEL; }
 
 /* Device memory kept back for cuSOLVER's and cuBLAS's workspaces. */
 #define M1_PI_RESERVE ((uint64_t)512 << 20)
@@ -78,17 +84,18 @@ static fea_status invert(fea_context *ctx, struct fea_cuda *b, const double *pi,
                          fea_ph_m1_device_pinv *r, double **dpi, double **panel, double **ones) {
   const fea_index ne = r->ne, lde = r->lde;
   const size_t es = fea_cuda_elem_size(r->prec);
-  const fea_index w = ne < M1_PI_PANEL ? ne : M1_PI_PANEL;
+  const fea_index w = ne < pi_panel_width ? ne : pi_panel_width;
   const uint64_t pi_b = 8ull * (uint64_t)ne * (uint64_t)ne;
   const uint64_t panel_b = 8ull * (uint64_t)ne * (uint64_t)w;
   r->bytes = (uint64_t)es * (uint64_t)lde * (uint64_t)ne;
   const uint64_t need = pi_b + r->bytes + panel_b + M1_PI_RESERVE;
   size_t free_b = 0, total_b = 0;
-  FEA_CALL_CUDA(ctx, cudaMemGetInfo(&free_b, &total_b));
+  FEA_CALL(fea_cuda_available_bytes(ctx, &free_b, &total_b));
   FEA_CHECK(need <= (uint64_t)free_b, ctx, FEA_ERR_OUT_OF_MEMORY,
             "inverting Pi on the device needs %llu bytes (Pi in FP64: %llu, |E| = %lld; Pi^-1 "
             "in %s: %llu; a panel of %lld columns: %llu; %llu kept for cuSOLVER) but GPU %d "
-            "(%s) has %llu bytes free of %llu; a smaller n / n0 shrinks |E|",
+            "(%s) has %llu bytes free of %llu (with the memory pool's unused bytes); a smaller n / "
+            "n0 shrinks |E|",
             (unsigned long long)need, (unsigned long long)pi_b, (long long)ne,
             fea_precision_name(r->prec), (unsigned long long)r->bytes, (long long)w,
             (unsigned long long)panel_b, (unsigned long long)M1_PI_RESERVE, b->device, b->name,

@@ -30,4 +30,11 @@ fea_status fea_cuda_pi_inverse(fea_context *ctx, const double *pi, fea_index ne,
                                fea_ph_m1_device_pinv **out);
 void fea_cuda_pi_release(fea_ph_m1_device_pinv **p);
 
+/* For tests only (tests/cuda link the internal archive; this is no API):
+ * fea_cuda_pi_inverse forms Pi^-1 w columns at a time from now on, in the
+ * whole process, so that a small |E| runs several panels and a partial last
+ * one; w <= 0 restores the default (2048). Not thread-safe: set it while no
+ * inversion runs. */
+void fea_cuda_pi_set_panel_width(fea_index w);
+
 #endif

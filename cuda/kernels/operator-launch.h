@@ -10,6 +10,13 @@
 
 #include "sumfact-stages.h"
 
+/* Limits the kernels' launch geometry is checked against at compile time
+ * (static_assert in operator.cu and sumfact.cu): threads per block on every
+ * architecture since sm_20, and the dynamic shared memory a block may use
+ * without raising cudaFuncAttributeMaxDynamicSharedMemorySize. */
+#define FEA_CUDA_MAX_BLOCK_THREADS 1024
+#define FEA_CUDA_DEFAULT_SHARED_BYTES (48 * 1024)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -11,6 +11,9 @@ namespace fea_cuda {
  * 125); larger ones read x again for every row. */
 constexpr int em_max_nb = 128;
 constexpr int em_threads = 128;
+static_assert(em_threads <= FEA_CUDA_MAX_BLOCK_THREADS &&
+                  block_threads <= FEA_CUDA_MAX_BLOCK_THREADS,
+              "more threads per block than a launch accepts");
 
 /* NB > 0: the element size known at compile time (the common Lagrange and
  * B-spline sizes, em_launch_sized), so that the row and column loops unroll
@@ -64,11 +67,20 @@ __global__ void __launch_bounds__(em_threads)
   }
 }
 
+/* The sizes compiled apart (NB > 0) are checked here, per instance: x_e
+ * fits its array, and their shared matrix fits the default dynamic shared
+ * memory (no attribute call on their path). Run-time sizes (NB = 0) raise
+ * the block's limit when the matrix needs more; operator-cuda.c stages it in
+ * shared memory only where the device's opt-in limit holds it. */
 template <bool ATOMIC, bool SHARED, bool LOCAL, int NB>
 static int em_launch(int nb, int64_t count, const int64_t *elems, const int *erow, const int *group,
                      const double *K, const double *x, double *y, cudaStream_t stream) {
+  static_assert(NB >= 0 && NB <= em_max_nb, "x_e of a sized instance lives in an array of NB");
+  static_assert(!SHARED || NB == 0 ||
+                    (size_t)NB * NB * sizeof(double) <= FEA_CUDA_DEFAULT_SHARED_BYTES,
+                "a sized instance's matrix exceeds the default dynamic shared memory");
   const size_t smem = SHARED ? (size_t)nb * nb * sizeof(double) : 0;
-  if (smem > 48 * 1024) {
+  if (smem > FEA_CUDA_DEFAULT_SHARED_BYTES) {
     cudaError_t e = cudaFuncSetAttribute(em_kernel<ATOMIC, SHARED, LOCAL, NB>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;

@@ -9,6 +9,14 @@
 
 namespace fea_cuda {
 
+/* The launch geometry of one instance, and its checks: every instance the
+ * launcher below names is compiled, so a size that would not launch (too
+ * many threads, more dynamic shared memory than a block gets without
+ * cudaFuncAttributeMaxDynamicSharedMemorySize, which the launcher does not
+ * set) stops the build. The expressions are the ones the kernel and the
+ * launcher use; they must also agree with the host-side functions of
+ * sumfact-stages.h (fea_sf_gpu_threads_per_element, ..._elements_per_block,
+ * ..._shared_per_element), which the info string and the stage test use. */
 template <int DIM, int N>
 struct fea_sf_gpu_shape {
   static constexpr int threads = DIM == 3 ? N * N : N; /* per element */
@@ -17,6 +25,16 @@ struct fea_sf_gpu_shape {
   static constexpr int shared = DIM == 3 ? 2 * N * N * N : (DIM == 2 ? N * N : N);
   static constexpr int nb = DIM == 3 ? N * N * N : (DIM == 2 ? N * N : N);
   static constexpr int line = DIM == 1 ? 1 : N;
+  static constexpr size_t shared_bytes = (size_t)per_block * shared * sizeof(double);
+
+  static_assert(DIM >= 1 && DIM <= 3, "the kernel exists in 1D, 2D and 3D");
+  static_assert(N >= SFG_MIN_N && N <= SFG_MAX_N,
+                "the stages' register arrays hold SFG_MAX_N values (sumfact-stages.h)");
+  static_assert(block >= 1 && block <= FEA_CUDA_MAX_BLOCK_THREADS,
+                "more threads per block than a launch accepts");
+  static_assert(shared_bytes <= FEA_CUDA_DEFAULT_SHARED_BYTES,
+                "the elements' shared slices exceed the default dynamic shared memory, and the "
+                "launcher does not raise cudaFuncAttributeMaxDynamicSharedMemorySize");
 };
 
 /* ATOMIC: native FP64 atomicAdd; else plain adds (one color at a time, or
@@ -70,7 +88,7 @@ static int fea_sf_gpu_launch(const fea_sf_gpu_params *p, int64_t count, const in
   using S = fea_sf_gpu_shape<DIM, N>;
   const int64_t blocks = (count + S::per_block - 1) / S::per_block;
   if (blocks > 2147483647) return (int)cudaErrorInvalidConfiguration;
-  const size_t smem = (size_t)S::per_block * S::shared * sizeof(double); /* <= 36 KiB */
+  constexpr size_t smem = S::shared_bytes; /* <= 35 KiB (3D n = 9), checked in S */
   if (atomic)
     fea_sf_gpu_kernel<DIM, N, true>
         <<<(unsigned)blocks, S::block, smem, stream>>>(*p, count, elems, x, y);

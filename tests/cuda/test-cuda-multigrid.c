@@ -114,14 +114,39 @@ Test(cuda_multigrid, the_cpu_counts_and_solutions, .timeout = 600) {
   compare("Chebyshev(3) CSR, dense coarsest, Q1 3D", 3, 32, &d);
 }
 
-/* Two right-hand sides at once equal two single solves. */
+/* Two right-hand sides at once equal two single solves. The solver runs
+ * the columns one after the other through the same cycle, so the only
+ * difference between a column and its single solve is the summation order
+ * inside cuSPARSE's SpMV (level operators and transfers), whose default
+ * algorithm is not documented as bitwise reproducible (CUSPARSE_SPMV_CSR_ALG2
+ * is; the library keeps the default for its speed). The bound: each product
+ * entry moves by at most gamma_k (|A| |x|)_i, k = 9 products per row of Q1
+ * in 2D (u k ||A|| ||x|| in norm, u = 2^-53); a converging iteration damps
+ * what each step adds, and what is left is at most that residual
+ * perturbation through A^-1, so the columns differ by
+ * C k u kappa(A) relative, with C = 100 for the iteration's accumulation
+ * (1 / (1 - rho), rho < 0.5 for this cycle) and the norm conversions.
+ * kappa(A) is known in closed form: Q1's stiffness matrix on the uniform
+ * n x n grid has the eigenvalues (8 - 2 cos a - 2 cos b - 4 cos a cos b) / 3,
+ * a, b in {j pi / n}, at most 4 and at least (8 - 4 c - 4 c^2) / 3 with
+ * c = cos(pi / n): kappa = 830 for n = 64, so the bound is 8e-11. Bitwise
+ * equality is what a deterministic SpMV gives (logged); a column that
+ * reads the wrong right-hand side, or starts from another column's
+ * solution, misses by far more (rtol 1e-10 times kappa, or O(1)). A column
+ * whose residual ratio lands within the perturbation of rtol could stop one
+ * cycle earlier or later than its single solve; for random data that has
+ * probability of order 1e-12 and is not guarded against. */
 Test(cuda_multigrid, many_right_hand_sides_equal_single_solves, .timeout = 300) {
+  enum { n = 64, per_row = 9 };
   fea_context *gpu = open_gpu();
-  box b = box_create(gpu, 2, 64);
+  box b = box_create(gpu, 2, n);
   fea_solver *sv = NULL;
   OK(fea_solver_create_multigrid(gpu, b.pb, NULL, &sv));
   OK(fea_solver_setup(sv));
   const fea_index nf = b.nf;
+  const double c = cos(3.14159265358979323846 / n);
+  const double kappa = 4.0 / ((8.0 - 4.0 * c - 4.0 * c * c) / 3.0);
+  const double tol = 100.0 * per_row * ldexp(1.0, -53) * kappa;
   double *B = malloc(2 * (size_t)nf * sizeof *B), *X = malloc(2 * (size_t)nf * sizeof *X);
   double *x1 = malloc((size_t)nf * sizeof *x1);
   cr_assert(B && X && x1);
@@ -130,7 +155,9 @@ Test(cuda_multigrid, many_right_hand_sides_equal_single_solves, .timeout = 300) 
   for (int j = 0; j < 2; j++) {
     OK(fea_solver_solve(sv, 1, B + j * nf, nf, x1, nf));
     const double e = rel_diff(nf, X + j * nf, x1);
-    cr_expect(e <= 1e-14, "column %d: %g", j, e);
+    cr_log_info("column %d: differs from its single solve by %.3g (bound %.3g, kappa %.1f)", j, e,
+                tol, kappa);
+    cr_expect(e <= tol, "column %d: %g, more than %g", j, e, tol);
   }
   free(B), free(X), free(x1);
   fea_solver_destroy(&sv);

@@ -14,7 +14,10 @@
  *   write nothing outside the solution's rows and columns;
  * - with refinement every precision reaches the FP64 solution (1e-10) and
  *   its L2 error, with the relative residual below 1e-12;
- * - bad input is refused.
+ * - bad input is refused;
+ * - Pi^-1 inverted on the device in narrow panels (several, the last one
+ *   partial; with and without padded columns) equals the default single
+ *   panel and the CPU M1.
  * Q1 and P1, h = 1/64 and 1/128, Dirichlet data g = 1 + x/2 - y/4. Without a
  * GPU every test skips (cuda-test.h). */
 #include <math.h>
@@ -24,6 +27,7 @@
 
 #include <feaccel/solver.h>
 
+#include "../../cuda/prehandled-pi.h"
 #include "cuda-test.h"
 
 #define PI 3.14159265358979323846
@@ -75,12 +79,14 @@ static void square_destroy(square *s) {
   fea_mesh_destroy(&s->mesh);
 }
 
-static fea_solver *ph_setup(fea_context *ctx, const square *s, fea_precision prec, int refine,
-                            int tf32) {
+/* coarse_cells: n0, or 0 for the solver's choice. */
+static fea_solver *ph_setup_n0(fea_context *ctx, const square *s, fea_precision prec, int refine,
+                               int tf32, fea_index coarse_cells) {
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
   d.precision = prec;
   d.refine = refine;
   d.tf32 = tf32;
+  d.coarse_cells = coarse_cells;
   fea_solver *sv = NULL;
   fea_status st = fea_solver_create_prehandled(ctx, s->pb, &d, &sv);
   cr_assert_eq(st, FEA_SUCCESS, "create (%s): %s", fea_precision_name(prec),
@@ -89,6 +95,11 @@ static fea_solver *ph_setup(fea_context *ctx, const square *s, fea_precision pre
   cr_assert_eq(st, FEA_SUCCESS, "setup (%s): %s", fea_precision_name(prec),
                fea_context_last_error(ctx));
   return sv;
+}
+
+static fea_solver *ph_setup(fea_context *ctx, const square *s, fea_precision prec, int refine,
+                            int tf32) {
+  return ph_setup_n0(ctx, s, prec, refine, tf32, 0);
 }
 
 /* The problem's own load, solved once. */
@@ -316,6 +327,86 @@ Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600) {
     square_destroy(&sg);
     square_destroy(&sc);
   }
+  fea_context_destroy(&cpu);
+  fea_context_destroy(&gpu);
+}
+
+/* Pi^-1 on the device is formed panel by panel (prehandled-pi-cuda.c), 2048
+ * columns at a time: of the other tests only P1 at h = 1/128 (|E| = 2640)
+ * runs a second panel, and none has padded columns (every |E| there is a
+ * multiple of M1_LD_ALIGN). Here the test hook sets 37 columns, which
+ * divides neither |E|, so panels start at j0 > 0 and the last one is
+ * partial, for Q1 at h = 1/64:
+ * h0 = 1/2, |E| = 124, not a multiple of M1_LD_ALIGN: Pi^-1's device columns
+ * are padded (lde = 128 != |E|, the conversion column by column), panels of
+ * 37, 37, 37, 13; h0 = 1/8, |E| = 784 = lde (the conversion in one call), 21
+ * panels and one of 7. In each precision the narrow panels equal the default
+ * single panel on the GPU and the CPU M1 as in
+ * gpu_equals_cpu_in_each_precision. The width is process-wide: .fini puts
+ * the default back (Criterion runs each test in a process of its own). */
+static void pi_panel_width_default(void) { fea_cuda_pi_set_panel_width(0); }
+
+Test(cuda_prehandled, pi_inverse_in_narrow_panels_equals_one_panel, .fini = pi_panel_width_default,
+     .timeout = 300) {
+  fea_context *gpu = open_gpu();
+  fea_context *cpu = NULL;
+  OK(fea_context_create("/cpu/threads", &cpu));
+  const fea_index width = 37;
+  static const struct {
+    fea_index n0, ne;
+    int padded;
+  } cfg[2] = {{2, 124, 1}, {8, 784, 0}};
+  square sg = square_create(gpu, 64, 0), sc = square_create(cpu, 64, 0);
+  const fea_index nf = sc.nf;
+  cr_assert_eq(sg.nf, nf);
+  for (int c = 0; c < 2; c++) {
+    const fea_index n0 = cfg[c].n0;
+    fea_solver *c64 = ph_setup_n0(cpu, &sc, FEA_F64, 0, 0, n0);
+    double *x64 = solve_load(c64, cpu, nf);
+    for (int q = 0; q < 4; q++) {
+      const fea_precision p = all_precs[q];
+      fea_cuda_pi_set_panel_width(0);
+      fea_solver *gd = ph_setup_n0(gpu, &sg, p, 0, 0, n0), *cs = ph_setup_n0(cpu, &sc, p, 0, 0, n0);
+      fea_cuda_pi_set_panel_width(width);
+      fea_solver *gn = ph_setup_n0(gpu, &sg, p, 0, 0, n0);
+      fea_cuda_pi_set_panel_width(0);
+      /* The sizes the comment above promises: several panels, a partial
+       * last one, and padded columns or not. */
+      fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
+      OK(fea_solver_get_prehandled_stats(gn, &st));
+      const fea_index ne = st.num_e;
+      cr_assert_eq(st.n0, n0);
+      cr_assert_eq(ne, cfg[c].ne, "|E| = %lld at h0 = 1/%lld", (long long)ne, (long long)n0);
+      cr_assert(ne > width && ne % width != 0, "|E| = %lld, panels of %lld", (long long)ne,
+                (long long)width);
+      cr_assert_eq(fea_ph_m1_ld_pad(ne) != ne, cfg[c].padded, "|E| = %lld, lde = %lld",
+                   (long long)ne, (long long)fea_ph_m1_ld_pad(ne));
+      double *xd = solve_load(gd, gpu, nf), *xn = solve_load(gn, gpu, nf);
+      double *xc = solve_load(cs, cpu, nf);
+      const double dnd = rel_diff(nf, xn, xd), dnc = rel_diff(nf, xn, xc);
+      const double dcpu = rel_diff(nf, xc, x64), dn64 = rel_diff(nf, xn, x64);
+      cr_log_info(
+          "Q1 h=1/64 h0=1/%lld |E|=%lld %s, panels of %lld: vs one panel %.3g, vs CPU "
+          "%.3g; from FP64: %.3g (CPU %.3g)",
+          (long long)n0, (long long)ne, fea_precision_name(p), (long long)width, dnd, dnc, dn64,
+          dcpu);
+      const double tol = p == FEA_F64 ? 1e-12 : p == FEA_F32 ? 1e-6 : 2.0 * dcpu + 1e-6;
+      cr_expect(dnd <= tol, "h0=1/%lld %s: panels of %lld differ from one panel by %.3g > %.3g",
+                (long long)n0, fea_precision_name(p), (long long)width, dnd, tol);
+      cr_expect(dnc <= tol, "h0=1/%lld %s: panels of %lld differ from the CPU by %.3g > %.3g",
+                (long long)n0, fea_precision_name(p), (long long)width, dnc, tol);
+      cr_expect(dn64 < 0.01, "h0=1/%lld %s: panels of %lld %.3g from FP64 (spec: 1 %%)",
+                (long long)n0, fea_precision_name(p), (long long)width, dn64);
+      free(xd), free(xn), free(xc);
+      fea_solver_destroy(&gd);
+      fea_solver_destroy(&gn);
+      fea_solver_destroy(&cs);
+    }
+    free(x64);
+    fea_solver_destroy(&c64);
+  }
+  square_destroy(&sg);
+  square_destroy(&sc);
   fea_context_destroy(&cpu);
   fea_context_destroy(&gpu);
 }
