@@ -75,9 +75,6 @@ fea_status fea_cpu_multifrontal_sweep_work_get(fea_context *ctx, const fea_multi
                                                fea_multifrontal_solve *sv, int blocks,
                                                fea_index team_front, int with_updates,
                                                const fea_cpu_multifrontal_sweep_work **out);
-/* Whether sv's sweep has its work already (a level of it ran). */
-int fea_cpu_multifrontal_sweep_work_made(const fea_multifrontal_factor *f,
-                                         const fea_multifrontal_solve *sv);
 
 /* Multifrontal work on one node (multifrontal-node.c), shared by both CPU
  * backends. They touch only the node's own storage, its children's blocks

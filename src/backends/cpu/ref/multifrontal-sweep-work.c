@@ -77,12 +77,6 @@ static size_t place_updates(const fea_etree *t, size_t *off) {
   return total;
 }
 
-int fea_cpu_multifrontal_sweep_work_made(const fea_multifrontal_factor *f,
-                                         const fea_multifrontal_solve *sv) {
-  (void)f;
-  return sv->work_ready && sv->work;
-}
-
 fea_status fea_cpu_multifrontal_sweep_work_get(fea_context *ctx, const fea_multifrontal_factor *f,
                                                fea_multifrontal_solve *sv, int blocks,
                                                fea_index team_front, int with_updates,
@@ -91,7 +85,7 @@ fea_status fea_cpu_multifrontal_sweep_work_get(fea_context *ctx, const fea_multi
   const fea_index root = t->num_nodes - 1;
   *out = NULL;
   FEA_CHECK(root >= 0, ctx, FEA_ERR_BACKEND, "internal: a solve sweep over an empty tree");
-  if (sv->work_ready && sv->work) {
+  if (sv->work_ready) {
     const fea_cpu_multifrontal_sweep_work *w = sv->work;
     FEA_CHECK(w->nrhs == sv->nrhs && (w->updates || !with_updates), ctx, FEA_ERR_BACKEND,
               "internal: the sweep's work was made for %lld right-hand sides%s, not %lld",

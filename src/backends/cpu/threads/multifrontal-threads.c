@@ -218,7 +218,7 @@ static fea_status sweep_work(fea_context *ctx, const fea_multifrontal_factor *f,
   const fea_etree *t = f->tree;
   const int nthreads = ctx->nthreads;
   fea_index team_front = 0;
-  if (!fea_cpu_multifrontal_sweep_work_made(f, sv))
+  if (!sv->work_ready) /* the sweep's first level sizes the work */
     for (int L = 0; L < t->num_levels; L++) {
       if (!level_concurrent(nthreads, t->level_start[L + 1] - t->level_start[L])) continue;
       for (fea_index k = t->level_start[L]; k < t->level_start[L + 1]; k++) {
