@@ -172,7 +172,15 @@ static fea_index check_case(fea_context *gpu, fea_context *ref, const multifront
     cr_assert(g.st.flops == r.st.flops, "%s: flops %.17g vs %.17g", name, g.st.flops, r.st.flops);
     cr_assert(g.st.critical_path_flops == r.st.critical_path_flops, "%s", name);
     cr_assert_eq(g.st.factor_bytes, r.st.factor_bytes, "%s", name);
-    cr_assert_eq(g.st.peak_bytes, r.st.peak_bytes, "%s", name);
+    /* The peaks differ by design: /cpu/ref walks the whole tree as one
+     * subtree (a path's Schur blocks alive), /gpu/cuda level by level (a
+     * level's), and each reports the walk it runs (etree-peak.c). Both hold
+     * at least the factors and the load. */
+    const uint64_t floor_bytes = r.st.factor_bytes + (uint64_t)r.nf * sizeof(double);
+    cr_assert(g.st.peak_bytes >= floor_bytes && r.st.peak_bytes >= floor_bytes,
+              "%s: peaks %llu (gpu) %llu (ref) below factors + load %llu", name,
+              (unsigned long long)g.st.peak_bytes, (unsigned long long)r.st.peak_bytes,
+              (unsigned long long)floor_bytes);
     cr_assert(g.st.device_bytes > 0, "%s: no device memory reported", name);
     cr_assert_eq(r.st.device_bytes, 0, "%s: the CPU reports device memory", name);
     /* Two copies each way, timed on the device, within the solve's time (no
