@@ -43,8 +43,17 @@ static int measure(bench_report *rep, fea_context *ctx, const mesh_case *mc, int
   double *times = malloc((size_t)reps * sizeof *times);
   int rc = st == FEA_SUCCESS && b && times ? BENCH_OK : bench_fail("building the problem", st);
   double serial_s = 0;
-  for (int s = FEA_UPDATE_SERIAL; s <= FEA_UPDATE_AUTO && rc == BENCH_OK; s++)
-    for (int t = 1; t <= (s == FEA_UPDATE_SERIAL ? 1 : max_threads) && rc == BENCH_OK;
+  static const fea_update_strategy strategies[] = {FEA_UPDATE_SERIAL,
+                                                   FEA_UPDATE_COLORING,
+                                                   FEA_UPDATE_ATOMIC_CAS,
+                                                   FEA_UPDATE_MUTEX,
+                                                   FEA_UPDATE_PRIVATE_BUFFERS,
+                                                   FEA_UPDATE_PRIVATE_COPIES,
+                                                   FEA_UPDATE_TSX,
+                                                   FEA_UPDATE_AUTO};
+  for (size_t k = 0; k < sizeof strategies / sizeof *strategies && rc == BENCH_OK; k++)
+    for (int s = strategies[k], t = 1;
+         t <= (s == FEA_UPDATE_SERIAL ? 1 : max_threads) && rc == BENCH_OK;
          t = next_threads(t, max_threads)) {
       fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
       d.strategy = (fea_update_strategy)s;

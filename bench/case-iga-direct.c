@@ -321,6 +321,8 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   /* GPU: the copies of the right-hand sides and solutions within them. */
   if (prm->gpu) bench_metric(&rec, "transfer_s", st.transfer_s);
   bench_metric(&rec, "l2_error", l2);
+  /* The accuracy report: smallest / largest pivot, 1 / condition number at most. */
+  bench_metric(&rec, "pivot_ratio", st.pivot_ratio);
   pt->dofs = (double)nfree;
   pt->setup_s = setup_s;
   pt->solve_s = solve_s;

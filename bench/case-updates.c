@@ -243,7 +243,8 @@ static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, i
   int rc = st == FEA_SUCCESS && b && times ? BENCH_OK : bench_fail("building the P1 problem", st);
   for (size_t w = 0; w < 3 && rc == BENCH_OK; w++) {
     double serial_s = 0;
-    for (int s = FEA_UPDATE_SERIAL; s < FEA_UPDATE_AUTO && rc == BENCH_OK; s++)
+    for (int s = FEA_UPDATE_SERIAL; s <= FEA_UPDATE_PRIVATE_COPIES && rc == BENCH_OK;
+         s += s + 1 == FEA_UPDATE_AUTO ? 2 : 1)
       for (int t = 1; t <= (s == FEA_UPDATE_SERIAL ? 1 : max_threads) && rc == BENCH_OK; t++) {
         fea_conc_config cfg = {.threads = t,
                                .lock_stripe = 1,

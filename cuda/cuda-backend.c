@@ -387,7 +387,15 @@ fea_status fea_cuda_read_info(fea_context *ctx, int *info) {
   return fea_cuda_sync(ctx);
 }
 
-static const char *const cuda_options[] = {"device", "streams", "leaves", "scatter", NULL};
+/* The options and their values (resource.h), checked before the device is
+ * probed: "/gpu/cuda:streams=9" is a bad option on any machine. The
+ * device's upper bound is the count of visible devices, known only here. */
+#define FEA_CUDA_STR_(x) #x
+#define FEA_CUDA_STR(x) FEA_CUDA_STR_(x)
+static const char *const cuda_options[] = {"device=0..",
+                                           "streams=1.." FEA_CUDA_STR(FEA_CUDA_MAX_LANES),
+                                           "leaves=device|host", "scatter=protected|unprotected",
+                                           NULL};
 
 const struct fea_backend fea_backend_gpu_cuda = {
     .abi = FEA_BACKEND_ABI,

@@ -26,12 +26,17 @@
  *            front, round-robin over the context's side streams (lanes).
  *   Pivot failures land in a per-level info array read back at the level's
  *   end: FEA_ERR_NOT_POSDEF names the first failing front of the level.
+ *   After each batch's fronts are factored one small kernel reads their
+ *   diagonals into per-node pivot ranges kept on the device (d_pivots),
+ *   copied to f->pivots once, with the last level's sync: the accuracy
+ *   report's input, reduced on the host as the CPU backends' is.
  * Solve: y goes up once, each level gathers, solves (small fronts in one
  * kernel, large ones with cuBLAS trsm/gemm) and scatters on the device; y
  * comes back after the forward sweep (the interface zeroes the kept boundary
  * there) and after the backward sweep. */
 #include "fea-config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +103,7 @@ typedef struct multifrontal_cuda {
   int cur;
   void *d_batch;
   int *d_info, *h_info; /* per node of a level */
+  double *d_pivots;     /* per node: {smallest, largest} pivot, 2 num_nodes */
   fea_index max_level_nodes;
   double *h_load;    /* the leaf loads of one chunk (chunk_values) */
   size_t *value_off; /* per node of a chunk: its place in the chunk */
@@ -260,6 +266,7 @@ static void multifrontal_cuda_free(fea_context *ctx, multifrontal_cuda *st) {
     fea_cuda_free(ctx, st->d_leaf_map);
     fea_cuda_free(ctx, st->d_batch);
     fea_cuda_free(ctx, st->d_info);
+    fea_cuda_free(ctx, st->d_pivots);
     fea_cuda_free(ctx, st->d_y);
     fea_cuda_free(ctx, st->d_z);
     (void)cudaStreamSynchronize(b->stream);
@@ -416,7 +423,7 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
                           (uint64_t)z_max) *
                          8u;
   const uint64_t maps = (uint64_t)ext_len * 4u + (uint64_t)front_len * 8u +
-                        (uint64_t)leaf_map_len * 4u;
+                        (uint64_t)leaf_map_len * 4u + (uint64_t)t->num_nodes * 16u;
   const uint64_t libs = MULTIFRONTAL_LIBRARY_RESERVE +
                         (uint64_t)(b->lanes_wanted > 1 ? b->lanes_wanted - b->nlanes : 0) *
                             MULTIFRONTAL_LANE_RESERVE;
@@ -483,6 +490,9 @@ static fea_status cuda_factor_alloc_device(fea_context *ctx, fea_multifrontal_fa
                            (size_t)(st->max_level_nodes ? st->max_level_nodes : 1) * sizeof(int),
                            &p));
   st->d_info = p;
+  FEA_CALL(fea_cuda_malloc(ctx, (size_t)(t->num_nodes ? t->num_nodes : 1) * 2 * sizeof(double),
+                           &p));
+  st->d_pivots = p;
   /* The host arrays of the tree are pageable: wait before anything may free them. */
   return fea_cuda_sync(ctx);
 }
@@ -592,6 +602,15 @@ static fea_status large_workspaces(fea_context *ctx, const struct fea_cuda *b,
   return FEA_SUCCESS;
 }
 
+/* The pivot ranges of a batch's fronts, queued on the context's stream
+ * after every front of the batch is factored. */
+static fea_status batch_pivots(fea_context *ctx, const struct fea_cuda *b,
+                               const multifrontal_cuda *st,
+                               const fea_cuda_multifrontal_front *d_fronts, fea_index count) {
+  FEA_CALL_CUDA(ctx, fea_cuda_multifrontal_pivots(d_fronts, count, st->d_pivots, b->stream));
+  return FEA_SUCCESS;
+}
+
 /* One batch of fronts of a level: nodes[0 .. count), the first at position
  * info0 of the level. Leaves are integrated on the host into the batch. */
 static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
@@ -635,6 +654,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
     fr->num_children = nd->num_children;
     fr->src = -1;
     fr->info = info0 + k;
+    fr->node = n;
     fr->elems = 0;
     fr->map = NULL;
     for (fea_index c = 0; c < nd->num_children; c++, nch++) {
@@ -713,7 +733,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
   fea_index nlarge = 0;
   for (fea_index k = 0; k < count; k++)
     if (fronts[k].q > 0 && !front_batched(fronts[k].q, fronts[k].r)) nlarge++;
-  if (nlarge == 0) return FEA_SUCCESS;
+  if (nlarge == 0) return batch_pivots(ctx, b, st, d_fronts, count);
   int nl = b->lanes_wanted;
   if (nl > nlarge) nl = (int)nlarge;
   large_work w;
@@ -745,6 +765,7 @@ static fea_status factor_batch(fea_context *ctx, const struct fea_cuda *b,
     if (s == FEA_SUCCESS) s = js;
   }
   if (failed >= 0) return node_fail(ctx, f, nodes[failed], s);
+  if (s == FEA_SUCCESS) s = batch_pivots(ctx, b, st, d_fronts, count); /* after the join */
   return s;
 }
 
@@ -795,6 +816,11 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
                                        (size_t)(r * r) * sizeof(double), cudaMemcpyDeviceToHost,
                                        b->stream));
   }
+  /* The pivot ranges, read once: with the last level's sync. */
+  if (level == t->num_levels - 1)
+    FEA_CALL_CUDA(ctx, cudaMemcpyAsync(f->pivots, st->d_pivots,
+                                       (size_t)t->num_nodes * 2 * sizeof(double),
+                                       cudaMemcpyDeviceToHost, b->stream));
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(st->h_info, st->d_info, (size_t)count * sizeof(int),
                                      cudaMemcpyDeviceToHost, b->stream));
   FEA_CALL(fea_cuda_sync(ctx));
@@ -804,8 +830,16 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
     if (info < 0)
       return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_BACKEND,
                                          "cusolverDnXpotrf() rejected one of its arguments");
-    char why[128];
-    snprintf(why, sizeof why, "leading minor of order %d is not positive definite", info);
+    /* The failing pivot's value: the panel kernel leaves it on the diagonal
+     * (cuSOLVER, as LAPACK, the Schur-updated entry). */
+    const fea_etree_node *nd = &t->nodes[nodes[k]];
+    double d = NAN;
+    if (cudaMemcpy(&d, st->d_panels + nd->factor_off + (fea_index)(info - 1) * (nd->q + nd->r + 1),
+                   sizeof d, cudaMemcpyDeviceToHost) != cudaSuccess)
+      (void)cudaGetLastError();
+    char why[160];
+    snprintf(why, sizeof why, "pivot %d of its %lld is %.6g (leading minor of order %d)", info - 1,
+             (long long)nd->q, d, info);
     return fea_multifrontal_node_error(ctx, f, nodes[k], FEA_ERR_NOT_POSDEF, why);
   }
   for (fea_index k = 0; k < count; k++) {

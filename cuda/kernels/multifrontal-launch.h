@@ -34,6 +34,7 @@ typedef struct fea_cuda_multifrontal_front {
   int64_t info;       /* index into the level's info array */
   int64_t elems;      /* leaves integrated from records: their element count */
   const int32_t *map; /* ... and their elems x nb front positions (-1: not in the front) */
+  int64_t node;       /* the tree node: its slot in the pivot ranges */
 } fea_cuda_multifrontal_front;
 
 /* The shape of element records (src/internal/multifrontal.h,
@@ -96,6 +97,16 @@ int fea_cuda_multifrontal_extend_add(const fea_cuda_multifrontal_front *fronts, 
  * info[front.info] = k + 1. The Schur update is left to the caller. */
 int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fronts, const int64_t *list,
                                 int64_t count, int *info, cudaStream_t stream);
+
+/* The pivot range of each factored front with q > 0: the smallest and the
+ * largest L_jj^2 of its panel's diagonal into pivots[2 node] and
+ * pivots[2 node + 1], merged by fea_multifrontal_pivots_merge
+ * (src/internal/multifrontal.h, the host's reduction): min and max do not
+ * depend on the order, so the range is the one the CPU computes from the
+ * same factor. A block per front: a stride of the diagonal per thread,
+ * then a tree in shared memory. */
+int fea_cuda_multifrontal_pivots(const fea_cuda_multifrontal_front *fronts, int64_t count,
+                                 double *pivots, cudaStream_t stream);
 
 /* Forward substitution, gather: W (zeroed) := the y rows of the front's q
  * DoFs, then += each child's passed-up rows (children in order). y is

@@ -10,6 +10,11 @@
  * y of its own eliminated DoFs, which no other front of the level owns). */
 #include "multifrontal-launch.h"
 
+#include <math.h>
+
+/* fea_multifrontal_pivots_merge, host and device: the one pivot reduction. */
+#include "../../src/internal/multifrontal.h"
+
 namespace fea_cuda_multifrontal {
 
 constexpr int threads = 256;
@@ -126,6 +131,37 @@ __global__ void extend_add_kernel(const fea_cuda_multifrontal_front *__restrict_
       else
         fr.S[(row - q) + (col - q) * r] += v;
     }
+  }
+}
+
+/* The pivot range of each front with q > 0 (see the launcher). The test on
+ * q depends only on the front, so a block skips or runs it whole. */
+__global__ void pivots_kernel(const fea_cuda_multifrontal_front *__restrict__ fronts, int64_t count,
+                              double *__restrict__ pivots) {
+  __shared__ double lo[fea_cuda_multifrontal::threads], hi[fea_cuda_multifrontal::threads];
+  for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+    const fea_cuda_multifrontal_front fr = fronts[k];
+    if (fr.q == 0) continue;
+    const int64_t m = fr.q + fr.r;
+    double l = INFINITY, h = -INFINITY;
+    for (int64_t j = threadIdx.x; j < fr.q; j += blockDim.x) {
+      const double d = fr.P[j + j * m] * fr.P[j + j * m];
+      fea_multifrontal_pivots_merge(&l, &h, d, d);
+    }
+    lo[threadIdx.x] = l;
+    hi[threadIdx.x] = h;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s)
+        fea_multifrontal_pivots_merge(&lo[threadIdx.x], &hi[threadIdx.x], lo[threadIdx.x + s],
+                                      hi[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      pivots[2 * fr.node] = lo[0];
+      pivots[2 * fr.node + 1] = hi[0];
+    }
+    __syncthreads(); /* lo[0], hi[0] are read before the next front writes them */
   }
 }
 
@@ -321,6 +357,15 @@ extern "C" int fea_cuda_multifrontal_panel(const fea_cuda_multifrontal_front *fr
                                            cudaStream_t stream) {
   if (count <= 0) return (int)cudaSuccess;
   panel_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, list, count, info);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int fea_cuda_multifrontal_pivots(const fea_cuda_multifrontal_front *fronts,
+                                            int64_t count, double *pivots, cudaStream_t stream) {
+  if (count <= 0) return (int)cudaSuccess;
+  /* The reduction halves blockDim: a power of two. */
+  static_assert((threads & (threads - 1)) == 0, "threads is a power of two");
+  pivots_kernel<<<blocks_for(count), threads, 0, stream>>>(fronts, count, pivots);
   return (int)cudaGetLastError();
 }
 

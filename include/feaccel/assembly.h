@@ -7,10 +7,19 @@
  * one shared global matrix; entries shared between elements are updated
  * concurrently. How those updates are kept correct is the strategy:
  * serial, mesh coloring, compare-and-swap, striped locks, private row
- * ownership, or hardware transactions (Intel RTM). See docs/assembly.md.
+ * ownership, private copies of the target, or hardware transactions (Intel
+ * RTM). See docs/assembly.md.
  *
  * The matrix pattern is built once (fea_matrix_create_pattern) and reused
  * by every assembly into it.
+ *
+ * @par The problem's callbacks
+ * Assembly calls the problem's sigma_fn, sigma_tensor, reaction_fn, source,
+ * flux and element_form callbacks from the context's threads, several at
+ * once, and each again on every assembly and wherever else the problem's
+ * element systems are computed: they must be thread-safe and give the same
+ * value for the same point every time (problem.h, "Callbacks: threads and
+ * repeated calls").
  *
  * @par Errors common to this header
  * Every function here that returns fea_status returns FEA_SUCCESS when it did
@@ -36,9 +45,13 @@ typedef enum fea_update_strategy {
   FEA_UPDATE_COLORING = 1,   /**< colors one after another, elements of a color in parallel */
   FEA_UPDATE_ATOMIC_CAS = 2, /**< compare-and-swap loop on the bits of each double */
   FEA_UPDATE_MUTEX = 3,      /**< striped locks (spin or pthread mutex) */
-  FEA_UPDATE_PRIVATE_BUFFERS = 4, /**< each thread owns rows and adds only into them */
+  FEA_UPDATE_PRIVATE_BUFFERS = 4, /**< row ownership: each thread owns rows and adds only into
+                                       them, recomputing the elements its rows share */
   FEA_UPDATE_TSX = 5,             /**< Intel RTM transactions with a fallback lock */
-  FEA_UPDATE_AUTO = 6             /**< the library picks (never TSX) and reports its pick */
+  FEA_UPDATE_AUTO = 6,            /**< the library picks (never TSX) and reports its pick */
+  /** The thesis's private buffers: each thread adds into its own copy of the whole target,
+   * summed into it at the end (memory: threads - 1 copies). @since 0.1.0 */
+  FEA_UPDATE_PRIVATE_COPIES = 7
 } fea_update_strategy;
 
 /** Options of an assembly; initialize with FEA_ASSEMBLY_DESC_INIT. @since 0.1.0 */
@@ -109,7 +122,11 @@ typedef struct fea_assembly_stats {
  * Rows and columns run over the free DoFs; each row holds the sorted free
  * columns of the elements around it (the reference assembly's pattern).
  * Build it once and assemble into it as often as needed.
- * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails.
+ * @retval FEA_ERR_OUT_OF_MEMORY when an allocation fails, or when the
+ *         pattern exceeds the memory budget (fea_context_set_memory_limit()):
+ *         at once when a lower bound of its entries, from the knots or the
+ *         element-DoF table, does (naming the bound and the limit), else
+ *         once its rows are counted.
  * @since 0.1.0
  */
 FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_matrix **A);
@@ -122,7 +139,12 @@ FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_mat
  * coupling of the problem (else FEA_ERR_INVALID_ARG naming the missing entry):
  * a pattern from fea_matrix_create_pattern or fea_problem_assemble_reference
  * of the same problem does. Elements are integrated concurrently: the
- * problem's sigma and f callbacks must be safe to call from several threads.
+ * problem's sigma_fn, sigma_tensor, reaction_fn, source, flux and
+ * element_form callbacks are called from several threads at once (for
+ * different elements) and must be safe to; each is called at every
+ * quadrature point of every element here, again by every other consumer of
+ * the problem (problem.h, "Callbacks: threads and repeated calls"), so it
+ * must give the same value for the same point on every call.
  *
  * On failure A's values and b are left as they were: the call assembles into
  * scratch storage and installs it only on success.
@@ -164,7 +186,8 @@ FEA_API fea_status fea_problem_assemble_dense(const fea_problem *problem, double
                                               fea_assembly_stats *stats);
 
 /** @brief Name of a strategy ("serial", "coloring", "atomic-cas", "mutex",
- * "private-buffers", "tsx", "auto"); NULL if @p strategy is unknown.
+ * "private-buffers", "tsx", "auto", "private-copies"); NULL if @p strategy is
+ * unknown.
  * @since 0.1.0 */
 FEA_EXPORT const char *fea_update_strategy_name(fea_update_strategy strategy);
 

@@ -12,7 +12,9 @@
  *
  * A resource may name a family (`/cpu`, `/gpu`): the best usable backend in
  * it is taken. Options follow a colon as comma-separated `key=value` pairs:
- * `/cpu/threads:threads=4,bind=core`, `/gpu/cuda:device=1`.
+ * `/cpu/threads:threads=4,bind=core`, `/gpu/cuda:device=1`. Nothing is
+ * trimmed: a space, an empty option or a trailing comma is refused
+ * (docs/backends.md, "Resource strings", has the grammar).
  *
  * A context is not thread-safe: use one context per thread, or serialize.
  *
@@ -56,7 +58,13 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  * @retval FEA_ERR_INVALID_ARG for a malformed or unknown resource, an option
  *         the backend does not have, set twice or out of its range
  *         (`threads` 1..1024, `bind` core or none, `device` an ordinal
- *         of a present GPU), or a NULL @p out
+ *         of a present GPU), or a NULL @p out; also for an environment
+ *         variable the library reads (`FEACCEL_BACKEND` with a NULL
+ *         resource, `FEACCEL_THREADS_ADAPT`, `OMP_NUM_THREADS`,
+ *         `FEACCEL_TSX_FORCE_ABORT`: docs/backends.md) whose value is
+ *         malformed, whatever the backend, naming the variable and the value.
+ *         Option values are checked before a device is looked for, so a bad
+ *         one is this code on a machine without the device too
  * @retval FEA_ERR_UNSUPPORTED when the named backend was not built, or no
  *         backend of the named family (or none at all, for NULL) was built;
  *         also `/gpu/cuda` in a program linked to libfeaccel.a, which its
@@ -66,8 +74,11 @@ typedef void (*fea_log_fn)(void *user, fea_log_level level, const char *msg);
  * @retval FEA_ERR_BACKEND when the backend was built for another backend ABI,
  *         or hwloc cannot load the topology or bind the threads
  * @retval FEA_ERR_OUT_OF_MEMORY when the context's state cannot be allocated
- * For a family or NULL, backends are tried by priority and the first
- * failure is the one returned. On failure fea_context_last_error(NULL) says why.
+ * For a family or NULL, backends are tried by priority, the next one only
+ * when a backend cannot run here or lacks an option's key (a bad value or
+ * environment variable is returned at once: no lower backend silently stands
+ * in), and the first failure is the one returned. On failure
+ * fea_context_last_error(NULL) says why.
  * @since 0.1.0
  */
 FEA_API fea_status fea_context_create(const char *resource, fea_context **out);
@@ -225,6 +236,8 @@ typedef struct fea_backend_info {
  *         @p capacity > 0, an `infos[0].size` outside the accepted sizes, or
  *         an entry whose `.size` differs from `infos[0].size`; nothing is
  *         written then. No context exists: fea_context_last_error(NULL) says why.
+ * @retval FEA_ERR_OUT_OF_MEMORY when @p capacity entries of `infos[0].size`
+ *         bytes would span more than one array can (types.h); nothing is written.
  * @since 0.1.0
  */
 FEA_API fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count);

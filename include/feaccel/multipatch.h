@@ -65,9 +65,12 @@ typedef struct fea_multipatch_desc {
  * @param patches num_patches B-spline spaces of one dimension (2 or 3) and of context @p ctx
  * @param desc options, or NULL for the defaults
  * @retval FEA_ERR_INVALID_ARG for num_patches < 1, a NULL entry of @p patches, a space of another
- *         context or dimension, a tolerance outside [0, 0.1), two sides whose corners coincide
- *         but whose DoFs do not (naming both and the first DoF that differs), or a side that
- *         would meet two others
+ *         context or dimension, a tolerance outside [0, 0.1), one space listed twice, two
+ *         patches that cover the same region (corners, centre and interior points coinciding
+ *         whatever the parametrization; naming both: their sides would all be interfaces and
+ *         the domain would have no boundary), two sides whose corners coincide but whose DoFs
+ *         do not (naming both and the first DoF that differs), or a side that would meet two
+ *         others (naming the three patches)
  * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, or a 1D space
  * @since 0.1.0
  */
@@ -185,7 +188,8 @@ typedef struct fea_multipatch_bc {
  *         an entry naming a patch out of range, a side that is not a boundary side of the
  *         domain (an interface, or beyond the dimension), a side listed twice, a bad condition
  *         (type, Robin alpha), or no Dirichlet or Robin side with c = 0 (u determined up to a
- *         constant only)
+ *         constant only; not checked with an element form, which may hold its own mass term: a
+ *         singular system is then FEA_ERR_NOT_POSDEF from the solver's setup)
  * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp,
@@ -266,6 +270,15 @@ typedef struct fea_multipatch_stats {
   double solve_s;           /**< the last solve, all phases */
   uint64_t patch_bytes;     /**< sum of the patches' peak setup memory estimates */
   uint64_t interface_bytes; /**< the dense interface factor */
+  /** The smallest pivot L_jj^2 of the last setup's factor: every patch's fronts and the
+   * interface system's Cholesky factor, the pivots of one Cholesky factorization of the
+   * whole system (fea_solver_stats.pivot_min); 0 before setup. @since 0.1.0 */
+  double pivot_min;
+  double pivot_max;   /**< the largest (0 before setup) @since 0.1.0 */
+  double pivot_ratio; /**< pivot_min / pivot_max, as fea_solver_stats.pivot_ratio @since 0.1.0 */
+  /** 1 when the last setup warned (pivot_ratio below max(sqrt(DBL_EPSILON), the eliminated
+   * DoFs times DBL_EPSILON), fea_solver_setup()). @since 0.1.0 */
+  int ill_conditioned;
 } fea_multipatch_stats;
 
 /** Initializer for fea_multipatch_stats. @since 0.1.0 */
@@ -274,11 +287,12 @@ typedef struct fea_multipatch_stats {
   {                                                                                           \
     .size = sizeof(fea_multipatch_stats), .num_patches = 0, .interface_dofs = 0,              \
     .interior_dofs = 0, .local_s = 0.0, .interface_s = 0.0, .solve_s = 0.0, .patch_bytes = 0, \
-    .interface_bytes = 0                                                                      \
+    .interface_bytes = 0, .pivot_min = 0.0, .pivot_max = 0.0, .pivot_ratio = 0.0,             \
+    .ill_conditioned = 0                                                                      \
   }
 #else
 #define FEA_MULTIPATCH_STATS_INIT \
-  { sizeof(fea_multipatch_stats), 0, 0, 0, 0.0, 0.0, 0.0, 0, 0 }
+  { sizeof(fea_multipatch_stats), 0, 0, 0, 0.0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0 }
 #endif
 
 /**

@@ -126,6 +126,16 @@ typedef struct fea_operator_desc {
  *         device backend without operators
  * @retval FEA_ERR_BACKEND on a device backend whose host delegate cannot be
  *         found or created
+ * @retval FEA_ERR_OUT_OF_MEMORY when what the kind stores exceeds the memory
+ *         budget (fea_context_set_memory_limit()), refused before the work
+ *         that would fill it: the CSR matrix as soon as a lower bound of its
+ *         entries (from the knots, or the element-DoF table) exceeds the
+ *         budget, before its pattern is built (the message names the bound,
+ *         and the exact count where the bound is exact); the element matrices
+ *         once their count is known (at once with sigma(x), c(x), a tensor, an
+ *         element form or Robin sides; else when grouping the elements by
+ *         shape would exceed the budget). Each message names the figure, the
+ *         limit and a kind that needs less.
  * @since 0.1.0
  */
 FEA_API fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
@@ -295,8 +305,9 @@ typedef struct fea_cg_stats {
  * @retval FEA_WARN_NOT_CONVERGED (x holds the last iterate) when
  *         max_iterations is reached
  * @retval FEA_ERR_NOT_POSDEF when p.Ap <= 0 or the Jacobi diagonal has an
- *         entry <= 0
- * @retval FEA_ERR_INVALID_ARG for a vector that is NULL, of another context
+ *         entry <= 0; when r.z or p.Ap overflowed to inf or NaN the message
+ *         says so (the system or the iterate is too large for doubles)
+ * @retval FEA_ERR_INVALID_ARG when ||b|| overflows; for a vector that is NULL, of another context
  *         than the operator's, or not FEA_F64, @p b and @p x
  *         the same vector, a `desc->size` or `stats->size` outside the
  *         accepted sizes, rtol or atol negative or not finite, a negative

@@ -29,6 +29,34 @@
  * a user's element form that fails is passed on with its status, and one
  * whose matrix is not finite and symmetric (to 1e-12 of its largest entry)
  * or whose load is not finite is FEA_ERR_INVALID_ARG naming the element. The other codes are listed under each function.
+ *
+ * @par Callbacks: threads and repeated calls
+ * sigma_fn, sigma_tensor, reaction_fn, source, the flux of every side and
+ * part, and element_form are called wherever element systems are computed,
+ * and on a context with more than one thread (`/cpu/threads`;
+ * fea_context_set_num_threads(); on `/gpu/cuda` the host threads that
+ * integrate the multifrontal leaves) from several threads at once, for
+ * different elements: in concurrent assembly (fea_problem_assemble(), the
+ * CSR operator), in the setup of the multifrontal and multipatch solvers,
+ * and in multigrid's setup. They must be safe to call concurrently: read
+ * their user data only, or guard what they write. dirichlet (g) is called
+ * on the calling thread only, when a problem is made (here, for each
+ * multigrid level and for each patch of a multipatch problem); so are the
+ * exact and exact_grad callbacks of fea_problem_error_norms().
+ * @par
+ * Every callback may be called more than once at the same point, and
+ * element_form more than once for the same element: each consumer of a
+ * problem evaluates what it needs itself (the reference assembly, each
+ * operator and, for the matrix-free kinds, separately its right-hand side,
+ * each solver's setup, fea_problem_element_system()), and one call may
+ * evaluate a point twice (the multifrontal setup on `/gpu/cuda` evaluates
+ * sigma for the device's stiffness weights and again for the element
+ * matrices that lift Dirichlet values; g is evaluated by both patches at a
+ * DoF two patches share). So each must give
+ * the same value for the same x (or element) on every call, with no side
+ * effect that the result depends on (a call counter, sums into the user's
+ * arrays). element_form always gets both Ke and fe, also when the caller
+ * needs only one of them.
  */
 #ifndef FEACCEL_PROBLEM_H
 #define FEACCEL_PROBLEM_H
@@ -66,7 +94,9 @@ typedef struct fea_element_data {
 
 /**
  * A user's element form: the nb x nb element matrix Ke (row-major, symmetric) and the nb
- * load entries fe of element e. Return FEA_SUCCESS, or any error status to stop the caller.
+ * load entries fe of element e. Return FEA_SUCCESS, or any error status to stop the caller,
+ * which then returns that status; anything else (a warning, a value outside fea_status) stops
+ * it with FEA_ERR_INVALID_ARG naming the value.
  * @since 0.1.0
  */
 typedef fea_status (*fea_element_form_fn)(const fea_element_data *e, double *Ke, double *fe,
@@ -124,7 +154,9 @@ typedef struct fea_problem_desc {
   fea_tensor_fn sigma_tensor;      /**< an anisotropic A(x) (SPD) in place of sigma, or NULL */
   void *sigma_tensor_user;
   fea_element_form_fn element_form; /**< the user's element matrices and loads in place of
-                                         sigma, A, c and f (the sides still apply), or NULL */
+                                         sigma, A, c and f (the sides still apply), or NULL;
+                                         with a form, all-natural sides are not refused (the
+                                         form may hold a mass term) */
   void *element_form_user;
   /* Appended after sides (callers built before see the defaults): */
   const fea_boundary_part *parts; /**< num_parts conditions by physical group (a mesh read
@@ -168,7 +200,11 @@ typedef struct fea_problem_desc {
  *         or part with an unknown type, a Robin alpha that is not positive
  *         and finite, a non-Dirichlet side beyond the space's dimension, no
  *         Dirichlet and no Robin side or boundary facet with c = 0 (u would
- *         be determined up to a constant only), a negative num_parts or NULL
+ *         be determined up to a constant only; not checked with an element
+ *         form, which replaces c and may hold its own mass term: a singular
+ *         system is then the solvers' to report, FEA_ERR_NOT_POSDEF from the
+ *         multifrontal setup's pivot check or from CG), a negative
+ *         num_parts or NULL
  *         parts with num_parts > 0, a part whose physical tag or name is not
  *         a group of the mesh's boundary (or a name two groups share), a
  *         group listed twice, a facet in two listed groups, or a listed

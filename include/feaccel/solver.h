@@ -92,18 +92,38 @@ typedef struct fea_solver_desc {
    * when the tree's exact peak does; 0: the context's budget
    * (fea_context_set_memory_limit()). rlimits and cgroup limits always apply. */
   uint64_t memory_limit_bytes;
+  /** Measure every solve (the multifrontal solver; the multipatch solver
+   * ignores it): 0 (default) no; 1: after each fea_solver_solve() the
+   * relative residual max_j ||b_j - A x_j||_2 / ||b_j||_2 with the assembled
+   * system (fea_problem_assemble_reference()'s matrix, assembled by
+   * fea_solver_setup() and kept with the factors), in
+   * fea_solver_stats.relative_residual; 2: as 1 after one step of iterative
+   * refinement (x += A^-1 (b - A x), one more pair of sweeps). Each check
+   * costs a sparse matrix-vector product per right-hand side (and a copy of
+   * b); a backward error above sqrt(DBL_EPSILON) is logged at FEA_LOG_WARN
+   * (docs/multifrontal.md, "Accuracy"). @since 0.1.0 */
+  int check_residual;
+  /** 1: fea_solver_setup() also estimates the condition number cond_1(A) = ||A||_1
+   * ||A^-1||_1 into fea_solver_stats.condition_estimate, ||A^-1||_1 by Hager's method
+   * with Higham's refinements (LAPACK's dlacn2) from at most 11 solves with the new factor,
+   * ||A||_1 from the assembled system (kept as for check_residual); above
+   * 1 / sqrt(DBL_EPSILON) it is logged at FEA_LOG_WARN and sets stats.ill_conditioned.
+   * Where the pivot ratio is a loose bound (a 1D Laplacian: n against n^2) this is the
+   * figure to read. 0 (default): no. The multipatch solver ignores it. @since 0.1.0 */
+  int estimate_condition;
 } fea_solver_desc;
 
-/** Initializer: automatic merge, full elimination, the context's memory budget. @since 0.1.0 */
+/** Initializer: automatic merge, full elimination, the context's memory budget, no residual
+ * check or condition estimate. @since 0.1.0 */
 #if FEA_DESIGNATED_INITIALIZERS
 #define FEA_SOLVER_DESC_INIT                                                                   \
   {                                                                                            \
     .size = sizeof(fea_solver_desc), .merge = FEA_MULTIFRONTAL_MERGE_AUTO, .keep_boundary = 0, \
-    .memory_limit_bytes = 0                                                                    \
+    .memory_limit_bytes = 0, .check_residual = 0, .estimate_condition = 0                      \
   }
 #else
 #define FEA_SOLVER_DESC_INIT \
-  { sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0 }
+  { sizeof(fea_solver_desc), FEA_MULTIFRONTAL_MERGE_AUTO, 0, 0, 0, 0 }
 #endif
 
 /**
@@ -147,10 +167,23 @@ FEA_API fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *probl
  * @brief Numeric phase: element integration (fused into the leaves, the
  * global matrix is never formed) and the factorization, level by level.
  *
+ * The multifrontal and multipatch setups check their factor's pivots
+ * d_j = L_jj^2 (every front's, and the multipatch interface system's): with
+ * pivot_ratio = min d_j / max d_j (fea_solver_stats), a ratio below
+ * max(sqrt(DBL_EPSILON), n DBL_EPSILON) (n the eliminated DoFs) is logged at
+ * FEA_LOG_WARN and sets stats.ill_conditioned: the condition number exceeds
+ * 1 / sqrt(DBL_EPSILON), so the solution may have lost more than half its
+ * digits, or the smallest pivot is within the rounding error n eliminations
+ * accumulate; the setup succeeds (docs/multifrontal.md, "Accuracy").
+ *
  * @retval FEA_ERR_OUT_OF_MEMORY (multifrontal, prehandled) before any large
  *         allocation when the exact memory estimate exceeds the limit
  * @retval FEA_ERR_NOT_POSDEF (multifrontal) naming the tree node (index,
- *         level, element box) whose front is not positive definite;
+ *         level, element box) whose front is not positive definite and the
+ *         pivot's value; also (multifrontal, multipatch) when the factor is
+ *         singular to working precision, pivot_ratio below DBL_EPSILON: a
+ *         pivot below one rounding error of the largest is positive by
+ *         chance, naming the node and both pivots;
  *         (prehandled) when a pivot of the partial Cholesky or a diagonal
  *         entry of the transformed matrix is not positive; (multigrid) when a
  *         level's diagonal or largest eigenvalue estimate is not positive
@@ -234,6 +267,37 @@ typedef struct fea_solver_stats {
   double transfer_s; /**< host-device copies of the right-hand sides and solutions within
                           forward_s + backward_s, timed on the device (last solve; GPU backends,
                           0 on the CPU) */
+  /* The accuracy report (docs/multifrontal.md, "Accuracy"). */
+  /** The smallest pivot d_j = L_jj^2 of the last setup's factor, over every front; 0 before
+   * setup or when nothing was eliminated. @since 0.1.0 */
+  double pivot_min;
+  /** The largest pivot. @since 0.1.0 */
+  double pivot_max;
+  /** pivot_min / pivot_max: the condition number of the system is at least 1 / pivot_ratio
+   * (pivots lie between the extreme eigenvalues), the estimate CHOLMOD reports as rcond.
+   * A lower bound only: the pivots of a nested-dissection order see a global near-null
+   * space, a 1D Laplacian's 1/pivot_ratio grows like n where its condition number grows
+   * like n^2. 0 before setup. @since 0.1.0 */
+  double pivot_ratio;
+  /** The tree node holding pivot_min (fea_solver_get_node()); -1 before setup. @since 0.1.0 */
+  fea_index pivot_min_node;
+  /** The last solve's relative residual max_j ||b_j - A x_j||_2 / ||b_j||_2 with
+   * fea_solver_desc.check_residual (after its refinement step with check_residual = 2);
+   * -1 when the last solve did not measure it. A stable solve leaves it near
+   * DBL_EPSILON ||A|| ||x|| / ||b||, which the conditioning may make large. @since 0.1.0 */
+  double relative_residual;
+  /** The same solve's normwise backward error max_j ||b_j - A x_j||_inf /
+   * (||A||_inf ||x_j||_inf + ||b_j||_inf): the smallest relative change of A and b that x
+   * solves exactly, near DBL_EPSILON for a stable solve whatever the conditioning; above
+   * sqrt(DBL_EPSILON) it is logged at FEA_LOG_WARN. -1 when not measured. @since 0.1.0 */
+  double backward_error;
+  /** With fea_solver_desc.estimate_condition: the last setup's estimate of cond_1(A), a
+   * lower bound within a factor of about 3 in practice; -1 without. @since 0.1.0 */
+  double condition_estimate;
+  /** 1 when the last setup warned: pivot_ratio below max(sqrt(DBL_EPSILON), n DBL_EPSILON),
+   * n the eliminated DoFs, or condition_estimate above 1 / sqrt(DBL_EPSILON)
+   * (fea_solver_setup()); else 0. @since 0.1.0 */
+  int ill_conditioned;
 } fea_solver_stats;
 
 /** Initializer for fea_solver_stats. @since 0.1.0 */
@@ -242,11 +306,16 @@ typedef struct fea_solver_stats {
   {                                                                                                \
     .size = sizeof(fea_solver_stats), .num_levels = 0, .num_nodes = 0, .max_front = 0, .flops = 0, \
     .critical_path_flops = 0, .factor_bytes = 0, .peak_bytes = 0, .integrate_s = 0, .factor_s = 0, \
-    .root_s = 0, .forward_s = 0, .backward_s = 0, .threads = 0, .device_bytes = 0, .transfer_s = 0 \
+    .root_s = 0, .forward_s = 0, .backward_s = 0, .threads = 0, .device_bytes = 0,                 \
+    .transfer_s = 0, .pivot_min = 0, .pivot_max = 0, .pivot_ratio = 0, .pivot_min_node = -1,       \
+    .relative_residual = -1, .backward_error = -1, .condition_estimate = -1, .ill_conditioned = 0  \
   }
 #else
-#define FEA_SOLVER_STATS_INIT \
-  { sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define FEA_SOLVER_STATS_INIT                                                                   \
+  {                                                                                             \
+    sizeof(fea_solver_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, \
+        -1, 0                                                                                   \
+  }
 #endif
 
 /**

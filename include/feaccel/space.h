@@ -112,8 +112,15 @@ typedef struct fea_geometry_file fea_geometry_file;
  * the parametric one), in file order, and the topology of the file's first `MultiPatch`
  * element (later ones are ignored, as G+Smo's own reader takes the first).
  *
- * The file is parsed by libxml2 without network access or entity expansion. Each patch is
- * checked as fea_space_create_bspline() checks a geometry.
+ * The file is parsed by libxml2 without network access. A document type declaration (DTD) is
+ * refused where it starts, before anything it declares is read, so no entity is ever expanded
+ * (G+Smo files have none); character references and the five predefined entities are read.
+ * Before the file is read, its size is checked against libxml2's ceiling (10^9 bytes) and the
+ * memory that reading and parsing it needs (4 bytes per byte of text, and about 300 per tag and
+ * per attribute for libxml2's tree) against the context's memory budget. What libxml2 reports
+ * goes into the error message, never to stderr. Each patch is checked as
+ * fea_space_create_bspline() checks a geometry; `rows` and `cols` attributes of `coefs` and
+ * `weights`, where present, must be the number of control points and geoDim (1 for weights).
  *
  * The `MultiPatch` element is read as G+Smo reads it: `parDim`; `patches` of type `id_range`
  * (a first and a last Geometry id, both included) or `id_index` (a list of Geometry ids);
@@ -124,22 +131,40 @@ typedef struct fea_geometry_file fea_geometry_file;
  * not by position, and sides from 1 (west) to 2 parDim; the accessors below give file
  * positions and 0-based sides instead. A file without a `MultiPatch` has no interfaces and no
  * boundary sides. Sides named in neither list are not filled in.
- * @retval FEA_ERR_IO when the file cannot be opened or is not well-formed XML (the line is named)
+ *
+ * The topology is checked against the patches' geometry, as G+Smo's computeTopology compares
+ * sides (their corners and centre): the two sides of an interface must coincide point for point
+ * in the orientation its direction map and flags give, and a boundary side must coincide with
+ * no other side of a member patch (it would be an interface), within 10^-6 of the diameter of
+ * the member patches' control points. Collapsed sides (all corners at one point) are not
+ * compared. fea_multipatch_create() finds its interfaces from the geometry at its own tolerance
+ * (10^-9 of the domain's diameter by default): for a file whose sides agree only to 10^-6, give
+ * it a larger one.
+ * @retval FEA_ERR_IO when the file cannot be opened or is not well-formed XML (the line is named;
+ *         a reference to an entity that nothing declares is not well-formed, naming it)
  * @retval FEA_ERR_INVALID_ARG for a file that is XML but not a valid geometry, naming the patch,
  *         its line and the bad item: an unknown or missing type, a missing or extra knot vector,
  *         a degree or number that does not parse, counts that do not match (coefficients,
  *         weights, geoDim), non-finite coordinates, weights that are not positive, knots that
- *         decrease or are not open; and for a file without patches. For a `MultiPatch` that is
- *         not valid, naming the file, the element, its line and the value: a missing or bad
+ *         decrease or are not open, a `rows` or `cols` attribute other than the count the knot
+ *         vectors give (both numbers named); and for a file without patches. For a `MultiPatch`
+ *         that is not valid, naming the file, the element, its line and the value: a missing or bad
  *         `parDim` or one that differs from a listed patch's dimension, a missing `patches`
  *         element or an unknown type of it, a patch id that names no Geometry (or two), an id
  *         listed twice, an integer that does not parse, a count that is not a whole number of
  *         interfaces or of pairs, a patch id not listed in `patches`, a side outside
  *         1..2 parDim, an interface that names the same side twice, a direction map that is not
  *         a permutation, an orientation flag other than 0 or 1, and a side that is named twice
- *         (by two interfaces, twice as boundary, or both as boundary and in an interface)
+ *         (by two interfaces, twice as boundary, or both as boundary and in an interface); and
+ *         for a topology the geometry contradicts, naming the interface or boundary side, the
+ *         patch ids and sides: an interface whose sides do not coincide (the farthest pair of
+ *         points and their distance) or coincide only in another orientation (the file's direction
+ *         map and flags and the geometry's), a boundary side that coincides with another side
  * @retval FEA_ERR_UNSUPPORTED for a patch whose geoDim differs from its parametric dimension
- *         (surfaces in 3D) or whose type is another G+Smo geometry (THB, 1D curves)
+ *         (surfaces in 3D) or whose type is another G+Smo geometry (THB, 1D curves); for a file
+ *         with a DTD (its line and declaration named) or of more than 10^9 bytes (its size named)
+ * @retval FEA_ERR_OUT_OF_MEMORY when reading and parsing the file would pass the memory budget
+ *         (the file's size and the limit named), or libxml2 runs out of memory
  * @since 0.1.0
  */
 FEA_API fea_status fea_geometry_file_read(fea_context *ctx, const char *path,

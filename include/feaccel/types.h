@@ -43,7 +43,11 @@ typedef enum fea_status {
    * not refined, a Schur complement without keep_boundary) */
   FEA_ERR_STATE = -3,
   /** host or device allocation failed, or a size would exceed what can be
-   * addressed or the memory limit */
+   * addressed or the memory limit. "Addressed": an array the arguments
+   * describe by a count and a leading dimension or stride (nrhs columns ldb
+   * apart, npts points of dim coordinates) that would span more than
+   * PTRDIFF_MAX bytes cannot exist, and is refused with this code before
+   * anything is read, written or allocated */
   FEA_ERR_OUT_OF_MEMORY = -4,
   /** not built in, or not available for this input (space, mesh, option,
    * file format version, CPU feature) */

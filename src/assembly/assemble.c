@@ -9,6 +9,7 @@
 #include "assembly/assemble.h"
 #include "assembly/conc.h"
 #include "base/context.h"
+#include "base/environment.h"
 #include "internal/error.h"
 #include "linalg/matrix.h"
 #include "disc/pattern.h"
@@ -24,8 +25,18 @@ void fea_conc_config_init(fea_conc_config *cfg, const fea_context *ctx,
   cfg->tsx_batch = d->tsx_batch;
   cfg->tsx_retries = d->tsx_retries;
   cfg->backoff = d->backoff;
-  const char *force = getenv("FEACCEL_TSX_FORCE_ABORT");
-  cfg->tsx_force_abort = force && strcmp(force, "1") == 0;
+  /* A malformed value was refused when the context was made
+   * (fea_env_check); one set since then is reported, and not applied. */
+  int force = 0;
+  if (fea_env_tsx_force_abort(&force) < 0)
+    fea_log(ctx, FEA_LOG_WARN, "%s; TSX transactions are not forced to abort",
+            fea_thread_last_error_text());
+  /* The hook overrides what the caller asked of TSX: say so. */
+  if (force && (d->strategy == FEA_UPDATE_TSX || d->strategy == FEA_UPDATE_AUTO))
+    fea_log(ctx, FEA_LOG_WARN,
+            "environment variable FEACCEL_TSX_FORCE_ABORT=1: every TSX transaction aborts on "
+            "purpose (a test hook), so TSX updates take the fallback lock");
+  cfg->tsx_force_abort = force;
 }
 
 /* Pick (AUTO), check availability, run into job->target (zeroed by the caller). */

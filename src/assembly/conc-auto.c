@@ -6,6 +6,16 @@
  *                                        descheduled thread, CAS does not;
  *   ownership overlap <= 15 %         -> PRIVATE_BUFFERS: no synchronization,
  *                                        one pass over the matrix;
+ *   assembly whose threads - 1 copies -> PRIVATE_COPIES: no synchronization
+ *   of the target move no more bytes     and nothing recomputed; the copies
+ *   than its updates, in a quarter of    cost zeroing and one read each in
+ *   the memory budget                    the reduction, (T - 1) x len
+ *                                        entries, against the updates'
+ *                                        ne x nb (nb + 1) read-modify-writes
+ *                                        that CAS or coloring would protect
+ *                                        (operators apply many times, and
+ *                                        fresh copies per apply would fault
+ *                                        their pages in each time: never);
  *   >= 256 elements per thread and color -> COLORING: barriers amortized;
  *   otherwise                         -> ATOMIC_CAS.
  * TSX is never picked: where it exists at all it is not faster than CAS on
@@ -16,6 +26,7 @@
 #include <string.h>
 
 #include "assembly/conc.h"
+#include "base/memory-limit.h"
 #include "disc/coloring.h"
 
 fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea_conc_plan *plan) {
@@ -36,6 +47,14 @@ fea_update_strategy fea_conc_auto_pick(const fea_conc_job *job, int threads, fea
     else
       fea_conc_plan_free(&own);
     if (picked) return FEA_UPDATE_PRIVATE_BUFFERS;
+  }
+  if (!job->work) {
+    const double copies = (double)(threads - 1) * (double)job->target_len;
+    const double updates = (double)job->ne * (double)job->nb * (double)(job->nb + 1);
+    fea_memory_budget budget;
+    fea_memory_budget_get(job->ctx, 0, &budget);
+    if (copies <= updates && fea_bytes(copies, sizeof(double)) <= 0.25 * (double)budget.bytes)
+      return FEA_UPDATE_PRIVATE_COPIES;
   }
   fea_index *colors = malloc(((size_t)job->ne + 1) * sizeof *colors);
   int nc = 0;

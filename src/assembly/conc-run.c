@@ -17,6 +17,8 @@ static const struct fea_update_ops *const table[] = {
     [FEA_UPDATE_MUTEX] = &fea_update_mutex,
     [FEA_UPDATE_PRIVATE_BUFFERS] = &fea_update_privbuf,
     [FEA_UPDATE_TSX] = &fea_update_tsx,
+    [FEA_UPDATE_AUTO] = NULL, /* resolved by fea_conc_auto_pick before a run */
+    [FEA_UPDATE_PRIVATE_COPIES] = &fea_update_privcopy,
 };
 
 const struct fea_update_ops *fea_update_ops_get(fea_update_strategy s) {

@@ -232,6 +232,11 @@ extern const struct fea_update_ops fea_update_atomic_cas;
 extern const struct fea_update_ops fea_update_mutex;
 extern const struct fea_update_ops fea_update_privbuf;
 extern const struct fea_update_ops fea_update_tsx;
+extern const struct fea_update_ops fea_update_privcopy;
+
+/* PRIVATE_COPIES' memory, team - 1 copies of the target, against the
+ * context's budget: FEA_ERR_OUT_OF_MEMORY naming both (conc-privcopy.c). */
+fea_status fea_conc_privcopy_require(const fea_conc_job *job, int team);
 
 /* The table, indexed by strategy (AUTO excluded). */
 const struct fea_update_ops *fea_update_ops_get(fea_update_strategy s);

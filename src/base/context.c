@@ -60,10 +60,13 @@ fea_status fea_context_create_on(const struct fea_backend *b, const fea_resource
   FEA_CHECK(b->abi == FEA_BACKEND_ABI, NULL, FEA_ERR_BACKEND,
             "backend %s was built for backend ABI %u, this library needs %u", b->prefix, b->abi,
             FEA_BACKEND_ABI);
+  /* The options first, keys and values (the backend's spec): a bad option
+   * is the caller's mistake, and must read as one on a machine where the
+   * backend could not run anyway ("/gpu/cuda:streams=9" without a GPU). */
+  FEA_CALL(fea_resource_check_keys(opts, b->prefix, b->options));
   char reason[256] = "";
   if (b->probe && b->probe(reason, sizeof reason) != FEA_SUCCESS)
     return FEA_ERROR(NULL, FEA_ERR_DEVICE, "backend %s is not usable here: %s", b->prefix, reason);
-  FEA_CALL(fea_resource_check_keys(opts, b->prefix, b->options));
   /* The families ask a backend's slots, never its memory: a backend whose
    * data is not host memory builds its own operators, multigrid kernels and
    * M1, and names the host delegate they set up on. */
@@ -121,6 +124,13 @@ fea_status fea_context_create_best(const char *family, const fea_resource_opts *
     tried[best] = 1;
     last = fea_context_create_on(b[best], opts, out);
     if (last == FEA_SUCCESS) return FEA_SUCCESS;
+    /* A value the preferred backend refuses (an option, an environment
+     * variable it reads) is the caller's to fix: a lower backend that
+     * ignores it would be a silent substitute for what was asked. Only
+     * a backend that cannot run here (no device, not loadable, hwloc
+     * failed) lets the next one try, and so does one that does not know
+     * an option's key (it may be meant for a lower backend of the family). */
+    if (last == FEA_ERR_INVALID_ARG && fea_resource_knows_keys(opts, b[best]->options)) return last;
     if (first == FEA_SUCCESS) {
       first = last;
       snprintf(first_msg, sizeof first_msg, "%s", fea_thread_last_error());

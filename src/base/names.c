@@ -1,7 +1,12 @@
-/* Names of status codes and precisions. */
+/* Names of status codes and precisions, and which values have a name. */
 #include <feaccel/types.h>
 
 #include "internal/error.h"
+#include "names.h"
+
+/* What fea_status_string() says of a value outside the enum (its documented
+ * text; fea_status_is_named() tells such values by this pointer). */
+static const char unknown_status[] = "unknown status";
 
 const char *fea_status_string(fea_status status) {
   switch (status) {
@@ -18,8 +23,10 @@ const char *fea_status_string(fea_status status) {
   case FEA_ERR_IO: return "FEA_ERR_IO";
   case FEA_ERR_SINGULAR: return "FEA_ERR_SINGULAR";
   }
-  return "unknown status";
+  return unknown_status;
 }
+
+int fea_status_is_named(fea_status status) { return fea_status_string(status) != unknown_status; }
 
 const char *fea_precision_name(fea_precision prec) {
   switch (prec) {

@@ -13,6 +13,7 @@ static const char *const strategy_names[] = {
     [FEA_UPDATE_PRIVATE_BUFFERS] = "private-buffers",
     [FEA_UPDATE_TSX] = "tsx",
     [FEA_UPDATE_AUTO] = "auto",
+    [FEA_UPDATE_PRIVATE_COPIES] = "private-copies",
 };
 
 const char *fea_update_strategy_name(fea_update_strategy strategy) {

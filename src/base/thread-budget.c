@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "environment.h"
 #include "internal/error.h"
 #include "resource.h"
 #include "thread-budget.h"
@@ -202,9 +203,6 @@ fea_status fea_thread_budget_option(const fea_resource_opts *opts, fea_thread_ad
               "option adapt=%s is not 'load' or 'off'", opt);
     return FEA_SUCCESS;
   }
-  const char *env = getenv("FEACCEL_THREADS_ADAPT");
-  if (env && *env)
-    FEA_CHECK(adapt_word(env, adapt), NULL, FEA_ERR_INVALID_ARG,
-              "FEACCEL_THREADS_ADAPT=%s is not 'load' or 'off'", env);
-  return FEA_SUCCESS;
+  int set;
+  return fea_env_threads_adapt(&set, adapt);
 }

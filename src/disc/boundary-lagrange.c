@@ -62,14 +62,6 @@ static int structured_side(const fea_mesh *m, const fea_index *nodes, int nv) {
   return -1;
 }
 
-/* "3 7 12": a facet's nodes, for messages. */
-static void format_nodes(const fea_index *nodes, int nv, char *buf, size_t len) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int j = 0; j < nv && nodes[j] >= 0 && used < len; j++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%lld", j ? " " : "", (long long)nodes[j]);
-}
-
 /* "parts[2] (physical group 5 "outlet")", for messages. */
 static void format_part(const fea_problem *pb, int i, char *buf, size_t len) {
   const fea_mesh_boundary *b = pb->space->mesh->boundary;
@@ -101,7 +93,7 @@ static fea_status classify_parts(const fea_problem *pb, const fea_index *bf, fea
   const fea_mesh *m = pb->space->mesh;
   const fea_mesh_boundary *b = m->boundary;
   fea_context *ctx = pb->ctx;
-  char what[160], other[160], nodes_text[96];
+  char what[160], other[160], nodes_text[128];
   int *group_part = malloc((size_t)(b->num_groups > 0 ? b->num_groups : 1) * sizeof *group_part);
   FEA_CHECK(group_part, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d physical groups",
             b->num_groups);
@@ -169,7 +161,7 @@ static fea_status classify_parts(const fea_problem *pb, const fea_index *bf, fea
       if (part >= 0 && rec[r].part != part) {
         format_part(pb, part, what, sizeof what);
         format_part(pb, rec[r].part, other, sizeof other);
-        format_nodes(key, nv, nodes_text, sizeof nodes_text);
+        fea_mesh_boundary_format_facet(b, key, nodes_text, sizeof nodes_text);
         st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
                        "%s and %s share the boundary facet of nodes %s: a facet takes one "
                        "condition",
@@ -183,7 +175,7 @@ static fea_status classify_parts(const fea_problem *pb, const fea_index *bf, fea
   for (fea_index r = 0; r < nrec && st == FEA_SUCCESS; r++)
     if (!rec[r].matched) {
       format_part(pb, rec[r].part, what, sizeof what);
-      format_nodes(rec[r].key, FEA_FACET_MAX_NODES, nodes_text, sizeof nodes_text);
+      fea_mesh_boundary_format_facet(b, rec[r].key, nodes_text, sizeof nodes_text);
       st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
                      "%s holds the facet of nodes %s, which is not on the mesh's boundary (two "
                      "cells or none hold it): Neumann and Robin conditions apply on the boundary",
@@ -304,7 +296,9 @@ fea_status fea_lagrange_faces_build(fea_problem *pb, unsigned char **fixed) {
     robin |= t == FEA_BC_ROBIN;
     natural += t != FEA_BC_DIRICHLET;
   }
-  if (st == FEA_SUCCESS && !dirichlet && !robin && !fea_problem_has_reaction(pb))
+  /* An element form replaces c and may hold its own mass term (api-problem.c). */
+  if (st == FEA_SUCCESS && !dirichlet && !robin && !fea_problem_has_reaction(pb) &&
+      !pb->desc.element_form)
     st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
                    "every boundary facet is Neumann and c = 0: u would be determined up to a "
                    "constant only (leave a part Dirichlet, make one Robin, or give c > 0)");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/names.h"
 #include "internal/error.h"
 #include "lagrange-faces.h"
 #include "problem.h"
@@ -480,10 +481,18 @@ static fea_status user_form(const fea_problem *pb, fea_index e, const fea_elemen
   const fea_element_data ed = {sizeof ed, e, ev->dim, ev->nq, nb, ev->x, ev->w, ev->phi, ev->dphi};
   const fea_problem_desc *d = &pb->desc;
   fea_status st = d->element_form(&ed, K, f, d->element_form_user);
-  if (st != FEA_SUCCESS)
+  /* The user's status is converted here, at the boundary: one of the
+   * library's error codes passes through, anything else (a warning, a value
+   * outside the enum) becomes FEA_ERR_INVALID_ARG naming it, so that no
+   * caller receives a status it cannot name. */
+  if (st != FEA_SUCCESS && !fea_status_is_named(st))
+    st = FEA_ERROR(pb->ctx, FEA_ERR_INVALID_ARG,
+                   "the user's element form returned %d, not a fea_status, for element %lld",
+                   (int)st, (long long)e);
+  else if (st != FEA_SUCCESS)
     st = FEA_ERROR(pb->ctx, st < 0 ? st : FEA_ERR_INVALID_ARG,
-                   "the user's element form returned %s for element %lld", fea_status_string(st),
-                   (long long)e);
+                   "the user's element form returned %s for element %lld%s", fea_status_string(st),
+                   (long long)e, st < 0 ? "" : "; a form returns FEA_SUCCESS or an error status");
   double scale = 0;
   for (int i = 0; i < nb * nb && st == FEA_SUCCESS; i++) {
     if (!isfinite(K[i]))

@@ -1,8 +1,8 @@
 /* G+Smo's XML geometry files (the format IGA users already have): every
  * Geometry element of type TensorBSpline2/3 or TensorNurbs2/3 becomes one
  * patch, and the first MultiPatch element gives the topology. libxml2
- * parses the text (no network, no entity expansion, its own size limits);
- * this file walks the tree:
+ * parses the text (geometry-gismo-xml.c: no network, no DTD and so no
+ * entity, its memory bounded first); this file walks the tree:
  *
  *   <Geometry type="TensorNurbs2" id="0">
  *     <Basis type="TensorNurbsBasis2">            (NURBS only: the weights' basis)
@@ -39,7 +39,12 @@
  * sides, whatever the file says there (G+Smo's own files write orientation
  * 1 for an east-west interface whose normal runs opposite ways). Where
  * G+Smo only warns or silently maps an unknown id to patch 0, this reader
- * refuses the file. */
+ * refuses the file. The topology read is then checked against the patches'
+ * geometry (geometry-gismo-check.c): interfaces must join sides that
+ * coincide, in the orientation given, and boundary sides must be on no other
+ * side. G+Smo's matrices may carry rows and cols attributes (rows x cols
+ * numbers, as its reader takes them); where present they must be what the
+ * knot vectors give. */
 #include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -51,9 +56,9 @@
 #include <string.h>
 
 #include "base/context.h"
-#include "internal/error.h"
-#include "geometry-map.h"
 #include "base/memory-limit.h"
+#include "geometry-gismo.h"
+#include "internal/error.h"
 
 /* Where a patch is, for messages. */
 typedef struct where {
@@ -112,8 +117,11 @@ static fea_status numbers(const fea_context *ctx, const where *w, const xmlNode 
                           fea_index *count) {
   *out = NULL;
   *count = 0;
-  xmlChar *text = xmlNodeGetContent(n);
-  const char *s = text ? (const char *)text : "";
+  xmlChar *text = xmlNodeGetContent(n); /* "" when empty: NULL only when out of memory */
+  if (!text)
+    return PATCH_ERROR(ctx, w, FEA_ERR_OUT_OF_MEMORY, "<%s> (line %ld): no memory for its text",
+                       (const char *)n->name, (long)xmlGetLineNo(n));
+  const char *s = (const char *)text;
   fea_index c = 0;
   for (const char *p = s; *p;) {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
@@ -146,13 +154,35 @@ static fea_status numbers(const fea_context *ctx, const where *w, const xmlNode 
                        (int)(len < 40 ? len : 40), tok);
     i++;
   }
-  if (text) xmlFree(text);
+  xmlFree(text);
   if (st != FEA_SUCCESS) {
     free(v);
     return st;
   }
   *out = v;
   *count = c;
+  return FEA_SUCCESS;
+}
+
+/* A matrix element's rows and cols attributes, where present, against the
+ * shape the knot vectors give (rows x cols numbers, as G+Smo reads them). */
+static fea_status shape(const fea_context *ctx, const where *w, const xmlNode *n, fea_index rows,
+                        long cols, const char *cols_why) {
+  static const char *const names[2] = {"rows", "cols"};
+  for (int k = 0; k < 2; k++) {
+    char *v = attr(n, names[k]);
+    if (!v) continue;
+    xmlFree(v);
+    long got = 0;
+    FEA_CALL(int_attr(ctx, w, n, names[k], 0, 1000000000L, &got));
+    if (k == 0 && got != rows)
+      return PATCH_ERROR(ctx, w, FEA_ERR_INVALID_ARG,
+                         "<%s> (line %ld) has rows=\"%ld\" but the patch has %lld control points",
+                         (const char *)n->name, (long)xmlGetLineNo(n), got, (long long)rows);
+    if (k == 1 && got != cols)
+      return PATCH_ERROR(ctx, w, FEA_ERR_INVALID_ARG, "<%s> (line %ld) has cols=\"%ld\" but %s",
+                         (const char *)n->name, (long)xmlGetLineNo(n), got, cols_why);
+  }
   return FEA_SUCCESS;
 }
 
@@ -257,8 +287,12 @@ static fea_status patch(const fea_context *ctx, const char *file, const xmlNode 
   if (nc != nfun * dim)
     return PATCH_ERROR(ctx, &w, FEA_ERR_INVALID_ARG,
                        "<coefs> (line %ld) has %lld numbers; the knot vectors give %lld points "
-                       "of %d coordinates",
-                       (long)xmlGetLineNo(coefs), (long long)nc, (long long)nfun, dim);
+                       "of %d coordinates: %lld numbers expected",
+                       (long)xmlGetLineNo(coefs), (long long)nc, (long long)nfun, dim,
+                       (long long)(nfun * dim));
+  char cols_why[48];
+  snprintf(cols_why, sizeof cols_why, "geoDim %d (a column per coordinate)", dim);
+  FEA_CALL(shape(ctx, &w, coefs, nfun, dim, cols_why));
   pt->desc.control_points = pt->points;
   pt->desc.num_control_points = nfun;
   if (nurbs) {
@@ -270,6 +304,7 @@ static fea_status patch(const fea_context *ctx, const char *file, const xmlNode 
       return PATCH_ERROR(ctx, &w, FEA_ERR_INVALID_ARG,
                          "<weights> (line %ld) has %lld numbers for %lld control points",
                          (long)xmlGetLineNo(wts), (long long)nw, (long long)nfun);
+    FEA_CALL(shape(ctx, &w, wts, nfun, 1, "weights are 1 column"));
     pt->desc.weights = pt->weights;
   }
   /* The map's own checks (knots, finite points, positive weights). */
@@ -308,8 +343,11 @@ static fea_status integers(const fea_context *ctx, const char *file, const xmlNo
                            fea_index *count) {
   *out = NULL;
   *count = 0;
-  xmlChar *text = xmlNodeGetContent(n);
-  const char *s = text ? (const char *)text : "";
+  xmlChar *text = xmlNodeGetContent(n); /* "" when empty: NULL only when out of memory */
+  if (!text)
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "%s: <%s> (line %ld): no memory for its text",
+                     file, (const char *)n->name, (long)xmlGetLineNo(n));
+  const char *s = (const char *)text;
   fea_index c = 0;
   for (const char *p = s; *p;) {
     while (is_space(*p)) p++;
@@ -343,7 +381,7 @@ static fea_status integers(const fea_context *ctx, const char *file, const xmlNo
                     (int)(len < 40 ? len : 40), tok);
     i++;
   }
-  if (text) xmlFree(text);
+  xmlFree(text);
   if (st != FEA_SUCCESS) {
     free(v);
     return st;
@@ -664,7 +702,9 @@ static fea_status multipatch(fea_context *ctx, const char *name, const xmlNode *
   file->names = t.names;
   free(t.member_of);
   free(t.used);
-  return FEA_SUCCESS;
+  /* The file's word against the geometry (on failure the caller releases
+   * the file, topology included). */
+  return fea_geometry_gismo_check_topology(ctx, name, (long)xmlGetLineNo(mp), file);
 }
 
 static void patch_free(fea_geometry_patch *pt) {
@@ -692,29 +732,14 @@ void fea_geometry_file_release(fea_geometry_file *file) {
 
 fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const char *data,
                                     size_t size, fea_geometry_file *file) {
-  FEA_CHECK(size <= (size_t)INT32_MAX, ctx, FEA_ERR_UNSUPPORTED,
-            "%s: %zu bytes; geometry files up to 2 GiB are read", name, size);
-  xmlParserCtxtPtr px = xmlNewParserCtxt();
-  FEA_CHECK(px, ctx, FEA_ERR_OUT_OF_MEMORY, "%s: no memory for an XML parser", name);
-  xmlDocPtr doc = xmlCtxtReadMemory(px, data, (int)size, name, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  fea_status st = FEA_SUCCESS;
-  if (!doc) {
-    xmlErrorPtr e = xmlCtxtGetLastError(px);
-    char msg[160] = "unknown error";
-    if (e && e->message) {
-      snprintf(msg, sizeof msg, "%s", e->message);
-      size_t l = strlen(msg);
-      while (l > 0 && (msg[l - 1] == '\n' || msg[l - 1] == ' ')) msg[--l] = '\0';
-    }
-    st = FEA_ERROR(ctx, FEA_ERR_IO, "%s: not well-formed XML at line %d: %s", name, e ? e->line : 0,
-                   msg);
-  }
-  const xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+  fea_gismo_xml x;
+  FEA_CALL(fea_geometry_gismo_xml_open(ctx, name, data, size, &x));
+  const xmlNode *root = xmlDocGetRootElement(x.doc);
   int count = 0;
   for (const xmlNode *n = root ? root->children : NULL; n; n = n->next)
     if (is_element(n, "Geometry")) count++;
-  if (st == FEA_SUCCESS && count == 0)
+  fea_status st = FEA_SUCCESS;
+  if (count == 0)
     st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "%s: no <Geometry> element under the root <%s>", name,
                    root ? (const char *)root->name : "(none)");
   if (st == FEA_SUCCESS) {
@@ -729,7 +754,6 @@ fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const ch
   }
   if (st == FEA_SUCCESS) st = multipatch(ctx, name, root, file);
   if (st != FEA_SUCCESS && file->patches) fea_geometry_file_release(file);
-  if (doc) xmlFreeDoc(doc);
-  xmlFreeParserCtxt(px);
+  fea_geometry_gismo_xml_close(&x);
   return st;
 }

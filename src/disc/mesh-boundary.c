@@ -1,6 +1,7 @@
 /* The boundary facets and physical groups a mesh keeps from a Gmsh file:
  * freeing them, finding a group by tag or name, and the sorted-node keys
  * that match a file's facet with a cell's. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 void fea_mesh_boundary_free(fea_mesh_boundary *b) {
   if (!b) return;
   free(b->facet_nodes);
+  free(b->facet_tags);
   free(b->facet_entity);
   free(b->entity_start);
   free(b->group_of);
@@ -57,4 +59,26 @@ int fea_facet_key_compare(const fea_index *a, const fea_index *b) {
   for (int i = 0; i < FEA_FACET_MAX_NODES; i++)
     if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
   return 0;
+}
+
+/* Users know their mesh by the file's node tags (what Gmsh shows); the
+ * mesh's own numbers are positions after the unused nodes were dropped. */
+void fea_mesh_boundary_format_facet(const fea_mesh_boundary *b, const fea_index *key, char *buf,
+                                    size_t len) {
+  const fea_index *nodes = key, *tags = NULL;
+  for (fea_index f = 0; b && b->facet_tags && f < b->num_facets && !tags; f++) {
+    const fea_index *fn = b->facet_nodes + f * FEA_FACET_MAX_NODES;
+    int nv = 0;
+    while (nv < FEA_FACET_MAX_NODES && fn[nv] >= 0) nv++;
+    fea_index k[FEA_FACET_MAX_NODES];
+    fea_facet_key(fn, nv, k);
+    if (fea_facet_key_compare(k, key) == 0) tags = b->facet_tags + f * FEA_FACET_MAX_NODES;
+  }
+  if (tags) nodes = tags;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int j = 0; j < FEA_FACET_MAX_NODES && nodes[j] >= 0 && used < len; j++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%lld", j ? " " : "", (long long)nodes[j]);
+  if (used < len)
+    snprintf(buf + used, len - used, tags ? " (node tags of the file)" : " (mesh nodes, 0-based)");
 }

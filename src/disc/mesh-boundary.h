@@ -17,6 +17,8 @@
 typedef struct fea_mesh_boundary {
   fea_index num_facets;
   fea_index *facet_nodes; /* num_facets x FEA_FACET_MAX_NODES mesh nodes, -1 past a facet's own */
+  fea_index *facet_tags;  /* the same nodes as the file tags them, for messages; NULL where
+                             nodes have no tags (a refined mesh's new nodes) */
   int *facet_entity;      /* num_facets: index into the entities, -1 for an entity without groups */
   int num_entities;
   int *entity_start; /* num_entities + 1: the entity's groups are group_of[start..start+1) */
@@ -34,6 +36,13 @@ int fea_mesh_boundary_find_tag(const fea_mesh_boundary *b, int tag);
 /* The groups named name: the index of the first, and how many have that name
  * (0: none, -1 returned). */
 int fea_mesh_boundary_find_name(const fea_mesh_boundary *b, const char *name, int *matches);
+
+/* "102 105 (node tags of the file)": the nodes of the facet whose key
+ * (fea_facet_key) is key, as the file names them (its first facet of
+ * that key, in the file's order), or as 0-based mesh nodes where the
+ * boundary keeps no tags. Scans the facets: for messages only. */
+void fea_mesh_boundary_format_facet(const fea_mesh_boundary *b, const fea_index *key, char *buf,
+                                    size_t len);
 
 /* A facet's nodes sorted ascending, -1 padded at the end: the key under
  * which a cell's facet and a file's facet are the same. */

@@ -992,22 +992,25 @@ static fea_status build_boundary(struct reader *r, const fea_index *new_index, f
   if (s == FEA_SUCCESS) {
     b->facet_nodes = malloc((size_t)(nf > 0 ? nf : 1) * FEA_FACET_MAX_NODES *
                             sizeof *b->facet_nodes);
+    b->facet_tags = malloc((size_t)(nf > 0 ? nf : 1) * FEA_FACET_MAX_NODES * sizeof *b->facet_tags);
     b->facet_entity = malloc((size_t)(nf > 0 ? nf : 1) * sizeof *b->facet_entity);
-    if (!b->facet_nodes || !b->facet_entity)
+    if (!b->facet_nodes || !b->facet_tags || !b->facet_entity)
       s = FEA_ERROR(r->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld boundary facets",
                     (long long)nf);
   }
   for (fea_index i = 0; i < r->num_low && s == FEA_SUCCESS; i++) {
     int used = r->low_dim[i] == fdim;
-    fea_index nodes[FEA_FACET_MAX_NODES];
+    fea_index nodes[FEA_FACET_MAX_NODES], tags[FEA_FACET_MAX_NODES];
     for (int k = 0; k < FEA_FACET_MAX_NODES && used; k++) {
       const fea_index v = r->low_nodes[i * FEA_FACET_MAX_NODES + k];
       used = v < 0 || new_index[v] >= 0;
       nodes[k] = v < 0 ? -1 : new_index[v];
+      tags[k] = v < 0 ? -1 : r->tag[v]; /* messages name nodes as the file does */
     }
     if (!used) continue;
     const fea_index f = b->num_facets++;
     memcpy(b->facet_nodes + f * FEA_FACET_MAX_NODES, nodes, sizeof nodes);
+    memcpy(b->facet_tags + f * FEA_FACET_MAX_NODES, tags, sizeof tags);
     const int e = find_entity((const int(*)[2])table, b->num_entities, r->low_entity[i]);
     b->facet_entity[f] = e;
     for (int j = e < 0 ? 0 : b->entity_start[e]; e >= 0 && j < b->entity_start[e + 1]; j++)

@@ -1,6 +1,7 @@
 /* Sparsity pattern of the reduced Poisson system (see pattern.h): each free
  * row's columns are the free DoFs of the elements around it, found through a
- * DoF -> elements incidence, then sorted and made unique per row. */
+ * DoF -> elements incidence, then sorted and made unique per row; the
+ * matrix's size is bounded against the memory budget before that pass. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,138 @@ fea_status fea_incidence_build(const fea_space *s, fea_incidence *in) {
   return FEA_SUCCESS;
 }
 
+/* ---- the matrix's size before its pattern is built -------------------------------------------
+ *
+ * The pattern pass merges, per row, the DoFs of every element around it:
+ * for a 3D p = 8 B-spline space that is 729 elements of 729 DoFs a row,
+ * minutes on 20^3 elements, only to find then that the matrix cannot fit.
+ * Its size is bounded before: a lower bound L (rows and columns that are
+ * free whatever the conditions) and an upper bound U (every DoF free). A
+ * matrix whose L exceeds the budget is refused at once; otherwise the pass
+ * runs and its exact count is checked, as U may exceed the budget while
+ * the exact size fits (refusing on U would refuse such problems: on the
+ * tests' meshes U is up to 3x the exact count, since DoFs on shared facets
+ * are counted once per element around them). Where the free DoFs are
+ * exactly L's or U's set, that bound is the exact count. */
+
+typedef struct pattern_bound {
+  double lower, upper;
+  int exact; /* lower is the exact count */
+  const char *from;
+} pattern_bound;
+
+/* B-spline spaces: a DoF's columns in direction k are the 1D functions
+ * sharing an element with it, a contiguous range [lo, hi] (the elements
+ * holding function i are those whose span s has s - p <= i <= s, and each
+ * holds s - p .. s). Pairs of DoFs share an element exactly when they do
+ * in every direction, so the counts multiply: U over all functions, L
+ * over the interior ones (indices 1 .. n - 2 in every direction), which no
+ * side condition fixes. Cost: O(elements + functions) per direction. */
+static fea_status bspline_bound(const fea_problem *pb, pattern_bound *b) {
+  const fea_space *s = pb->space;
+  const fea_bspline_space *bs = s->impl;
+  double lower = 1.0, upper = 1.0, interior = 1.0;
+  for (int k = 0; k < s->dim; k++) {
+    const fea_knots *kn = &bs->knots[k];
+    const fea_index n = fea_knots_num_functions(kn);
+    fea_index *lo = malloc(2 * ((size_t)n + 1) * sizeof *lo), *hi = lo + n + 1;
+    FEA_CHECK(lo, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the supports of %lld B-splines",
+              (long long)n);
+    for (fea_index i = 0; i < n; i++) lo[i] = n, hi[i] = -1;
+    for (fea_index e = 0; e < kn->nelem; e++) {
+      const fea_index sp = kn->span[e];
+      for (fea_index i = sp - kn->p; i <= sp; i++) {
+        if (sp - kn->p < lo[i]) lo[i] = sp - kn->p;
+        if (sp > hi[i]) hi[i] = sp;
+      }
+    }
+    double all = 0.0, inner = 0.0;
+    for (fea_index i = 0; i < n; i++) {
+      all += (double)(hi[i] - lo[i] + 1);
+      if (i < 1 || i > n - 2) continue;
+      const fea_index a = lo[i] > 1 ? lo[i] : 1, z = hi[i] < n - 2 ? hi[i] : n - 2;
+      inner += (double)(z - a + 1);
+    }
+    free(lo);
+    upper *= all;
+    lower *= inner;
+    interior *= n > 2 ? (double)(n - 2) : 0.0;
+  }
+  b->lower = lower;
+  b->upper = upper;
+  b->exact = (double)pb->num_free == interior || pb->num_free == s->num_dofs;
+  if (pb->num_free == s->num_dofs) b->lower = upper;
+  b->from = "the knots";
+  return FEA_SUCCESS;
+}
+
+/* Spaces with an element-DoF table (Lagrange): with m_e the free DoFs of
+ * element e, free row d has at least max m_e and at most sum m_e (capped
+ * at the free count) entries over the elements e around it. Cost: one
+ * pass over the table. */
+static fea_status table_bound(const fea_problem *pb, pattern_bound *b) {
+  const fea_space *s = pb->space;
+  const fea_index ne = s->num_elements, nd = s->num_dofs, *t = s->element_dof_table;
+  const int nb = s->dofs_per_element;
+  const fea_index *fi = pb->free_index;
+  fea_index *most = calloc(2 * ((size_t)nd + 1), sizeof *most), *least = most + nd + 1;
+  FEA_CHECK(most, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to bound the pattern of %lld DoFs",
+            (long long)nd);
+  for (fea_index e = 0; e < ne; e++) {
+    fea_index m = 0;
+    for (int i = 0; i < nb; i++) m += fi[t[e * nb + i]] >= 0;
+    for (int i = 0; i < nb; i++) {
+      const fea_index d = t[e * nb + i];
+      most[d] += m;
+      if (m > least[d]) least[d] = m;
+    }
+  }
+  double lower = 0.0, upper = 0.0;
+  for (fea_index d = 0; d < nd; d++)
+    if (fi[d] >= 0) {
+      lower += (double)least[d];
+      upper += (double)(most[d] < pb->num_free ? most[d] : pb->num_free);
+    }
+  free(most);
+  b->lower = lower;
+  b->upper = upper;
+  b->exact = lower == upper;
+  b->from = "the element-DoF table";
+  return FEA_SUCCESS;
+}
+
+/* What to do when the matrix does not fit, for the memory checks. */
+static const char *const csr_remedy =
+    "a smaller problem, or a matrix-free operator kind, which stores no matrix, takes less";
+
+static fea_status pattern_require(const fea_problem *pb) {
+  const fea_space *s = pb->space;
+  pattern_bound b = {0};
+  if (s->kind == FEA_SPACE_BSPLINE)
+    FEA_CALL(bspline_bound(pb, &b));
+  else if (s->element_dof_table)
+    FEA_CALL(table_bound(pb, &b));
+  else
+    return FEA_SUCCESS; /* no cheap bound: the exact count decides */
+  const double nf = (double)pb->num_free;
+  if (b.upper > nf * nf) b.upper = nf * nf;
+  char what[320];
+  if (b.exact)
+    snprintf(what, sizeof what,
+             "a CSR matrix of %lld rows and %.0f entries (counted before its pattern is built, "
+             "from %s: %s)",
+             (long long)pb->num_free, b.lower, b.from, csr_remedy);
+  else
+    snprintf(what, sizeof what,
+             "a CSR matrix of %lld rows and at least %.0f entries (at most %.0f; bounded before "
+             "its pattern is built, from %s: %s)",
+             (long long)pb->num_free, b.lower, b.upper, b.from, csr_remedy);
+  return fea_memory_require(pb->ctx, 0, fea_bytes(b.lower, sizeof(double) + sizeof(fea_index)),
+                            what);
+}
+
 fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea_matrix **out) {
+  FEA_CALL(pattern_require(pb));
   const fea_space *s = pb->space;
   const int nb = s->dofs_per_element;
   const fea_index nf = pb->num_free;
@@ -104,9 +236,9 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
       for (fea_index r = 0; r < nf; r++) rowlen[r + 1] += rowlen[r];
       /* The count is exact now: the matrix's columns and values, checked
        * before they are allocated. */
-      char what[96];
-      snprintf(what, sizeof what, "a CSR matrix of %lld rows and %lld entries", (long long)nf,
-               (long long)rowlen[nf]);
+      char what[192];
+      snprintf(what, sizeof what, "a CSR matrix of %lld rows and %lld entries (%s)", (long long)nf,
+               (long long)rowlen[nf], csr_remedy);
       st = fea_memory_require(pb->ctx, 0,
                               fea_bytes((double)rowlen[nf], sizeof(double) + sizeof(fea_index)),
                               what);

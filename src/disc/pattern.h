@@ -22,7 +22,9 @@ fea_status fea_incidence_build(const fea_space *s, fea_incidence *in);
 void fea_incidence_free(fea_incidence *in);
 
 /* The reduced matrix's pattern: per free row, the sorted unique free columns
- * of the elements around it. Values are zero. */
+ * of the elements around it. Values are zero. FEA_ERR_OUT_OF_MEMORY before
+ * the pattern pass when a lower bound of the matrix's size (pattern.c)
+ * exceeds the budget, and after it when the exact count does. */
 fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea_matrix **out);
 
 /* Position of column c in row r of a CSR pattern (sorted columns), or -1. */

@@ -5,6 +5,7 @@
 #include "base/context.h"
 #include "internal/error.h"
 #include "disc/pattern.h"
+#include "base/size-checks.h"
 #include "base/struct-copy.h"
 
 #define MAX_THREADS 1024
@@ -35,7 +36,8 @@ static fea_status read_desc(const fea_problem *pb, const fea_assembly_desc *user
   fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(pb->ctx, &d, user, "desc", &fea_struct_assembly_desc));
   FEA_CHECK(fea_update_strategy_name(d.strategy), pb->ctx, FEA_ERR_INVALID_ARG,
-            "unknown update strategy %d (valid: 0..%d)", (int)d.strategy, (int)FEA_UPDATE_AUTO);
+            "unknown update strategy %d (valid: 0..%d)", (int)d.strategy,
+            (int)FEA_UPDATE_PRIVATE_COPIES);
   FEA_CHECK(d.threads >= 0 && d.threads <= MAX_THREADS, pb->ctx, FEA_ERR_INVALID_ARG,
             "thread count %d is outside [1, %d] (0: the context's)", d.threads, MAX_THREADS);
   FEA_CHECK(d.lock_stripe >= 1, pb->ctx, FEA_ERR_INVALID_ARG,
@@ -69,6 +71,11 @@ fea_status fea_problem_assemble_dense(const fea_problem *problem, double *A_dens
                                       fea_assembly_stats *stats) {
   FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
+  /* The scratch holds the matrix, num_free rows ld apart, and b after it. */
+  if (ld >= 1)
+    FEA_CALL(fea_size_check_span(problem->ctx, "the dense system", "num_free * ld + num_free",
+                                 (uint64_t)problem->num_free, (uint64_t)ld,
+                                 (uint64_t)problem->num_free, sizeof *A_dense, NULL));
   fea_update_strategy s;
   fea_conc_config cfg;
   FEA_CALL(read_desc(problem, desc, &s, &cfg));

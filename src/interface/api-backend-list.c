@@ -3,6 +3,7 @@
 
 #include "internal/backend.h"
 #include "internal/error.h"
+#include "base/size-checks.h"
 #include "base/struct-copy.h"
 
 fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *count) {
@@ -14,6 +15,11 @@ fea_status fea_backend_list(fea_backend_info *infos, size_t capacity, size_t *co
   const fea_backend_entry *e = fea_backend_entries(&n);
   size_t stride = capacity ? infos[0].size : 0;
   if (capacity) FEA_CALL(fea_struct_check(NULL, infos, "infos[0]", &fea_struct_backend_info));
+  /* capacity entries stride bytes apart must be one array, as everywhere a
+   * count and a stride describe one (size-checks.h). */
+  if (capacity)
+    FEA_CALL(fea_size_check_span(NULL, "infos", "capacity * infos[0].size", (uint64_t)capacity,
+                                 (uint64_t)stride, 0, 1, NULL));
   for (size_t i = 1; i < capacity && i < n; i++) {
     const fea_backend_info *bi = (const fea_backend_info *)((const char *)infos + i * stride);
     FEA_CHECK(bi->size == stride, NULL, FEA_ERR_INVALID_ARG,

@@ -6,6 +6,7 @@
 
 #include "linalg/blas.h"
 #include "base/context.h"
+#include "base/environment.h"
 #include "internal/error.h"
 #include "base/memory-limit.h"
 #include "base/resource.h"
@@ -14,19 +15,9 @@
 
 #define FEA_MAX_THREADS 1024
 
-fea_status fea_context_create(const char *resource, fea_context **out) {
-  FEA_ENTRY();
-  FEA_CHECK_NULL(out, NULL);
-  *out = NULL;
-  if (!resource) {
-    const char *env = getenv("FEACCEL_BACKEND");
-    if (env && *env) resource = env;
-  }
+/* The context for resource (not NULL), found in the registry. */
+static fea_status create_named(const char *resource, fea_context **out) {
   fea_resource_opts opts;
-  if (!resource) {
-    memset(&opts, 0, sizeof opts);
-    return fea_context_create_best("", &opts, out);
-  }
   char base[64];
   FEA_CALL(fea_resource_parse(resource, base, sizeof base, &opts));
 
@@ -51,6 +42,34 @@ fea_status fea_context_create(const char *resource, fea_context **out) {
     used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", e[i].prefix);
   return FEA_ERROR(NULL, FEA_ERR_INVALID_ARG, "unknown resource '%s' (known backends: %s)",
                    resource, known);
+}
+
+fea_status fea_context_create(const char *resource, fea_context **out) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(out, NULL);
+  *out = NULL;
+  /* Every variable the library may read, whichever backend is chosen: a
+   * malformed one is refused here rather than ignored by the backend that
+   * happens not to read it (environment.h). */
+  FEA_CALL(fea_env_check());
+  if (resource) return create_named(resource, out);
+  const char *env = fea_env_backend();
+  if (!env) {
+    fea_resource_opts none;
+    memset(&none, 0, sizeof none);
+    return fea_context_create_best("", &none, out);
+  }
+  /* The resource came from the environment: say so in any refusal. */
+  fea_status st = create_named(env, out);
+  if (st < 0) {
+    char why[FEA_ERROR_LEN];
+    snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
+    return FEA_ERROR(NULL, st,
+                     "environment variable FEACCEL_BACKEND=%s (the resource for a NULL "
+                     "one): %s",
+                     env, why);
+  }
+  return st;
 }
 
 fea_status fea_context_destroy(fea_context **ctx) {

@@ -1,6 +1,7 @@
 /* Geometry file API: the file read whole (a regular file only, opened
- * without blocking, its size checked against the memory budget before the
- * buffer exists), then src/disc/geometry-gismo.c parses it; the patches are
+ * without blocking, its size checked against libxml2's ceiling and the
+ * memory that reading and parsing it needs before the buffer exists), then
+ * src/disc/geometry-gismo.c parses it; the patches are
  * handed out as descriptors that point into the object, the MultiPatch
  * topology as positions in the patch list and 0-based sides. */
 #include <errno.h>
@@ -13,7 +14,7 @@
 
 #include "base/context.h"
 #include "internal/error.h"
-#include "disc/geometry-map.h"
+#include "disc/geometry-gismo.h"
 #include "base/memory-limit.h"
 #include "base/struct-copy.h"
 
@@ -34,8 +35,18 @@ static fea_status slurp(fea_context *ctx, const char *path, char **data, size_t 
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: %s", path, strerror(errno));
   else if (!S_ISREG(st.st_mode))
     s = FEA_ERROR(ctx, FEA_ERR_IO, "%s: not a regular file", path);
-  if (s == FEA_SUCCESS)
-    s = fea_memory_require(ctx, 0, fea_bytes((double)st.st_size, 2), "the geometry file");
+  /* Too large for libxml2 whatever the memory, or for the budget: named
+   * before a byte is read or allocated. */
+  if (s == FEA_SUCCESS && st.st_size > FEA_GISMO_MAX_BYTES)
+    s = FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
+                  "%s is %lld bytes; the reader takes files up to %ld bytes (libxml2's limit)",
+                  path, (long long)st.st_size, FEA_GISMO_MAX_BYTES);
+  if (s == FEA_SUCCESS) {
+    char what[1100];
+    snprintf(what, sizeof what, "reading and parsing %.1000s (%lld bytes)", path,
+             (long long)st.st_size);
+    s = fea_memory_require(ctx, 0, fea_geometry_gismo_text_bytes((size_t)st.st_size), what);
+  }
   char *buf = s == FEA_SUCCESS ? malloc((size_t)st.st_size + 1) : NULL;
   if (s == FEA_SUCCESS && !buf)
     s = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "%s: no memory for %lld bytes", path,

@@ -37,6 +37,11 @@ fea_status fea_multipatch_create(fea_context *ctx, int num_patches, fea_space *c
               "patches[%d] is 1D; multipatch domains are 2D or 3D", p);
     FEA_CHECK(s->dim == patches[0]->dim, ctx, FEA_ERR_INVALID_ARG,
               "patches[%d] is %dD but patches[0] is %dD", p, s->dim, patches[0]->dim);
+    /* A space listed twice would meet itself on every side (src/multipatch/
+     * overlap.c refuses copies; this names the plainer mistake). */
+    for (int q = 0; q < p; q++)
+      FEA_CHECK(patches[q] != s, ctx, FEA_ERR_INVALID_ARG,
+                "patches[%d] and patches[%d] are the same space: each patch is listed once", q, p);
   }
   return fea_multipatch_build(ctx, num_patches, patches, d.tolerance > 0 ? d.tolerance : 1e-9, out);
 }
@@ -169,7 +174,10 @@ fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp, const fea_p
   FEA_CHECK(d.num_parts == 0 && !d.parts, ctx, FEA_ERR_INVALID_ARG,
             "desc.parts is set (%d parts): parts name groups of a Gmsh mesh, not patch sides",
             d.num_parts);
-  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL;
+  /* An element form replaces c: it may hold its own mass term, which the
+   * library cannot see, so it counts as anchoring (as in
+   * fea_problem_create_poisson()). */
+  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL || d.element_form != NULL;
   FEA_CALL(check_bcs(mp, num_bcs, bcs, &anchored));
   FEA_CHECK(anchored, ctx, FEA_ERR_INVALID_ARG,
             "no boundary side is Dirichlet or Robin and c = 0: u would be determined up to a "

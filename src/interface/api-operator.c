@@ -25,7 +25,8 @@ static fea_status read_desc(fea_context *ctx, const fea_operator_desc *user, fea
   FEA_CHECK(kind_name(d->kind), ctx, FEA_ERR_INVALID_ARG, "unknown operator kind %d (valid: 0..%d)",
             (int)d->kind, (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
-            "unknown update strategy %d (valid: 0..%d)", (int)d->strategy, (int)FEA_UPDATE_AUTO);
+            "unknown update strategy %d (valid: 0..%d)", (int)d->strategy,
+            (int)FEA_UPDATE_PRIVATE_COPIES);
   FEA_CHECK(d->geometry_terms >= FEA_GEOMETRY_TERMS_AUTO &&
                 d->geometry_terms <= FEA_GEOMETRY_TERMS_RECOMPUTED,
             ctx, FEA_ERR_INVALID_ARG, "unknown geometry_terms %d (valid: 0..%d)",

@@ -120,7 +120,11 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
   FEA_CALL(fea_problem_check_coefficients(ctx, &d));
   static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
-  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL, natural = 0;
+  /* A user's element form replaces sigma, c and f: whether its matrix has
+   * a mass term the library cannot tell, so the form counts as anchoring
+   * and a singular system is the solvers' to report (problem.h). */
+  int anchored = d.reaction != 0.0 || d.reaction_fn != NULL || d.element_form != NULL;
+  int natural = 0;
   for (int side = 0; side < 6; side++) {
     const fea_boundary_condition *bc = &d.sides[side];
     char what[32];

@@ -13,6 +13,12 @@ fea_status fea_solver_check_tree_options(fea_context *ctx, const fea_solver_desc
                 d->merge == FEA_MULTIFRONTAL_MERGE_PAIRWISE,
             ctx, FEA_ERR_INVALID_ARG, "desc.merge = %d is not AUTO (0), TENSOR (1) or PAIRWISE (2)",
             (int)d->merge);
+  FEA_CHECK(d->check_residual >= 0 && d->check_residual <= 2, ctx, FEA_ERR_INVALID_ARG,
+            "desc.check_residual = %d is not 0 (none), 1 (residual) or 2 (refinement and "
+            "residual)",
+            d->check_residual);
+  FEA_CHECK(d->estimate_condition == 0 || d->estimate_condition == 1, ctx, FEA_ERR_INVALID_ARG,
+            "desc.estimate_condition = %d is not 0 or 1", d->estimate_condition);
   FEA_CHECK(ctx->multifrontal.factor_alloc && ctx->multifrontal.factor_release &&
                 ctx->multifrontal.factor_level && ctx->multifrontal.forward_level &&
                 ctx->multifrontal.backward_level,

@@ -10,6 +10,7 @@
 #include "disc/problem.h"
 #include "base/context.h"
 #include "internal/error.h"
+#include "base/size-checks.h"
 #include "base/solver-object.h"
 
 fea_status fea_solver_set_problem(fea_solver *solver, fea_problem *problem) {
@@ -61,6 +62,14 @@ fea_status fea_solver_solve(fea_solver *solver, fea_index nrhs, const double *b,
             (long long)ldx, (long long)need_ld);
   FEA_CHECK(x || nrhs == 0 || nf == 0, ctx, FEA_ERR_INVALID_ARG, "argument 'x' is NULL");
   if (nrhs == 0 || nf == 0) return FEA_SUCCESS;
+  /* Each array spans (nrhs - 1) * ld + num_free entries: one that cannot be
+   * addressed would wrap the offsets below (and the kinds') onto other
+   * columns, or past the array. */
+  if (b)
+    FEA_CALL(fea_size_check_span(ctx, "b", "(nrhs - 1) * ldb + num_free", (uint64_t)(nrhs - 1),
+                                 (uint64_t)ldb, (uint64_t)nf, sizeof *b, NULL));
+  FEA_CALL(fea_size_check_span(ctx, "x", "(nrhs - 1) * ldx + num_free", (uint64_t)(nrhs - 1),
+                               (uint64_t)ldx, (uint64_t)nf, sizeof *x, NULL));
   if (b) {
     /* solver.h: x may be b (in place, ldx = ldb); no other overlap. The
      * ranges are compared as addresses: pointers into different objects have

@@ -9,6 +9,7 @@
 #include "internal/error.h"
 #include "disc/mesh.h"
 #include "disc/space.h"
+#include "base/size-checks.h"
 #include "base/struct-copy.h"
 
 fea_status fea_space_destroy(fea_space **space) {
@@ -94,6 +95,8 @@ fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index 
   if (npts == 0) return FEA_SUCCESS;
   FEA_CHECK_NULL(coeffs, space->ctx);
   FEA_CHECK_NULL(points, space->ctx);
+  FEA_CALL(fea_size_check_span(space->ctx, "points", "npts * dim", (uint64_t)npts,
+                               (uint64_t)space->dim, 0, sizeof *points, NULL));
   for (fea_index i = 0; i < npts * space->dim; i++)
     FEA_CHECK(isfinite(points[i]), space->ctx, FEA_ERR_INVALID_ARG,
               "point %lld has a non-finite coordinate %g", (long long)(i / space->dim), points[i]);

@@ -5,6 +5,7 @@
 #include "base/context.h"
 #include "internal/error.h"
 #include "base/memory-limit.h"
+#include "base/size-checks.h"
 #include "linalg/vector.h"
 
 #define PREC_OK(p) ((p) == FEA_F64 || (p) == FEA_F32 || (p) == FEA_F16 || (p) == FEA_BF16)
@@ -35,8 +36,9 @@ fea_status fea_vector_create(fea_context *ctx, fea_index n, fea_precision prec, 
   FEA_CHECK_NULL(out, ctx);
   FEA_CHECK(n >= 0, ctx, FEA_ERR_INVALID_ARG, "length %lld is negative", (long long)n);
   FEA_CALL(check_prec(ctx, "the vector", prec));
-  FEA_CHECK(n <= (fea_index)(SIZE_MAX / 16), ctx, FEA_ERR_OUT_OF_MEMORY,
-            "length %lld is too large to address", (long long)n);
+  /* 16 bytes an entry: room for the widest entries and a double copy of them
+   * on the host (the transfers and CG's check for non-finite entries). */
+  FEA_CALL(fea_size_check_span(ctx, "the vector", "length", (uint64_t)n, 1, 0, 16, NULL));
   /* The backend's alloc checks its memory budget (host backends: the
    * context's memory limit) before it allocates. */
   return fea_vec_create(ctx, n, prec, out);

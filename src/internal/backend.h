@@ -58,7 +58,9 @@ struct fea_backend {
   unsigned priority;    /* higher wins for NULL and family resources */
   const char *delegate; /* missing slots fall back to this backend */
   fea_memspace mem;
-  const char *const *options; /* NULL-terminated resource option keys accepted */
+  const char *const *options; /* NULL-terminated accepted options with their values'
+                               * specs ("threads=1..1024", "bind=core|none": resource.h),
+                               * checked before the probe */
   /* Cheap availability check without side effects; on failure writes why. */
   fea_status (*probe)(char *reason, size_t len);
   /* Set up ctx->backend_data, threads, device. On failure leave nothing allocated. */

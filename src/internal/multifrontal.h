@@ -44,7 +44,33 @@ typedef struct fea_multifrontal_factor {
    * copy of the root's Schur block. */
   void *backend;
   uint64_t device_bytes; /* device memory the factorization reserved (0 on the CPU) */
+  /* Per node with q > 0, 2 doubles owned by the solver kind: the smallest
+   * and the largest pivot d_j = L_jj^2 of its q columns, folded by
+   * fea_multifrontal_pivots_merge. Every backend fills them as it factors
+   * (the CPU right after each potrf, on the diagonal still in cache; a
+   * device backend in device memory, copied here once after the last
+   * level); the solver kind reduces them over the tree and applies the
+   * accuracy rule (src/multifrontal/multifrontal-accuracy.c). */
+  double *pivots;
 } fea_multifrontal_factor;
+
+/* The pivot range {lo, hi} of a set of pivots, empty as {+inf, -inf}:
+ * merge {blo, bhi} into it. A NaN is kept in lo once there (it is what a
+ * report must name; OpenBLAS's potrf lets a NaN pivot through) and never
+ * taken into hi. A single pivot d merges as {d, d}. The one reduction of
+ * every backend: the CPU node code, the reduction over the tree and the
+ * /gpu/cuda kernel (cuda/kernels/multifrontal.cu includes this header for
+ * it). */
+#if defined(__CUDACC__)
+#define FEA_MULTIFRONTAL_HD __host__ __device__
+#else
+#define FEA_MULTIFRONTAL_HD
+#endif
+static inline FEA_MULTIFRONTAL_HD void fea_multifrontal_pivots_merge(double *lo, double *hi,
+                                                                     double blo, double bhi) {
+  if (*lo == *lo && !(blo >= *lo)) *lo = blo; /* blo below, or NaN */
+  if (bhi > *hi) *hi = bhi;
+}
 
 /* One solve of nrhs right-hand sides in the tree's numbering (host memory). */
 typedef struct fea_multifrontal_solve {

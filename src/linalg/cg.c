@@ -48,11 +48,28 @@ static fea_status timed_apply(const fea_cg_operator *A, const fea_vector *x, fea
   return st;
 }
 
+/* CG's curvature p.Ap and r.z as products of doubles: a value that is not
+ * finite is an overflow of the double range (|b| or the operator's scale
+ * too large: b, x0 and the operator's coefficients are checked finite),
+ * not a sign of indefiniteness, and says so. Still FEA_ERR_NOT_POSDEF, the
+ * code the caller handles for a breakdown of the iteration. */
+static fea_status check_finite(const fea_cg_operator *A, const char *what, double v, fea_index it,
+                               double bnorm) {
+  FEA_CHECK(isfinite(v), A->ctx, FEA_ERR_NOT_POSDEF,
+            "%s = %g at iteration %lld: it overflowed the double range (||b|| = %g), which says "
+            "nothing of positive definiteness; scale the right-hand side or the operator down",
+            what, v, (long long)it, bnorm);
+  return FEA_SUCCESS;
+}
+
 /* The iteration proper; s collects what the caller's stats get. */
 static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vector *x,
                           const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
   double bnorm, rnorm, rz, rz_new, pq;
   FEA_CALL(fea_vec_nrm2(b, &bnorm));
+  /* An infinite ||b|| would make every residual pass the test. */
+  FEA_CHECK(isfinite(bnorm), A->ctx, FEA_ERR_INVALID_ARG,
+            "||b|| = %g overflowed the double range: scale the right-hand side down", bnorm);
   FEA_CALL(timed_apply(A, x, w->r, &s->apply_s)); /* r = b - A x */
   FEA_CALL(fea_vec_scale(w->r, -1.0));
   FEA_CALL(fea_vec_axpy(w->r, 1.0, b));
@@ -67,10 +84,12 @@ static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
   FEA_CALL(precondition(w));
   FEA_CALL(fea_vec_copy(w->z, w->p));
   FEA_CALL(fea_vec_dot(w->r, w->z, &rz));
+  FEA_CALL(check_finite(A, "r.z", rz, 0, bnorm));
   for (fea_index it = 0; it < d->max_iterations; it++) {
     FEA_CALL(timed_apply(A, w->p, w->q, &s->apply_s));
     FEA_CALL(fea_vec_dot(w->p, w->q, &pq));
-    FEA_CHECK(pq > 0.0 && isfinite(pq), A->ctx, FEA_ERR_NOT_POSDEF,
+    FEA_CALL(check_finite(A, "p.Ap", pq, it, bnorm));
+    FEA_CHECK(pq > 0.0, A->ctx, FEA_ERR_NOT_POSDEF,
               "p.Ap = %g at iteration %lld: the operator is not positive definite", pq,
               (long long)it);
     const double alpha = rz / pq;
@@ -86,6 +105,7 @@ static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
     }
     FEA_CALL(precondition(w));
     FEA_CALL(fea_vec_dot(w->r, w->z, &rz_new));
+    FEA_CALL(check_finite(A, "r.z", rz_new, it + 1, bnorm));
     FEA_CALL(fea_vec_scale(w->p, rz_new / rz)); /* p = z + beta p */
     FEA_CALL(fea_vec_axpy(w->p, 1.0, w->z));
     rz = rz_new;

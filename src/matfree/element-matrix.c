@@ -16,6 +16,13 @@
  * CSR matrix: the sum-factorization kernel is the answer there, storing
  * geometry at quadrature points instead).
  *
+ * Memory is bounded before it is spent: a per-element store (known from
+ * the coefficients alone) is checked before any element is evaluated, and
+ * the grouping, whose signatures are larger than the matrices they stand
+ * for (nq (1 + nb dim) doubles against nb^2), stops once its signatures
+ * and matrices would exceed the budget; the elements then get a matrix
+ * each, checked against the budget before the matrices are computed.
+ *
  * Shapes are compared with a tolerance of 1e-13 of their largest entry,
  * since equal elements at different places get Jacobians that differ in the
  * last bits; the hash only buckets them (a near-miss on a bucket edge costs
@@ -44,17 +51,18 @@ typedef struct em_state {
   fea_index *edofs_own;
   double *K;        /* ngroups x nb x nb, row-major */
   fea_index *group; /* ne: each element's matrix */
+  const char *why;  /* why every element has its own matrix, or NULL */
   char describe[96];
 } em_state;
 
 /* Shape grouping: one signature (w, dphi at the rule's points) per group. */
 typedef struct shapes {
-  int len; /* doubles per signature */
-  int nw;  /* of which weights (the rest: gradients) */
-  fea_index n, cap;
-  double *sig;      /* n x len */
-  fea_index *rep;   /* n: an element of the group */
-  fea_index *table; /* hash slots: group + 1, 0 empty */
+  int len;                 /* doubles per signature */
+  int nw;                  /* of which weights (the rest: gradients) */
+  fea_index n, cap, limit; /* groups, room, most room the budget allows */
+  double *sig;             /* n x len */
+  fea_index *rep;          /* n: an element of the group */
+  fea_index *table;        /* hash slots: group + 1, 0 empty */
   size_t slots;
 } shapes;
 
@@ -86,7 +94,8 @@ static int sig_equal(const double *a, const double *b, int len, int nw) {
   return 1;
 }
 
-/* The group of signature v (added when new), or -1 without memory. */
+/* The group of signature v (added when new), -1 without memory, or -2
+ * when a new group would exceed S->limit. */
 static fea_index shapes_find(shapes *S, const double *v, fea_index e) {
   size_t h = (size_t)sig_hash(v, S->len, S->nw) & (S->slots - 1);
   for (;; h = (h + 1) & (S->slots - 1)) {
@@ -94,8 +103,10 @@ static fea_index shapes_find(shapes *S, const double *v, fea_index e) {
     if (g < 0) break;
     if (sig_equal(S->sig + (size_t)g * S->len, v, S->len, S->nw)) return g;
   }
+  if (S->n == S->limit) return -2;
   if (S->n == S->cap) {
     fea_index cap = S->cap ? 2 * S->cap : 16;
+    if (cap > S->limit) cap = S->limit;
     double *sig = realloc(S->sig, (size_t)cap * S->len * sizeof *sig);
     if (!sig) return -1;
     S->sig = sig;
@@ -119,6 +130,31 @@ static void em_destroy(void *state) {
   free(s);
 }
 
+/* Why every element needs a matrix of its own whatever the shapes (the
+ * shape does not see these), or NULL. */
+static const char *coefficients_per_element(const fea_problem *pb) {
+  if (pb->desc.element_form) return "the user's element form";
+  if (pb->desc.sigma_fn) return "sigma(x)";
+  if (pb->desc.sigma_tensor) return "a tensor sigma(x)";
+  if (pb->desc.reaction_fn) return "c(x)";
+  if (fea_problem_has_robin(pb)) return "Robin sides";
+  return NULL;
+}
+
+/* The per-element store against the budget, before the matrices are
+ * computed; the message says why there is one per element and what needs
+ * less. */
+static fea_status require_per_element(const fea_problem *pb, fea_index ne, int nb,
+                                      const char *why) {
+  char what[320];
+  snprintf(what, sizeof what,
+           "the element matrices of %lld elements, %d x %d each (one per element: %s; a smaller "
+           "problem%s or the CSR kind takes less)",
+           (long long)ne, nb, nb, why, pb->desc.element_form ? "" : ", the sum-factorization kind");
+  return fea_memory_require(pb->ctx, 0, fea_bytes((double)ne * nb * (double)nb, sizeof(double)),
+                            what);
+}
+
 static int em_supports(const fea_problem *pb, char *why, size_t len) {
   (void)pb;
   (void)why;
@@ -132,9 +168,8 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   const fea_space *sp = pb->space;
   const fea_index ne = s->ne;
   /* sigma(x) or c(x), or Robin sides (whose face terms the shape does not
-   * see): every element its own matrix. */
-  if (pb->desc.sigma_fn || pb->desc.sigma_tensor || pb->desc.reaction_fn || pb->desc.element_form ||
-      fea_problem_has_robin(pb)) {
+   * see): every element its own matrix (em_create checked the store). */
+  if (s->why) {
     s->ngroups = ne;
     for (fea_index e = 0; e < ne; e++) s->group[e] = e;
     *reps = NULL;
@@ -143,6 +178,23 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   shapes S = {0};
   S.len = ev->nq * (1 + ev->nb * ev->dim);
   S.nw = ev->nq;
+  /* As many groups as their signatures and matrices fit the budget. */
+  fea_memory_budget budget;
+  fea_memory_budget_get(pb->ctx, 0, &budget);
+  const double group_bytes = fea_bytes((double)S.len + (double)ev->nb * ev->nb, sizeof(double));
+  const double fit = floor((double)budget.bytes / group_bytes);
+  /* Beyond this many groups, shapes do not repeat enough to be worth it. */
+  fea_index give_up = ne / 4 > 64 ? ne / 4 : 64;
+  const int capped = fit < (double)give_up;
+  if (capped) give_up = (fea_index)fit;
+  if (give_up < 1) { /* not one signature fits: compare nothing */
+    s->ngroups = ne;
+    for (fea_index e = 0; e < ne; e++) s->group[e] = e;
+    *reps = NULL;
+    s->why = "their shapes do not repeat enough within the memory limit";
+    return FEA_SUCCESS;
+  }
+  S.limit = give_up + 1;
   S.slots = 64;
   while (S.slots < 2 * (size_t)ne) S.slots *= 2;
   S.table = calloc(S.slots, sizeof *S.table);
@@ -151,14 +203,16 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
                       ? FEA_SUCCESS
                       : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                   "no memory to group %lld elements by shape", (long long)ne);
-  /* Beyond this many groups, shapes do not repeat enough to be worth it. */
-  const fea_index give_up = ne / 4 > 64 ? ne / 4 : 64;
   for (fea_index e = 0; e < ne && st == FEA_SUCCESS; e++) {
     st = sp->ops->element_values(sp, e, &pb->quad, ev);
     if (st != FEA_SUCCESS) break;
     memcpy(v, ev->w, (size_t)ev->nq * sizeof *v);
     memcpy(v + ev->nq, ev->dphi, (size_t)ev->nq * ev->nb * ev->dim * sizeof *v);
     fea_index g = shapes_find(&S, v, e);
+    if (g == -2) { /* one group more than give_up: per element */
+      S.n = ne;
+      break;
+    }
     if (g < 0) {
       st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld element shapes",
                      (long long)S.n + 1);
@@ -174,6 +228,8 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
     for (fea_index e = 0; e < ne; e++) s->group[e] = e;
     s->ngroups = ne;
     *reps = NULL;
+    s->why = capped ? "their shapes do not repeat enough within the memory limit"
+                    : "their shapes do not repeat";
   } else if (st == FEA_SUCCESS) {
     s->ngroups = S.n;
     *reps = S.rep;
@@ -197,10 +253,15 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
                                             (edofs ? 1 : 1 + sp->dofs_per_element),
                                         sizeof(fea_index)),
                               what));
+  /* Known from the coefficients alone: a matrix per element, checked
+   * before any element is evaluated. */
+  const char *why = coefficients_per_element(pb);
+  if (why) FEA_CALL(require_per_element(pb, sp->num_elements, sp->dofs_per_element, why));
   em_state *s = calloc(1, sizeof *s);
   FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-matrix kernel");
   s->nb = sp->dofs_per_element;
   s->ne = sp->num_elements;
+  s->why = why;
   const size_t nb2 = (size_t)s->nb * s->nb;
   fea_element_values ev = {0};
   fea_index *reps = NULL;
@@ -217,7 +278,9 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
   }
   if (st == FEA_SUCCESS) st = fea_element_values_alloc(sp, &pb->quad, &ev);
   if (st == FEA_SUCCESS) st = group_elements(pb, s, &ev, &reps);
-  if (st == FEA_SUCCESS) {
+  if (st == FEA_SUCCESS && s->ngroups == s->ne && s->why) {
+    if (!why) st = require_per_element(pb, s->ne, s->nb, s->why); /* the shapes decided */
+  } else if (st == FEA_SUCCESS) {
     snprintf(what, sizeof what, "%lld distinct element matrices of %d x %d", (long long)s->ngroups,
              s->nb, s->nb);
     st = fea_memory_require(pb->ctx, 0, fea_bytes((double)s->ngroups * (double)nb2, sizeof(double)),
@@ -251,7 +314,7 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
              (long long)s->ngroups, (long long)s->ne);
   else
     snprintf(s->describe, sizeof s->describe, "element-matrix: per-element matrices (%s)",
-             pb->desc.sigma_fn ? "sigma(x)" : "no repeated shapes");
+             s->why ? s->why : "no repeated shapes");
   *state = s;
   return FEA_SUCCESS;
 }

@@ -17,8 +17,10 @@
 #include "base/context.h"
 #include "internal/error.h"
 #include "internal/etree.h"
+#include "internal/object.h"
 #include "base/memory-limit.h"
 #include "internal/multifrontal.h"
+#include "linalg/matrix.h"
 #include "multifrontal-solver.h"
 #include "disc/problem.h"
 
@@ -34,6 +36,14 @@ typedef struct multifrontal_solver {
   void *sweep_work;      /* the backend's sweep memory, kept between solves */
   size_t sweep_work_bytes;
   fea_index peak_entries; /* the peak of the walk the context's backend runs */
+  /* The accuracy report (multifrontal-accuracy.c). */
+  double *pivots;                     /* per node: the backends' {min, max} (2 num_nodes) */
+  fea_multifrontal_pivot_range range; /* of the last setup (count 0: none yet) */
+  int ill_conditioned;                /* the last setup warned */
+  fea_matrix *A;    /* with check_residual or estimate_condition: the reference system */
+  double norm_a;    /* ... and its ||A||_inf (= ||A||_1: A is symmetric) */
+  double condition; /* with estimate_condition: cond_1(A) estimated by the last setup, else -1 */
+  double relative_residual, backward_error; /* of the last solve, -1 when it measured none */
 } multifrontal_solver;
 
 static multifrontal_solver *multifrontal_of(const fea_solver *s) { return s->data; }
@@ -45,6 +55,10 @@ static void multifrontal_reset(fea_solver *s) {
   free(m->sweep_work);
   m->sweep_work = NULL;
   m->sweep_work_bytes = 0;
+  FEA_OBJECT_DROP(m->A);
+  m->condition = -1;
+  m->range = (fea_multifrontal_pivot_range){.min_node = -1};
+  m->ill_conditioned = 0;
   s->ready = 0;
 }
 
@@ -55,6 +69,7 @@ static void multifrontal_destroy(fea_solver *s) {
   free(m->tree_index);
   free(m->tree_of_free);
   free(m->level_s);
+  free(m->pivots);
   free(m);
   s->data = NULL;
 }
@@ -100,6 +115,51 @@ static fea_status plan_peak(fea_solver *s) {
   return fea_etree_context_peak(s->ctx, &m->tree, &m->peak_entries);
 }
 
+static fea_status solve_once(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                             double *x, fea_index ldx);
+
+static fea_status solve_in_place(void *data, double *x) {
+  fea_solver *s = data;
+  const fea_index nf = s->problem->num_free;
+  return solve_once(s, 1, x, nf, x, nf);
+}
+
+/* cond_1(A) = ||A||_1 ||A^-1||_1, the second estimated from a few solves
+ * with the new factor (multifrontal-accuracy.c); they are not the user's,
+ * so the solve times stay as they were. */
+static fea_status estimate_condition(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nf = s->problem->num_free;
+  double *work = malloc((size_t)(2 * nf + 1) * sizeof *work);
+  FEA_CHECK(work, s->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the condition estimate of %lld DoFs", (long long)nf);
+  const double fw_s = m->forward_s, bw_s = m->backward_s, tr_s = m->transfer_s;
+  double inv = 0;
+  int solves = 0;
+  fea_status st = fea_multifrontal_inverse_norm1(nf, solve_in_place, s, work, &inv, &solves);
+  m->forward_s = fw_s, m->backward_s = bw_s, m->transfer_s = tr_s;
+  free(work);
+  FEA_CALL(st);
+  m->condition = m->norm_a * inv;
+  int warned = 0;
+  fea_multifrontal_condition_rule(s->ctx, m->condition, &warned);
+  if (warned) m->ill_conditioned = 1;
+  return FEA_SUCCESS;
+}
+
+/* The factor's pivot range over the tree and, for a solver of its own (a
+ * multipatch solver judges its patches' with its interface system), the
+ * accuracy rule (multifrontal-accuracy.c). */
+static fea_status check_pivots(fea_solver *s) {
+  multifrontal_solver *m = multifrontal_of(s);
+  fea_multifrontal_pivot_range_of(&m->tree, m->pivots, &m->range);
+  if (m->desc.keep_boundary == 2 || m->range.count == 0) return FEA_SUCCESS;
+  char where[256];
+  fea_multifrontal_node_name(&m->tree, m->range.min_node, where, sizeof where);
+  return fea_multifrontal_pivot_rule(s->ctx, m->range.min, m->range.max, (double)m->range.count,
+                                     where, &m->ill_conditioned);
+}
+
 static fea_status multifrontal_setup(fea_solver *s) {
   fea_context *ctx = s->ctx;
   multifrontal_solver *m = multifrontal_of(s);
@@ -118,6 +178,7 @@ static fea_status multifrontal_setup(fea_solver *s) {
   memset(f, 0, sizeof *f);
   f->tree = t;
   f->problem = s->problem;
+  f->pivots = m->pivots;
   FEA_CALL(ctx->multifrontal.factor_alloc(ctx, f));
   double t0 = fea_now();
   int cut = -1;
@@ -141,7 +202,20 @@ static fea_status multifrontal_setup(fea_solver *s) {
   m->root_s = m->level_s[t->num_levels - 1];
   m->integrate_s = f->integrate_s;
   m->device_bytes = f->device_bytes;
-  return FEA_SUCCESS;
+  fea_status st = check_pivots(s);
+  if (st == FEA_SUCCESS && (m->desc.check_residual || m->desc.estimate_condition) &&
+      m->desc.keep_boundary != 2) {
+    /* The independent check of the solves: the reference assembled system. */
+    double *b = malloc((size_t)(s->problem->num_free + 1) * sizeof *b);
+    st = b ? fea_problem_reference_system(s->problem, b, &m->A)
+           : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the residual check's load");
+    free(b);
+    if (st == FEA_SUCCESS) m->norm_a = fea_multifrontal_norm_inf(m->A);
+  }
+  if (st == FEA_SUCCESS && m->desc.estimate_condition && m->desc.keep_boundary != 2)
+    st = estimate_condition(s);
+  if (st < 0) multifrontal_reset(s);
+  return st;
 }
 
 /* The two sweeps over y (the tree's numbering, nrhs columns of num_dofs),
@@ -201,8 +275,8 @@ static void set_kept_rows(const fea_etree *t, fea_index nrhs, double *y, const d
       y[dofs[i] + j * t->num_dofs] = v ? v[i + j * root->r] : 0.0;
 }
 
-static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
-                                     double *x, fea_index ldx) {
+static fea_status solve_once(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                             double *x, fea_index ldx) {
   multifrontal_solver *m = multifrontal_of(s);
   const fea_index nf = s->problem->num_free;
   const fea_etree *t = &m->tree;
@@ -224,6 +298,54 @@ static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double
       for (fea_index i = 0; i < nf; i++) x[i + j * ldx] = y[m->tree_of_free[i] + j * N];
   free(y);
   return st;
+}
+
+/* A solve measured against the reference system (desc.check_residual): b
+ * is copied first (x may be b), then R = b - A x; with check_residual = 2
+ * x += A^-1 R once and R again. The sweeps' times add up. */
+static fea_status checked_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                double *x, fea_index ldx) {
+  multifrontal_solver *m = multifrontal_of(s);
+  const fea_index nf = s->problem->num_free;
+  const size_t len = (size_t)(nf * nrhs) + 1;
+  double *bc = malloc(len * sizeof *bc), *R = malloc(len * sizeof *R);
+  if (!bc || !R) {
+    free(bc), free(R);
+    return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for the residual check of %lld right-hand sides of %lld DoFs",
+                     (long long)nrhs, (long long)nf);
+  }
+  for (fea_index j = 0; j < nrhs; j++)
+    for (fea_index i = 0; i < nf; i++)
+      bc[i + j * nf] = b ? b[i + j * ldb] : m->factor.load[m->tree_of_free[i]];
+  fea_status st = solve_once(s, nrhs, bc, nf, x, ldx);
+  double rel = -1, bw = -1;
+  if (st == FEA_SUCCESS)
+    fea_multifrontal_residual(m->A, m->norm_a, nrhs, bc, nf, x, ldx, R, &rel, &bw);
+  if (st == FEA_SUCCESS && m->desc.check_residual == 2) {
+    const double fw_s = m->forward_s, bw_s = m->backward_s, tr_s = m->transfer_s;
+    st = solve_once(s, nrhs, R, nf, R, nf); /* the correction, in place */
+    m->forward_s += fw_s, m->backward_s += bw_s, m->transfer_s += tr_s;
+    for (fea_index j = 0; j < nrhs && st == FEA_SUCCESS; j++)
+      for (fea_index i = 0; i < nf; i++) x[i + j * ldx] += R[i + j * nf];
+    if (st == FEA_SUCCESS)
+      fea_multifrontal_residual(m->A, m->norm_a, nrhs, bc, nf, x, ldx, R, &rel, &bw);
+  }
+  free(bc), free(R);
+  if (st == FEA_SUCCESS) {
+    m->relative_residual = rel;
+    m->backward_error = bw;
+    fea_multifrontal_residual_rule(s->ctx, rel, bw, m->desc.check_residual == 2);
+  }
+  return st;
+}
+
+static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
+                                     double *x, fea_index ldx) {
+  multifrontal_solver *m = multifrontal_of(s);
+  m->relative_residual = m->backward_error = -1;
+  if (m->A) return checked_solve(s, nrhs, b, ldb, x, ldx);
+  return solve_once(s, nrhs, b, ldb, x, ldx);
 }
 
 fea_status fea_multifrontal_kept_forward(fea_solver *s, fea_index nrhs, double *y, double *g) {
@@ -274,7 +396,11 @@ fea_status fea_multifrontal_attach(fea_solver *s, const fea_solver_desc *d) {
   FEA_CALL(number_dofs(s));
   FEA_CALL(fea_etree_build(s->space, m->tree_index, d->merge, d->keep_boundary, &m->tree));
   m->level_s = calloc((size_t)m->tree.num_levels, sizeof *m->level_s);
-  FEA_CHECK(m->level_s, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for level times");
+  m->pivots = malloc((size_t)m->tree.num_nodes * 2 * sizeof *m->pivots);
+  FEA_CHECK(m->level_s && m->pivots, ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the level times and pivots of %lld nodes", (long long)m->tree.num_nodes);
+  m->range.min_node = -1;
+  m->relative_residual = m->backward_error = m->condition = -1;
   return plan_peak(s);
 }
 
@@ -318,6 +444,20 @@ void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full) {
   full->transfer_s = m->transfer_s;
   full->threads = s->ctx->nthreads;
   full->device_bytes = m->device_bytes;
+  if (s->ready && m->range.count > 0) {
+    full->pivot_min = m->range.min;
+    full->pivot_max = m->range.max;
+    full->pivot_ratio = m->range.min / m->range.max;
+    full->pivot_min_node = m->range.min_node;
+  }
+  full->ill_conditioned = s->ready ? m->ill_conditioned : 0;
+  full->relative_residual = m->relative_residual;
+  full->backward_error = m->backward_error;
+  full->condition_estimate = s->ready ? m->condition : -1;
+}
+
+void fea_multifrontal_get_pivot_range(const fea_solver *s, fea_multifrontal_pivot_range *r) {
+  *r = multifrontal_of(s)->range;
 }
 
 void fea_multifrontal_get_level(const fea_solver *s, int level, fea_solver_level *full) {

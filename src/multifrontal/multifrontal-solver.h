@@ -40,6 +40,52 @@ fea_status fea_multifrontal_kept_backward(fea_solver *s, fea_index nrhs, double 
 /* The problem's load with Dirichlet lifting in the tree's numbering (after setup). */
 const double *fea_multifrontal_load(const fea_solver *s);
 
+/* The accuracy report (src/multifrontal/multifrontal-accuracy.c). */
+typedef struct fea_multifrontal_pivot_range {
+  double min, max;    /* over the pivots L_jj^2; {+inf, -inf} when there are none */
+  fea_index min_node; /* the tree node holding min (-1: none) */
+  fea_index count;    /* pivots: the DoFs eliminated */
+} fea_multifrontal_pivot_range;
+/* The range of t's pivots from the per-node ranges of a factor (f->pivots). */
+void fea_multifrontal_pivot_range_of(const fea_etree *t, const double *pivots,
+                                     fea_multifrontal_pivot_range *r);
+/* "tree node N (level L, elements [a, b) x ..., q = Q, r = R)" into buf. */
+void fea_multifrontal_node_name(const fea_etree *t, fea_index n, char *buf, size_t len);
+/* The rule on a factor's pivot range over count pivots, `where` naming the
+ * place of min: FEA_ERR_NOT_POSDEF when min is not positive (or NaN) or
+ * min / max < DBL_EPSILON; a warning at FEA_LOG_WARN and *warned = 1 when
+ * min / max < fea_multifrontal_warn_ratio(count); else FEA_SUCCESS and
+ * *warned = 0. */
+fea_status fea_multifrontal_pivot_rule(fea_context *ctx, double min, double max, double count,
+                                       const char *where, int *warned);
+/* The warning threshold of the rule: max(sqrt(DBL_EPSILON), count DBL_EPSILON). */
+double fea_multifrontal_warn_ratio(double count);
+/* ||A||_inf, the largest row sum of |a_ij|. */
+struct fea_matrix;
+double fea_multifrontal_norm_inf(const struct fea_matrix *A);
+/* R (A->rows x nrhs, ld A->rows) = b - A x; the largest, over the columns,
+ * relative residual ||b_j - A x_j||_2 / ||b_j||_2 (the absolute one where
+ * b_j = 0) and normwise backward error ||r_j||_inf / (norm_a ||x_j||_inf +
+ * ||b_j||_inf), NaN if any is not finite. */
+void fea_multifrontal_residual(const struct fea_matrix *A, double norm_a, fea_index nrhs,
+                               const double *b, fea_index ldb, const double *x, fea_index ldx,
+                               double *R, double *relative, double *backward);
+/* Log at FEA_LOG_WARN a backward error above sqrt(DBL_EPSILON). */
+void fea_multifrontal_residual_rule(fea_context *ctx, double relative, double backward,
+                                    int refined);
+/* An estimate of ||A^-1||_1 for a symmetric A of order n, from solves
+ * x := A^-1 x (solve(data, x)): Hager's method with Higham's refinements,
+ * as LAPACK's dlacn2, at most 11 solves (*solves says how many). A lower
+ * bound, exact or within a factor of about 3 in practice. work: 2 n. */
+typedef fea_status (*fea_multifrontal_solve_fn)(void *data, double *x);
+fea_status fea_multifrontal_inverse_norm1(fea_index n, fea_multifrontal_solve_fn solve, void *data,
+                                          double *work, double *est, int *solves);
+/* Log at FEA_LOG_WARN, and set *warned, when the condition number is above
+ * 1 / sqrt(DBL_EPSILON). */
+void fea_multifrontal_condition_rule(fea_context *ctx, double condition, int *warned);
+/* The pivot range of s's last setup (count 0 before one). */
+void fea_multifrontal_get_pivot_range(const fea_solver *s, fea_multifrontal_pivot_range *r);
+
 /* Complete results of s (levels and nodes in range). */
 void fea_multifrontal_get_stats(const fea_solver *s, fea_solver_stats *full);
 void fea_multifrontal_get_level(const fea_solver *s, int level, fea_solver_level *full);

@@ -51,7 +51,7 @@ static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
             ctx, FEA_ERR_INVALID_ARG, "operator_kind is %d; valid: 0..%d", (int)d->operator_kind,
             (int)FEA_OPERATOR_MATFREE_SUMFACT);
   FEA_CHECK(fea_update_strategy_name(d->strategy), ctx, FEA_ERR_INVALID_ARG,
-            "strategy is %d; valid: 0..%d", (int)d->strategy, (int)FEA_UPDATE_AUTO);
+            "strategy is %d; valid: 0..%d", (int)d->strategy, (int)FEA_UPDATE_PRIVATE_COPIES);
   FEA_CHECK(d->krylov == 0 || d->krylov == 1, ctx, FEA_ERR_INVALID_ARG, "krylov is %d, not 0 or 1",
             d->krylov);
   /* CG needs a symmetric preconditioner: the cycle is one only with as many

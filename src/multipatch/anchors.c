@@ -29,6 +29,36 @@ void fea_side_grid_of(const fea_space *s, int side, fea_side_grid *g) {
     }
 }
 
+/* The physical point of parameter xi (in the space's knot range): the
+ * patch's geometry map, or the affine map onto its box. */
+static void map_param(const fea_space *s, const double xi[3], double *x) {
+  const fea_bspline_space *b = s->impl;
+  const int dim = s->dim;
+  if (b->geo) {
+    fea_index span[3] = {0, 0, 0};
+    double J[9], W, dW[3], y[3];
+    for (int k = 0; k < dim; k++) span[k] = fea_knots_find_span(&b->geo->knots[k], xi[k]);
+    fea_geometry_map_eval(b->geo, span, xi, y, J, &W, dW);
+    for (int k = 0; k < dim; k++) x[k] = y[k];
+    return;
+  }
+  for (int k = 0; k < dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    const double t0 = kn->t[0], t1 = kn->t[kn->m - 1];
+    x[k] = b->lower[k] + (xi[k] - t0) * (b->upper[k] - b->lower[k]) / (t1 - t0);
+  }
+}
+
+void fea_multipatch_patch_point(const fea_space *s, const double u[3], double *x) {
+  const fea_bspline_space *b = s->impl;
+  double xi[3] = {0, 0, 0};
+  for (int k = 0; k < s->dim; k++) {
+    const fea_knots *kn = &b->knots[k];
+    xi[k] = kn->t[0] + u[k] * (kn->t[kn->m - 1] - kn->t[0]);
+  }
+  map_param(s, xi, x);
+}
+
 fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const fea_index *dofs,
                                       double *x) {
   const fea_bspline_space *b = s->impl;
@@ -50,20 +80,7 @@ fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const
       xi[k] = gk[k][r % n[k]];
       r /= n[k];
     }
-    double *xa = x + a * dim;
-    if (b->geo) {
-      fea_index span[3] = {0, 0, 0};
-      double J[9], W, dW[3], y[3];
-      for (int k = 0; k < dim; k++) span[k] = fea_knots_find_span(&b->geo->knots[k], xi[k]);
-      fea_geometry_map_eval(b->geo, span, xi, y, J, &W, dW);
-      for (int k = 0; k < dim; k++) xa[k] = y[k];
-    } else {
-      for (int k = 0; k < dim; k++) {
-        const fea_knots *kn = &b->knots[k];
-        const double t0 = kn->t[0], t1 = kn->t[kn->m - 1];
-        xa[k] = b->lower[k] + (xi[k] - t0) * (b->upper[k] - b->lower[k]) / (t1 - t0);
-      }
-    }
+    map_param(s, xi, x + a * dim);
   }
   free(g);
   return FEA_SUCCESS;

@@ -8,7 +8,9 @@
  * differing DoFs mean non-conforming patches (other knots or another
  * degree along the side): refused, naming both sides, since C0 coupling by
  * shared DoFs would be wrong there. A side whose corners coincide among
- * themselves (a collapsed side) joins nothing. The cost is one anchor
+ * themselves (a collapsed side) joins nothing, and a side that two others
+ * match means patches overlap along it: refused, naming all three (patches
+ * that coincide as a whole are refused before, by overlap.c). The cost is one anchor
  * evaluation per side DoF and a bounding-box test per pair of sides. */
 #include <math.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@ typedef struct side_anchors {
   double *x; /* m0 m1 x dim */
   double lo[3], hi[3];
   int collapsed;
-  int linked;
+  int linked; /* the side it meets (patch * 6 + side) + 1; 0: none yet */
 } side_anchors;
 
 static const double *corner(const side_anchors *a, int dim, int c) {
@@ -144,10 +146,20 @@ static fea_status link_sides(fea_multipatch *mp, side_anchors *sides) {
                 "patch %d side %s and patch %d side %s have the same corners in an order no "
                 "rotation or reflection of the side gives",
                 pa, side_name[sa], pb, side_name[sb]);
-      FEA_CHECK(!a->linked && !b->linked, ctx, FEA_ERR_INVALID_ARG,
-                "patch %d side %s would meet patch %d side %s, but one of them already meets "
-                "another side: three patches cannot share a side",
-                pa, side_name[sa], pb, side_name[sb]);
+      /* A side matched twice: the side it already meets and the side now
+       * matching it both lie along it, so their patches overlap there. */
+      if (a->linked || b->linked) {
+        const side_anchors *taken = a->linked ? a : b;
+        const int free_p = a->linked ? pb : pa, free_s = a->linked ? sb : sa;
+        const int tp = a->linked ? pa : pb, ts = a->linked ? sa : sb;
+        const int op = (taken->linked - 1) / 6, os = (taken->linked - 1) % 6;
+        return FEA_ERROR(ctx, FEA_ERR_INVALID_ARG,
+                         "patch %d side %s would meet patch %d side %s, which already meets patch "
+                         "%d side %s: a side meets at most one other, so patches %d and %d "
+                         "overlap along it (or three patches share it)",
+                         free_p, side_name[free_s], tp, side_name[ts], op, side_name[os], free_p,
+                         op);
+      }
       FEA_CALL(check_dofs(mp, pa, sa, a, pb, sb, b, axis, flip));
       fea_multipatch_link *l = &mp->links[mp->num_links++];
       *l = (fea_multipatch_link){.patch = {pa, pb},
@@ -155,7 +167,8 @@ static fea_status link_sides(fea_multipatch *mp, side_anchors *sides) {
                                  .flip = {flip[0], flip[1]},
                                  .swap = axis[0] == 1,
                                  .num_dofs = a->g.m[0] * a->g.m[1]};
-      a->linked = b->linked = 1;
+      a->linked = pb * 6 + sb + 1;
+      b->linked = pa * 6 + sa + 1;
     }
   }
   return FEA_SUCCESS;
@@ -189,7 +202,8 @@ fea_status fea_multipatch_find_interfaces(fea_multipatch *mp) {
           if (dist(corner(&sides[A], dim, c), corner(&sides[A], dim, e), dim) <= mp->tolerance)
             sides[A].collapsed = 1;
     }
-    st = link_sides(mp, sides);
+    st = fea_multipatch_check_overlap(mp);
+    if (st == FEA_SUCCESS) st = link_sides(mp, sides);
   }
   if (st == FEA_SUCCESS)
     for (int A = 0; A < total; A++)

@@ -16,8 +16,16 @@
  * has O(patches x n) rows, in 3D O(patches x n^2), and its cost next to the
  * patches' is what the multipatch bench reports. A caller's right-hand side
  * entry on a DoF shared by patches goes to one of them (the first), since
- * the condensation is linear in the load. */
+ * the condensation is linear in the load.
+ *
+ * The accuracy report: the patches' fronts and the interface factor are
+ * together one Cholesky factorization of the whole system, so the pivot
+ * range is over both, and the rule of the multifrontal solver
+ * (src/multifrontal/multifrontal-accuracy.c) judges it here, once: a
+ * near-null space spread over the domain shows only in the interface's
+ * pivots, which the patches never see. */
 #include <lapacke.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,7 @@
 #include "base/clock.h"
 #include "base/context.h"
 #include "internal/error.h"
+#include "internal/multifrontal.h"
 #include "base/memory-limit.h"
 #include "multifrontal/multifrontal-solver.h"
 #include "multipatch.h"
@@ -57,6 +66,8 @@ typedef struct multipatch_solver {
   fea_index interior_dofs;
   double local_s, interface_s, solve_s;
   uint64_t patch_bytes;
+  double pivot_min, pivot_max; /* of the last setup (0: none) */
+  int ill_conditioned;
 } multipatch_solver;
 
 /* Allocation counts: malloc(0) may return NULL. */
@@ -77,7 +88,44 @@ static void multipatch_reset(fea_solver *s) {
   multipatch_solver *m = multipatch_of(s);
   free(m->S);
   m->S = NULL;
+  m->pivot_min = m->pivot_max = 0;
+  m->ill_conditioned = 0;
   s->ready = 0;
+}
+
+/* The pivot range of the patches' fronts and the interface factor (lower
+ * triangle of m->S, factored), and the accuracy rule on it. */
+static fea_status check_pivots(fea_solver *s) {
+  multipatch_solver *m = multipatch_of(s);
+  const fea_multipatch *mp = m->pb->mp;
+  double lo = INFINITY, hi = -INFINITY, count = 0;
+  char where[320] = "";
+  for (int p = 0; p < mp->num_patches; p++) {
+    if (!m->mine[p]) continue;
+    fea_multifrontal_pivot_range r;
+    fea_multifrontal_get_pivot_range(m->parts[p].mf, &r);
+    if (r.count == 0) continue;
+    const double before = lo;
+    fea_multifrontal_pivots_merge(&lo, &hi, r.min, r.max);
+    if (before == before && !(lo == before)) {
+      int u = snprintf(where, sizeof where, "patch %d's ", p);
+      fea_multifrontal_node_name(fea_multifrontal_tree(m->parts[p].mf), r.min_node, where + u,
+                                 sizeof where - (size_t)u);
+    }
+    count += (double)r.count;
+  }
+  for (fea_index i = 0; i < m->ni; i++) {
+    const double l = m->S[i + i * m->ni], d = l * l, before = lo;
+    fea_multifrontal_pivots_merge(&lo, &hi, d, d);
+    if (before == before && !(lo == before))
+      snprintf(where, sizeof where, "row %lld of the %lld x %lld interface system", (long long)i,
+               (long long)m->ni, (long long)m->ni);
+  }
+  count += (double)m->ni;
+  if (count == 0) return FEA_SUCCESS;
+  m->pivot_min = lo;
+  m->pivot_max = hi;
+  return fea_multifrontal_pivot_rule(s->ctx, lo, hi, count, where, &m->ill_conditioned);
 }
 
 static void multipatch_destroy(fea_solver *s) {
@@ -214,6 +262,7 @@ static fea_status multipatch_setup(fea_solver *s) {
     else if (info < 0)
       st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "LAPACK dpotrf rejected argument %d", (int)-info);
   }
+  if (st == FEA_SUCCESS) st = check_pivots(s);
   m->interface_s = fea_now() - t0;
   if (st != FEA_SUCCESS) multipatch_reset(s);
   return st;
@@ -403,4 +452,11 @@ void fea_multipatch_solver_stats(const fea_solver *s, fea_multipatch_stats *full
   full->patch_bytes = m->patch_bytes;
   /* The dense interface system belongs to the single-process solver only. */
   full->interface_bytes = m->dense ? (uint64_t)m->ni * (uint64_t)m->ni * sizeof(double) : 0;
+  /* The patches' reports, combined with the interface factor's by the setup. */
+  if (s->ready && m->pivot_max > 0) {
+    full->pivot_min = m->pivot_min;
+    full->pivot_max = m->pivot_max;
+    full->pivot_ratio = m->pivot_min / m->pivot_max;
+  }
+  full->ill_conditioned = s->ready ? m->ill_conditioned : 0;
 }

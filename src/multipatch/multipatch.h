@@ -65,6 +65,14 @@ static inline fea_index fea_side_grid_dof(const fea_side_grid *g, fea_index i, f
 fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const fea_index *dofs,
                                       double *x);
 
+/* The physical point of patch s at relative parameter u (each in [0, 1]
+ * across the patch's knot range). */
+void fea_multipatch_patch_point(const fea_space *s, const double u[3], double *x);
+
+/* FEA_ERR_INVALID_ARG naming the first two patches of mp that cover the
+ * same region (mp->tolerance absolute): src/multipatch/overlap.c. */
+fea_status fea_multipatch_check_overlap(const fea_multipatch *mp);
+
 /* Find the interfaces and number the global DoFs of mp (patches, dim and
  * the relative tolerance in mp->tolerance set): src/multipatch/interfaces.c
  * and numbering.c. */

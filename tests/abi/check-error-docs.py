@@ -23,6 +23,9 @@ then the build tree for the generated version.h) and checks:
      closure, in the bodies of the functions and macros of those files that
      it names. Codes raised deeper (a backend, a solver family) are not seen
      here; their documentation comes from reading that code.
+  5. the status table of docs/architecture.md ("## Errors": rows
+     "| `FEA_...` | value | meaning |") lists every code of the enum, each
+     once, with its value, and no other.
 Prints one line per problem and a closing count; exits 1 on any problem."""
 import os
 import re
@@ -169,6 +172,28 @@ if sources:
                             (name, func, ', '.join(sorted(missing))))
     if checked == 0:
         problems.append('no public function was found in the source files')
+
+# 5. The status table of docs/architecture.md against the enum.
+values = {}
+for name, value in re.findall(r'^\s*(FEA_\w+)\s*=\s*(-?\d+)',
+                              re.sub(r'/\*.*?\*/', '', enum, flags=re.S), re.M):
+    values[name] = int(value)
+arch = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs',
+                    'architecture.md')
+rows = re.findall(r'^\|\s*`(FEA_\w+)`\s*\|\s*([^|]*?)\s*\|', open(arch).read(), re.M)
+listed = {}
+for name, value in rows:
+    if name in listed:
+        problems.append('docs/architecture.md: the status table lists %s twice' % name)
+    listed[name] = value.replace('\u2212', '-')
+for name, value in sorted(values.items()):
+    if name not in listed:
+        problems.append('docs/architecture.md: the status table does not list %s' % name)
+    elif listed[name] != str(value):
+        problems.append('docs/architecture.md: the status table gives %s the value %s, types.h %d'
+                        % (name, listed[name], value))
+for name in sorted(set(listed) - set(values)):
+    problems.append('docs/architecture.md: the status table lists %s, not a fea_status code' % name)
 
 for p in problems:
     print('FAIL ' + p)

@@ -247,14 +247,16 @@ FIELD(fea_cg_stats, solve_s, 40, 8);
 FIELD(fea_cg_stats, apply_s, 48, 8);
 
 /* fea_solver_desc */
-SIZE(fea_solver_desc, 24);
+SIZE(fea_solver_desc, 32);
 FIELD(fea_solver_desc, size, 0, 8);
 FIELD(fea_solver_desc, merge, 8, 4);
 FIELD(fea_solver_desc, keep_boundary, 12, 4);
 FIELD(fea_solver_desc, memory_limit_bytes, 16, 8);
+FIELD(fea_solver_desc, check_residual, 24, 4);
+FIELD(fea_solver_desc, estimate_condition, 28, 4);
 
 /* fea_solver_stats */
-SIZE(fea_solver_stats, 128);
+SIZE(fea_solver_stats, 192);
 FIELD(fea_solver_stats, size, 0, 8);
 FIELD(fea_solver_stats, num_levels, 8, 4);
 FIELD(fea_solver_stats, num_nodes, 16, 8);
@@ -271,6 +273,14 @@ FIELD(fea_solver_stats, backward_s, 96, 8);
 FIELD(fea_solver_stats, threads, 104, 4);
 FIELD(fea_solver_stats, device_bytes, 112, 8);
 FIELD(fea_solver_stats, transfer_s, 120, 8);
+FIELD(fea_solver_stats, pivot_min, 128, 8);
+FIELD(fea_solver_stats, pivot_max, 136, 8);
+FIELD(fea_solver_stats, pivot_ratio, 144, 8);
+FIELD(fea_solver_stats, pivot_min_node, 152, 8);
+FIELD(fea_solver_stats, relative_residual, 160, 8);
+FIELD(fea_solver_stats, backward_error, 168, 8);
+FIELD(fea_solver_stats, condition_estimate, 176, 8);
+FIELD(fea_solver_stats, ill_conditioned, 184, 4);
 
 /* fea_solver_level */
 SIZE(fea_solver_level, 64);
@@ -391,7 +401,7 @@ FIELD(fea_multipatch_bc, side, 4, 4);
 FIELD(fea_multipatch_bc, bc, 8, 32);
 
 /* fea_multipatch_stats */
-SIZE(fea_multipatch_stats, 72);
+SIZE(fea_multipatch_stats, 104);
 FIELD(fea_multipatch_stats, size, 0, 8);
 FIELD(fea_multipatch_stats, num_patches, 8, 4);
 FIELD(fea_multipatch_stats, interface_dofs, 16, 8);
@@ -401,6 +411,10 @@ FIELD(fea_multipatch_stats, interface_s, 40, 8);
 FIELD(fea_multipatch_stats, solve_s, 48, 8);
 FIELD(fea_multipatch_stats, patch_bytes, 56, 8);
 FIELD(fea_multipatch_stats, interface_bytes, 64, 8);
+FIELD(fea_multipatch_stats, pivot_min, 72, 8);
+FIELD(fea_multipatch_stats, pivot_max, 80, 8);
+FIELD(fea_multipatch_stats, pivot_ratio, 88, 8);
+FIELD(fea_multipatch_stats, ill_conditioned, 96, 4);
 
 #define INIT_SIZE(type, init)                                                 \
   do {                                                                        \

@@ -169,9 +169,9 @@ static void compare(const fixture *x, const fea_matrix *A, const double *b, int 
   csr_free(&a);
 }
 
-static const fea_update_strategy portable[] = {FEA_UPDATE_SERIAL,          FEA_UPDATE_COLORING,
-                                               FEA_UPDATE_ATOMIC_CAS,      FEA_UPDATE_MUTEX,
-                                               FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_AUTO};
+static const fea_update_strategy portable[] = {
+    FEA_UPDATE_SERIAL,          FEA_UPDATE_COLORING,       FEA_UPDATE_ATOMIC_CAS, FEA_UPDATE_MUTEX,
+    FEA_UPDATE_PRIVATE_BUFFERS, FEA_UPDATE_PRIVATE_COPIES, FEA_UPDATE_AUTO};
 
 static int is_exact(fea_update_strategy s) {
   return s == FEA_UPDATE_SERIAL || s == FEA_UPDATE_PRIVATE_BUFFERS;

@@ -249,3 +249,62 @@ Test(cg, non_finite_b_or_x0_refused) {
   fea_operator_destroy(&op);
   sine_free(&s);
 }
+
+/* Products beyond the double range: CG reports the overflow as such (it
+ * once said "not positive definite" of an SPD operator), naming the
+ * quantity and the iteration. A right-hand side of 1e200 overflows r.z
+ * before the first step; an operator scaled by sigma = 1e300 overflows
+ * p.Ap; a right-hand side whose norm itself is infinite is refused. */
+static double huge_sigma(const double *x, void *user) {
+  (void)x, (void)user;
+  return 1e300;
+}
+
+Test(cg, overflow_says_so) {
+  sine_problem s;
+  sine_make(&s, 2, 1, 4);
+  fea_operator *op = NULL;
+  OK(fea_operator_create(s.ctx, s.pb, NULL, &op));
+  fea_vector *b = NULL, *x = NULL;
+  OK(fea_vector_create(s.ctx, s.nf, FEA_F64, &b));
+  OK(fea_vector_create(s.ctx, s.nf, FEA_F64, &x));
+  double *v = malloc((size_t)s.nf * sizeof *v);
+  for (fea_index i = 0; i < s.nf; i++) v[i] = 1e200 * (1.0 + 0.1 * (double)i);
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  EXPECT_FAIL(fea_cg_solve(op, b, x, NULL, NULL), FEA_ERR_NOT_POSDEF, s.ctx,
+              "r.z = inf at iteration 0: it overflowed the double range");
+  /* ||b|| itself beyond the range: every residual would pass the test. */
+  for (fea_index i = 0; i < s.nf; i++) v[i] = 1e308;
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  OK(fea_vector_set_all(x, 0.0));
+  EXPECT_FAIL(fea_cg_solve(op, b, x, NULL, NULL), FEA_ERR_INVALID_ARG, s.ctx,
+              "||b|| = inf overflowed");
+  fea_operator_destroy(&op);
+
+  /* The operator's scale: sigma = 1e300, b of 1e10, no preconditioner (a
+   * Jacobi one would scale the operator back). */
+  fea_cg_desc plain = FEA_CG_DESC_INIT;
+  plain.jacobi = 0;
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma_fn = huge_sigma;
+  fea_problem *big = NULL;
+  OK(fea_problem_create_poisson(s.space, &pd, &big));
+  OK(fea_operator_create(s.ctx, big, NULL, &op));
+  for (fea_index i = 0; i < s.nf; i++) v[i] = 1e10 * (1.0 + 0.1 * (double)i);
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  OK(fea_vector_set_all(x, 0.0));
+  EXPECT_FAIL(fea_cg_solve(op, b, x, &plain, NULL), FEA_ERR_NOT_POSDEF, s.ctx,
+              "at iteration 0: it overflowed the double range");
+  cr_assert(strstr(fea_context_last_error(s.ctx), "p.Ap = "), "%s", fea_context_last_error(s.ctx));
+  /* Scaled down to b of 1e-10, the same operator solves. */
+  for (fea_index i = 0; i < s.nf; i++) v[i] = 1e-10 * (1.0 + 0.1 * (double)i);
+  OK(fea_vector_write(b, s.nf, FEA_F64, v));
+  OK(fea_vector_set_all(x, 0.0));
+  OK(fea_cg_solve(op, b, x, &plain, NULL));
+  free(v);
+  fea_vector_destroy(&b);
+  fea_vector_destroy(&x);
+  fea_operator_destroy(&op);
+  fea_problem_destroy(&big);
+  sine_free(&s);
+}

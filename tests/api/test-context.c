@@ -296,3 +296,260 @@ Test(context, family_reports_preferred_backend_error) {
   EXPECT_FAIL(fea_context_create("/cpu:bind=sideways", &ctx), FEA_ERR_INVALID_ARG, NULL,
               "sideways");
 }
+
+/* ---- the resource grammar (docs/backends.md, "Resource strings") ------------- */
+
+/* Nothing is trimmed or skipped: a space, an empty option, a trailing comma
+ * or a ':' without an option is refused, naming the string and the part. */
+Test(context, grammar_spaces) {
+  expect_bad_resource("/cpu/threads:threads= 4", "'threads= 4' has a space");
+  expect_bad_resource("/cpu/threads:threads=4 ", "'threads=4 ' has a space");
+  expect_bad_resource("/cpu/threads: threads=4", "' threads=4'");
+  expect_bad_resource("/cpu/threads :threads=4", "a space at byte 12");
+  expect_bad_resource(" /cpu/threads", "does not start with '/'");
+}
+
+Test(context, grammar_empty_options) {
+  expect_bad_resource("/cpu/threads:threads=4,", "empty option");
+  expect_bad_resource("/cpu/threads:,", "empty option");
+  expect_bad_resource("/cpu/threads:,threads=4", "empty option");
+  expect_bad_resource("/cpu/threads:threads=4,,bind=none", "empty option");
+  expect_bad_resource("/cpu/threads:", "ends with ':'");
+  expect_bad_resource("/cpu/threads:threads=", "'threads='");
+  expect_bad_resource("/cpu/threads:=4", "'=4'");
+  expect_bad_resource("/cpu/threads:threads==4", "a second '='");
+  expect_bad_resource("/cpu//threads", "empty name");
+}
+
+Test(context, grammar_keys) {
+  expect_bad_resource("/cpu/threads:threads=2,threads=3", "'threads' twice");
+  expect_bad_resource("/cpu/threads:thread=2", "no option 'thread'");
+  expect_bad_resource("/cpu/threads:Threads=2", "no option 'Threads'");
+  expect_bad_resource("/cpu/ref:threads=2", "/cpu/ref has no option 'threads'");
+}
+
+Test(context, grammar_values) {
+  expect_bad_resource("/cpu/threads:threads=+4", "threads=+4");
+  expect_bad_resource("/cpu/threads:threads=04x", "threads=04x");
+  expect_bad_resource("/cpu/threads:threads=-1", "threads=-1");
+  expect_bad_resource("/cpu/threads:threads=99999999999999999999", "threads=9999");
+  expect_bad_resource("/cpu/threads:bind=Core", "bind=Core");
+  expect_bad_resource("/cpu/threads:adapt=of", "adapt=of");
+}
+
+/* What the grammar accepts: the forms the docs show, at their limits. */
+Test(context, grammar_accepted) {
+  static const char *const good[] = {"/cpu/threads:threads=1", "/cpu/threads:threads=1024",
+                                     "/cpu/threads:bind=none,threads=2,adapt=off",
+                                     "/cpu/threads/:threads=2", "/cpu/:threads=2"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    fea_context *ctx = NULL;
+    fea_status s = fea_context_create(good[i], &ctx);
+    cr_assert_eq(s, FEA_SUCCESS, "%s: %s", good[i], fea_context_last_error(NULL));
+    OK(fea_context_destroy(&ctx));
+  }
+}
+
+/* The options of /gpu/cuda are checked before its device is looked for: on
+ * a machine without a GPU (or without the module) a bad value is the
+ * caller's mistake, FEA_ERR_INVALID_ARG naming it, not FEA_ERR_DEVICE. */
+Test(context, cuda_options_before_device) {
+  fea_backend_info infos[3];
+  for (int i = 0; i < 3; i++) infos[i] = (fea_backend_info)FEA_BACKEND_INFO_INIT;
+  size_t n = 0;
+  OK(fea_backend_list(infos, 3, &n));
+  cr_assert_str_eq(infos[2].prefix, "/gpu/cuda");
+  if (!infos[2].built) cr_skip_test("/gpu/cuda is not built: %s", infos[2].reason);
+  if (strstr(infos[2].reason, "cannot load its module"))
+    cr_skip_test("/gpu/cuda's module cannot be loaded here: %s", infos[2].reason);
+  expect_bad_resource("/gpu/cuda:device=-1", "device=-1");
+  expect_bad_resource("/gpu/cuda:streams=9", "streams=9");
+  expect_bad_resource("/gpu/cuda:streams=0", "streams=0");
+  expect_bad_resource("/gpu/cuda:leaves=disk", "leaves=disk");
+  expect_bad_resource("/gpu/cuda:scatter=maybe", "scatter=maybe");
+  expect_bad_resource("/gpu/cuda:device=0,colour=red", "no option 'colour'");
+  expect_bad_resource("/gpu:streams=9", "streams=9");
+}
+
+/* ---- environment variables (docs/backends.md, "Environment variables") ------- */
+
+/* Each test sets one variable in its own process and restores it. */
+static void with_env(const char *name, const char *value) {
+  cr_assert_eq(setenv(name, value, 1), 0);
+}
+
+/* A typo in FEACCEL_THREADS_ADAPT is refused for every resource, including
+ * the NULL and family ones whose preferred backend reads it: before, these
+ * fell back to a one-thread /cpu/ref context and reported success. */
+Test(context, env_adapt_typo_refused_everywhere) {
+  cr_assert_eq(unsetenv("FEACCEL_BACKEND"), 0);
+  with_env("FEACCEL_THREADS_ADAPT", "of");
+  static const char *const res[] = {NULL, "/cpu", "/cpu/threads", "/cpu/ref"};
+  for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) {
+    fea_context *ctx = (fea_context *)&ctx;
+    fea_status s = fea_context_create(res[i], &ctx);
+    cr_assert_eq(s, FEA_ERR_INVALID_ARG, "%s: %s", res[i] ? res[i] : "NULL", fea_status_string(s));
+    cr_assert_null(ctx);
+    cr_assert(strstr(fea_context_last_error(NULL), "FEACCEL_THREADS_ADAPT=of"), "%s",
+              fea_context_last_error(NULL));
+  }
+  cr_assert_eq(unsetenv("FEACCEL_THREADS_ADAPT"), 0);
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu", &ctx));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The values it takes, and the option over it. */
+Test(context, env_adapt_values) {
+  static const char *const ok[] = {"load", "off", ""};
+  for (size_t i = 0; i < 3; i++) {
+    with_env("FEACCEL_THREADS_ADAPT", ok[i]);
+    fea_context *ctx = NULL;
+    OK(fea_context_create("/cpu/threads:adapt=load", &ctx));
+    OK(fea_context_destroy(&ctx));
+    OK(fea_context_create("/cpu/threads", &ctx));
+    OK(fea_context_destroy(&ctx));
+  }
+  static const char *const bad[] = {"LOAD", "off ", "0", "yes"};
+  for (size_t i = 0; i < 4; i++) {
+    with_env("FEACCEL_THREADS_ADAPT", bad[i]);
+    char needle[64];
+    snprintf(needle, sizeof needle, "FEACCEL_THREADS_ADAPT=%s", bad[i]);
+    expect_bad_resource("/cpu/threads:adapt=off", needle);
+  }
+  cr_assert_eq(unsetenv("FEACCEL_THREADS_ADAPT"), 0);
+}
+
+/* OMP_NUM_THREADS: OpenMP's list of positive counts; /cpu/threads takes the
+ * first, within its 1..1024. Anything else was ignored before (one thread
+ * per core, silently). */
+Test(context, env_omp_num_threads) {
+  cr_assert_eq(unsetenv("FEACCEL_BACKEND"), 0);
+  static const struct {
+    const char *value;
+    int threads;
+  } ok[] = {{"3", 3}, {"2,1", 2}, {" 3 , 2 ", 3}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    with_env("OMP_NUM_THREADS", ok[i].value);
+    fea_context *ctx = NULL;
+    OK(fea_context_create("/cpu/threads", &ctx));
+    int nt = 0;
+    OK(fea_context_get_num_threads(ctx, &nt));
+    cr_assert_eq(nt, ok[i].threads, "OMP_NUM_THREADS='%s' gave %d threads", ok[i].value, nt);
+    OK(fea_context_destroy(&ctx));
+    /* The option wins over it. */
+    OK(fea_context_create("/cpu/threads:threads=1", &ctx));
+    OK(fea_context_get_num_threads(ctx, &nt));
+    cr_assert_eq(nt, 1);
+    OK(fea_context_destroy(&ctx));
+  }
+  static const char *const bad[] = {"abc", "0", "4,", "4x", "-2", "2,,1", " "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    with_env("OMP_NUM_THREADS", bad[i]);
+    char needle[64];
+    snprintf(needle, sizeof needle, "OMP_NUM_THREADS=%s", bad[i]);
+    expect_bad_resource("/cpu/threads", needle);
+    expect_bad_resource("/cpu/ref", needle);
+  }
+  /* A count /cpu/threads cannot run: refused where it is read, NULL
+   * resource included (no fallback to /cpu/ref). */
+  with_env("OMP_NUM_THREADS", "2000");
+  expect_bad_resource("/cpu/threads", "OMP_NUM_THREADS=2000");
+  fea_context *ctx = (fea_context *)&ctx;
+  EXPECT_FAIL(fea_context_create(NULL, &ctx), FEA_ERR_INVALID_ARG, NULL, "OMP_NUM_THREADS=2000");
+  cr_assert_null(ctx);
+  cr_assert_eq(unsetenv("OMP_NUM_THREADS"), 0);
+}
+
+/* FEACCEL_TSX_FORCE_ABORT: 0 or 1, checked at every context creation. */
+Test(context, env_tsx_force_abort) {
+  static const char *const ok[] = {"0", "1", ""};
+  for (size_t i = 0; i < 3; i++) {
+    with_env("FEACCEL_TSX_FORCE_ABORT", ok[i]);
+    fea_context *ctx = NULL;
+    OK(fea_context_create("/cpu/ref", &ctx));
+    OK(fea_context_destroy(&ctx));
+  }
+  with_env("FEACCEL_TSX_FORCE_ABORT", "yes");
+  expect_bad_resource("/cpu/ref", "FEACCEL_TSX_FORCE_ABORT=yes");
+  cr_assert_eq(unsetenv("FEACCEL_TSX_FORCE_ABORT"), 0);
+}
+
+/* FEACCEL_BACKEND: a refusal of the resource it holds names the variable. */
+Test(context, env_backend_named_in_errors) {
+  static const char *const bad[] = {"/cpu/threads:threads=x", "/cpu/threads:", "cpu", "/tpu/x"};
+  for (size_t i = 0; i < 4; i++) {
+    with_env("FEACCEL_BACKEND", bad[i]);
+    char needle[96];
+    snprintf(needle, sizeof needle, "FEACCEL_BACKEND=%s", bad[i]);
+    fea_context *ctx = (fea_context *)&ctx;
+    EXPECT_FAIL(fea_context_create(NULL, &ctx), FEA_ERR_INVALID_ARG, NULL, needle);
+    cr_assert_null(ctx);
+  }
+  cr_assert_eq(unsetenv("FEACCEL_BACKEND"), 0);
+}
+
+/* fea_backend_list's capacity and stride describe one array: a capacity no
+ * array of infos[0].size-byte entries can have is refused, not trusted. */
+Test(context, backend_list_huge_capacity) {
+  fea_backend_info infos[3];
+  for (int i = 0; i < 3; i++) infos[i] = (fea_backend_info)FEA_BACKEND_INFO_INIT;
+  size_t n = 99;
+  EXPECT_FAIL(fea_backend_list(infos, SIZE_MAX / 2, &n), FEA_ERR_OUT_OF_MEMORY, NULL, "capacity");
+  cr_assert_eq(n, 99, "a refused call wrote the count");
+  cr_assert_str_eq(infos[0].prefix, "", "a refused call wrote an entry");
+  OK(fea_backend_list(infos, 3, &n));
+  cr_assert_eq(n, 3);
+}
+
+/* An environment variable that overrides what the caller asked for says so
+ * at FEA_LOG_WARN: FEACCEL_TSX_FORCE_ABORT=1 with the TSX strategy. */
+struct warn_log {
+  int count;
+  char last[512];
+};
+
+static void keep_warning(void *user, fea_log_level level, const char *msg) {
+  struct warn_log *w = user;
+  if (level != FEA_LOG_WARN) return;
+  w->count++;
+  snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+Test(context, env_override_is_logged) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  struct warn_log w = {0, ""};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  fea_bspline_desc sd = FEA_BSPLINE_DESC_INIT;
+  sd.n[0] = sd.n[1] = 3;
+  fea_space *s = NULL;
+  OK(fea_space_create_bspline(ctx, &sd, &s));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  fea_matrix *A = NULL;
+  OK(fea_matrix_create_pattern(pb, &A));
+  double b[4];
+  fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
+  d.strategy = FEA_UPDATE_TSX;
+  /* Unset: no line (whether this CPU has TSX does not matter here). */
+  cr_assert_eq(unsetenv("FEACCEL_TSX_FORCE_ABORT"), 0);
+  fea_status st = fea_problem_assemble(pb, A, b, &d, NULL);
+  cr_assert(st == FEA_SUCCESS || st == FEA_ERR_UNSUPPORTED, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(w.count, 0, "a warning without the variable: %s", w.last);
+  with_env("FEACCEL_TSX_FORCE_ABORT", "1");
+  st = fea_problem_assemble(pb, A, b, &d, NULL);
+  cr_assert(st == FEA_SUCCESS || st == FEA_ERR_UNSUPPORTED, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(w.count, 1);
+  cr_assert(strstr(w.last, "FEACCEL_TSX_FORCE_ABORT=1"), "%s", w.last);
+  /* Another strategy is not overridden: no line. */
+  d.strategy = FEA_UPDATE_SERIAL;
+  OK(fea_problem_assemble(pb, A, b, &d, NULL));
+  cr_assert_eq(w.count, 1);
+  cr_assert_eq(unsetenv("FEACCEL_TSX_FORCE_ABORT"), 0);
+  OK(fea_matrix_destroy(&A));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}

@@ -142,6 +142,92 @@ Test(element_form, equals_the_built_in_form) {
   OK(fea_context_destroy(&ctx));
 }
 
+/* ---- A form with its own mass term and no Dirichlet or Robin side --------
+ * The library cannot see inside a user's form, so the check "no Dirichlet
+ * or Robin side and c = 0" must not read desc.reaction (which the form
+ * replaces): grad u . grad v + u v with every side Neumann is well posed.
+ * Oracle: the same problem posed with reaction = 1 and no form; both
+ * reference systems solved by LAPACK's Cholesky (which fails on a singular
+ * matrix) give the same coefficients. */
+
+/* Every side of a dim-dimensional space Neumann (h = sin y); the form, or
+ * the built-in -Laplace u + c u = load. */
+static fea_problem *natural_problem(fea_space *s, int dim, const form_data *fd, int user) {
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  for (int side = 0; side < 2 * dim; side++) {
+    pd.sides[side].type = FEA_BC_NEUMANN;
+    pd.sides[side].flux = h_bc;
+  }
+  if (user) {
+    pd.element_form = my_form;
+    pd.element_form_user = (void *)fd;
+  } else {
+    pd.source = load;
+    pd.reaction = fd->c;
+  }
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  return pb;
+}
+
+/* Every coefficient of pb's solution: reference system, LAPACK, expansion. */
+static double *reference_solution(fea_problem *pb, fea_index num_dofs) {
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  double *b = malloc((size_t)(nf + 1) * sizeof *b), *u = malloc((size_t)num_dofs * sizeof *u);
+  fea_matrix *A = NULL;
+  OK(fea_problem_assemble_reference(pb, b, &A));
+  lapack_solve_csr(A, b);
+  OK(fea_problem_expand_solution(pb, b, u));
+  fea_matrix_destroy(&A);
+  free(b);
+  return u;
+}
+
+static void own_mass_term_matches_reaction(fea_space *s, int dim) {
+  const form_data fd = {1.0, 0};
+  fea_problem *pb[2] = {natural_problem(s, dim, &fd, 0), natural_problem(s, dim, &fd, 1)};
+  fea_space_info info = FEA_SPACE_INFO_INIT;
+  OK(fea_space_get_info(s, &info));
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb[1], &nf));
+  cr_assert_eq(nf, info.num_dofs, "every DoF is free without a Dirichlet side");
+  double *u[2] = {reference_solution(pb[0], info.num_dofs),
+                  reference_solution(pb[1], info.num_dofs)};
+  double du = 0, su = 0;
+  for (fea_index i = 0; i < info.num_dofs; i++) {
+    du = fmax(du, fabs(u[0][i] - u[1][i]));
+    su = fmax(su, fabs(u[0][i]));
+  }
+  cr_assert(su > 0.1 && du <= 1e-12 * su, "form and reaction = 1 differ by %.3g (max %.3g)", du,
+            su);
+  for (int k = 0; k < 2; k++) {
+    free(u[k]);
+    OK(fea_problem_destroy(&pb[k]));
+  }
+}
+
+Test(element_form, own_mass_term_without_anchoring_side) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  fea_space *s = annulus(ctx, &q); /* B-spline patch: its sides */
+  own_mass_term_matches_reaction(s, 2);
+  OK(fea_space_destroy(&s));
+  /* A Lagrange space on a structured mesh: its sides, classified per facet. */
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.n[0] = 4, md.n[1] = 3;
+  fea_mesh *m = NULL;
+  OK(fea_mesh_create_structured(ctx, &md, &m));
+  OK(fea_space_create_lagrange(m, 2, FEA_NODES_GAUSS_LOBATTO, &s));
+  own_mass_term_matches_reaction(s, 2);
+  OK(fea_space_destroy(&s));
+  OK(fea_mesh_destroy(&m));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* ---- end of the block ---------------------------------------------------- */
+
 Test(element_form_errors, bad_results_are_named) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
@@ -156,6 +242,59 @@ Test(element_form_errors, bad_results_are_named) {
     const form_data fd = {0.0, mode};
     fea_problem *pb = problem(s, &fd, 1);
     EXPECT_FAIL(fea_problem_element_system(pb, 3, Ke, fe), FEA_ERR_INVALID_ARG, ctx, want[mode]);
+    OK(fea_problem_destroy(&pb));
+  }
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* ---- statuses a form returns that are not fea_status errors ------------------ */
+
+/* Returns the status its user data holds, having written nothing. */
+static fea_status status_form(const fea_element_data *e, double *Ke, double *fe, void *user) {
+  (void)e, (void)Ke, (void)fe;
+  return *(const fea_status *)user;
+}
+
+/* A value outside the enum (-999) or a non-error (a warning) is converted at
+ * the boundary into FEA_ERR_INVALID_ARG naming the value and the element;
+ * the library's own error codes pass through as the form returned them.
+ * Before, -999 came back as is: a status no caller can name
+ * (fea_status_string: "unknown status"). */
+Test(element_form_errors, out_of_enum_status_is_converted) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  ring q;
+  fea_space *s = annulus(ctx, &q);
+  double Ke[256], fe[16];
+  static const struct {
+    int returned;
+    fea_status want;
+    const char *needle;
+  } cases[] = {
+      {-999, FEA_ERR_INVALID_ARG, "the user's element form returned -999, not a fea_status"},
+      {-11, FEA_ERR_INVALID_ARG, "returned -11, not a fea_status"},
+      {1000, FEA_ERR_INVALID_ARG, "returned 1000, not a fea_status"},
+      {FEA_WARN_NOT_CONVERGED, FEA_ERR_INVALID_ARG, "returned FEA_WARN_NOT_CONVERGED"},
+      {FEA_ERR_IO, FEA_ERR_IO, "returned FEA_ERR_IO for element "},
+      {FEA_ERR_SINGULAR, FEA_ERR_SINGULAR, "returned FEA_ERR_SINGULAR"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fea_status returned = (fea_status)cases[i].returned;
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.element_form = status_form;
+    pd.element_form_user = &returned;
+    fea_problem *pb = NULL;
+    OK(fea_problem_create_poisson(s, &pd, &pb));
+    EXPECT_FAIL(fea_problem_element_system(pb, 3, Ke, fe), cases[i].want, ctx, cases[i].needle);
+    /* The same through an assembly, whose elements run on the context's path. */
+    fea_index nf = 0;
+    OK(fea_problem_get_num_free_dofs(pb, &nf));
+    double *b = calloc((size_t)nf + 1, sizeof *b);
+    fea_matrix *A = NULL;
+    EXPECT_FAIL(fea_problem_assemble_reference(pb, b, &A), cases[i].want, ctx, cases[i].needle);
+    cr_assert_null(A);
+    free(b);
     OK(fea_problem_destroy(&pb));
   }
   OK(fea_space_destroy(&s));

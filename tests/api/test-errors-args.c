@@ -259,3 +259,146 @@ BACKEND_TEST(errors, destroy_context_first) {
   cr_assert_null(f.y);
   OK(fea_vector_destroy(&f.y)); /* *v == NULL is accepted */
 }
+
+/* ---- sizes that cannot be addressed --------------------------------------------- */
+
+/* A column count or leading dimension whose product with the other cannot
+ * be an array (more than PTRDIFF_MAX bytes) is FEA_ERR_OUT_OF_MEMORY
+ * (types.h), refused before anything is read or written: with 2^62 the
+ * byte offsets wrap modulo 2^64 onto the first column, so an unchecked solve
+ * reads or writes the wrong entries and reports success, or reads past b. */
+#define HUGE_INDEX ((fea_index)1 << 62)
+#define HUGE_TEXT "4611686018427387904"
+
+/* A set-up multifrontal solver on 4 x 4 bilinear elements (9 free DoFs). */
+struct solve_fixture {
+  fea_context *ctx;
+  fea_space *space;
+  fea_problem *pb;
+  fea_solver *sv;
+  fea_index nf;
+};
+
+static void solve_setup(struct solve_fixture *f) {
+  memset(f, 0, sizeof *f);
+  OK(fea_context_create("/cpu/ref", &f->ctx));
+  fea_bspline_desc sd = FEA_BSPLINE_DESC_INIT;
+  sd.n[0] = sd.n[1] = 4;
+  OK(fea_space_create_bspline(f->ctx, &sd, &f->space));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  OK(fea_problem_create_poisson(f->space, &pd, &f->pb));
+  OK(fea_problem_get_num_free_dofs(f->pb, &f->nf));
+  cr_assert_eq(f->nf, 9);
+  OK(fea_solver_create_multifrontal(f->ctx, f->space, f->pb, NULL, &f->sv));
+  OK(fea_solver_setup(f->sv));
+}
+
+static void solve_teardown(struct solve_fixture *f) {
+  OK(fea_solver_destroy(&f->sv));
+  OK(fea_problem_destroy(&f->pb));
+  OK(fea_space_destroy(&f->space));
+  OK(fea_context_destroy(&f->ctx));
+}
+
+/* b holds two columns of ones, x two columns of sevens; both stay so, and
+ * the solver still solves afterwards. */
+static void solve_assert_unchanged(struct solve_fixture *f, const double *b, const double *x) {
+  for (fea_index i = 0; i < 2 * f->nf; i++) {
+    cr_assert_eq(b[i], 1.0, "a refused solve changed b[%lld]", (long long)i);
+    cr_assert_eq(x[i], 7.0, "a refused solve wrote x[%lld]", (long long)i);
+  }
+  double y[18];
+  OK(fea_solver_solve(f->sv, 2, b, f->nf, y, f->nf));
+  for (fea_index i = 0; i < f->nf; i++) cr_assert_eq(y[i], y[f->nf + i]);
+}
+
+Test(errors, solve_huge_ldb) {
+  struct solve_fixture f;
+  solve_setup(&f);
+  double b[18], x[18];
+  for (int i = 0; i < 18; i++) b[i] = 1.0, x[i] = 7.0;
+  EXPECT_FAIL(fea_solver_solve(f.sv, 2, b, HUGE_INDEX, x, f.nf), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              "ldb");
+  cr_assert(strstr(fea_context_last_error(f.ctx), HUGE_TEXT), "%s", fea_context_last_error(f.ctx));
+  /* In place, so that x = b spans the same: refused the same way. */
+  EXPECT_FAIL(fea_solver_solve(f.sv, 2, b, HUGE_INDEX, b, HUGE_INDEX), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              HUGE_TEXT);
+  solve_assert_unchanged(&f, b, x);
+  solve_teardown(&f);
+}
+
+Test(errors, solve_huge_ldx) {
+  struct solve_fixture f;
+  solve_setup(&f);
+  double b[18], x[18];
+  for (int i = 0; i < 18; i++) b[i] = 1.0, x[i] = 7.0;
+  EXPECT_FAIL(fea_solver_solve(f.sv, 2, b, f.nf, x, HUGE_INDEX), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              "ldx");
+  cr_assert(strstr(fea_context_last_error(f.ctx), HUGE_TEXT), "%s", fea_context_last_error(f.ctx));
+  /* The problem's own load (b NULL, one column): only x's span counts, and
+   * one column of x spans num_free entries whatever ldx is. */
+  double one[9];
+  OK(fea_solver_solve(f.sv, 1, NULL, 0, one, HUGE_INDEX));
+  solve_assert_unchanged(&f, b, x);
+  solve_teardown(&f);
+}
+
+Test(errors, solve_huge_nrhs) {
+  struct solve_fixture f;
+  solve_setup(&f);
+  double b[18], x[18];
+  for (int i = 0; i < 18; i++) b[i] = 1.0, x[i] = 7.0;
+  EXPECT_FAIL(fea_solver_solve(f.sv, HUGE_INDEX, b, f.nf, x, f.nf), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              "nrhs");
+  cr_assert(strstr(fea_context_last_error(f.ctx), "4611686018427387903"), "%s",
+            fea_context_last_error(f.ctx));
+  /* The largest count there is: its product overflows fea_index itself. */
+  EXPECT_FAIL(fea_solver_solve(f.sv, INT64_MAX, b, f.nf, x, f.nf), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              "nrhs");
+  solve_assert_unchanged(&f, b, x);
+  solve_teardown(&f);
+}
+
+/* npts points of dim coordinates: 2^62 points of 2 coordinates overflow
+ * the count of coordinates itself. */
+Test(errors, evaluate_huge_npts) {
+  struct solve_fixture f;
+  solve_setup(&f);
+  fea_space_info info = FEA_SPACE_INFO_INIT;
+  OK(fea_space_get_info(f.space, &info));
+  cr_assert_eq(info.num_dofs, 25);
+  double coeffs[25] = {0}, points[4] = {0.5, 0.5, 0.25, 0.75}, values[2] = {-1, -1};
+  EXPECT_FAIL(fea_space_evaluate(f.space, coeffs, HUGE_INDEX, points, values, NULL),
+              FEA_ERR_OUT_OF_MEMORY, f.ctx, "npts");
+  cr_assert(strstr(fea_context_last_error(f.ctx), HUGE_TEXT), "%s", fea_context_last_error(f.ctx));
+  cr_assert(values[0] == -1 && values[1] == -1, "a refused evaluation wrote values");
+  solve_teardown(&f);
+}
+
+/* The dense assembly's ld: a matrix of num_free rows ld apart. */
+Test(errors, assemble_dense_huge_ld) {
+  struct solve_fixture f;
+  solve_setup(&f);
+  double a[81], b[9];
+  for (int i = 0; i < 81; i++) a[i] = 5.0;
+  for (int i = 0; i < 9; i++) b[i] = 5.0;
+  EXPECT_FAIL(fea_problem_assemble_dense(f.pb, a, HUGE_INDEX, b, NULL, NULL), FEA_ERR_OUT_OF_MEMORY,
+              f.ctx, "ld");
+  cr_assert(strstr(fea_context_last_error(f.ctx), HUGE_TEXT), "%s", fea_context_last_error(f.ctx));
+  for (int i = 0; i < 81; i++) cr_assert_eq(a[i], 5.0, "a refused assembly wrote A_dense");
+  for (int i = 0; i < 9; i++) cr_assert_eq(b[i], 5.0, "a refused assembly wrote b");
+  solve_teardown(&f);
+}
+
+/* A length no vector can have: refused by the same check (this one was
+ * refused before it, by a check of its own). */
+BACKEND_TEST(errors, create_huge_length) {
+  struct fixture f;
+  setup(&f, resource);
+  fea_vector *v = (fea_vector *)&v;
+  EXPECT_FAIL(fea_vector_create(f.ctx, INT64_MAX, FEA_F64, &v), FEA_ERR_OUT_OF_MEMORY, f.ctx,
+              "9223372036854775807");
+  cr_assert_null(v);
+  assert_unchanged(&f);
+  teardown(&f);
+}

@@ -204,19 +204,28 @@ Test(geometry_file_errors, malformed_files_are_named) {
 
 /* --------------------------------------------------------------- topology */
 
+/* text with one piece replaced (the first occurrence), in a buffer of its
+ * own (text may be the result of an earlier call). */
+static const char *text_with(const char *text, const char *from, const char *to) {
+  static char out[16384];
+  char whole[16384];
+  snprintf(whole, sizeof whole, "%s", text);
+  const char *at = strstr(whole, from);
+  cr_assert(at, "'%s' is not in the text", from);
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(at - whole), whole, to, at + strlen(from));
+  return out;
+}
+
 /* A committed file with one piece replaced (the first occurrence). */
 static const char *file_with(const char *name, const char *from, const char *to) {
-  static char text[16384];
   char whole[16384];
   FILE *in = fopen(data_path(name), "r");
   cr_assert(in);
   const size_t n = fread(whole, 1, sizeof whole - 1, in);
   fclose(in);
   whole[n] = '\0';
-  const char *at = strstr(whole, from);
-  cr_assert(at, "'%s' is not in %s", from, name);
-  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - whole), whole, to, at + strlen(from));
-  return text;
+  cr_assert(strstr(whole, from), "'%s' is not in %s", from, name);
+  return text_with(whole, from, to);
 }
 
 /* Write text to a temporary file and read it. */
@@ -395,11 +404,20 @@ Test(geometry_file, multipatch_variants) {
   OK(fea_context_destroy(&ctx));
 }
 
-/* Two trilinear unit cubes side by side (ids 0 and 1), and a MultiPatch. */
-static const char *two_cubes(const char *multipatch) {
+/* Two trilinear unit cubes side by side (ids 0 and 1: [0, 1]^3 and [1, 2] x
+ * [0, 1]^2), and a MultiPatch. Cube 1 is parametrized as cube 0 shifted, or
+ * turned (turned_cubes): its direction 1 runs down z, its direction 2 along y. */
+static const char *cubes(const char *multipatch, int turned) {
   static char text[4096];
   char cube[2][1024];
-  for (int c = 0; c < 2; c++)
+  for (int c = 0; c < 2; c++) {
+    char coefs[256] = "";
+    for (int i = 0; i < 8; i++) {
+      const int u = i & 1, v = (i >> 1) & 1, w = (i >> 2) & 1;
+      const int x = c + u, y = c && turned ? w : v, z = c && turned ? 1 - v : w;
+      snprintf(coefs + strlen(coefs), sizeof coefs - strlen(coefs), "%s%d %d %d", i ? " " : "", x,
+               y, z);
+    }
     snprintf(cube[c], sizeof cube[c],
              " <Geometry type=\"TensorBSpline3\" id=\"%d\">\n"
              "  <Basis type=\"TensorBSplineBasis3\">\n"
@@ -410,13 +428,16 @@ static const char *two_cubes(const char *multipatch) {
              "   <Basis type=\"BSplineBasis\" index=\"2\"><KnotVector degree=\"1\">0 0 1 1"
              "</KnotVector></Basis>\n"
              "  </Basis>\n"
-             "  <coefs geoDim=\"3\">%d 0 0 %d 0 0 %d 1 0 %d 1 0 %d 0 1 %d 0 1 %d 1 1 %d 1 1"
-             "</coefs>\n"
+             "  <coefs geoDim=\"3\">%s</coefs>\n"
              " </Geometry>\n",
-             c, c, c + 1, c, c + 1, c, c + 1, c, c + 1);
+             c, coefs);
+  }
   snprintf(text, sizeof text, "<xml>\n%s%s%s</xml>\n", cube[0], cube[1], multipatch);
   return text;
 }
+
+static const char *two_cubes(const char *multipatch) { return cubes(multipatch, 0); }
+static const char *turned_cubes(const char *multipatch) { return cubes(multipatch, 1); }
 
 Test(geometry_file, multipatch_in_3d) {
   fea_context *ctx = open_ref();
@@ -440,8 +461,9 @@ Test(geometry_file, multipatch_in_3d) {
   cr_assert_eq(s, FEA_SIDE_BACK);
   OK(fea_geometry_file_destroy(&f));
   /* A turned neighbour: directions 1 and 2 swapped, one reversed. */
-  f = read_text(ctx, two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_index\">1 0</patches>"
-                               "<interfaces>1 1 0 2 0 2 1 1 0 1</interfaces></MultiPatch>\n"));
+  f = read_text(ctx,
+                turned_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_index\">1 0</patches>"
+                             "<interfaces>1 1 0 2 0 2 1 1 0 1</interfaces></MultiPatch>\n"));
   const int map2[3] = {0, 2, 1}, orient2[3] = {0, 0, 1};
   expect_interface(f, 0, 1, FEA_SIDE_WEST, 0, FEA_SIDE_EAST, map2, orient2);
   OK(fea_geometry_file_destroy(&f));
@@ -525,5 +547,94 @@ Test(geometry_file_errors, bad_multipatch_is_named) {
                       two_cubes("<MultiPatch parDim=\"3\"><patches type=\"id_range\">0 1</patches>"
                                 "<interfaces>0 2 1 7 0 1 2 1 1 1</interfaces></MultiPatch>"),
                       FEA_ERR_INVALID_ARG, "side 7 of patch id 1 is outside 1..6");
+  OK(fea_context_destroy(&ctx));
+}
+
+/* ------------------------------------------------- topology vs geometry */
+
+/* Two bilinear unit squares (ids 0 and 1): [0, 1]^2 and [1 + gap, 2 + gap] x
+ * [0, 1], and a MultiPatch. */
+static const char *two_squares(double gap, const char *multipatch) {
+  static char text[4096];
+  char sq[2][1024];
+  for (int c = 0; c < 2; c++) {
+    const double x0 = c ? 1 + gap : 0, x1 = x0 + 1;
+    snprintf(sq[c], sizeof sq[c],
+             " <Geometry type=\"TensorBSpline2\" id=\"%d\">\n"
+             "  <Basis type=\"TensorBSplineBasis2\">\n"
+             "   <Basis type=\"BSplineBasis\" index=\"0\"><KnotVector degree=\"1\">0 0 1 1"
+             "</KnotVector></Basis>\n"
+             "   <Basis type=\"BSplineBasis\" index=\"1\"><KnotVector degree=\"1\">0 0 1 1"
+             "</KnotVector></Basis>\n"
+             "  </Basis>\n"
+             "  <coefs geoDim=\"2\">%.17g 0 %.17g 0 %.17g 1 %.17g 1</coefs>\n"
+             " </Geometry>\n",
+             c, x0, x1, x0, x1);
+  }
+  snprintf(text, sizeof text, "<xml>\n%s%s%s</xml>\n", sq[0], sq[1], multipatch);
+  return text;
+}
+
+/* The file's topology is checked against its geometry, as G+Smo's
+ * computeTopology compares patches (the corners and the centre of each
+ * side): an interface between sides that are apart, or glued in another
+ * orientation than the geometry's, and a "boundary" side that another side
+ * covers, are refused, naming the interface or side, the patches and sides,
+ * and the distance or the orientation. */
+Test(geometry_file_errors, topology_that_disagrees_with_the_geometry_is_named) {
+  fea_context *ctx = open_ref();
+  /* East of square 0 on west of square 1, the tangent (direction 1) the
+   * same way: read when they touch, refused 1 apart. */
+  const char *glued =
+      "<MultiPatch parDim=\"2\"><patches type=\"id_range\">0 1</patches>"
+      "<interfaces>0 2 1 1 0 1 1 1</interfaces></MultiPatch>\n";
+  fea_geometry_file *f = read_text(ctx, two_squares(0, glued));
+  OK(fea_geometry_file_destroy(&f));
+  expect_file_refused(ctx, two_squares(1, glued), FEA_ERR_INVALID_ARG,
+                      "interface 0 (patch id 0 side 2, patch id 1 side 1): the sides do not "
+                      "coincide: the point (1, 0) of patch id 0 is 1 from (2, 0) of patch id 1");
+  /* Within the tolerance (1e-6 of the diameter of the patches' control
+   * points): read. */
+  f = read_text(ctx, two_squares(1e-9, glued));
+  OK(fea_geometry_file_destroy(&f));
+  /* The tangent the wrong way: the orientation named, the file's and the
+   * geometry's. */
+  expect_file_refused(ctx, two_squares(0, text_with(glued, "0 2 1 1 0 1 1 1", "0 2 1 1 0 1 1 0")),
+                      FEA_ERR_INVALID_ARG,
+                      "interface 0 (patch id 0 side 2, patch id 1 side 1): the orientation "
+                      "disagrees with the geometry: the file gives direction map (0, 1) and "
+                      "orientation (0, 0), the geometry (0, 1) and (0, 1)");
+  /* The annulus: quarter 10's radial direction against quarter 11's. */
+  const char *a = "four_patch_annulus.xml";
+  expect_file_refused(ctx, file_with(a, "10 4 11 3 0 1 1 0", "10 4 11 3 0 1 0 0"),
+                      FEA_ERR_INVALID_ARG,
+                      "interface 0 (patch id 10 side 4, patch id 11 side 3): the orientation "
+                      "disagrees with the geometry: the file gives direction map (0, 1) and "
+                      "orientation (0, 0), the geometry (0, 1) and (1, 0)");
+  /* North of quarter 10 called boundary: it is south of quarter 11. */
+  const char *t = file_with(a, "   10 4 11 3 0 1 1 0\n", "");
+  expect_file_refused(ctx,
+                      text_with(t, "<boundary name=\"inner\">", "<boundary name=\"inner\">10 4 "),
+                      FEA_ERR_INVALID_ARG,
+                      "boundary side 0 (patch id 10 side 4) is not boundary: it coincides with "
+                      "side 3 of patch id 11");
+  /* Square 0's east side as boundary, where square 1 is. */
+  expect_file_refused(ctx,
+                      two_squares(0,
+                                  "<MultiPatch parDim=\"2\"><patches type=\"id_range\">0 1"
+                                  "</patches><boundary>0 1 0 2</boundary></MultiPatch>\n"),
+                      FEA_ERR_INVALID_ARG,
+                      "boundary side 1 (patch id 0 side 2) is not boundary: it coincides with "
+                      "side 1 of patch id 1");
+  /* 3D: cube 1 turned, glued as if it were not (and the other way round). */
+  const char *straight =
+      "<MultiPatch parDim=\"3\"><patches type=\"id_range\">0 1</patches>"
+      "<interfaces>0 2 1 1 0 1 2 1 1 1</interfaces></MultiPatch>\n";
+  expect_file_refused(ctx, turned_cubes(straight), FEA_ERR_INVALID_ARG,
+                      "interface 0 (patch id 0 side 2, patch id 1 side 1): the orientation "
+                      "disagrees with the geometry: the file gives direction map (0, 1, 2) and "
+                      "orientation (0, 1, 1), the geometry (0, 2, 1) and (0, 1, 0)");
+  expect_file_refused(ctx, two_cubes(text_with(straight, "0 1 2 1 1 1", "0 2 1 1 0 1")),
+                      FEA_ERR_INVALID_ARG, "the geometry (0, 1, 2) and (0, 1, 1)");
   OK(fea_context_destroy(&ctx));
 }

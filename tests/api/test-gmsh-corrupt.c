@@ -5,7 +5,11 @@
  * a status (success, FEA_ERR_IO naming the file and a line, FEA_ERR_UNSUPPORTED
  * or FEA_ERR_INVALID_ARG) and never crash; a mesh that loads must pass the
  * library's own checks. The sanitizer build (ASan with leak detection, UBSan)
- * turns any memory error or leak on these paths into a failure. */
+ * turns any memory error or leak on these paths into a failure.
+ *
+ * Last, a small hand-written file checks that messages about a physical
+ * group's facets name the nodes by the file's tags, not the mesh's own
+ * 0-based numbers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,3 +190,61 @@ Test(gmsh_corrupt, square_tri) { corrupt("square-tri.msh", 1); }
 Test(gmsh_corrupt, square_quad) { corrupt("square-quad.msh", 2); }
 Test(gmsh_corrupt, cube_tet) { corrupt("cube-tet.msh", 3); }
 Test(gmsh_corrupt, cube_hex) { corrupt("cube-hex.msh", 4); }
+
+/* ---- messages in the file's node tags ------------------------------------
+ * Two quads whose nodes carry the tags 101..106 (so that the mesh's own
+ * 0-based numbers, 0..5, differ from them). Physical curve 7 holds the
+ * edge 102-105 between the quads; curves 8 and 9 both hold the west edge
+ * 101-104. A part naming 7 is refused for an interior facet, parts naming 8
+ * and 9 for a facet with two conditions; both messages must name the nodes
+ * as the file does, by their tags. */
+static const char two_quads[] =
+    "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"
+    "$Entities\n0 3 1 0\n"
+    "1 1 0 0 1 1 0 1 7 0\n"
+    "2 0 0 0 0 1 0 1 8 0\n"
+    "3 0 0 0 0 1 0 1 9 0\n"
+    "1 0 0 0 2 1 0 1 10 0\n"
+    "$EndEntities\n"
+    "$Nodes\n1 6 101 106\n2 1 0 6\n101\n102\n103\n104\n105\n106\n"
+    "0 0 0\n1 0 0\n2 0 0\n0 1 0\n1 1 0\n2 1 0\n$EndNodes\n"
+    "$Elements\n4 5 1 5\n"
+    "1 1 1 1\n1 102 105\n"
+    "1 2 1 1\n2 101 104\n"
+    "1 3 1 1\n3 104 101\n"
+    "2 1 3 2\n4 101 102 105 104\n5 102 103 106 105\n"
+    "$EndElements\n";
+
+Test(gmsh_messages, facets_are_named_by_node_tags) {
+  const char *base = getenv("TMPDIR");
+  char dir[256], path[300];
+  snprintf(dir, sizeof dir, "%s/fea-tags-XXXXXX", base && *base ? base : "/tmp");
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/two-quads.msh", dir);
+  const struct buffer b = {(char *)two_quads, sizeof two_quads - 1};
+  write_file(path, &b);
+  fea_context *ctx = open_ref();
+  fea_mesh *m = NULL;
+  OK(fea_mesh_read_gmsh(ctx, path, &m));
+  fea_space *s = NULL;
+  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
+  fea_boundary_part parts[2] = {{7, NULL, {FEA_BC_NEUMANN, 0, NULL, NULL}},
+                                {9, NULL, {FEA_BC_NEUMANN, 0, NULL, NULL}}};
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.parts = parts;
+  pd.num_parts = 1;
+  fea_problem *pb = NULL;
+  EXPECT_FAIL(fea_problem_create_poisson(s, &pd, &pb), FEA_ERR_INVALID_ARG, ctx,
+              "parts[0] (physical group 7) holds the facet of nodes 102 105 (node tags of the "
+              "file), which is not on the mesh's boundary");
+  parts[0].physical_tag = 8;
+  pd.num_parts = 2;
+  EXPECT_FAIL(fea_problem_create_poisson(s, &pd, &pb), FEA_ERR_INVALID_ARG, ctx,
+              "share the boundary facet of nodes 101 104 (node tags of the file)");
+  cr_assert_null(pb);
+  OK(fea_space_destroy(&s));
+  OK(fea_mesh_destroy(&m));
+  OK(fea_context_destroy(&ctx));
+  unlink(path);
+  rmdir(dir);
+}

@@ -3,13 +3,18 @@
  * (fea_problem_assemble_reference), a dense LAPACK Schur complement of the
  * full matrix built from element matrices, the other CPU backend, single
  * right-hand sides, the exact FLOP count of the tree, and the convergence
- * order of a manufactured solution. */
+ * order of a manufactured solution. Its accuracy report (pivots, the rule,
+ * the residual check, the condition estimate) against LAPACK's eigenvalues
+ * and dense inverse of the reference system and the closed form of the 1D
+ * Laplacian's pivots and condition number. */
 #include "api-common.h"
 #include "solve-common.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <feaccel/multipatch.h>
 #include <feaccel/solver.h>
 
 /* Dirichlet data that is not zero anywhere on the boundary. */
@@ -93,8 +98,9 @@ static double *reference_solution(fea_problem *pb, fea_index *nf) {
   return b;
 }
 
-static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem *pb,
-                                     fea_multifrontal_merge merge) {
+/* The solution, and the solver's stats after it when st is not NULL. */
+static double *multifrontal_solution_stats(fea_context *ctx, fea_space *s, fea_problem *pb,
+                                           fea_multifrontal_merge merge, fea_solver_stats *st) {
   fea_index nf = 0;
   OK(fea_problem_get_num_free_dofs(pb, &nf));
   fea_solver_desc d = FEA_SOLVER_DESC_INIT;
@@ -104,8 +110,93 @@ static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem
   OK(fea_solver_setup(sv));
   double *x = calloc((size_t)(nf + 1), sizeof *x);
   OK(fea_solver_solve(sv, 1, NULL, 0, x, nf > 0 ? nf : 1));
+  if (st) OK(fea_solver_get_stats(sv, st));
   OK(fea_solver_destroy(&sv));
   return x;
+}
+
+static double *multifrontal_solution(fea_context *ctx, fea_space *s, fea_problem *pb,
+                                     fea_multifrontal_merge merge) {
+  return multifrontal_solution_stats(ctx, s, pb, merge, NULL);
+}
+
+/* The CSR matrix A as a dense column-major array (n x n). */
+static double *dense_of(const fea_matrix *A, fea_index *n) {
+  fea_index nnz = 0;
+  OK(fea_matrix_get_size(A, n, NULL, &nnz));
+  fea_index *rp = malloc((size_t)(*n + 1) * sizeof *rp), *ci = malloc((size_t)nnz * sizeof *ci);
+  double *v = malloc((size_t)nnz * sizeof *v), *D = calloc((size_t)(*n * *n), sizeof *D);
+  cr_assert(rp && ci && v && D);
+  OK(fea_matrix_get_csr(A, rp, ci, v));
+  for (fea_index i = 0; i < *n; i++)
+    for (fea_index k = rp[i]; k < rp[i + 1]; k++) D[i + ci[k] * *n] = v[k];
+  free(rp), free(ci), free(v);
+  return D;
+}
+
+/* The largest diagonal entry of A. */
+static double max_diagonal(const fea_matrix *A) {
+  fea_index n = 0, nnz = 0;
+  OK(fea_matrix_get_size(A, &n, NULL, &nnz));
+  fea_index *rp = malloc((size_t)(n + 1) * sizeof *rp), *ci = malloc((size_t)nnz * sizeof *ci);
+  double *v = malloc((size_t)nnz * sizeof *v), amax = 0;
+  OK(fea_matrix_get_csr(A, rp, ci, v));
+  for (fea_index i = 0; i < n; i++)
+    for (fea_index k = rp[i]; k < rp[i + 1]; k++)
+      if (ci[k] == i) amax = fmax(amax, v[k]);
+  free(rp), free(ci), free(v);
+  return amax;
+}
+
+/* ||D||_1 of a dense symmetric n x n matrix (both triangles). */
+static double dense_norm1(const double *D, fea_index n) {
+  double worst = 0;
+  for (fea_index j = 0; j < n; j++) {
+    double col = 0;
+    for (fea_index i = 0; i < n; i++) col += fabs(D[i + j * n]);
+    worst = fmax(worst, col);
+  }
+  return worst;
+}
+
+/* The extreme eigenvalues of the reference system of pb by LAPACK (dsyev)
+ * and, when cond1 is not NULL, its 1-norm condition number from the dense
+ * inverse (dpotrf, dpotri). */
+static void reference_eigenvalues(fea_problem *pb, double *lmin, double *lmax, double *cond1) {
+  fea_index nf = 0, n = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  double *b = calloc((size_t)nf + 1, sizeof *b);
+  fea_matrix *A = NULL;
+  OK(fea_problem_assemble_reference(pb, b, &A));
+  double *D = dense_of(A, &n), *w = malloc((size_t)n * sizeof *w);
+  if (cond1) {
+    double *Inv = malloc((size_t)(n * n) * sizeof *Inv);
+    memcpy(Inv, D, (size_t)(n * n) * sizeof *Inv);
+    cr_assert_eq(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, Inv, (lapack_int)n), 0);
+    cr_assert_eq(LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', (lapack_int)n, Inv, (lapack_int)n), 0);
+    for (fea_index j = 0; j < n; j++)
+      for (fea_index i = 0; i < j; i++) Inv[i + j * n] = Inv[j + i * n];
+    *cond1 = dense_norm1(D, n) * dense_norm1(Inv, n);
+    free(Inv);
+  }
+  cr_assert_eq(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int)n, D, (lapack_int)n, w), 0);
+  *lmin = w[0];
+  *lmax = w[n - 1];
+  free(w), free(D), free(b);
+  OK(fea_matrix_destroy(&A));
+}
+
+/* What the log callback received at FEA_LOG_WARN. */
+typedef struct warnings {
+  int count;
+  char first[1024], last[1024];
+} warnings;
+
+static void keep_warning(void *user, fea_log_level level, const char *msg) {
+  warnings *w = user;
+  if (level != FEA_LOG_WARN) return;
+  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
+  snprintf(w->last, sizeof w->last, "%s", msg);
 }
 
 static double max_rel_diff(const double *x, const double *y, fea_index n) {
@@ -697,6 +788,7 @@ Test(multifrontal, subtree_walk_matches_across_threads, .timeout = 300) {
  * cut). */
 Test(multifrontal, blocked_fronts_solve_the_reference_system, .timeout = 300) {
   const char *res[2] = {"/cpu/ref", "/cpu/threads:threads=2,adapt=off"};
+  fea_solver_stats first = FEA_SOLVER_STATS_INIT;
   for (int b = 0; b < 2; b++) {
     fea_context *ctx = NULL;
     OPEN_OR_SKIP(res[b], &ctx);
@@ -706,7 +798,8 @@ Test(multifrontal, blocked_fronts_solve_the_reference_system, .timeout = 300) {
     fea_problem *pb = make_problem(s, &m, 0, 1, 1.0);
     fea_index nf = 0;
     OK(fea_problem_get_num_free_dofs(pb, &nf));
-    double *x = multifrontal_solution(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO);
+    fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+    double *x = multifrontal_solution_stats(ctx, s, pb, FEA_MULTIFRONTAL_MERGE_AUTO, &st);
     fea_matrix *A = NULL;
     double *load = malloc((size_t)nf * sizeof *load), *Ax = malloc((size_t)nf * sizeof *Ax);
     OK(fea_problem_assemble_reference(pb, load, &A));
@@ -717,6 +810,24 @@ Test(multifrontal, blocked_fronts_solve_the_reference_system, .timeout = 300) {
       bn = fmax(bn, fabs(load[i]));
     }
     cr_assert(rn <= 1e-10 * bn, "[%s] relative residual %.3g", res[b], rn / bn);
+    /* The blocked fronts' pivots too (each block's potrf folds its own):
+     * a pivot never exceeds its DoF's diagonal entry, d_j = a_jj - sum
+     * L_jk^2, and the two walks factor to the same pivots. */
+    const double amax = max_diagonal(A);
+    cr_assert(st.pivot_min > 0 && st.pivot_max <= amax * (1 + 1e-12) && st.pivot_max >= 0.5 * amax,
+              "[%s] pivots [%.6g, %.6g], largest diagonal entry %.6g", res[b], st.pivot_min,
+              st.pivot_max, amax);
+    cr_assert(st.pivot_ratio > 0.01 && st.ill_conditioned == 0, "[%s] pivot ratio %.3g", res[b],
+              st.pivot_ratio);
+    if (b == 0)
+      first = st;
+    else
+      cr_assert(fabs(st.pivot_min - first.pivot_min) <= 1e-10 * first.pivot_min &&
+                    fabs(st.pivot_max - first.pivot_max) <= 1e-10 * first.pivot_max &&
+                    st.pivot_min_node == first.pivot_min_node,
+                "[%s] pivots [%.17g, %.17g] at node %lld, /cpu/ref's [%.17g, %.17g] at %lld",
+                res[b], st.pivot_min, st.pivot_max, (long long)st.pivot_min_node, first.pivot_min,
+                first.pivot_max, (long long)first.pivot_min_node);
     OK(fea_matrix_destroy(&A));
     free(load);
     free(Ax);
@@ -797,4 +908,350 @@ Test(multifrontal, reported_peak_bounds_the_setup, .timeout = 300) {
   OK(fea_space_destroy(&s));
   OK(fea_context_destroy(&ctx));
 #endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* The accuracy report (docs/multifrontal.md, "Accuracy"): pivots against   */
+/* LAPACK's eigenvalues and the closed form of the 1D Laplacian, the rule,  */
+/* the residual check.                                                      */
+/* ------------------------------------------------------------------------ */
+
+static double linear_f(const double *x, void *user) {
+  (void)user;
+  return 1.0 + x[0] + 0.5 * x[1];
+}
+
+/* -Laplace u + c u = 1 + x + y/2 on the unit square, p = 3 on n x n
+ * elements, natural conditions on every side: the constant function's
+ * energy is c |Omega| = c, so the last pivot is about c and the system
+ * becomes singular as c goes to 0. */
+static fea_problem *neumann_problem(fea_context *ctx, fea_index n, double c, fea_space **s) {
+  multifrontal_case mc = {2, {3, 3, 0}, {n, n, 1}, 0};
+  *s = make_space(ctx, &mc);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = linear_f;
+  pd.reaction = c;
+  for (int k = 0; k < 4; k++) pd.sides[k].type = FEA_BC_NEUMANN;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(*s, &pd, &pb));
+  return pb;
+}
+
+/* c = 1e-10: the pivots lie between the extreme eigenvalues (LAPACK on the
+ * reference system), the smallest is c to 1 %, the ratio is near
+ * c / lambda_max, 1 / ratio bounds the condition number from below, and the
+ * setup warns (ratio < sqrt(eps)). The solve is stable (backward error near
+ * eps) while its relative residual shows the conditioning. */
+static void check_poorly_conditioned(const char *resource) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP(resource, &ctx);
+  warnings w = {0};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  const double c = 1e-10;
+  fea_space *s = NULL;
+  fea_problem *pb = neumann_problem(ctx, 8, c, &s);
+  double lmin = 0, lmax = 0, cond1 = 0;
+  reference_eigenvalues(pb, &lmin, &lmax, &cond1);
+  fea_solver_desc d = FEA_SOLVER_DESC_INIT;
+  d.check_residual = 1;
+  d.estimate_condition = 1;
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, &d, &sv));
+  fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+  OK(fea_solver_get_stats(sv, &st));
+  cr_assert(st.pivot_ratio == 0 && st.pivot_min_node == -1 && st.relative_residual == -1,
+            "[%s] a report before setup", resource);
+  OK(fea_solver_setup(sv));
+  OK(fea_solver_get_stats(sv, &st));
+  cr_assert(lmin * (1 - 1e-6) <= st.pivot_min && st.pivot_max <= lmax * (1 + 1e-12),
+            "[%s] pivots [%.6g, %.6g] outside the spectrum [%.6g, %.6g]", resource, st.pivot_min,
+            st.pivot_max, lmin, lmax);
+  cr_assert(fabs(st.pivot_min / c - 1) < 0.01, "[%s] smallest pivot %.6g, c = %g", resource,
+            st.pivot_min, c);
+  cr_assert(st.pivot_ratio >= c / lmax && st.pivot_ratio <= 10 * c / lmax,
+            "[%s] pivot ratio %.4g, c / lambda_max = %.4g", resource, st.pivot_ratio, c / lmax);
+  cr_assert(1 / st.pivot_ratio <= lmax / lmin * (1 + 1e-6),
+            "[%s] 1 / ratio %.4g above the condition number %.4g", resource, 1 / st.pivot_ratio,
+            lmax / lmin);
+  cr_assert(st.condition_estimate >= cond1 / 3 && st.condition_estimate <= cond1 * (1 + 1e-3),
+            "[%s] condition estimate %.6g, LAPACK's inverse: %.6g", resource, st.condition_estimate,
+            cond1);
+  cr_assert_eq(st.ill_conditioned, 1, "[%s]", resource);
+  /* Two warnings: the pivots' (naming the node) and the estimate's. */
+  cr_assert(w.count == 2 && strstr(w.first, "ill-conditioned") && strstr(w.first, "tree node") &&
+                strstr(w.last, "1-norm condition number"),
+            "[%s] %d warnings: %s / %s", resource, w.count, w.first, w.last);
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  double *x = calloc((size_t)nf, sizeof *x);
+  OK(fea_solver_solve(sv, 1, NULL, 0, x, nf));
+  OK(fea_solver_get_stats(sv, &st));
+  cr_assert(st.backward_error >= 0 && st.backward_error < 1e-14,
+            "[%s] backward error %.3g of a stable solve", resource, st.backward_error);
+  cr_assert(st.relative_residual > 1e-9 && st.relative_residual < 1e-2,
+            "[%s] relative residual %.3g (the conditioning's)", resource, st.relative_residual);
+  cr_assert_eq(w.count, 2, "[%s] a stable solve warned: %s", resource, w.last);
+  free(x);
+  OK(fea_solver_destroy(&sv));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(multifrontal, accuracy_reports_poor_conditioning, .timeout = 120) {
+  check_poorly_conditioned("/cpu/ref");
+  check_poorly_conditioned("/cpu/threads:threads=2");
+}
+
+/* c = 1e-14 (issue #43): the true last pivot is below the rounding error
+ * the eliminations leave (about n eps of the largest pivot), so the
+ * computed one is noise of either sign: the setup refuses it
+ * (FEA_ERR_NOT_POSDEF, naming the node and the pivot) or warns, never
+ * solves in silence (it returned a relative residual of 7.7 before). */
+static void check_singular(const char *resource) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP(resource, &ctx);
+  warnings w = {0};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  fea_space *s = NULL;
+  fea_problem *pb = neumann_problem(ctx, 16, 1e-14, &s);
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, NULL, &sv));
+  const fea_status st = fea_solver_setup(sv);
+  fea_solver_stats ss = FEA_SOLVER_STATS_INIT;
+  OK(fea_solver_get_stats(sv, &ss));
+  if (st == FEA_ERR_NOT_POSDEF) {
+    const char *msg = fea_context_last_error(ctx);
+    cr_assert(strstr(msg, "tree node") && strstr(msg, "pivot"), "[%s] %s", resource, msg);
+    cr_assert_eq(ss.pivot_ratio, 0.0, "[%s] a refused setup reports pivots", resource);
+  } else {
+    cr_assert_eq(st, FEA_SUCCESS, "[%s] %s", resource, fea_status_string(st));
+    cr_assert(ss.ill_conditioned == 1 && ss.pivot_ratio < sqrt(DBL_EPSILON) &&
+                  ss.pivot_ratio >= DBL_EPSILON,
+              "[%s] pivot ratio %.3g, ill_conditioned %d", resource, ss.pivot_ratio,
+              ss.ill_conditioned);
+    cr_assert(w.count == 1 && strstr(w.last, "ill-conditioned"), "[%s] %d warnings: %s", resource,
+              w.count, w.last);
+  }
+  OK(fea_solver_destroy(&sv));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(multifrontal, accuracy_refuses_or_warns_a_singular_system, .timeout = 120) {
+  check_singular("/cpu/ref");
+  check_singular("/cpu/threads:threads=2");
+}
+
+/* The 1D p = 1 Laplacian on n elements (sigma = 1, Dirichlet ends) in
+ * closed form. Pivots of the tree: a leaf's first DoF has both neighbours
+ * alive, d = 2/h = 2n, the largest; the root's DoF at x = 1/2 sees its
+ * eliminated halves as two chains of length 1/2, d = 1/(1/2) + 1/(1/2) = 4,
+ * the smallest. So the ratio is 2/n, where the eigenvalues
+ * 4n sin^2(k pi / 2n), k = 1 .. n - 1, give the condition number
+ * cond_2 = cot^2(pi / 2n) ~ 0.4 n^2: the ratio is a lower bound, n/2 .. n
+ * times too optimistic (1 / ratio grows like n, the condition number like
+ * n^2). The estimate of desc.estimate_condition finds it: ||A||_1 = 4n and
+ * ||A^-1||_1 = n/8 (the largest column sum of the inverse, j (n - j) / 2n
+ * at j = n/2), cond_1 = n^2 / 2, within a factor pi^2 / 8 of cond_2. From
+ * 1 / sqrt(eps) on (n = 65536: 2.1e9) the setup warns: the solution's L2
+ * error there is rounding's (5e-8 where the discretization's is 2e-10). */
+static void check_laplacian_1d(const char *resource, fea_index n) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP(resource, &ctx);
+  warnings w = {0};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  multifrontal_case mc = {1, {1, 0, 0}, {n, 1, 1}, 0};
+  fea_space *s = make_space(ctx, &mc);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = linear_f;
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &pd, &pb));
+  fea_solver_desc d = FEA_SOLVER_DESC_INIT;
+  d.estimate_condition = 1;
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, &d, &sv));
+  OK(fea_solver_setup(sv));
+  fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+  OK(fea_solver_get_stats(sv, &st));
+  const double dn = (double)n, kappa = 1.0 / pow(tan(M_PI / (2.0 * dn)), 2);
+  /* The root's pivot, 2n minus terms of up to 2n, to the rounding those leave. */
+  const double tol = 64.0 * DBL_EPSILON * dn * 2.0 * dn;
+  cr_assert(fabs(st.pivot_max - 2.0 * dn) <= 1e-12 * 2.0 * dn && fabs(st.pivot_min - 4.0) <= tol &&
+                st.pivot_min_node == st.num_nodes - 1,
+            "[%s] n = %lld: pivots [%.17g, %.17g] at node %lld of %lld", resource, (long long)n,
+            st.pivot_min, st.pivot_max, (long long)st.pivot_min_node, (long long)st.num_nodes);
+  cr_assert(fabs(st.pivot_ratio * dn / 2.0 - 1) <= tol / 4.0, "[%s] ratio %.17g, 2/n = %.17g",
+            resource, st.pivot_ratio, 2.0 / dn);
+  cr_assert(1.0 / kappa <= st.pivot_ratio && st.pivot_ratio <= dn / kappa,
+            "[%s] ratio %.4g outside [1/cond, n/cond] = [%.4g, %.4g]", resource, st.pivot_ratio,
+            1.0 / kappa, dn / kappa);
+  const double cond1 = dn * dn / 2.0;
+  cr_assert(st.condition_estimate >= cond1 / 3.0 && st.condition_estimate <= cond1 * (1 + 1e-6),
+            "[%s] n = %lld: condition estimate %.6g, cond_1 = n^2 / 2 = %.6g", resource,
+            (long long)n, st.condition_estimate, cond1);
+  cr_assert(st.condition_estimate >= 0.3 * kappa && st.condition_estimate <= 2.0 * kappa,
+            "[%s] condition estimate %.4g, cond_2 = %.4g", resource, st.condition_estimate, kappa);
+  /* Its solves are not a user's: no solve time, no residual. */
+  cr_assert(st.forward_s == 0 && st.relative_residual == -1, "[%s]", resource);
+  const int warn = st.condition_estimate > 1.0 / sqrt(DBL_EPSILON);
+  cr_assert(st.ill_conditioned == warn && w.count == warn &&
+                (!warn || strstr(w.last, "1-norm condition number")),
+            "[%s] n = %lld: ill_conditioned %d, %d warnings: %s", resource, (long long)n,
+            st.ill_conditioned, w.count, w.last);
+  OK(fea_solver_destroy(&sv));
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(multifrontal, accuracy_1d_laplacian_closed_form, .timeout = 120) {
+  check_laplacian_1d("/cpu/ref", 1024);
+  check_laplacian_1d("/cpu/threads:threads=2", 1024);
+  check_laplacian_1d("/cpu/ref", 65536);
+}
+
+/* desc.check_residual: the relative residual and backward error of a solve,
+ * recomputed here with the reference system; nrhs = 2 in place (x = b);
+ * one refinement step; none without the option; a bad value refused. */
+Test(multifrontal, residual_check, .timeout = 120) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  manufactured m = {2};
+  multifrontal_case c = {2, {2, 2, 0}, {12, 10, 1}, 0};
+  fea_space *s = make_space(ctx, &c);
+  fea_problem *pb = make_problem(s, &m, 1, 1, 1.0);
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  fea_matrix *A = NULL;
+  double *load = malloc((size_t)nf * sizeof *load);
+  OK(fea_problem_assemble_reference(pb, load, &A));
+  fea_solver_desc d = FEA_SOLVER_DESC_INIT;
+  d.check_residual = 3;
+  fea_solver *sv = NULL;
+  EXPECT_FAIL(fea_solver_create_multifrontal(ctx, s, pb, &d, &sv), FEA_ERR_INVALID_ARG, ctx,
+              "check_residual = 3");
+  for (int check = 0; check <= 2; check++) {
+    d.check_residual = check;
+    OK(fea_solver_create_multifrontal(ctx, s, pb, &d, &sv));
+    OK(fea_solver_setup(sv));
+    /* Two right-hand sides, the second 1e6 times the first plus a ramp. */
+    double *b = malloc((size_t)(2 * nf) * sizeof *b), *r = malloc((size_t)nf * sizeof *r);
+    for (fea_index i = 0; i < nf; i++) b[i] = load[i], b[i + nf] = 1e6 * load[i] + (double)i;
+    double *x = malloc((size_t)(2 * nf) * sizeof *x);
+    memcpy(x, b, (size_t)(2 * nf) * sizeof *x);
+    OK(fea_solver_solve(sv, 2, x, nf, x, nf)); /* in place */
+    fea_solver_stats st = FEA_SOLVER_STATS_INIT;
+    OK(fea_solver_get_stats(sv, &st));
+    if (check == 0) {
+      cr_assert(st.relative_residual == -1 && st.backward_error == -1);
+    } else {
+      double worst = 0;
+      for (int j = 0; j < 2; j++) {
+        OK(fea_matrix_multiply(A, x + j * nf, r));
+        double rr = 0, bb = 0;
+        for (fea_index i = 0; i < nf; i++) {
+          rr += (b[i + j * nf] - r[i]) * (b[i + j * nf] - r[i]);
+          bb += b[i + j * nf] * b[i + j * nf];
+        }
+        worst = fmax(worst, sqrt(rr / bb));
+      }
+      cr_assert(st.relative_residual <= 1e-13 && st.backward_error <= 1e-15,
+                "check %d: relative residual %.3g, backward error %.3g", check,
+                st.relative_residual, st.backward_error);
+      cr_assert(fabs(st.relative_residual - worst) <= 1e-6 * worst,
+                "check %d: relative residual %.6g, recomputed %.6g", check, st.relative_residual,
+                worst);
+    }
+    /* The problem's own load (b = NULL) is checked too. */
+    OK(fea_solver_solve(sv, 1, NULL, 0, x, nf));
+    OK(fea_solver_get_stats(sv, &st));
+    cr_assert(check == 0 ? st.relative_residual == -1 : st.relative_residual <= 1e-13,
+              "check %d: %.3g", check, st.relative_residual);
+    free(b), free(r), free(x);
+    OK(fea_solver_destroy(&sv));
+  }
+  OK(fea_matrix_destroy(&A));
+  free(load);
+  OK(fea_problem_destroy(&pb));
+  OK(fea_space_destroy(&s));
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The multipatch solver's report: its patches' fronts and the interface
+ * factor are one Cholesky factorization of the whole system, so the pivots
+ * lie in its spectrum (LAPACK on the domain's reference system); with
+ * natural conditions everywhere and c = 1e-10 the near-null constant lives
+ * on the interface, whose last pivot is about c |Omega| = c. */
+static void check_multipatch(double c, int neumann) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  warnings w = {0};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  fea_space *patches[2];
+  for (int q = 0; q < 2; q++) {
+    fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+    bd.dim = 2;
+    bd.degree[0] = bd.degree[1] = 2;
+    bd.n[0] = 3, bd.n[1] = 4;
+    bd.lower[0] = 0.5 * q, bd.upper[0] = 0.5 * (q + 1);
+    OK(fea_space_create_bspline(ctx, &bd, &patches[q]));
+  }
+  fea_multipatch *mp = NULL;
+  OK(fea_multipatch_create(ctx, 2, patches, NULL, &mp));
+  fea_multipatch_bc bcs[6];
+  const fea_patch_side sides[2][3] = {{FEA_SIDE_WEST, FEA_SIDE_SOUTH, FEA_SIDE_NORTH},
+                                      {FEA_SIDE_EAST, FEA_SIDE_SOUTH, FEA_SIDE_NORTH}};
+  for (int q = 0; q < 2; q++)
+    for (int k = 0; k < 3; k++) {
+      fea_multipatch_bc *b = &bcs[3 * q + k];
+      memset(b, 0, sizeof *b);
+      b->patch = q;
+      b->side = sides[q][k];
+      b->bc.type = FEA_BC_NEUMANN;
+    }
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = linear_f;
+  pd.reaction = c;
+  fea_multipatch_problem *mpb = NULL;
+  OK(fea_multipatch_problem_create_poisson(mp, &pd, neumann ? 6 : 0, bcs, &mpb));
+  fea_matrix *A = NULL;
+  fea_index nf = 0, n = 0;
+  OK(fea_multipatch_problem_get_num_free_dofs(mpb, &nf));
+  double *b = malloc((size_t)nf * sizeof *b);
+  OK(fea_multipatch_problem_assemble_reference(mpb, b, &A));
+  double *D = dense_of(A, &n), *ev = malloc((size_t)n * sizeof *ev);
+  cr_assert_eq(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int)n, D, (lapack_int)n, ev), 0);
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multipatch(ctx, mpb, NULL, &sv));
+  fea_multipatch_stats st = FEA_MULTIPATCH_STATS_INIT;
+  OK(fea_solver_get_multipatch_stats(sv, &st));
+  cr_assert(st.pivot_ratio == 0 && st.ill_conditioned == 0, "a report before setup");
+  OK(fea_solver_setup(sv));
+  OK(fea_solver_get_multipatch_stats(sv, &st));
+  cr_assert(ev[0] * (1 - 1e-6) <= st.pivot_min && st.pivot_max <= ev[n - 1] * (1 + 1e-12) &&
+                fabs(st.pivot_ratio - st.pivot_min / st.pivot_max) <= 1e-15,
+            "c = %g: pivots [%.6g, %.6g] outside the spectrum [%.6g, %.6g]", c, st.pivot_min,
+            st.pivot_max, ev[0], ev[n - 1]);
+  if (neumann) {
+    cr_assert(fabs(st.pivot_min / c - 1) < 0.01, "smallest pivot %.6g, c = %g", st.pivot_min, c);
+    cr_assert(st.ill_conditioned == 1 && w.count == 1 && strstr(w.last, "interface system"),
+              "%d warnings: %s", w.count, w.last);
+  } else {
+    cr_assert(st.pivot_ratio > 0.01 && st.ill_conditioned == 0 && w.count == 0, "ratio %.3g: %s",
+              st.pivot_ratio, w.last);
+  }
+  OK(fea_solver_destroy(&sv));
+  free(D), free(ev), free(b);
+  OK(fea_matrix_destroy(&A));
+  OK(fea_multipatch_problem_destroy(&mpb));
+  OK(fea_multipatch_destroy(&mp));
+  for (int q = 0; q < 2; q++) OK(fea_space_destroy(&patches[q]));
+  OK(fea_context_destroy(&ctx));
+}
+
+Test(multifrontal, accuracy_multipatch_combines_its_patches, .timeout = 120) {
+  check_multipatch(1e-10, 1);
+  check_multipatch(1.0, 0);
 }

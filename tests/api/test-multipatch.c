@@ -8,7 +8,9 @@
  * - convergence of order p + 1 in L2 on the 4-patch annulus;
  * - orientations: a neighbour parametrized backwards (2D) or with its
  *   tangential directions swapped (3D) gives the same discrete solution;
- * - non-conforming interfaces and bad arguments are refused by name. */
+ * - non-conforming interfaces and bad arguments are refused by name;
+ * - overlapping patches (one space twice, two copies of a patch, a side
+ *   matched by two others) are refused naming the patches. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -482,6 +484,138 @@ Test(multipatch, refusals) {
   fea_multipatch_destroy(&mp);
   fea_space *spaces[5] = {a, b, c, e, d3};
   for (int i = 0; i < 5; i++) fea_space_destroy(&spaces[i]);
+  fea_context_destroy(&ctx);
+}
+
+/* Overlapping patches: one space listed twice, or two copies of one patch,
+ * would make every side an interface, leave the domain without boundary
+ * and drop the default Dirichlet condition (-Laplace u + u = 1 would give
+ * u = 1 with success); a side matched by two others means two patches
+ * overlap along it. Each is refused naming the patches. */
+Test(multipatch, overlapping_patches) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  const double lo0[3] = {0, 0, 0}, hi0[3] = {0.5, 1, 1}, lo1[3] = {0.5, 0, 0}, hi1[3] = {1, 1, 1};
+  const double hi2[3] = {0.75, 1, 1};
+  const fea_index n[3] = {3, 4, 2};
+  fea_space *a = box_patch(ctx, 2, 2, n, lo0, hi0), *b = box_patch(ctx, 2, 2, n, lo1, hi1);
+  fea_space *b2 = box_patch(ctx, 2, 2, n, lo1, hi1), *c = box_patch(ctx, 2, 2, n, lo1, hi2);
+  fea_multipatch *mp = NULL;
+  fea_space *same[2] = {a, a}, *copies[2] = {b, b2}, *three[3] = {a, b, b2}, *thin[3] = {a, b, c};
+  EXPECT_FAIL(fea_multipatch_create(ctx, 2, same, NULL, &mp), FEA_ERR_INVALID_ARG, ctx,
+              "patches[0] and patches[1] are the same space");
+  cr_assert_null(mp);
+  EXPECT_FAIL(fea_multipatch_create(ctx, 2, copies, NULL, &mp), FEA_ERR_INVALID_ARG, ctx,
+              "patches 0 and 1 cover the same region");
+  EXPECT_FAIL(fea_multipatch_create(ctx, 3, three, NULL, &mp), FEA_ERR_INVALID_ARG, ctx,
+              "patches 1 and 2 cover the same region");
+  /* c = [0.5, 0.75] x [0, 1] lies inside b: its west side is the side a and b share. */
+  EXPECT_FAIL(fea_multipatch_create(ctx, 3, thin, NULL, &mp), FEA_ERR_INVALID_ARG, ctx,
+              "patch 2 side west would meet patch 0 side east, which already meets patch 1 side "
+              "west");
+  cr_assert_null(mp);
+  /* 3D: two copies of a mapped box whose directions are permuted and reversed. */
+  const int id[3] = {0, 1, 2}, none[3] = {0, 0, 0}, perm[3] = {0, 2, 1}, rev[3] = {1, 1, 1};
+  box_map m0, m1;
+  fea_space *d0 = mapped_box(ctx, 3, 2, 2, lo1, hi1, id, none, &m0);
+  fea_space *d1 = mapped_box(ctx, 3, 2, 2, lo1, hi1, perm, rev, &m1);
+  fea_space *turned[2] = {d0, d1};
+  EXPECT_FAIL(fea_multipatch_create(ctx, 2, turned, NULL, &mp), FEA_ERR_INVALID_ARG, ctx,
+              "patches 0 and 1 cover the same region");
+  fea_space *spaces[6] = {a, b, b2, c, d0, d1};
+  for (int i = 0; i < 6; i++) fea_space_destroy(&spaces[i]);
+  fea_context_destroy(&ctx);
+}
+
+/* grad u . grad v + u v and f v with f = f_box: a user's form with its own
+ * mass term, so the problem is well posed with every side natural. */
+static fea_status mass_stiffness_form(const fea_element_data *e, double *Ke, double *fe,
+                                      void *user) {
+  for (int q = 0; q < e->nq; q++) {
+    const double w = e->w[q], *phi = e->phi + (size_t)q * e->nb;
+    const double *g = e->dphi + (size_t)q * e->nb * e->dim, f = f_box(e->x + q * e->dim, user);
+    for (int i = 0; i < e->nb; i++) {
+      fe[i] += w * f * phi[i];
+      for (int j = 0; j < e->nb; j++) {
+        double s = phi[i] * phi[j];
+        for (int k = 0; k < e->dim; k++) s += g[i * e->dim + k] * g[j * e->dim + k];
+        Ke[i * e->nb + j] += w * s;
+      }
+    }
+  }
+  return FEA_SUCCESS;
+}
+
+/* Every global coefficient of pb's solution: the reference system solved
+ * by LAPACK's Cholesky (which fails on a singular matrix), expanded. */
+static double *reference_solution(fea_multipatch *mp, fea_multipatch_problem *pb) {
+  fea_multipatch_info info = FEA_MULTIPATCH_INFO_INIT;
+  OK(fea_multipatch_get_info(mp, &info));
+  fea_index nf = 0, nnz = 0;
+  OK(fea_multipatch_problem_get_num_free_dofs(pb, &nf));
+  fea_matrix *A = NULL;
+  double *b = malloc((size_t)nf * sizeof *b), *u = malloc((size_t)info.num_dofs * sizeof *u);
+  OK(fea_multipatch_problem_assemble_reference(pb, b, &A));
+  OK(fea_matrix_get_size(A, NULL, NULL, &nnz));
+  fea_index *rp = malloc((size_t)(nf + 1) * sizeof *rp), *ci = malloc((size_t)nnz * sizeof *ci);
+  double *val = malloc((size_t)nnz * sizeof *val), *D = calloc((size_t)(nf * nf), sizeof *D);
+  OK(fea_matrix_get_csr(A, rp, ci, val));
+  for (fea_index r = 0; r < nf; r++)
+    for (fea_index k = rp[r]; k < rp[r + 1]; k++) D[r + ci[k] * nf] = val[k];
+  cr_assert_eq(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (lapack_int)nf, 1, D, (lapack_int)nf, b,
+                             (lapack_int)nf),
+               0, "the reference system is not positive definite");
+  OK(fea_multipatch_problem_expand_solution(pb, b, u));
+  free(rp), free(ci), free(val), free(D), free(b);
+  fea_matrix_destroy(&A);
+  return u;
+}
+
+/* The check "no Dirichlet or Robin side and c = 0" cannot see into an
+ * element form, which replaces c: a form with its own mass term on a
+ * domain whose boundary sides are all Neumann is accepted, and solves to
+ * the solution of the same problem posed with reaction = 1 and no form. */
+Test(multipatch, element_form_with_mass_term_needs_no_dirichlet_side) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  const double lo0[3] = {0, 0, 0}, hi0[3] = {0.5, 1, 1}, lo1[3] = {0.5, 0, 0}, hi1[3] = {1, 1, 1};
+  const fea_index n[3] = {3, 4, 1};
+  fea_space *patches[2] = {box_patch(ctx, 2, 2, n, lo0, hi0), box_patch(ctx, 2, 2, n, lo1, hi1)};
+  fea_multipatch *mp = NULL;
+  OK(fea_multipatch_create(ctx, 2, patches, NULL, &mp));
+  fea_multipatch_info info = FEA_MULTIPATCH_INFO_INIT;
+  OK(fea_multipatch_get_info(mp, &info));
+  fea_multipatch_bc natural[6];
+  for (int i = 0; i < info.num_boundary_sides; i++) {
+    int patch;
+    fea_patch_side side;
+    OK(fea_multipatch_get_boundary_side(mp, i, &patch, &side));
+    natural[i] = (fea_multipatch_bc){patch, side, {FEA_BC_NEUMANN, 0, NULL, NULL}};
+  }
+  fea_problem_desc with_form = FEA_PROBLEM_DESC_INIT, with_c = FEA_PROBLEM_DESC_INIT;
+  with_form.element_form = mass_stiffness_form;
+  with_c.source = f_box;
+  with_c.reaction = 1.0;
+  fea_multipatch_problem *pb[2] = {NULL, NULL};
+  OK(fea_multipatch_problem_create_poisson(mp, &with_c, info.num_boundary_sides, natural, &pb[0]));
+  OK(fea_multipatch_problem_create_poisson(mp, &with_form, info.num_boundary_sides, natural,
+                                           &pb[1]));
+  fea_index nf = 0;
+  OK(fea_multipatch_problem_get_num_free_dofs(pb[1], &nf));
+  cr_assert_eq(nf, info.num_dofs, "every DoF is free without a Dirichlet side");
+  double *u[2] = {reference_solution(mp, pb[0]), reference_solution(mp, pb[1])}, du = 0, su = 0;
+  for (fea_index i = 0; i < info.num_dofs; i++) {
+    du = fmax(du, fabs(u[0][i] - u[1][i]));
+    su = fmax(su, fabs(u[0][i]));
+  }
+  cr_assert(su > 0.1 && du <= 1e-12 * su, "form and reaction = 1 differ by %.3g (max %.3g)", du,
+            su);
+  for (int k = 0; k < 2; k++) {
+    free(u[k]);
+    fea_multipatch_problem_destroy(&pb[k]);
+  }
+  fea_multipatch_destroy(&mp);
+  for (int k = 0; k < 2; k++) fea_space_destroy(&patches[k]);
   fea_context_destroy(&ctx);
 }
 

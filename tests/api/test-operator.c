@@ -386,11 +386,114 @@ Test(operator, csr_refused_against_the_memory_budget) {
   const uint64_t matrix = (uint64_t)nnz * (sizeof(double) + sizeof(fea_index));
   cr_assert_eq(fea_context_set_memory_limit(x.ctx, matrix - 1), FEA_SUCCESS);
   char needle[96];
-  snprintf(needle, sizeof needle, "a CSR matrix of %lld rows and %lld entries needs", (long long)n,
+  snprintf(needle, sizeof needle, "a CSR matrix of %lld rows and %lld entries", (long long)n,
            (long long)nnz);
   EXPECT_FAIL(fea_operator_create(x.ctx, x.pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, x.ctx, needle);
   cr_assert_eq(fea_context_set_memory_limit(x.ctx, 0), FEA_SUCCESS);
   op = make_op(&x, FEA_OPERATOR_CSR, FEA_UPDATE_AUTO);
   fea_operator_destroy(&op);
   op_fixture_free(&x);
+}
+
+/* A 3D p = 8 B-spline CSR operator (20^3 elements, 17576 free rows) under
+ * a 200 MB limit: its pattern pass alone would take minutes (each row
+ * merges the 729 x 729 DoFs of up to 729 elements), but the matrix's size
+ * is known before it. Interior B-splines i and j of degree p on uniform
+ * open knots share an element when |i - j| <= p, so with every side
+ * Dirichlet the matrix has exactly c^3 entries, c the number of such pairs
+ * among the 1D interior functions 1 .. N - 2 (N = n + p); with a Neumann
+ * side it has between c^3 and a^3, a counting the pairs among all N. The
+ * refusal names those counts: it came before the pattern was built. */
+static long long support_pairs(long long lo, long long hi, long long p) {
+  long long c = 0;
+  for (long long i = lo; i <= hi; i++)
+    c += (i + p < hi ? i + p : hi) - (i - p > lo ? i - p : lo) + 1;
+  return c;
+}
+
+Test(operator, csr_refused_from_its_size_bound_before_the_pattern_pass) {
+  fea_context *ctx = NULL;
+  cr_assert_eq(fea_context_create("/cpu/ref", &ctx), FEA_SUCCESS);
+  const long long p = 8, n = 20, N = n + p, rows = (N - 2) * (N - 2) * (N - 2);
+  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+  bd.dim = 3;
+  for (int k = 0; k < 3; k++) bd.degree[k] = (int)p, bd.n[k] = n;
+  fea_space *s = NULL;
+  cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  fea_problem *pb = NULL;
+  cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS);
+  cr_assert_eq(fea_context_set_memory_limit(ctx, 200u << 20), FEA_SUCCESS);
+  fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+  d.kind = FEA_OPERATOR_CSR;
+  fea_operator *op = (fea_operator *)&op;
+  const long long c = support_pairs(1, N - 2, p), a = support_pairs(0, N - 1, p);
+  char needle[256];
+  snprintf(needle, sizeof needle,
+           "a CSR matrix of %lld rows and %lld entries (counted before its pattern is built", rows,
+           c * c * c);
+  EXPECT_FAIL(fea_operator_create(ctx, pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, ctx, needle);
+  cr_assert_null(op);
+  EXPECT_FAIL(fea_operator_create(ctx, pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, ctx,
+              "a matrix-free operator kind");
+  fea_problem_destroy(&pb);
+  /* The west side Neumann: its DoFs are rows too, the count is bounded. */
+  pd.sides[FEA_SIDE_WEST].type = FEA_BC_NEUMANN;
+  cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS);
+  snprintf(needle, sizeof needle,
+           "a CSR matrix of %lld rows and at least %lld entries (at most %lld; bounded before its "
+           "pattern is built",
+           rows + (N - 2) * (N - 2), c * c * c, a * a * a);
+  EXPECT_FAIL(fea_operator_create(ctx, pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, ctx, needle);
+  cr_assert_null(op);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_context_destroy(&ctx);
+}
+
+/* The element-matrix kind on a 3D p = 8 B-spline box of 4^3 elements: no
+ * two elements have the same shape (with 4 elements per direction every
+ * element sees truncated B-splines of its own), so it needs 64 matrices of
+ * 729 x 729 doubles, 272097792 bytes. Grouping elements by shape keeps a
+ * signature per shape (the weights and gradients at 729 points, 12.8 MB):
+ * under a 100 MB limit the grouping must stop once its signatures reach
+ * the limit and the store be refused as one matrix per element, not after
+ * every shape was compared (which held about 800 MB). With sigma(x) the
+ * store is per element from the start and refused before any element is
+ * evaluated. */
+static double sigma_xy(const double *x, void *u) {
+  (void)u;
+  return 1.0 + x[0] * x[1];
+}
+
+Test(operator, element_matrix_store_refused_within_the_limit) {
+  fea_context *ctx = NULL;
+  cr_assert_eq(fea_context_create("/cpu/ref", &ctx), FEA_SUCCESS);
+  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+  bd.dim = 3;
+  for (int k = 0; k < 3; k++) bd.degree[k] = 8, bd.n[k] = 4;
+  fea_space *s = NULL;
+  cr_assert_eq(fea_space_create_bspline(ctx, &bd, &s), FEA_SUCCESS);
+  cr_assert_eq(fea_context_set_memory_limit(ctx, 100u << 20), FEA_SUCCESS);
+  fea_operator_desc d = FEA_OPERATOR_DESC_INIT;
+  d.kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
+  static const char *const why[2] = {"their shapes do not repeat", "sigma(x)"};
+  for (int variable = 0; variable < 2; variable++) {
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.sigma_fn = variable ? sigma_xy : NULL;
+    fea_problem *pb = NULL;
+    cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS);
+    fea_operator *op = (fea_operator *)&op;
+    char needle[160];
+    snprintf(needle, sizeof needle,
+             "the element matrices of 64 elements, 729 x 729 each (one per element: %s",
+             why[variable]);
+    EXPECT_FAIL(fea_operator_create(ctx, pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, ctx, needle);
+    EXPECT_FAIL(fea_operator_create(ctx, pb, &d, &op), FEA_ERR_OUT_OF_MEMORY, ctx,
+                "needs 272097792 bytes but the memory limit is 104857600 bytes");
+    cr_assert_null(op);
+    fea_problem_destroy(&pb);
+  }
+  fea_space_destroy(&s);
+  fea_context_destroy(&ctx);
 }

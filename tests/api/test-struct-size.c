@@ -157,3 +157,44 @@ Test(struct_size, exact_size_accepted) {
   fea_space_destroy(&s);
   fea_context_destroy(&ctx);
 }
+
+/* Fields appended for the accuracy report (issue #43): a caller built
+ * against the struct before them passes its old size. Its descriptor takes
+ * the new fields' defaults (no residual check); its stats get the old
+ * fields and nothing past them. */
+Test(struct_size, solver_structs_of_older_callers) {
+  fea_context *ctx = open_ref();
+  fea_space *s = bspline_space(ctx);
+  fea_problem *pb = NULL;
+  OK(fea_problem_create_poisson(s, &(fea_problem_desc)FEA_PROBLEM_DESC_INIT, &pb));
+  fea_solver_desc d = FEA_SOLVER_DESC_INIT;
+  d.check_residual = 2;
+  d.size = THROUGH(fea_solver_desc, memory_limit_bytes); /* check_residual is past it */
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multifrontal(ctx, s, pb, &d, &sv));
+  OK(fea_solver_setup(sv));
+  fea_index nf = 0;
+  OK(fea_problem_get_num_free_dofs(pb, &nf));
+  double *x = calloc((size_t)nf, sizeof *x);
+  OK(fea_solver_solve(sv, 1, NULL, 0, x, nf));
+  BUFFERED(fea_solver_stats) v = {FEA_SOLVER_STATS_INIT, {0}};
+  memset(&v.s.pivot_min, 0xab, sizeof v.s - offsetof(fea_solver_stats, pivot_min));
+  v.s.size = THROUGH(fea_solver_stats, transfer_s);
+  OK(fea_solver_get_stats(sv, &v.s));
+  cr_assert_eq(v.s.size, THROUGH(fea_solver_stats, transfer_s));
+  cr_assert(v.s.num_nodes > 0 && v.s.factor_bytes > 0);
+  const unsigned char *past = (const unsigned char *)&v.s.pivot_min;
+  for (size_t i = 0; i < sizeof v.s - offsetof(fea_solver_stats, pivot_min); i++)
+    cr_assert_eq(past[i], 0xab, "byte %zu past the caller's size written", i);
+  /* The same solver with a caller of today: the report, no residual measured. */
+  fea_solver_stats now = FEA_SOLVER_STATS_INIT;
+  OK(fea_solver_get_stats(sv, &now));
+  cr_assert(now.pivot_min > 0 && now.pivot_ratio > 0 && now.pivot_min_node >= 0);
+  cr_assert(now.relative_residual == -1 && now.backward_error == -1,
+            "an old descriptor's solve measured its residual");
+  free(x);
+  fea_solver_destroy(&sv);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_context_destroy(&ctx);
+}

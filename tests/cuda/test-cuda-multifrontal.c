@@ -181,6 +181,13 @@ static fea_index check_case(fea_context *gpu, fea_context *ref, const multifront
               "%s: peaks %llu (gpu) %llu (ref) below factors + load %llu", name,
               (unsigned long long)g.st.peak_bytes, (unsigned long long)r.st.peak_bytes,
               (unsigned long long)floor_bytes);
+    /* The pivot range the device reduces from its factored diagonals
+     * (multifrontal.cu) is the CPU's, up to rounding. */
+    cr_assert(fabs(g.st.pivot_min - r.st.pivot_min) <= 1e-8 * r.st.pivot_max &&
+                  fabs(g.st.pivot_max - r.st.pivot_max) <= 1e-8 * r.st.pivot_max,
+              "%s: pivots [%.17g, %.17g] on the GPU, [%.17g, %.17g] on the CPU", name,
+              g.st.pivot_min, g.st.pivot_max, r.st.pivot_min, r.st.pivot_max);
+    cr_assert_eq(g.st.ill_conditioned, r.st.ill_conditioned, "%s", name);
     cr_assert(g.st.device_bytes > 0, "%s: no device memory reported", name);
     cr_assert_eq(r.st.device_bytes, 0, "%s: the CPU reports device memory", name);
     /* Two copies each way, timed on the device, within the solve's time (no

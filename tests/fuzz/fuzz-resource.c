@@ -11,8 +11,9 @@
 #define BASE_LEN 64 /* what fea_context_create() passes */
 
 /* The parse must lose nothing: base, ':' and the options joined by ',' give
- * the input back, up to the one '/' the parser drops after a family ("/cpu/")
- * and one ',' after the last option. */
+ * the input back, up to the one '/' the parser drops after a family
+ * ("/cpu/"); the grammar (docs/backends.md) allows no ',' after the last
+ * option, no space and no empty option. */
 static void check_parse(const char *s, const char *base, const fea_resource_opts *o) {
   FUZZ_REQUIRE(base[0] == '/', "base '%s' of '%s'", base, s);
   FUZZ_REQUIRE(o->count >= 0 && o->count <= FEA_MAX_RESOURCE_OPTS, "%d options", o->count);
@@ -28,10 +29,11 @@ static void check_parse(const char *s, const char *base, const fea_resource_opts
     return;
   }
   const char *p = colon + 1;
+  FUZZ_REQUIRE(o->count >= 1, "':' without an option accepted in '%s'", s);
   for (int i = 0; i < o->count; i++) {
     const size_t kl = strlen(o->key[i]), vl = strlen(o->value[i]);
     FUZZ_REQUIRE(kl > 0 && vl > 0, "option %d of '%s' is '%s=%s'", i, s, o->key[i], o->value[i]);
-    FUZZ_REQUIRE(!strpbrk(o->key[i], "=,") && !strchr(o->value[i], ','),
+    FUZZ_REQUIRE(!strpbrk(o->key[i], "=, ") && !strpbrk(o->value[i], ",= "),
                  "option %d of '%s' is '%s=%s'", i, s, o->key[i], o->value[i]);
     for (int j = 0; j < i; j++)
       FUZZ_REQUIRE(strcmp(o->key[i], o->key[j]) != 0, "key '%s' twice in '%s'", o->key[i], s);
@@ -39,7 +41,10 @@ static void check_parse(const char *s, const char *base, const fea_resource_opts
                      strncmp(p + kl + 1, o->value[i], vl) == 0,
                  "option %d '%s=%s' is not at '%s'", i, o->key[i], o->value[i], p);
     p += kl + 1 + vl;
-    if (*p == ',') p++;
+    if (i + 1 < o->count) {
+      FUZZ_REQUIRE(*p == ',', "options %d and %d of '%s' are not joined by ','", i, i + 1, s);
+      p++;
+    }
     FUZZ_REQUIRE(fea_resource_opt(o, o->key[i]) == o->value[i], "lookup of '%s'", o->key[i]);
   }
   FUZZ_REQUIRE(*p == '\0', "'%s' is left over from '%s'", p, s);

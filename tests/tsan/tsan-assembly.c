@@ -50,7 +50,7 @@ static void run_space(fea_space *space, const char *name) {
   check(fea_matrix_get_csr(R, NULL, NULL, vr) == FEA_SUCCESS, "csr");
   double scale = 0;
   for (fea_index k = 0; k < nnz; k++) scale = fmax(scale, fabs(vr[k]));
-  for (int s = FEA_UPDATE_SERIAL; s <= FEA_UPDATE_AUTO; s++) {
+  for (int s = FEA_UPDATE_SERIAL; s <= FEA_UPDATE_PRIVATE_COPIES; s++) {
     fea_assembly_desc d = FEA_ASSEMBLY_DESC_INIT;
     d.strategy = (fea_update_strategy)s;
     d.threads = 4;

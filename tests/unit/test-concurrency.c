@@ -2,6 +2,8 @@
  *  - COLORING equals SERIAL run over the elements in color order, bit for
  *    bit, for any thread count (the order it adds each entry's contributions
  *    in), and its colorings pass the validator;
+ *  - PRIVATE_COPIES is the thread blocks' serial sums added in thread order,
+ *    bit for bit, and its copies respect the memory limit;
  *  - PRIVATE_BUFFERS equals the reference bit for bit and integrates each
  *    element at most once more per neighbouring block; its plan (built on
  *    threads) is the one a serial pass over the elements makes;
@@ -11,6 +13,7 @@
  *  - the artificial workload of the benchmarks leaves the result unchanged;
  *  - AUTO never picks TSX. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,12 +79,14 @@ static fea_conc_config config(int threads) {
   return c;
 }
 
-/* SERIAL over `order` into a fresh target: values then b. */
-static double *serial_in_order(setup *s, const fea_index *order) {
+/* SERIAL over the first count elements of `order` (all elements in their
+ * own order when order is NULL) into a fresh target: values then b. */
+static double *serial_over(setup *s, const fea_index *order, fea_index count) {
   fea_index *edofs = NULL;
   cr_assert_eq(fea_element_dof_table(s->space, &edofs), FEA_SUCCESS);
   fea_conc_job *job = calloc(1, sizeof *job);
   fea_conc_job_init(job, s->pb, edofs);
+  if (order) job->ne = count;
   job->row_ptr = s->A->row_ptr;
   job->col_idx = s->A->col_idx;
   job->rhs_offset = s->A->nnz;
@@ -95,6 +100,10 @@ static double *serial_in_order(setup *s, const fea_index *order) {
   free(job);
   free(edofs);
   return t;
+}
+
+static double *serial_in_order(setup *s, const fea_index *order) {
+  return serial_over(s, order, s->space->num_elements);
 }
 
 static void expect_bitwise(const setup *s, const double *t, const char *what) {
@@ -135,6 +144,81 @@ Test(concurrency, coloring_is_serial_in_color_order_bit_for_bit) {
     free(start);
     unmake(&s);
   }
+}
+
+/* SERIAL over elements [lo, hi) into a fresh target. */
+static double *serial_block(setup *s, fea_index lo, fea_index hi) {
+  fea_index *order = malloc((size_t)(hi - lo + 1) * sizeof *order);
+  for (fea_index e = lo; e < hi; e++) order[e - lo] = e;
+  double *t = serial_over(s, order, hi - lo);
+  free(order);
+  return t;
+}
+
+/* PRIVATE_COPIES is, bit for bit, the sum in thread order of the serial
+ * assemblies of each thread's contiguous block of elements. */
+Test(concurrency, private_copies_are_the_blocks_summed_in_thread_order) {
+  static const int cases[][4] = {{0, 2, 1, 6}, {0, 3, 2, 2}, {1, 2, 3, 4}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    setup s;
+    make(&s, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+    const fea_index ne = s.space->num_elements, len = s.A->nnz + s.pb->num_free;
+    for (int threads = 1; threads <= 4; threads++) {
+      double *want = calloc((size_t)len, sizeof *want);
+      for (int t = 0; t < threads; t++) {
+        double *blk = serial_block(&s, ne * t / threads, ne * (t + 1) / threads);
+        for (fea_index i = 0; i < len; i++) want[i] += blk[i];
+        free(blk);
+      }
+      fea_conc_config cfg = config(threads);
+      fea_assembly_stats st = FEA_ASSEMBLY_STATS_INIT;
+      cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_PRIVATE_COPIES, &cfg, &st),
+                   FEA_SUCCESS, "%s", fea_context_last_error(s.ctx));
+      cr_assert_eq(st.strategy_run, FEA_UPDATE_PRIVATE_COPIES);
+      cr_assert_eq(st.elements_recomputed, 0);
+      char what[64];
+      snprintf(what, sizeof what, "private copies, case %zu, %d threads", c, threads);
+      expect_bitwise(&s, want, what);
+      free(want);
+    }
+    unmake(&s);
+  }
+}
+
+/* The copies are checked against the context's memory limit before any is
+ * made, and a refusal names them. */
+Test(concurrency, private_copies_respect_the_memory_limit) {
+  setup s;
+  make(&s, 0, 3, 2, 3);
+  /* room for the element-DoF table (13 KB), not for the copies (~1 MB) */
+  cr_assert_eq(fea_context_set_memory_limit(s.ctx, 65536), FEA_SUCCESS);
+  fea_conc_config cfg = config(4);
+  cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_PRIVATE_COPIES, &cfg, NULL),
+               FEA_ERR_OUT_OF_MEMORY);
+  cr_expect(strstr(fea_context_last_error(s.ctx), "PRIVATE_COPIES' 3 copies") != NULL, "%s",
+            fea_context_last_error(s.ctx));
+  unmake(&s);
+}
+
+/* AUTO takes the copies where ownership would recompute a fifth of the
+ * elements (two blocks of a 3 x 4 x 5 Q2 mesh) and two threads' copies move
+ * fewer bytes than the updates; not when the copies do not fit a quarter of
+ * the memory budget. */
+Test(concurrency, auto_picks_private_copies_by_cost) {
+  if (omp_get_num_procs() < 2) cr_skip_test("one processor: AUTO picks CAS for 2 threads");
+  setup s;
+  make(&s, 0, 3, 2, 3);
+  fea_conc_config cfg = config(2);
+  fea_assembly_stats st = FEA_ASSEMBLY_STATS_INIT;
+  cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_AUTO, &cfg, &st), FEA_SUCCESS);
+  cr_expect_eq(st.strategy_run, FEA_UPDATE_PRIVATE_COPIES, "ran %s",
+               fea_update_strategy_name(st.strategy_run));
+  cr_assert_eq(fea_context_set_memory_limit(s.ctx, 65536), FEA_SUCCESS);
+  st = (fea_assembly_stats)FEA_ASSEMBLY_STATS_INIT;
+  cr_assert_eq(fea_conc_assemble_csr(s.pb, s.A, s.b, FEA_UPDATE_AUTO, &cfg, &st), FEA_SUCCESS, "%s",
+               fea_context_last_error(s.ctx));
+  cr_expect_neq(st.strategy_run, FEA_UPDATE_PRIVATE_COPIES);
+  unmake(&s);
 }
 
 Test(concurrency, private_buffers_are_the_reference_bit_for_bit) {
@@ -303,7 +387,8 @@ Test(concurrency, auto_picks_serial_for_one_thread_and_never_tsx) {
 }
 
 Test(concurrency, strategy_table_is_complete) {
-  for (int k = FEA_UPDATE_SERIAL; k < FEA_UPDATE_AUTO; k++) {
+  for (int k = FEA_UPDATE_SERIAL; k <= FEA_UPDATE_PRIVATE_COPIES; k++) {
+    if (k == FEA_UPDATE_AUTO) continue;
     const struct fea_update_ops *ops = fea_update_ops_get((fea_update_strategy)k);
     cr_assert_not_null(ops);
     cr_expect_eq(ops->strategy, (fea_update_strategy)k);

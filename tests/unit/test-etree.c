@@ -1,7 +1,10 @@
 /* The symbolic phase of the multifrontal solver (src/multifrontal/etree.c) against
  * the exact counts of Wozniak et al. 2014 (Figure 2, §5; docs/multifrontal.md) and
- * structural invariants; and the numeric phase's report of a front that is
- * not positive definite, forced through the backend ops. */
+ * structural invariants; the numeric phase's report of a front that is not
+ * positive definite, forced through the backend ops; and the accuracy
+ * report's pieces: the pivot reduction, the rule's thresholds, the per-node
+ * ranges of a factor. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,8 @@
 
 #include "base/context.h"
 #include "internal/etree.h"
+#include "internal/multifrontal.h"
+#include "multifrontal/multifrontal-solver.h"
 #include "disc/problem.h"
 
 #define OK(expr)                                                                        \
@@ -373,6 +378,7 @@ static void check_not_posdef(const char *resource) {
   memset(&f, 0, sizeof f);
   f.tree = &fx.tree;
   f.problem = fx.problem;
+  f.pivots = malloc((size_t)fx.tree.num_nodes * 2 * sizeof *f.pivots);
   OK(ctx->multifrontal.factor_alloc(ctx, &f));
   OK(ctx->multifrontal.factor_level(ctx, &f, 0));
   for (fea_index k = 0; k < fx.tree.level_start[1]; k++) {
@@ -388,7 +394,10 @@ static void check_not_posdef(const char *resource) {
   snprintf(want, sizeof want, "tree node %lld (level 1, elements [", (long long)first);
   cr_assert(strstr(msg, want) != NULL, "%s: \"%s\" does not name %s", resource, msg, want);
   cr_assert(strstr(msg, "not positive definite") != NULL, "%s", msg);
+  /* ... and the pivot that failed, by its value (negative: the fronts are negative definite). */
+  cr_assert(strstr(msg, "pivot 0 of its ") != NULL && strstr(msg, " is -") != NULL, "%s", msg);
   ctx->multifrontal.factor_release(ctx, &f);
+  free(f.pivots);
   close_tree(&fx);
 }
 
@@ -863,4 +872,116 @@ Test(etree, leaf_records_3d) {
   const fea_index n[3] = {7, 6, 5}, sep[3] = {3, 2, 0};
   check_leaf_records(3, p, n, sep, 0);
   check_leaf_records(3, p, n, sep, 1);
+}
+
+/* The pivot reduction every backend shares (internal/multifrontal.h): an
+ * empty range is {+inf, -inf}, min and max do not depend on the order of
+ * the merges, and a NaN pivot stays in lo (the report names it) but never
+ * enters hi. */
+Test(etree, pivot_merge) {
+  double lo = INFINITY, hi = -INFINITY;
+  fea_multifrontal_pivots_merge(&lo, &hi, INFINITY, -INFINITY); /* empty into empty */
+  cr_assert(isinf(lo) && lo > 0 && isinf(hi) && hi < 0);
+  const double d[5] = {3.0, 0.5, 7.0, 2.0, 0.25};
+  double lo2 = INFINITY, hi2 = -INFINITY;
+  for (int k = 0; k < 5; k++) {
+    fea_multifrontal_pivots_merge(&lo, &hi, d[k], d[k]);
+    fea_multifrontal_pivots_merge(&lo2, &hi2, d[4 - k], d[4 - k]);
+  }
+  cr_assert(lo == 0.25 && hi == 7.0 && lo2 == lo && hi2 == hi);
+  /* Ranges merge as the tree reduction of the GPU kernel merges them. */
+  double a_lo = 0.5, a_hi = 3.0;
+  fea_multifrontal_pivots_merge(&a_lo, &a_hi, 0.25, 7.0);
+  cr_assert(a_lo == 0.25 && a_hi == 7.0);
+  fea_multifrontal_pivots_merge(&lo, &hi, NAN, NAN);
+  cr_assert(isnan(lo) && hi == 7.0);
+  fea_multifrontal_pivots_merge(&lo, &hi, 0.125, 9.0); /* NaN stays, hi grows */
+  cr_assert(isnan(lo) && hi == 9.0);
+  double n_lo = INFINITY, n_hi = -INFINITY;
+  fea_multifrontal_pivots_merge(&n_lo, &n_hi, NAN, NAN);
+  fea_multifrontal_pivots_merge(&n_lo, &n_hi, 1.0, 1.0);
+  cr_assert(isnan(n_lo) && n_hi == 1.0);
+}
+
+/* The accuracy rule (src/multifrontal/multifrontal-accuracy.c) on
+ * synthetic ranges: its thresholds DBL_EPSILON (refused) and
+ * max(sqrt(DBL_EPSILON), n DBL_EPSILON) (warned), each side of them. */
+static void count_warning(void *user, fea_log_level level, const char *msg) {
+  (void)msg;
+  if (level == FEA_LOG_WARN) ++*(int *)user;
+}
+
+Test(etree, accuracy_rule) {
+  fea_context *ctx = NULL;
+  OK(fea_context_create("/cpu/ref", &ctx));
+  int logged = 0, warned = -1;
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, count_warning, &logged));
+  const double e = DBL_EPSILON, s = sqrt(DBL_EPSILON);
+  OK(fea_multifrontal_pivot_rule(ctx, 0.5, 1.0, 100, "here", &warned));
+  cr_assert(warned == 0 && logged == 0);
+  OK(fea_multifrontal_pivot_rule(ctx, 2 * s, 1.0, 100, "here", &warned));
+  cr_assert(warned == 0 && logged == 0);
+  OK(fea_multifrontal_pivot_rule(ctx, 0.5 * s, 1.0, 100, "here", &warned));
+  cr_assert(warned == 1 && logged == 1);
+  /* Above sqrt(eps) but below n eps: n = 1e9 pivots. */
+  cr_assert_eq(fea_multifrontal_warn_ratio(1e9), 1e9 * e);
+  OK(fea_multifrontal_pivot_rule(ctx, 1e8 * e, 1.0, 1e9, "here", &warned));
+  cr_assert(warned == 1 && logged == 2);
+  OK(fea_multifrontal_pivot_rule(ctx, 2 * e, 1.0, 100, "here", &warned));
+  cr_assert(warned == 1 && logged == 3);
+  cr_assert_eq(fea_multifrontal_pivot_rule(ctx, 0.5 * e, 1.0, 100, "node 7", &warned),
+               FEA_ERR_NOT_POSDEF);
+  const char *msg = fea_context_last_error(ctx);
+  cr_assert(strstr(msg, "singular to working precision") && strstr(msg, "node 7"), "%s", msg);
+  cr_assert_eq(fea_multifrontal_pivot_rule(ctx, -1e-3, 1.0, 100, "node 8", &warned),
+               FEA_ERR_NOT_POSDEF);
+  cr_assert(strstr(fea_context_last_error(ctx), "is -0.001, at node 8"), "%s",
+            fea_context_last_error(ctx));
+  cr_assert_eq(fea_multifrontal_pivot_rule(ctx, NAN, 1.0, 100, "node 9", &warned),
+               FEA_ERR_NOT_POSDEF);
+  cr_assert(strstr(fea_context_last_error(ctx), "is nan, at node 9"), "%s",
+            fea_context_last_error(ctx));
+  OK(fea_multifrontal_pivot_rule(ctx, INFINITY, -INFINITY, 0, "nothing", &warned));
+  cr_assert(warned == 0 && logged == 3);
+  OK(fea_context_destroy(&ctx));
+}
+
+/* The range over a tree (the node holding the smallest pivot, the count of
+ * pivots) and the backends' per-node ranges on a factored tree: between
+ * the extreme diagonal entries' bounds and the same on both CPU backends. */
+Test(etree, pivot_range_of_a_factor) {
+  fixture fx;
+  const int p[3] = {2, 2, 0};
+  const fea_index n[3] = {12, 10, 1};
+  double lo[2], hi[2];
+  fea_index at[2];
+  const char *res[2] = {"/cpu/ref", "/cpu/threads:threads=2"};
+  for (int b = 0; b < 2; b++) {
+    open_tree(&fx, res[b], 2, p, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_AUTO, 0);
+    fea_context *ctx = fx.ctx;
+    fea_multifrontal_factor f;
+    memset(&f, 0, sizeof f);
+    f.tree = &fx.tree;
+    f.problem = fx.problem;
+    f.pivots = malloc((size_t)fx.tree.num_nodes * 2 * sizeof *f.pivots);
+    OK(ctx->multifrontal.factor_alloc(ctx, &f));
+    for (int L = 0; L < fx.tree.num_levels; L++) OK(ctx->multifrontal.factor_level(ctx, &f, L));
+    fea_multifrontal_pivot_range r;
+    fea_multifrontal_pivot_range_of(&fx.tree, f.pivots, &r);
+    cr_assert_eq(r.count, fx.tree.num_dofs);
+    cr_assert(r.min > 0 && r.min <= r.max && r.min_node >= 0);
+    /* The node named holds the smallest pivot; every node's range is within. */
+    cr_assert_eq(f.pivots[2 * r.min_node], r.min);
+    for (fea_index k = 0; k < fx.tree.num_nodes; k++)
+      if (fx.tree.nodes[k].q > 0)
+        cr_assert(f.pivots[2 * k] >= r.min && f.pivots[2 * k + 1] <= r.max &&
+                  f.pivots[2 * k] <= f.pivots[2 * k + 1]);
+    lo[b] = r.min, hi[b] = r.max, at[b] = r.min_node;
+    ctx->multifrontal.factor_release(ctx, &f);
+    free(f.pivots);
+    close_tree(&fx);
+  }
+  cr_assert(lo[0] == lo[1] && hi[0] == hi[1] && at[0] == at[1],
+            "/cpu/ref [%.17g, %.17g] at %lld, /cpu/threads [%.17g, %.17g] at %lld", lo[0], hi[0],
+            (long long)at[0], lo[1], hi[1], (long long)at[1]);
 }

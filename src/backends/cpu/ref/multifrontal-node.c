@@ -11,9 +11,12 @@
  *   trsm   L21 = A21 L11^-T
  *   syrk   S   = A22 - L21 L21^T
  * Element and extend-add loops touch each entry once; all O(q^3, q r^2)
- * work is BLAS-3. The solve steps work in a block the caller owns (a
- * thread's block of the sweep's work, multifrontal-sweep-work.c) and
- * allocate nothing. */
+ * work is BLAS-3. Right after each potrf the diagonal it produced, still in
+ * cache, gives the node's pivot range (f->pivots, the accuracy report):
+ * q loads per front, no pass over the factor. The solve steps work in a
+ * block the caller owns (a thread's block of the sweep's work,
+ * multifrontal-sweep-work.c) and allocate nothing. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +81,32 @@ static void extend_add(const fea_multifrontal_factor *f, fea_index n, double *P,
   }
 }
 
+/* potrf of the w x w diagonal block D (ld ld) holding the front's columns
+ * [k, k + w) of q, and its pivots L_jj^2 into the range {*lo, *hi}. A
+ * failure names the pivot: LAPACK (and OpenBLAS) leave L_jj > 0 in the
+ * columns before the failing one and the failing pivot's value in its
+ * place, so the first diagonal entry that is not positive is it. */
+static fea_status potrf_pivots(fea_context *ctx, double *D, fea_index w, fea_index ld, fea_index k,
+                               fea_index q, double *lo, double *hi) {
+  fea_dmat Dk = {.data = D, .rows = w, .cols = w, .ld = ld, .prec = FEA_F64};
+  const fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &Dk);
+  if (st == FEA_ERR_NOT_POSDEF) {
+    fea_index j = 0;
+    while (j < w && D[j + j * ld] > 0) j++;
+    if (j < w)
+      return FEA_ERROR(ctx, st, "pivot %lld of its %lld is %.6g", (long long)(k + j), (long long)q,
+                       D[j + j * ld]);
+    return FEA_ERROR(ctx, st, "a pivot of columns [%lld, %lld) of %lld is not positive",
+                     (long long)k, (long long)(k + w), (long long)q);
+  }
+  FEA_CALL(st);
+  for (fea_index j = 0; j < w; j++) {
+    const double d = D[j + j * ld] * D[j + j * ld];
+    fea_multifrontal_pivots_merge(lo, hi, d, d);
+  }
+  return FEA_SUCCESS;
+}
+
 /* Fronts from this many eliminated DoFs on factor by blocked_front. */
 #define BLOCKED_MIN_Q 256
 #define BLOCKED_NB 128
@@ -95,19 +124,13 @@ static void extend_add(const fea_multifrontal_factor *f, fea_index n, double *P,
  * q = 1539, r = 3075: 0.81 -> 0.84; q = 770, r = 1539: 0.69 -> 0.77; q =
  * 386, r = 770: 0.53 -> 0.65 (nb = 256 and 512 gained less). */
 static fea_status factor_front_blocked(fea_context *ctx, double *P, double *S, fea_index q,
-                                       fea_index r) {
+                                       fea_index r, double *lo, double *hi) {
   const fea_index m = q + r;
   for (fea_index k = 0; k < q; k += BLOCKED_NB) {
     const fea_index w = q - k < BLOCKED_NB ? q - k : BLOCKED_NB;
     double *D = P + k + k * m; /* the diagonal block; the rows below it follow */
     fea_dmat Dk = {.data = D, .rows = w, .cols = w, .ld = m, .prec = FEA_F64};
-    fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &Dk);
-    if (st < 0) {
-      char why[FEA_ERROR_LEN];
-      snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
-      return FEA_ERROR(ctx, st, "pivot block of columns [%lld, %lld) of %lld: %s", (long long)k,
-                       (long long)(k + w), (long long)q, why);
-    }
+    FEA_CALL(potrf_pivots(ctx, D, w, m, k, q, lo, hi));
     const fea_index below = m - k - w, rest = q - k - w;
     if (below == 0) break;
     fea_dmat Lk = {.data = D + w, .rows = below, .cols = w, .ld = m, .prec = FEA_F64};
@@ -165,14 +188,17 @@ fea_status fea_cpu_multifrontal_factor_node_into(fea_context *ctx, fea_multifron
     extend_add(f, n, P, S);
   if (q == 0) return FEA_SUCCESS;
   const double dq = (double)q;
+  double *range = f->pivots + 2 * n; /* this node's own slot: no race between threads */
+  range[0] = INFINITY;
+  range[1] = -INFINITY;
   if (q >= BLOCKED_MIN_Q) {
-    FEA_CALL(factor_front_blocked(ctx, P, S, q, r));
+    FEA_CALL(factor_front_blocked(ctx, P, S, q, r, &range[0], &range[1]));
     *flops += dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0 + (double)r * dq * dq +
               (double)r * ((double)r + 1.0) * dq;
     return FEA_SUCCESS;
   }
   fea_dmat A11 = {.data = P, .rows = q, .cols = q, .ld = m, .prec = FEA_F64};
-  FEA_CALL(fea_dense_potrf(ctx, FEA_LOWER, &A11));
+  FEA_CALL(potrf_pivots(ctx, P, q, m, 0, q, &range[0], &range[1]));
   *flops += dq * dq * dq / 3.0 + dq * dq / 2.0 + dq / 6.0;
   if (r == 0) return FEA_SUCCESS;
   fea_dmat A21 = {.data = P + q, .rows = r, .cols = q, .ld = m, .prec = FEA_F64};

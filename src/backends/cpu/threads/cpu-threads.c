@@ -6,13 +6,16 @@
 #include <string.h>
 
 #include "base/context.h"
+#include "base/environment.h"
 #include "backends/cpu/cpu.h"
 #include "internal/error.h"
 #include "base/resource.h"
 #include "base/thread-budget.h"
 #include "base/topology.h"
 
-static const char *const threads_options[] = {"threads", "bind", "adapt", NULL};
+/* The options and their values (resource.h): checked before init runs. */
+static const char *const threads_options[] = {"threads=1..1024", "bind=core|none", "adapt=load|off",
+                                              NULL};
 
 static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
   fea_topology topo;
@@ -34,14 +37,17 @@ static fea_status apply_threads(fea_context *ctx, int nthreads, int bind) {
 static fea_status threads_init(fea_context *ctx, const fea_resource_opts *opts) {
   fea_topology topo;
   FEA_CALL(fea_topology_get(&topo));
-  /* OMP_NUM_THREADS, when set to a count, is the default; else one thread per core.
-   * Read here rather than through omp_get_max_threads(), which libgomp fixed at load time. */
-  long nthreads = topo.cores;
-  const char *env = getenv("OMP_NUM_THREADS");
-  if (env && *env) {
-    char *end = NULL;
-    long v = strtol(env, &end, 10);
-    if ((*end == '\0' || *end == ',') && v >= 1 && v <= 1024) nthreads = v;
+  /* OMP_NUM_THREADS (its first count), when set, is the default; else one
+   * thread per core. Read here rather than through omp_get_max_threads(),
+   * which libgomp fixed at load time. The threads= option wins over it. */
+  long nthreads = topo.cores, env_threads = 0;
+  FEA_CALL(fea_env_omp_num_threads(&env_threads));
+  if (!fea_resource_opt(opts, "threads") && env_threads) {
+    FEA_CHECK(env_threads <= 1024, ctx, FEA_ERR_INVALID_ARG,
+              "environment variable OMP_NUM_THREADS=%s asks for %ld threads; /cpu/threads runs "
+              "1 to 1024 (or set threads= in the resource)",
+              getenv("OMP_NUM_THREADS"), env_threads);
+    nthreads = env_threads;
   }
   FEA_CALL(fea_resource_opt_int(opts, "threads", 1, 1024, &nthreads));
   const char *bind = fea_resource_opt(opts, "bind");
