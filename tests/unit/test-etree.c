@@ -245,6 +245,36 @@ Test(etree, fronts_2d) {
   }
 }
 
+/* §2.4, 3D with 8-way merges (docs/multifrontal.md, "Front sizes"):
+ * interior nodes at level i >= 1 have q = 12a^2 p - 18ap^2 + 7p^3 and
+ * r = 24a^2 p + 2p^3, a = (p + 1) 2^(i-1); leaves q = 1, r = (2p+1)^3 - 1. */
+Test(etree, fronts_3d) {
+  for (int p = 1; p <= 2; p++) {
+    fixture fx;
+    const int pp[3] = {p, p, p};
+    const fea_index n[3] = {(p + 1) * 16, (p + 1) * 16, (p + 1) * 16};
+    open_tree(&fx, "/cpu/ref", 3, pp, n, NULL, 0, FEA_MULTIFRONTAL_MERGE_TENSOR, 0);
+    int found[3] = {0, 0, 0};
+    for (fea_index k = 0; k < fx.tree.num_nodes; k++) {
+      const fea_etree_node *nd = &fx.tree.nodes[k];
+      if (!interior(&fx, nd)) continue;
+      const fea_index side = 2 * p + 1;
+      fea_index q = 1, r = side * side * side - 1;
+      if (nd->level > 0) {
+        const fea_index a = (fea_index)(p + 1) << (nd->level - 1);
+        q = 12 * a * a * p - 18 * a * p * p + 7 * p * p * p;
+        r = 24 * a * a * p + 2 * p * p * p;
+      }
+      cr_assert(nd->q == q && nd->r == r, "p = %d level %d: q %lld r %lld, expected %lld %lld", p,
+                nd->level, (long long)nd->q, (long long)nd->r, (long long)q, (long long)r);
+      if (nd->level < 3) found[nd->level]++;
+    }
+    cr_assert(found[0] && found[1] && found[2], "interior nodes per level: %d %d %d", found[0],
+              found[1], found[2]);
+    close_tree(&fx);
+  }
+}
+
 /* Every n (also n < p + 1), every degree up to 8, 1D/2D/3D, both merges,
  * repeated knots and kept boundaries: each DoF eliminated exactly once. */
 Test(etree, every_dof_once) {
