@@ -921,6 +921,12 @@ static double linear_f(const double *x, void *user) {
   return 1.0 + x[0] + 0.5 * x[1];
 }
 
+/* The same in 1D (a 1D point has one coordinate). */
+static double linear_f_1d(const double *x, void *user) {
+  (void)user;
+  return 1.0 + x[0];
+}
+
 /* -Laplace u + c u = 1 + x + y/2 on the unit square, p = 3 on n x n
  * elements, natural conditions on every side: the constant function's
  * energy is c |Omega| = c, so the last pivot is about c and the system
@@ -1065,7 +1071,7 @@ static void check_laplacian_1d(const char *resource, fea_index n) {
   multifrontal_case mc = {1, {1, 0, 0}, {n, 1, 1}, 0};
   fea_space *s = make_space(ctx, &mc);
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
-  pd.source = linear_f;
+  pd.source = linear_f_1d;
   fea_problem *pb = NULL;
   OK(fea_problem_create_poisson(s, &pd, &pb));
   fea_solver_desc d = FEA_SOLVER_DESC_INIT;
