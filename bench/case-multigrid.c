@@ -7,7 +7,9 @@
  * relative residual, medians over --reps, with a STREAM triad measured in
  * the same run. The setup is fea_mg_create called directly (the internal
  * entry point behind fea_solver_create_multigrid) because its phases are not
- * public.
+ * public. --sweep measures the choice behind FEA_MULTIGRID_DESC_INIT instead
+ * (docs/multigrid.md, "Default configuration"): the paper's preset, then
+ * Chebyshev(2..4)-PCG on each level operator kind (--kind: one of them).
  *
  * Peers when hypre was found at configure time (peer-hypre.h): PCG + PFMG on
  * hypre's own finite-difference stencil for the same box and grid (not the
@@ -57,6 +59,7 @@ typedef struct case_params {
   int reps;
   double rtol;
   int peers; /* 0: leave hypre out */
+  int sweep; /* 1: a refused or unconverged configuration is noted, not fatal */
 } case_params;
 
 /* ||b - A x|| / ||b|| with the finest level's operator: the figure the solver
@@ -154,10 +157,24 @@ static int measure(bench_report *rep, fea_context *ctx, const case_params *cp, c
   for (int k = -1; k < reps; k++) {
     fea_mg_destroy(&mg);
     st = fea_mg_create(ctx, pb, &mc->desc, &mg);
+    if (cp->sweep && (st == FEA_ERR_INVALID_ARG || st == FEA_ERR_UNSUPPORTED)) {
+      bench_report_note(rep, "%s, %dD Q%d: refused (%s)", mc->name, cp->dim, cp->p,
+                        fea_status_string(st));
+      goto done;
+    }
     if (st == FEA_SUCCESS) st = fea_mg_get_rhs(mg, b);
     if (st == FEA_SUCCESS) {
       memset(x, 0, (size_t)nf * sizeof *x);
       st = fea_mg_solve(mg, b, x);
+    }
+    if (cp->sweep && st == FEA_WARN_NOT_CONVERGED) {
+      fea_mg_get_stats(mg, &ms);
+      bench_report_note(rep,
+                        "%s, %dD Q%d: not converged in %lld iterations (setup %.2f s, "
+                        "solve %.2f s, relative residual %.1e)",
+                        mc->name, cp->dim, cp->p, (long long)ms.iterations, ms.setup_s, ms.solve_s,
+                        ms.final_residual / ms.initial_residual);
+      goto done;
     }
     if (st < 0) {
       rc = bench_fail("multigrid", st);
@@ -219,7 +236,8 @@ done:
 static int run(const bench_options *opts, int argc, char **argv) {
   long long dim = 0, n = 0, p = 1;
   double rtol = 1e-8;
-  int peers = 1;
+  int peers = 1, sweep = 0;
+  long long only_kind = -1;
   for (int i = 0; i < argc; i++) {
     const char *v;
     int got;
@@ -239,6 +257,11 @@ static int run(const bench_options *opts, int argc, char **argv) {
       }
     } else if (strcmp(argv[i], "--no-peers") == 0) {
       peers = 0;
+    } else if (strcmp(argv[i], "--sweep") == 0) {
+      sweep = 1;
+    } else if ((got = bench_option_value(argc, argv, &i, "--kind", &v)) != 0) {
+      if (got < 0 || bench_parse_ll(CASE_NAME, "--kind", v, 0, 2, &only_kind) < 0)
+        return BENCH_USAGE;
     } else {
       fprintf(stderr, "feaccel-bench: %s: unknown option '%s'\n", CASE_NAME, argv[i]);
       return BENCH_USAGE;
@@ -247,8 +270,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
   /* 1023^2 = 1.05M and 103^3 = 1.09M free DoFs; 104 = 8 x 13 coarsens to a
    * 13^3-cell level with 1728 free DoFs, solved densely. */
   /* hypre's peers discretize Q1 (PFMG's stencil, or our Q1 matrix): p = 1 only. */
-  case_params cases[2] = {{2, (int)p, 1024, opts->reps, rtol, peers && p == 1},
-                          {3, (int)p, 104, opts->reps, rtol, peers && p == 1}};
+  case_params cases[2] = {{2, (int)p, 1024, opts->reps, rtol, peers && p == 1, sweep},
+                          {3, (int)p, 104, opts->reps, rtol, peers && p == 1, sweep}};
   int ncases = 2;
   if (dim || n) {
     cases[0] = dim == 3 ? cases[1] : cases[0];
@@ -264,8 +287,9 @@ static int run(const bench_options *opts, int argc, char **argv) {
   bench_report rep;
   bench_report_init(&rep, opts);
   for (int k = 0; k < ncases && rc == BENCH_OK; k++) {
-    mg_config paper = {"V(4,4) Richardson 0.3", FEA_MULTIGRID_DESC_INIT};
-    mg_config cheb = {"Chebyshev(4) PCG", FEA_MULTIGRID_DESC_INIT};
+    /* The paper's preset, and Chebyshev(4)-PCG on its CSR levels. */
+    mg_config paper = {"V(4,4) Richardson 0.3", FEA_MULTIGRID_DESC_PAPER};
+    mg_config cheb = {"Chebyshev(4) PCG", FEA_MULTIGRID_DESC_PAPER};
     cheb.desc.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
     cheb.desc.krylov = 1;
     paper.desc.rtol = cheb.desc.rtol = rtol;
@@ -278,6 +302,31 @@ static int run(const bench_options *opts, int argc, char **argv) {
     cheb_mf.desc.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
     /* Unscaled Richardson is h-dependent in 3D (docs/multigrid.md) and
      * unstable on Q_p levels: 2D Q1 only. */
+    if (sweep) {
+      /* The choice behind the default (docs/multigrid.md): the paper's
+       * configuration wherever it runs, then Chebyshev(2..4)-PCG with each
+       * level operator kind. The paper's takes 7 cycles in 2D Q1: 30 bound
+       * its trial elsewhere. */
+      paper.desc.max_iterations = 30;
+      if (only_kind < 0 || only_kind == FEA_OPERATOR_CSR)
+        rc = measure(&rep, ctx, &cases[k], &paper, stream);
+      static const fea_operator_kind kinds[3] = {FEA_OPERATOR_CSR, FEA_OPERATOR_MATFREE_SUMFACT,
+                                                 FEA_OPERATOR_MATFREE_ELEMENT_MATRIX};
+      static const char *const kind_name[3] = {"CSR", "sumfact/stencil", "element-matrix"};
+      char names[3][3][64];
+      for (int deg = 2; deg <= 4 && rc == BENCH_OK; deg++)
+        for (int q = 0; q < 3 && rc == BENCH_OK; q++) {
+          if (only_kind >= 0 && kinds[q] != (fea_operator_kind)only_kind) continue;
+          mg_config c = cheb;
+          snprintf(names[deg - 2][q], sizeof names[deg - 2][q], "Chebyshev(%d) PCG, %s levels", deg,
+                   kind_name[q]);
+          c.name = names[deg - 2][q];
+          c.desc.pre_smooth = c.desc.post_smooth = deg;
+          c.desc.operator_kind = kinds[q];
+          rc = measure(&rep, ctx, &cases[k], &c, stream);
+        }
+      continue;
+    }
     if (cases[k].dim == 2 && cases[k].p == 1) rc = measure(&rep, ctx, &cases[k], &paper, stream);
     if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb, stream);
     if (rc == BENCH_OK) rc = measure(&rep, ctx, &cases[k], &cheb_mf, stream);
@@ -316,6 +365,12 @@ const bench_case bench_case_multigrid = {
         "  --p P        Lagrange order 1..6 (default 1); P > 1: p-multigrid to Q1 on the same\n"
         "               mesh first, Chebyshev configurations only, no hypre peers\n"
         "  --rtol R     relative residual to reach (default 1e-8)\n"
-        "  --no-peers   leave hypre out even when it was found\n",
+        "  --no-peers   leave hypre out even when it was found\n"
+        "  --sweep      the paper's configuration and Chebyshev(2..4)-PCG on each level operator\n"
+        "               kind, instead of the three fixed configurations (a refused or\n"
+        "               unconverged one is a note)\n"
+        "  --kind K     with --sweep: only level operator kind K (fea_operator_kind: 0 CSR,\n"
+        "               1 element matrices, 2 sum factorization; the paper's configuration\n"
+        "               with 0 only)\n",
     .run = run,
 };

@@ -499,14 +499,14 @@ static int run_size(bench_report *rep, fea_context *ctx, const ph_params *prm, l
       TRY(square_make(prm->mg_ctx, prm->p1, n, &sq_mg));
       msq = &sq_mg;
     }
-    fea_multigrid_desc md = FEA_MULTIGRID_DESC_INIT; /* the paper's: V(4,4), Richardson, CSR */
+    fea_multigrid_desc md = FEA_MULTIGRID_DESC_PAPER; /* V(4,4), Richardson 0.3, CSR */
     md.rtol = prm->mg_rtol;
     if (prm->p1) md.omega = 0.2; /* lambda_max = 8 for P1: 0.3 diverges */
     rc = run_mg(rep, prm->mg_ctx, prm, msq, &md, B, nnz, full, &mg,
                 prm->gpu ? "mg_cpu (V(4,4) Richardson, /cpu/threads)" : "mg (V(4,4) Richardson)");
     if (rc != BENCH_OK) goto done;
-    fea_multigrid_desc cd = FEA_MULTIGRID_DESC_INIT;
-    cd.smoother = FEA_MG_SMOOTHER_CHEBYSHEV; /* degree 4 before and after */
+    fea_multigrid_desc cd = FEA_MULTIGRID_DESC_PAPER; /* CSR levels, degree 4 before and after */
+    cd.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
     cd.krylov = 1;
     cd.rtol = prm->mg_rtol;
     rc = run_mg(rep, prm->mg_ctx, prm, msq, &cd, B, nnz, full, &cheb,

@@ -36,6 +36,9 @@ int main(int argc, char **argv) {
   printf("machine: %s, %d cores, %d hardware threads, %d NUMA node(s)\n", info.cpu_model,
          info.num_cores, info.num_pus, info.num_numa_nodes);
   printf("BLAS: %s\n", info.blas);
+  if (info.blas_slow)
+    printf("BLAS kernels %s (%s) below this CPU (%s): %s\n", info.blas_kernels, info.blas_isa,
+           info.cpu_isa, info.blas_advice);
 
   enum { N = 1000 };
   double x[N];

@@ -128,6 +128,11 @@ FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
 
 /**
  * @brief Install a log callback receiving messages up to @p max_level; NULL removes it.
+ *
+ * The first callback installed in the process that takes FEA_LOG_WARN
+ * receives, when the BLAS runs kernels below the CPU's vector ISA
+ * (fea_context_info.blas_slow), one warning naming the kernels, the CPU's ISA
+ * and the fix (fea_context_info.blas_advice).
  * @retval FEA_ERR_INVALID_ARG for a level outside FEA_LOG_ERROR..FEA_LOG_DEBUG.
  * @since 0.1.0
  */
@@ -177,6 +182,26 @@ typedef struct fea_context_info {
   int device_id;                /**< CUDA device ordinal, -1 on CPU backends */
   int device_cc;                /**< compute capability as 10*major+minor, 0 on CPU */
   uint64_t device_memory_bytes; /**< total device memory, 0 on CPU backends */
+  /** The BLAS's kernel set: OpenBLAS's core name ("Haswell", "Prescott"),
+   * "" when the BLAS is not OpenBLAS. @since 0.1.0 */
+  char blas_kernels[32];
+  /** The vector ISA of those kernels: "sse", "avx", "avx2", "avx512", or
+   * "unknown" for a name the library does not know. @since 0.1.0 */
+  char blas_isa[16];
+  /** The CPU's vector ISA (CPUID, with the OS's consent), the same names;
+   * "unknown" off x86. @since 0.1.0 */
+  char cpu_isa[16];
+  /** 1 when the BLAS runs kernels below the CPU's ISA (SSE or AVX kernels
+   * on an AVX2 or AVX-512 CPU): dense products and factorizations run
+   * several times slower than they could. AVX2 kernels on an AVX-512 CPU
+   * are not counted. 0 otherwise, and when either ISA is unknown.
+   * @since 0.1.0 */
+  int blas_slow;
+  /** The fix when blas_slow is 1, e.g. "set OPENBLAS_CORETYPE=Haswell in the
+   * environment before the program starts ..."; "" otherwise. The same text
+   * ends the warning the first log callback taking FEA_LOG_WARN receives
+   * (once per process). @since 0.1.0 */
+  char blas_advice[192];
 } fea_context_info;
 
 /** Initializer for fea_context_info. @since 0.1.0 */
@@ -185,11 +210,12 @@ typedef struct fea_context_info {
   {                                                                                                \
     .size = sizeof(fea_context_info), .backend = "", .resource = "", .num_threads = 0, .bound = 0, \
     .num_cores = 0, .num_pus = 0, .num_numa_nodes = 0, .cpu_model = "", .blas = "",                \
-    .device_name = "", .device_id = -1, .device_cc = 0, .device_memory_bytes = 0                   \
+    .device_name = "", .device_id = -1, .device_cc = 0, .device_memory_bytes = 0,                  \
+    .blas_kernels = "", .blas_isa = "", .cpu_isa = "", .blas_slow = 0, .blas_advice = ""           \
   }
 #else
 #define FEA_CONTEXT_INFO_INIT \
-  { sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0 }
+  { sizeof(fea_context_info), "", "", 0, 0, 0, 0, 0, "", "", "", -1, 0, 0, "", "", "", 0, "" }
 #endif
 
 /**

@@ -557,21 +557,30 @@ typedef enum fea_mg_smoother {
   FEA_MG_SMOOTHER_CHEBYSHEV = 1
 } fea_mg_smoother;
 
-/** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT. @since 0.1.0 */
+/** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT (the
+ * fastest configuration measured) or FEA_MULTIGRID_DESC_PAPER (the paper's). @since 0.1.0 */
 typedef struct fea_multigrid_desc {
   size_t size;              /**< sizeof(fea_multigrid_desc) as compiled by the caller */
   fea_mg_cycle cycle;       /**< default V */
-  fea_mg_smoother smoother; /**< default RICHARDSON */
-  double omega;             /**< Richardson damping (default 0.3) */
+  fea_mg_smoother smoother; /**< default CHEBYSHEV (the paper's: RICHARDSON) */
+  double omega;             /**< Richardson damping (default 0.3; Chebyshev ignores it) */
   int jacobi;               /**< Richardson: 1 scales the residual by diag(A)^-1 (default 0) */
-  int pre_smooth;           /**< smoothing steps (Chebyshev: degree) before the correction (4) */
-  int post_smooth;          /**< after it (4) */
-  double chebyshev_range;   /**< lambda_max / lambda_min of the smoothed interval (default 15) */
-  fea_operator_kind operator_kind; /**< level operators (default CSR, the paper's) */
-  fea_update_strategy strategy;    /**< their scatter strategy when matrix-free (default AUTO) */
-  int krylov;  /**< 0: multigrid iteration; 1: CG preconditioned by one (symmetric) cycle */
-  double rtol; /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
-  double atol; /**< (default 0) */
+  /** Smoothing steps (Chebyshev: degree) before the correction (default 3, the paper's 4) */
+  int pre_smooth;
+  int post_smooth;        /**< after it (default 3, the paper's 4) */
+  double chebyshev_range; /**< lambda_max / lambda_min of the smoothed interval (default 15) */
+  /** Level operators (default MATFREE_SUMFACT, the paper's CSR). Sum factorization is a rule
+   * per level rather than one kernel: the matrix-free Q1 stencil on box levels with
+   * constant sigma and Dirichlet data on the whole boundary, sum factorization on Q_p and
+   * mapped levels, element matrices where it does not apply (simplices);
+   * fea_multigrid_stats.operator_kind and stencil_levels say what ran. */
+  fea_operator_kind operator_kind;
+  fea_update_strategy strategy; /**< their scatter strategy when matrix-free (default AUTO) */
+  /** 0: multigrid iteration (the paper's); 1 (default): CG preconditioned by one
+   * (symmetric) cycle */
+  int krylov;
+  double rtol;              /**< stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-10) */
+  double atol;              /**< (default 0) */
   fea_index max_iterations; /**< cycles or CG iterations per right-hand side (default 100) */
   /** Coarsen (halving the cells per direction) while every direction keeps
    * at least this many cells and an even count; the coarsest level is solved
@@ -580,10 +589,46 @@ typedef struct fea_multigrid_desc {
   fea_index coarsest_cells;
 } fea_multigrid_desc;
 
-/** Initializer: the paper's configuration (V-cycle, 4 + 4 Richardson steps, omega = 0.3, CSR).
- * @since 0.1.0 */
+/**
+ * Initializer: the fastest correct configuration measured (docs/multigrid.md,
+ * "Default configuration"): CG preconditioned by one V-cycle with 3 + 3
+ * Chebyshev-Jacobi steps, on MATFREE_SUMFACT levels (the matrix-free Q1 stencil
+ * where it applies, sum factorization on Q_p levels), to rtol 1e-10. Of the paper's
+ * configuration and Chebyshev(2..4)-PCG on each operator kind it was the fastest in all
+ * four cases measured (one thread, 2-core AMD EPYC VM, 2026-11-28; setup + solve, each
+ * row from one run): 2D Q1 1.05M DoFs 0.37 s (the paper's 1.13 s, best CSR 1.04 s);
+ * 2D Q2 1.05M 1.54 s (best CSR 3.76 s); 3D Q1 1.09M 0.80 s (best CSR 1.96 s); 3D Q2
+ * 1.09M 3.78 s (best CSR 10.7 s). Degrees 2 and 4 on the same levels took 4-20 % more,
+ * element-matrix levels 2.3-10x.
+ * @since 0.1.0
+ */
 #if FEA_DESIGNATED_INITIALIZERS
 #define FEA_MULTIGRID_DESC_INIT                                                                  \
+  {                                                                                              \
+    .size = sizeof(fea_multigrid_desc), .cycle = FEA_MG_CYCLE_V,                                 \
+    .smoother = FEA_MG_SMOOTHER_CHEBYSHEV, .omega = 0.3, .jacobi = 0, .pre_smooth = 3,           \
+    .post_smooth = 3, .chebyshev_range = 15.0, .operator_kind = FEA_OPERATOR_MATFREE_SUMFACT,    \
+    .strategy = FEA_UPDATE_AUTO, .krylov = 1, .rtol = 1e-10, .atol = 0.0, .max_iterations = 100, \
+    .coarsest_cells = 1                                                                          \
+  }
+#else
+#define FEA_MULTIGRID_DESC_INIT                                                                \
+  {                                                                                            \
+    sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_CHEBYSHEV, 0.3, 0, 3, 3, 15.0, \
+        FEA_OPERATOR_MATFREE_SUMFACT, FEA_UPDATE_AUTO, 1, 1e-10, 0.0, 100, 1                   \
+  }
+#endif
+
+/**
+ * Preset: Ruda et al.'s V(4,4) Richardson omega = 0.3 on CSR levels (the prehandled
+ * solver's paper, 2022, §5: V-cycle iteration, 4 + 4 unscaled Richardson steps, coarsest
+ * mesh one element), the default before issue #40. For reproducing the paper: it suits
+ * 2D Q1 only (refused as unstable on P1 and 2D Q_p levels; h-dependent in 3D, where it did
+ * not converge in 30 cycles at 1M DoFs); in 2D Q1 it took 3x the default's time.
+ * @since 0.1.0
+ */
+#if FEA_DESIGNATED_INITIALIZERS
+#define FEA_MULTIGRID_DESC_PAPER                                                                 \
   {                                                                                              \
     .size = sizeof(fea_multigrid_desc), .cycle = FEA_MG_CYCLE_V,                                 \
     .smoother = FEA_MG_SMOOTHER_RICHARDSON, .omega = 0.3, .jacobi = 0, .pre_smooth = 4,          \
@@ -592,7 +637,7 @@ typedef struct fea_multigrid_desc {
     .coarsest_cells = 1                                                                          \
   }
 #else
-#define FEA_MULTIGRID_DESC_INIT                                                                 \
+#define FEA_MULTIGRID_DESC_PAPER                                                                \
   {                                                                                             \
     sizeof(fea_multigrid_desc), FEA_MG_CYCLE_V, FEA_MG_SMOOTHER_RICHARDSON, 0.3, 0, 4, 4, 15.0, \
         FEA_OPERATOR_CSR, FEA_UPDATE_AUTO, 0, 1e-10, 0.0, 100, 1                                \
@@ -625,7 +670,7 @@ typedef struct fea_multigrid_desc {
  *         belongs to another context, or a bad option: an unknown cycle,
  *         smoother, operator_kind or strategy, another field out of its
  *         range, an unstable Richardson omega (omega lambda_max >= 2 on some
- *         level; the defaults' unscaled 0.3 suits 2D Q1, for P1 use
+ *         level; the paper's unscaled 0.3 suits 2D Q1, for P1 use
  *         omega <= 0.25, jacobi = 1 or Chebyshev), or krylov = 1 with
  *         pre_smooth != post_smooth (CG needs a symmetric cycle).
  * @since 0.1.0
@@ -649,20 +694,36 @@ typedef struct fea_multigrid_stats {
   double setup_s;        /**< last setup: operators, transfers, estimates, coarse factor */
   double solve_s;        /**< last solve */
   uint64_t memory_bytes; /**< operators, transfers and work vectors of all levels */
+  /* What ran (after setup), for a caller who took the defaults. */
+  fea_mg_smoother smoother; /**< the descriptor's smoother @since 0.1.0 */
+  int pre_smooth;           /**< its steps (Chebyshev: degree) before the correction @since 0.1.0 */
+  int post_smooth;          /**< and after it @since 0.1.0 */
+  int krylov;               /**< 1: CG preconditioned by one cycle; 0: cycles @since 0.1.0 */
+  /** The finest level's operator kind as it runs: FEA_OPERATOR_MATFREE_SUMFACT
+   * for the matrix-free stencil, ELEMENT_MATRIX where sum factorization fell
+   * back (simplices), as fea_operator_get_info()'s kind_run. @since 0.1.0 */
+  fea_operator_kind operator_kind;
+  /** Levels whose operator comes from the constant Q1 stencil (the matrix-free
+   * sweep with MATFREE_SUMFACT, a CSR matrix written from it with CSR). @since 0.1.0 */
+  int stencil_levels;
 } fea_multigrid_stats;
 
 /** Initializer for fea_multigrid_stats. @since 0.1.0 */
 #if FEA_DESIGNATED_INITIALIZERS
-#define FEA_MULTIGRID_STATS_INIT                                                            \
-  {                                                                                         \
-    .size = sizeof(fea_multigrid_stats), .num_levels = 0, .fine_dofs = 0, .coarse_dofs = 0, \
-    .iterations = 0, .converged = 0, .initial_residual = 0.0, .final_residual = 0.0,        \
-    .convergence_factor = 0.0, .lambda_max = 0.0, .setup_s = 0.0, .solve_s = 0.0,           \
-    .memory_bytes = 0                                                                       \
+#define FEA_MULTIGRID_STATS_INIT                                                                  \
+  {                                                                                               \
+    .size = sizeof(fea_multigrid_stats), .num_levels = 0, .fine_dofs = 0, .coarse_dofs = 0,       \
+    .iterations = 0, .converged = 0, .initial_residual = 0.0, .final_residual = 0.0,              \
+    .convergence_factor = 0.0, .lambda_max = 0.0, .setup_s = 0.0, .solve_s = 0.0,                 \
+    .memory_bytes = 0, .smoother = FEA_MG_SMOOTHER_RICHARDSON, .pre_smooth = 0, .post_smooth = 0, \
+    .krylov = 0, .operator_kind = FEA_OPERATOR_CSR, .stencil_levels = 0                           \
   }
 #else
-#define FEA_MULTIGRID_STATS_INIT \
-  { sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0 }
+#define FEA_MULTIGRID_STATS_INIT                                                 \
+  {                                                                              \
+    sizeof(fea_multigrid_stats), 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, \
+        FEA_MG_SMOOTHER_RICHARDSON, 0, 0, 0, FEA_OPERATOR_CSR, 0                 \
+  }
 #endif
 
 /**

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "linalg/blas.h"
+#include "base/blas-kernels.h"
 #include "base/context.h"
 #include "base/environment.h"
 #include "internal/error.h"
@@ -131,6 +132,9 @@ fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_leve
   ctx->log_fn = fn;
   ctx->log_user = user;
   ctx->log_level = max_level;
+  /* A context has no callback when it is created: the first one installed
+   * that takes warnings is the earliest that can hear of slow BLAS kernels. */
+  fea_blas_kernels_warn_once(ctx);
   return FEA_SUCCESS;
 }
 
@@ -151,6 +155,13 @@ fea_status fea_context_get_info(const fea_context *ctx, fea_context_info *info) 
   full.num_numa_nodes = topo.numa_nodes;
   snprintf(full.cpu_model, sizeof full.cpu_model, "%s", topo.cpu_model);
   fea_blas_describe(full.blas, sizeof full.blas);
+  fea_blas_kernels k;
+  fea_blas_kernels_detect(&k);
+  snprintf(full.blas_kernels, sizeof full.blas_kernels, "%s", k.name);
+  snprintf(full.blas_isa, sizeof full.blas_isa, "%s", fea_isa_name(k.blas_isa));
+  snprintf(full.cpu_isa, sizeof full.cpu_isa, "%s", fea_isa_name(k.cpu_isa));
+  full.blas_slow = k.slow;
+  snprintf(full.blas_advice, sizeof full.blas_advice, "%s", k.advice);
   if (ctx->backend->fill_info) ctx->backend->fill_info(ctx, &full);
   return fea_struct_copy_out(ctx, info, &full, "info", &fea_struct_context_info);
 }

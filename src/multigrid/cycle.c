@@ -99,6 +99,7 @@ static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l)
   if (od->kind == FEA_OPERATOR_MATFREE_SUMFACT) {
     int done = 0;
     FEA_CALL(stencil_level(mg, l, &done));
+    lv->stencil = done ? 2 : 0;
     if (done) return FEA_SUCCESS;
   }
   if (od->kind == FEA_OPERATOR_CSR && fea_mg_stencil_applies(lv->problem)) {
@@ -111,6 +112,7 @@ static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l)
       return st;
     }
   }
+  lv->stencil = A ? 1 : 0;
   fea_status st = A ? fea_operator_build_from_csr(mg->ctx, lv->problem, A, b, &lv->op)
                     : fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
   FEA_OBJECT_DROP(A);
@@ -257,6 +259,15 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   s->fine_dofs = mg->levels[0].n;
   s->coarse_dofs = mg->coarse_chol ? mg->levels[mg->num_levels - 1].n : 0;
   s->memory_bytes = memory_bytes(mg);
+  /* What runs, for a caller who took the defaults (FEA_MULTIGRID_DESC_INIT). */
+  s->smoother = desc->smoother;
+  s->pre_smooth = desc->pre_smooth;
+  s->post_smooth = desc->post_smooth;
+  s->krylov = desc->krylov;
+  s->operator_kind = mg->levels[0].op ? mg->levels[0].op->info.kind_run : desc->operator_kind;
+  s->stencil_levels = 0;
+  for (int l = 0; l < mg->num_levels; l++)
+    s->stencil_levels += mg->levels[l].op && mg->levels[l].stencil;
   s->setup_s = omp_get_wtime() - t0;
   fea_mg_setup_phases *ph = &mg->phases;
   ph->other = s->setup_s - (ph->meshes + ph->problems + ph->operators + ph->transfers +

@@ -29,6 +29,8 @@ typedef struct fea_mg_level {
                             coarsest, when level + 1 has no free DoFs, or with grid) */
   void *Pk, *PTk;     /* the same in mg->k's memory (matrix_create) */
   int grid;           /* the transfers to level + 1 are grid sweeps (transfer-grid.c; host) */
+  int stencil;        /* the operator comes from the level's stencil: 1 CSR written from it, 2 the
+                  matrix-free sweep (level-stencil-op.c); 0 built by fea_operator_build */
   double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
   double *r, *w;      /* residual and smoother work */
 } fea_mg_level;

@@ -26,7 +26,7 @@
 #endif
 
 /* fea_context_info */
-SIZE(fea_context_info, 592);
+SIZE(fea_context_info, 856);
 FIELD(fea_context_info, size, 0, 8);
 FIELD(fea_context_info, backend, 8, 32);
 FIELD(fea_context_info, resource, 40, 128);
@@ -41,6 +41,11 @@ FIELD(fea_context_info, device_name, 444, 128);
 FIELD(fea_context_info, device_id, 572, 4);
 FIELD(fea_context_info, device_cc, 576, 4);
 FIELD(fea_context_info, device_memory_bytes, 584, 8);
+FIELD(fea_context_info, blas_kernels, 592, 32);
+FIELD(fea_context_info, blas_isa, 624, 16);
+FIELD(fea_context_info, cpu_isa, 640, 16);
+FIELD(fea_context_info, blas_slow, 656, 4);
+FIELD(fea_context_info, blas_advice, 660, 192);
 
 /* fea_backend_info */
 SIZE(fea_backend_info, 312);
@@ -356,7 +361,7 @@ FIELD(fea_multigrid_desc, max_iterations, 80, 8);
 FIELD(fea_multigrid_desc, coarsest_cells, 88, 8);
 
 /* fea_multigrid_stats */
-SIZE(fea_multigrid_stats, 104);
+SIZE(fea_multigrid_stats, 128);
 FIELD(fea_multigrid_stats, size, 0, 8);
 FIELD(fea_multigrid_stats, num_levels, 8, 4);
 FIELD(fea_multigrid_stats, fine_dofs, 16, 8);
@@ -370,6 +375,12 @@ FIELD(fea_multigrid_stats, lambda_max, 72, 8);
 FIELD(fea_multigrid_stats, setup_s, 80, 8);
 FIELD(fea_multigrid_stats, solve_s, 88, 8);
 FIELD(fea_multigrid_stats, memory_bytes, 96, 8);
+FIELD(fea_multigrid_stats, smoother, 104, 4);
+FIELD(fea_multigrid_stats, pre_smooth, 108, 4);
+FIELD(fea_multigrid_stats, post_smooth, 112, 4);
+FIELD(fea_multigrid_stats, krylov, 116, 4);
+FIELD(fea_multigrid_stats, operator_kind, 120, 4);
+FIELD(fea_multigrid_stats, stencil_levels, 124, 4);
 
 /* fea_multipatch_desc */
 SIZE(fea_multipatch_desc, 16);

@@ -1,8 +1,9 @@
 /* Geometric multigrid through the public solver API (the algorithm itself is
- * tested in tests/unit/test-multigrid.c): the paper's configuration and the
- * strong one solve the manufactured problem to the direct solution, many
- * right-hand sides equal single solves, the iteration count does not grow
- * with the levels, stats are filled, and bad input is refused cleanly. */
+ * tested in tests/unit/test-multigrid.c): the defaults, the paper's preset
+ * and Chebyshev-PCG on CSR levels solve the manufactured problem to the
+ * direct solution, the defaults' stats say what ran, many right-hand sides
+ * equal single solves, the iteration count does not grow with the levels,
+ * stats are filled, and bad input is refused cleanly. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,12 @@ static fea_context *ctx_open(void) {
   return ctx;
 }
 
+/* strong 0: the paper's preset; 1: Chebyshev(3)-PCG on CSR levels; 2: the
+ * defaults (FEA_MULTIGRID_DESC_INIT). */
 Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
   fea_context *ctx = ctx_open();
-  for (int strong = 0; strong <= 1; strong++) {
+  static const char *const config[3] = {"Richardson", "Chebyshev-PCG", "defaults"};
+  for (int strong = 0; strong <= 2; strong++) {
     for (int p1 = 0; p1 <= 1; p1++) {
       fea_index its[3] = {0};
       const fea_index sizes[3] = {32, 64, 128};
@@ -69,10 +73,11 @@ Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
         memcpy(xr, b, (size_t)nf * sizeof *b);
         lapack_solve_csr(A, xr);
         fea_matrix_destroy(&A);
-        fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+        fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
+        if (strong == 2) d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
         d.rtol = 1e-11;
         if (p1 && !strong) d.omega = 0.2; /* 0.3 is unstable for unscaled P1 (lambda_max ~ 8) */
-        if (strong)
+        if (strong == 1)
           d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV, d.krylov = 1, d.pre_smooth = 3, d.post_smooth = 3;
         fea_solver *sv = NULL;
         cr_assert_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_SUCCESS, "%s",
@@ -84,10 +89,27 @@ Test(multigrid_api, paper_and_strong_configurations_equal_direct_solve) {
         cr_assert_eq(fea_solver_get_multigrid_stats(sv, &st), FEA_SUCCESS);
         const double e = rel_diff(nf, x, xr);
         cr_log_info("%s %s n=%lld: %d levels, %lld iterations, factor %.3g, vs LAPACK %.2g",
-                    strong ? "Chebyshev-PCG" : "Richardson", p1 ? "P1" : "Q1", (long long)sizes[t],
-                    st.num_levels, (long long)st.iterations, st.convergence_factor, e);
+                    config[strong], p1 ? "P1" : "Q1", (long long)sizes[t], st.num_levels,
+                    (long long)st.iterations, st.convergence_factor, e);
         cr_expect(e < 1e-9, "differs from the direct solve by %.3g", e);
         cr_expect(st.converged && st.fine_dofs == nf && st.num_levels >= 5);
+        /* What ran: the descriptor's smoother and iteration, and the level
+         * operators as they run (the defaults' sum factorization is the
+         * matrix-free stencil on every Q1 level but the coarsest, element
+         * matrices on P1; the paper's CSR levels are written from the
+         * stencil). */
+        cr_expect(st.smoother == d.smoother && st.krylov == d.krylov &&
+                      st.pre_smooth == d.pre_smooth && st.post_smooth == d.post_smooth,
+                  "stats: smoother %d (%d + %d steps), krylov %d", (int)st.smoother, st.pre_smooth,
+                  st.post_smooth, st.krylov);
+        const fea_operator_kind ran = strong < 2 ? FEA_OPERATOR_CSR
+                                      : p1       ? FEA_OPERATOR_MATFREE_ELEMENT_MATRIX
+                                                 : FEA_OPERATOR_MATFREE_SUMFACT;
+        cr_expect_eq(st.operator_kind, ran, "%s %s: operator kind %d ran, not %d", config[strong],
+                     p1 ? "P1" : "Q1", (int)st.operator_kind, (int)ran);
+        cr_expect_eq(st.stencil_levels, p1 ? 0 : st.num_levels - 1,
+                     "%s %s: %d stencil levels of %d", config[strong], p1 ? "P1" : "Q1",
+                     st.stencil_levels, st.num_levels);
         its[t] = st.iterations;
         free(b), free(xr), free(x);
         fea_solver_destroy(&sv);
@@ -124,7 +146,7 @@ Test(multigrid_api, stencil_levels_equal_csr_levels) {
       double *x[2] = {malloc((size_t)nf * sizeof(double)), malloc((size_t)nf * sizeof(double))};
       fea_index its[2];
       for (int k = 0; k < 2; k++) {
-        fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+        fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
         d.rtol = 1e-11;
         d.operator_kind = k ? FEA_OPERATOR_MATFREE_SUMFACT : FEA_OPERATOR_CSR;
         d.jacobi = 1; /* sigma 1.7 on unequal cells: unscaled omega = 0.3 is unstable */
@@ -193,8 +215,7 @@ Test(multigrid_api, many_rhs_and_reuse) {
   cr_expect_eq(fea_solver_solve(sv, 2, W, nf, W, nf + 1), FEA_ERR_INVALID_ARG);
   for (fea_index i = 0; i < 2 * nf + 1; i++) cr_assert_eq(W[i], 1.0, "a refused solve wrote x");
   free(W);
-  /* A new problem (sigma = 1.5; unscaled omega = 0.3 needs lambda_max < 6.7)
-   * divides the solution by 1.5. */
+  /* A new problem (sigma = 1.5) divides the solution by 1.5. */
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma = 1.5;
   fea_problem *p2 = NULL;
@@ -217,11 +238,12 @@ Test(multigrid_api, bad_input_is_refused) {
   square s = square_create(ctx, 16, 1);
   fea_solver *sv = NULL;
   /* The paper's omega = 0.3 diverges on unscaled P1 (lambda_max ~ 7.9). */
-  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, NULL, &sv), FEA_ERR_INVALID_ARG);
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
+  cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
   cr_expect(strstr(fea_context_last_error(ctx), "lambda_max") != NULL, "%s",
             fea_context_last_error(ctx));
   cr_expect_null(sv);
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
   d.cycle = (fea_mg_cycle)5;
   cr_expect_eq(fea_solver_create_multigrid(ctx, s.pb, &d, &sv), FEA_ERR_INVALID_ARG);
   d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;

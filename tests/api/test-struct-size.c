@@ -198,3 +198,62 @@ Test(struct_size, solver_structs_of_older_callers) {
   fea_space_destroy(&s);
   fea_context_destroy(&ctx);
 }
+
+/* Fields appended for the BLAS kernel check (issue #41): a caller built
+ * against fea_context_info before them passes its old size and gets the old
+ * fields, nothing past them. */
+Test(struct_size, context_info_of_older_callers) {
+  fea_context *ctx = open_ref();
+  BUFFERED(fea_context_info) v = {FEA_CONTEXT_INFO_INIT, {0}};
+  const size_t old = THROUGH(fea_context_info, device_memory_bytes);
+  memset((unsigned char *)&v.s + old, 0xab, sizeof v.s - old);
+  v.s.size = old;
+  OK(fea_context_get_info(ctx, &v.s));
+  cr_assert_eq(v.s.size, old);
+  cr_assert_str_eq(v.s.backend, "/cpu/ref");
+  const unsigned char *past = (const unsigned char *)&v.s + old;
+  for (size_t i = 0; i < sizeof v.s - old; i++)
+    cr_assert_eq(past[i], 0xab, "byte %zu past the caller's size written", i);
+  fea_context_destroy(&ctx);
+}
+
+/* Fields appended to say what ran (issue #40, the defaults): a caller built
+ * against fea_multigrid_stats before them passes its old size and gets the
+ * old fields, nothing past them; a caller of today gets the configuration. */
+Test(struct_size, multigrid_stats_of_older_callers) {
+  fea_context *ctx = open_ref();
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = 2;
+  md.n[0] = md.n[1] = 8;
+  fea_mesh *m = NULL;
+  fea_space *s = NULL;
+  fea_problem *pb = NULL;
+  OK(fea_mesh_create_structured(ctx, &md, &m));
+  OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
+  OK(fea_problem_create_poisson(s, &(fea_problem_desc)FEA_PROBLEM_DESC_INIT, &pb));
+  fea_solver *sv = NULL;
+  OK(fea_solver_create_multigrid(ctx, pb, NULL, &sv));
+  OK(fea_solver_setup(sv));
+  BUFFERED(fea_multigrid_stats) v = {FEA_MULTIGRID_STATS_INIT, {0}};
+  const size_t old = THROUGH(fea_multigrid_stats, memory_bytes);
+  memset((unsigned char *)&v.s + old, 0xab, sizeof v.s - old);
+  v.s.size = old;
+  OK(fea_solver_get_multigrid_stats(sv, &v.s));
+  cr_assert_eq(v.s.size, old);
+  cr_assert(v.s.num_levels == 4 && v.s.memory_bytes > 0);
+  const unsigned char *past = (const unsigned char *)&v.s + old;
+  for (size_t i = 0; i < sizeof v.s - old; i++)
+    cr_assert_eq(past[i], 0xab, "byte %zu past the caller's size written", i);
+  fea_multigrid_stats now = FEA_MULTIGRID_STATS_INIT;
+  OK(fea_solver_get_multigrid_stats(sv, &now));
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  cr_assert(now.smoother == d.smoother && now.krylov == d.krylov &&
+            now.pre_smooth == d.pre_smooth && now.post_smooth == d.post_smooth);
+  cr_assert_eq(now.operator_kind, FEA_OPERATOR_MATFREE_SUMFACT);
+  cr_assert_eq(now.stencil_levels, 3, "%d stencil levels", now.stencil_levels);
+  fea_solver_destroy(&sv);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+  fea_mesh_destroy(&m);
+  fea_context_destroy(&ctx);
+}

@@ -100,7 +100,7 @@ static void compare(const char *name, int dim, fea_index n, const fea_multigrid_
 }
 
 Test(cuda_multigrid, the_cpu_counts_and_solutions, .timeout = 600) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT; /* the paper's */
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER; /* the paper's counts, then variants */
   compare("paper Q1 2D", 2, 256, &d);
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;

@@ -21,7 +21,10 @@
  * - the device path (level operators of the context, CSR transfers, every
  *   host copy through the kernel table) played on the host: the host
  *   path's counts and solution;
- * - unstable omegas, bad options and unsupported spaces are refused. */
+ * - unstable omegas, bad options and unsupported spaces are refused.
+ * Every configuration starts from the paper's preset, FEA_MULTIGRID_DESC_PAPER
+ * (CSR, V-cycle iteration), and changes what it tests: the counts above are
+ * the paper's setting's, not the defaults' (tests/api/test-multigrid.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -655,7 +658,7 @@ static double *direct_solution(int dim, int simplices, fea_index n, double *l2) 
 }
 
 Test(multigrid, paper_configuration_h_independent_to_discretization_error, .timeout = 150) {
-  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   const int N = 5;
   double l2[5], lx[5], ly[5];
   fea_index lo = INT64_MAX, hi = 0;
@@ -693,7 +696,7 @@ Test(multigrid, paper_configuration_h_independent_to_discretization_error, .time
 }
 
 Test(multigrid, solution_equals_direct_solve) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.rtol = 1e-12;
   run_result r = run(2, 0, 64, &d, 1, 0);
   double l2;
@@ -710,13 +713,13 @@ Test(multigrid, solution_equals_direct_solve) {
 }
 
 Test(multigrid, w_cycle_h_independent, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.cycle = FEA_MG_CYCLE_W;
   check_h_independent("W Q1 2D", 2, 0, sizes2d, 5, &d, 2, NULL);
 }
 
 Test(multigrid, chebyshev_pcg_h_independent, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   d.krylov = 1;
@@ -728,7 +731,7 @@ Test(multigrid, chebyshev_pcg_h_independent, .timeout = 150) {
 }
 
 Test(multigrid, p1_2d_h_independent, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.omega = 0.2; /* lambda_max(A) = 8 for P1: 0.3 is unstable (tested below) */
   check_h_independent("Richardson 0.2 P1 2D", 2, 1, sizes2d, 5, &d, 2, NULL);
   d.jacobi = 1;
@@ -737,7 +740,7 @@ Test(multigrid, p1_2d_h_independent, .timeout = 150) {
 }
 
 Test(multigrid, q1_3d_h_independent, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   check_h_independent("Chebyshev(3) Q1 3D", 3, 0, sizes3d, 4, &d, 2, NULL);
@@ -749,7 +752,7 @@ Test(multigrid, q1_3d_h_independent, .timeout = 150) {
 }
 
 Test(multigrid, p1_3d_kuhn_h_independent, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   check_h_independent("Chebyshev(3) P1 3D", 3, 1, sizes3d, 4, &d, 2, NULL);
@@ -773,7 +776,7 @@ static void check_same_counts(const char *name, int dim, int simplices, const fe
 }
 
 Test(multigrid, matrix_free_levels_match_csr, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   check_same_counts("sumfact Q1 2D", 2, 0, sizes2d, 4, d, FEA_OPERATOR_MATFREE_SUMFACT);
   d.omega = 0.2;
   check_same_counts("element-matrix P1 2D", 2, 1, sizes2d, 4, d,
@@ -784,7 +787,7 @@ Test(multigrid, matrix_free_levels_match_csr, .timeout = 150) {
 }
 
 Test(multigrid, dense_coarsest_level, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.coarsest_cells = 4;
   run_result r = run(2, 0, 64, &d, 0, 0);
   cr_assert_eq(r.coarse_dofs, 9, "coarsest 4 x 4 cells: 9 free DoFs, not %lld",
@@ -799,7 +802,7 @@ Test(multigrid, dense_coarsest_level, .timeout = 150) {
   check_h_independent("coarsest 4 cells Q1 3D", 3, 0, (const fea_index[]){8, 16, 32}, 3, &d, 2,
                       NULL);
   /* Odd cell counts stop coarsening at once: one level, solved directly. */
-  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_PAPER;
   r = run(2, 1, 9, &d, 0, 0);
   cr_assert_eq(r.levels, 1);
   cr_assert_eq(r.coarse_dofs, 64);
@@ -842,12 +845,12 @@ static void check_device_path(const char *name, int dim, fea_index n, const fea_
 }
 
 Test(multigrid, device_path_matches_host_path, .timeout = 150) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT; /* the paper's: CSR, Richardson 0.3 */
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER; /* the paper's: CSR, Richardson 0.3 */
   check_device_path("paper Q1 2D", 2, 64, &d);
   d.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
   d.cycle = FEA_MG_CYCLE_W;
   check_device_path("W sumfact Q1 2D", 2, 64, &d);
-  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_PAPER;
   d.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
@@ -857,12 +860,12 @@ Test(multigrid, device_path_matches_host_path, .timeout = 150) {
   d.coarsest_cells = 4;
   d.operator_kind = FEA_OPERATOR_CSR;
   check_device_path("Chebyshev(3) dense coarsest Q1 3D", 3, 16, &d);
-  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_PAPER;
   d.jacobi = 1;
   d.omega = 0.6;
   d.operator_kind = FEA_OPERATOR_MATFREE_ELEMENT_MATRIX;
   check_device_path("Jacobi-Richardson element-matrix Q1 2D", 2, 32, &d);
-  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_PAPER;
   d.operator_kind = FEA_OPERATOR_MATFREE_SUMFACT;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
@@ -876,7 +879,7 @@ Test(multigrid, device_path_matches_host_path, .timeout = 150) {
  * meshes; Chebyshev(3)-PCG, the usual high-order configuration. */
 static void check_p_multigrid(int dim, int order, const fea_index *ns, int count,
                               fea_operator_kind kind) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   d.krylov = 1;
@@ -897,7 +900,7 @@ Test(multigrid, p_multigrid_h_independent, .timeout = 150) {
 /* Q2 multigrid-PCG to 1e-12 reaches the discrete solution (CG to 1e-13),
  * with one level more than Q1 on the same mesh. */
 Test(multigrid, p_multigrid_equals_direct_solve) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   d.smoother = FEA_MG_SMOOTHER_CHEBYSHEV;
   d.pre_smooth = d.post_smooth = 3;
   d.krylov = 1;
@@ -939,7 +942,7 @@ static void expect_refusal(const fea_problem *pb, const fea_multigrid_desc *d, f
 Test(multigrid, unstable_omega_refused) {
   fixture x;
   fixture_make(&x, 2, 1, 16);
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT; /* omega 0.3, lambda_max(A) = 8 */
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER; /* omega 0.3, lambda_max(A) = 8 */
   expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "omega = 0.3", "lambda_max");
   d.jacobi = 1;
   d.omega = 1.5; /* lambda_max(D^-1 A) ~ 2 */
@@ -947,7 +950,7 @@ Test(multigrid, unstable_omega_refused) {
   fixture_free(&x);
   /* 3D Q1: lambda_max(A) ~ h, so omega = 0.3 is stable on coarse levels only. */
   fixture_make(&x, 3, 0, 16);
-  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_INIT;
+  d = (fea_multigrid_desc)FEA_MULTIGRID_DESC_PAPER;
   d.omega = 20;
   expect_refusal(x.pb, &d, FEA_ERR_INVALID_ARG, "omega = 20", "lambda_max");
   fixture_free(&x);
@@ -956,7 +959,7 @@ Test(multigrid, unstable_omega_refused) {
 Test(multigrid, bad_options_refused) {
   fixture x;
   fixture_make(&x, 2, 0, 8);
-  const fea_multigrid_desc def = FEA_MULTIGRID_DESC_INIT;
+  const fea_multigrid_desc def = FEA_MULTIGRID_DESC_INIT; /* and the paper's below */
   fea_multigrid_desc d;
 #define BAD(field, value, word)                                \
   do {                                                         \
@@ -991,7 +994,7 @@ Test(multigrid, bad_options_refused) {
 }
 
 Test(multigrid, unsupported_spaces_refused) {
-  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   fea_problem *pb;
   /* B-splines. */
@@ -1070,7 +1073,7 @@ static fea_index solve_after_destroy(fea_context *c) {
   OK(fea_mesh_create_structured(c, &md, &m));
   OK(fea_space_create_lagrange(m, 1, FEA_NODES_EQUISPACED, &s));
   OK(fea_problem_create_poisson(s, &pd, &pb));
-  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  const fea_multigrid_desc d = FEA_MULTIGRID_DESC_PAPER;
   fea_mg *mg;
   OK(fea_mg_create(c, pb, &d, &mg));
   fea_index nf = pb->num_free;
