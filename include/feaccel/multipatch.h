@@ -45,8 +45,11 @@ typedef struct fea_multipatch fea_multipatch;
 
 /** Options of a multipatch domain; initialize with FEA_MULTIPATCH_DESC_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_desc {
-  size_t size;      /**< sizeof(fea_multipatch_desc) as compiled by the caller */
-  double tolerance; /**< points closer than tolerance x the domain's diameter coincide; 0: 1e-9 */
+  size_t size; /**< sizeof(fea_multipatch_desc) as compiled by the caller */
+  /** Points closer than tolerance x the domain's diameter coincide; 0: 1e-9. Two patches'
+   * sides that miss by more, but by less than 1e-3 of the patches' shortest edge, stay boundary
+   * and are logged at FEA_LOG_WARN naming both and the distance. */
+  double tolerance;
 } fea_multipatch_desc;
 
 /** Initializer: the default tolerance. @since 0.1.0 */

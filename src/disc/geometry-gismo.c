@@ -44,7 +44,8 @@
  * coincide, in the orientation given, and boundary sides must be on no other
  * side. G+Smo's matrices may carry rows and cols attributes (rows x cols
  * numbers, as its reader takes them); where present they must be what the
- * knot vectors give. */
+ * knot vectors give. What the elements read carry beyond that (attributes,
+ * children) is logged at FEA_LOG_WARN once the file is read (warn_unused). */
 #include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -707,6 +708,160 @@ static fea_status multipatch(fea_context *ctx, const char *name, const xmlNode *
   return fea_geometry_gismo_check_topology(ctx, name, (long)xmlGetLineNo(mp), file);
 }
 
+/* ------------------------------------------------------ what is not read */
+
+/* What the reader passes over in the elements it reads: an attribute it
+ * does not use (<Geometry type="TensorBSpline2" foo="1">), a child element
+ * it does not use, a second <coefs> where only the first is read, a second
+ * <MultiPatch>. A file that says more than the reader takes is accepted,
+ * but the user may believe it was honoured, so each such item is logged
+ * at FEA_LOG_WARN naming the element, its line and the item; at most
+ * MAX_UNUSED per file, then one line with the count left, so that a
+ * hostile file cannot flood the log. Kept out: what G+Smo writes and the
+ * reader legitimately ignores (the ids of elements other than Geometry,
+ * the format attribute of matrices), and children of the root other than
+ * Geometry and MultiPatch (G+Smo files carry boundary conditions, bases,
+ * functions and options the geometry reader has no use for). Runs only on
+ * a file read in full. */
+#define MAX_UNUSED 16
+
+typedef struct unused {
+  const fea_context *ctx;
+  const char *file;
+  int count;
+} unused;
+
+static void unused_item(unused *u, const xmlNode *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void unused_item(unused *u, const xmlNode *n, const char *fmt, ...) {
+  if (u->count++ >= MAX_UNUSED) return;
+  char what[FEA_ERROR_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  fea_log(u->ctx, FEA_LOG_WARN, "%s: <%s> (line %ld): %s", u->file, (const char *)n->name,
+          (long)xmlGetLineNo(n), what);
+}
+
+/* Every attribute of n not in allowed (NULL-terminated). */
+static void unused_attributes(unused *u, const xmlNode *n, const char *const *allowed) {
+  for (const xmlAttr *a = n->properties; a; a = a->next) {
+    int ok = 0;
+    for (const char *const *k = allowed; *k && !ok; k++) ok = !xmlStrcmp(a->name, BAD_CAST * k);
+    if (ok) continue;
+    xmlChar *v = xmlNodeListGetString(n->doc, a->children, 1);
+    unused_item(u, n, "attribute %s=\"%.40s\" is not one the reader uses: ignored",
+                (const char *)a->name, v ? (const char *)v : "");
+    if (v) xmlFree(v);
+  }
+}
+
+/* Every element child of n other than the ones read (read[i], NULL-ended;
+ * all: every child of that name is read, else only the first). */
+static void unused_children(unused *u, const xmlNode *n, const char *const *read, int all) {
+  for (const xmlNode *c = n->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE) continue;
+    const char *const *k = read;
+    while (*k && xmlStrcmp(c->name, BAD_CAST * k)) k++;
+    if (!*k) {
+      unused_item(u, n, "child <%.40s> (line %ld) is not one the reader uses: ignored",
+                  (const char *)c->name, (long)xmlGetLineNo(c));
+      continue;
+    }
+    const xmlNode *first = child(n, *k);
+    if (!all && first != c)
+      unused_item(u, n, "a second <%s> (line %ld): only the first (line %ld) is read", *k,
+                  (long)xmlGetLineNo(c), (long)xmlGetLineNo(first));
+  }
+}
+
+static const char *const no_names[] = {NULL};
+
+/* An element whose text is a list of numbers: an element inside it adds its
+ * text to the list, its name and attributes unread. */
+static void unused_in_numbers(unused *u, const xmlNode *n, const char *const *attrs) {
+  unused_attributes(u, n, attrs);
+  for (const xmlNode *c = n->children; c; c = c->next)
+    if (c->type == XML_ELEMENT_NODE)
+      unused_item(u, n,
+                  "child <%.40s> (line %ld) inside a list of numbers: its text is read with the "
+                  "numbers, the element itself ignored",
+                  (const char *)c->name, (long)xmlGetLineNo(c));
+}
+
+static void unused_geometry(unused *u, const xmlNode *g) {
+  static const char *const geometry_attrs[] = {"type", "id", NULL};
+  static const char *const basis_attrs[] = {"type", "id", NULL};
+  static const char *const direction_attrs[] = {"type", "index", "id", NULL};
+  static const char *const knots_attrs[] = {"degree", NULL};
+  static const char *const matrix_attrs[] = {"geoDim", "rows", "cols", "format", NULL};
+  static const char *const weights_attrs[] = {"rows", "cols", "format", NULL};
+  static const char *const geometry_read[] = {"Basis", "coefs", NULL};
+  static const char *const nurbs_read[] = {"Basis", "weights", NULL};
+  static const char *const tensor_read[] = {"Basis", NULL};
+  static const char *const direction_read[] = {"KnotVector", NULL};
+  char *type = attr(g, "type");
+  const int nurbs = type && !strncmp(type, "TensorNurbs", 11);
+  if (type) xmlFree(type);
+  unused_attributes(u, g, geometry_attrs);
+  unused_children(u, g, geometry_read, 0);
+  const xmlNode *outer = child(g, "Basis"), *tensor = outer, *coefs = child(g, "coefs");
+  if (coefs) unused_in_numbers(u, coefs, matrix_attrs);
+  if (outer && nurbs) {
+    unused_attributes(u, outer, basis_attrs);
+    unused_children(u, outer, nurbs_read, 0);
+    const xmlNode *wts = child(outer, "weights");
+    if (wts) unused_in_numbers(u, wts, weights_attrs);
+    tensor = child(outer, "Basis");
+  }
+  if (!tensor) return;
+  unused_attributes(u, tensor, basis_attrs);
+  unused_children(u, tensor, tensor_read, 1);
+  for (const xmlNode *b = tensor->children; b; b = b->next) {
+    if (!is_element(b, "Basis")) continue;
+    unused_attributes(u, b, direction_attrs);
+    unused_children(u, b, direction_read, 0);
+    const xmlNode *kv = child(b, "KnotVector");
+    if (kv) unused_in_numbers(u, kv, knots_attrs);
+  }
+}
+
+static void unused_multipatch(unused *u, const xmlNode *mp) {
+  static const char *const mp_attrs[] = {"parDim", "id", NULL};
+  static const char *const patches_attrs[] = {"type", NULL};
+  static const char *const boundary_attrs[] = {"name", NULL};
+  static const char *const mp_read[] = {"patches", "interfaces", "boundary", NULL};
+  unused_attributes(u, mp, mp_attrs);
+  for (const xmlNode *c = mp->children; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE) continue;
+    if (is_element(c, "patches") && c != child(mp, "patches")) {
+      unused_item(u, mp, "a second <patches> (line %ld): only the first (line %ld) is read",
+                  (long)xmlGetLineNo(c), (long)xmlGetLineNo(child(mp, "patches")));
+      continue;
+    }
+    if (is_element(c, "patches")) unused_in_numbers(u, c, patches_attrs);
+    if (is_element(c, "interfaces")) unused_in_numbers(u, c, no_names);
+    if (is_element(c, "boundary")) unused_in_numbers(u, c, boundary_attrs);
+  }
+  unused_children(u, mp, mp_read, 1);
+}
+
+static void warn_unused(const fea_context *ctx, const char *name, const xmlNode *root) {
+  unused u = {ctx, name, 0};
+  const xmlNode *mp = child(root, "MultiPatch");
+  for (const xmlNode *n = root->children; n; n = n->next) {
+    if (is_element(n, "Geometry")) unused_geometry(&u, n);
+    if (is_element(n, "MultiPatch") && n != mp)
+      unused_item(&u, root, "a second <MultiPatch> (line %ld): only the first (line %ld) is read",
+                  (long)xmlGetLineNo(n), (long)xmlGetLineNo(mp));
+  }
+  if (mp) unused_multipatch(&u, mp);
+  if (u.count > MAX_UNUSED)
+    fea_log(ctx, FEA_LOG_WARN, "%s: %d more items the reader does not use, not listed", name,
+            u.count - MAX_UNUSED);
+}
+
 static void patch_free(fea_geometry_patch *pt) {
   for (int k = 0; k < 3; k++) free(pt->knots[k]);
   free(pt->points);
@@ -753,6 +908,7 @@ fea_status fea_geometry_gismo_parse(fea_context *ctx, const char *name, const ch
     file->count++; /* counted even when it failed: its arrays are freed below */
   }
   if (st == FEA_SUCCESS) st = multipatch(ctx, name, root, file);
+  if (st == FEA_SUCCESS) warn_unused(ctx, name, root);
   if (st != FEA_SUCCESS && file->patches) fea_geometry_file_release(file);
   fea_geometry_gismo_xml_close(&x);
   return st;

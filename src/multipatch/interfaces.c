@@ -10,8 +10,11 @@
  * shared DoFs would be wrong there. A side whose corners coincide among
  * themselves (a collapsed side) joins nothing, and a side that two others
  * match means patches overlap along it: refused, naming all three (patches
- * that coincide as a whole are refused before, by overlap.c). The cost is one anchor
- * evaluation per side DoF and a bounding-box test per pair of sides. */
+ * that coincide as a whole are refused before, by overlap.c). Sides of two
+ * patches that miss each other by little more than the tolerance are left
+ * as boundary and logged at FEA_LOG_WARN (warn_near_matches). The cost is
+ * one anchor evaluation per side DoF and a bounding-box test per pair of
+ * sides. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +177,74 @@ static fea_status link_sides(fea_multipatch *mp, side_anchors *sides) {
   return FEA_SUCCESS;
 }
 
+/* The shortest edge of patch p: the smallest distance between neighbouring
+ * corners of its sides that are not collapsed (the domain's diameter when
+ * every side is). */
+static double shortest_edge(const side_anchors *sides, int p, int dim, double diam) {
+  const int ns = 2 * dim, nc = dim == 3 ? 4 : 2;
+  double h = diam;
+  for (int s = 0; s < ns; s++) {
+    const side_anchors *a = &sides[p * ns + s];
+    if (a->collapsed) continue;
+    for (int c = 0; c < nc; c++)
+      for (int t = 1; t < nc; t <<= 1)
+        if (!(c & t)) h = fmin(h, dist(corner(a, dim, c), corner(a, dim, c | t), dim));
+  }
+  return h;
+}
+
+/* Sides of two patches left unjoined although they nearly coincide: their
+ * corners, and then every DoF anchor with its partner, lie within
+ * NEAR_MATCH of the smaller patch's shortest edge but not within the
+ * tolerance. The user most likely meant an interface (a geometry written
+ * with few digits, a tolerance too tight for it), and the problem on two
+ * patches with a slit between them solves without complaint, so each such
+ * pair is logged at FEA_LOG_WARN. Relative to the patches' edges rather
+ * than the domain's diameter, so that thin patches stacked close together
+ * (a boundary layer) are not taken for near matches. Only unlinked side
+ * pairs whose boxes meet within NEAR_MATCH of the diameter go further. */
+#define NEAR_MATCH 1e-3
+
+static void warn_near_matches(const fea_multipatch *mp, const side_anchors *sides, double diam) {
+  const int dim = mp->dim, ns = 2 * dim, total = mp->num_patches * ns, nc = dim == 3 ? 4 : 2;
+  for (int A = 0; A < total; A++) {
+    const side_anchors *a = &sides[A];
+    if (a->collapsed || a->linked) continue;
+    for (int B = A + 1; B < total; B++) {
+      const side_anchors *b = &sides[B];
+      const int pa = A / ns, sa = A % ns, pb = B / ns, sb = B % ns;
+      if (pa == pb || b->collapsed || b->linked || !boxes_meet(a, b, dim, NEAR_MATCH * diam))
+        continue;
+      const double near = NEAR_MATCH * fmin(shortest_edge(sides, pa, dim, diam),
+                                            shortest_edge(sides, pb, dim, diam));
+      int to[4], axis[2], flip[2];
+      if (near <= mp->tolerance || !boxes_meet(a, b, dim, near) ||
+          !match_corners(a, b, dim, near, to) || !orientation(to, dim, axis, flip) ||
+          a->g.m[0] != b->g.m[axis[0]] || a->g.m[1] != b->g.m[axis[1]])
+        continue;
+      double far = 0;
+      for (int c = 0; c < nc; c++)
+        far = fmax(far, dist(corner(a, dim, c), corner(b, dim, to[c]), dim));
+      for (fea_index j = 0; j < a->g.m[1]; j++)
+        for (fea_index i = 0; i < a->g.m[0]; i++) {
+          fea_index ib[2] = {0, 0};
+          ib[axis[0]] = flip[0] ? a->g.m[0] - 1 - i : i;
+          ib[axis[1]] = flip[1] ? a->g.m[1] - 1 - j : j;
+          far = fmax(far, dist(a->x + (i + j * a->g.m[0]) * dim,
+                               b->x + (ib[0] + ib[1] * b->g.m[0]) * dim, dim));
+        }
+      if (far > near) continue;
+      fea_log(mp->ctx, FEA_LOG_WARN,
+              "patch %d side %s and patch %d side %s nearly coincide, %g apart at most, beyond "
+              "the tolerance %g (%g of the domain's diameter %g): they are treated as boundary "
+              "sides, not as an interface; if the patches should meet there, raise "
+              "fea_multipatch_desc.tolerance above %g or fix the geometry",
+              pa, side_name[sa], pb, side_name[sb], far, mp->tolerance,
+              diam > 0 ? mp->tolerance / diam : 0.0, diam, diam > 0 ? far / diam : far);
+    }
+  }
+}
+
 fea_status fea_multipatch_find_interfaces(fea_multipatch *mp) {
   fea_context *ctx = mp->ctx;
   const int dim = mp->dim, ns = 2 * dim, total = mp->num_patches * ns;
@@ -194,7 +265,8 @@ fea_status fea_multipatch_find_interfaces(fea_multipatch *mp) {
   if (st == FEA_SUCCESS) {
     double diam = 0;
     for (int k = 0; k < dim; k++) diam += (hi[k] - lo[k]) * (hi[k] - lo[k]);
-    mp->tolerance *= sqrt(diam);
+    diam = sqrt(diam);
+    mp->tolerance *= diam;
     for (int A = 0; A < total; A++) {
       const int nc = dim == 3 ? 4 : 2;
       for (int c = 0; c < nc; c++)
@@ -204,6 +276,7 @@ fea_status fea_multipatch_find_interfaces(fea_multipatch *mp) {
     }
     st = fea_multipatch_check_overlap(mp);
     if (st == FEA_SUCCESS) st = link_sides(mp, sides);
+    if (st == FEA_SUCCESS) warn_near_matches(mp, sides, diam);
   }
   if (st == FEA_SUCCESS)
     for (int A = 0; A < total; A++)

@@ -638,3 +638,64 @@ Test(geometry_file_errors, topology_that_disagrees_with_the_geometry_is_named) {
                       FEA_ERR_INVALID_ARG, "the geometry (0, 1, 2) and (0, 1, 1)");
   OK(fea_context_destroy(&ctx));
 }
+
+/* ------------------------------------------------- what the reader ignores */
+
+/* Warnings a context's log callback received. */
+typedef struct warnings {
+  int count;
+  char first[1024];
+} warnings;
+
+static void keep_warning(void *user, fea_log_level level, const char *msg) {
+  warnings *w = user;
+  if (level != FEA_LOG_WARN) return;
+  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
+}
+
+/* An attribute or a child the reader does not use is logged once, at
+ * FEA_LOG_WARN, naming the element, its line and the item; the committed
+ * files (what G+Smo writes) read without a warning. */
+Test(geometry_file, ignored_attributes_and_elements_are_logged) {
+  fea_context *ctx = open_ref();
+  warnings w = {0, ""};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  const char *dir = getenv("FEA_TEST_DATA");
+  cr_assert(dir, "FEA_TEST_DATA is not set");
+  const char *const committed[] = {"gismo/four_patch_annulus.xml",
+                                   "gismo/quarter_annulus.xml",
+                                   "gismo/thick_ring.xml",
+                                   "gismo/two_patches.xml",
+                                   "../../examples/data/annulus.xml",
+                                   "../../examples/data/quarter_annulus.xml"};
+  for (size_t i = 0; i < sizeof committed / sizeof *committed; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, committed[i]);
+    fea_geometry_file *f = NULL;
+    OK(fea_geometry_file_read(ctx, path, &f));
+    cr_assert_eq(w.count, 0, "%s: %d warnings, the first: %s", committed[i], w.count, w.first);
+    OK(fea_geometry_file_destroy(&f));
+  }
+  /* An unknown attribute on <Geometry> (line 6 of the quarter annulus). */
+  fea_geometry_file *f = read_text(ctx, file_with("quarter_annulus.xml", "type=\"TensorNurbs2\"",
+                                                  "type=\"TensorNurbs2\" foo=\"1\""));
+  cr_assert_eq(w.count, 1, "%d warnings, the first: %s", w.count, w.first);
+  cr_assert(strstr(w.first, "<Geometry> (line 6): attribute foo=\"1\" is not one the reader uses"),
+            "the warning: %s", w.first);
+  OK(fea_geometry_file_destroy(&f));
+  /* An unknown child of the tensor <Basis>, and a second <coefs>. */
+  w.count = 0;
+  f = read_text(ctx, file_with("quarter_annulus.xml", "<Basis type=\"BSplineBasis\" index=\"0\">",
+                               "<bar/><Basis type=\"BSplineBasis\" index=\"0\">"));
+  cr_assert_eq(w.count, 1, "%d warnings, the first: %s", w.count, w.first);
+  cr_assert(strstr(w.first, "<Basis> (line 8): child <bar> (line 9) is not one the reader uses"),
+            "the warning: %s", w.first);
+  OK(fea_geometry_file_destroy(&f));
+  w.count = 0;
+  f = read_text(ctx, file_with("quarter_annulus.xml", "</Geometry>",
+                               "<coefs geoDim=\"2\">0 0</coefs></Geometry>"));
+  cr_assert_eq(w.count, 1, "%d warnings, the first: %s", w.count, w.first);
+  cr_assert(strstr(w.first, "a second <coefs>"), "the warning: %s", w.first);
+  OK(fea_geometry_file_destroy(&f));
+  OK(fea_context_destroy(&ctx));
+}

@@ -674,3 +674,62 @@ Test(multipatch, gismo_file_topology) {
   fea_geometry_file_destroy(&file);
   fea_context_destroy(&ctx);
 }
+
+/* Warnings a context's log callback received. */
+typedef struct warnings {
+  int count;
+  char first[1024];
+} warnings;
+
+static void keep_warning(void *user, fea_log_level level, const char *msg) {
+  warnings *w = user;
+  if (level != FEA_LOG_WARN) return;
+  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
+}
+
+/* Two unit squares 1e-6 apart: beyond the default tolerance (1e-9 of the
+ * diameter), so two patches with four boundary sides each, but so close
+ * that an interface was most likely meant: one warning naming both sides
+ * and the distance. Touching squares join without a warning, and so do
+ * thin stacked patches (close, but not close against their own size). */
+Test(multipatch, nearly_matching_sides_are_logged) {
+  fea_context *ctx = NULL;
+  OPEN_OR_SKIP("/cpu/ref", &ctx);
+  warnings w = {0, ""};
+  OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
+  const fea_index n[3] = {2, 2, 1};
+  const double lo0[3] = {0, 0, 0}, hi0[3] = {1, 1, 1};
+  const double lo1[3] = {1 + 1e-6, 0, 0}, hi1[3] = {2 + 1e-6, 1, 1};
+  const double lo2[3] = {1, 0, 0}, hi2[3] = {2, 1, 1};
+  fea_space *a = box_patch(ctx, 2, 2, n, lo0, hi0), *b = box_patch(ctx, 2, 2, n, lo1, hi1);
+  fea_space *c = box_patch(ctx, 2, 2, n, lo2, hi2);
+  fea_space *gap[2] = {a, b}, *touch[2] = {a, c};
+  fea_multipatch *mp = NULL;
+  OK(fea_multipatch_create(ctx, 2, gap, NULL, &mp));
+  fea_multipatch_info info = FEA_MULTIPATCH_INFO_INIT;
+  OK(fea_multipatch_get_info(mp, &info));
+  cr_assert_eq(info.num_interfaces, 0);
+  cr_assert_eq(info.num_boundary_sides, 8);
+  cr_assert_eq(w.count, 1, "%d warnings, the first: %s", w.count, w.first);
+  cr_assert(strstr(w.first, "patch 0 side east and patch 1 side west nearly coincide, 1e-06 apart"),
+            "the warning: %s", w.first);
+  cr_assert(strstr(w.first, "treated as boundary sides"), "the warning: %s", w.first);
+  fea_multipatch_destroy(&mp);
+  w.count = 0;
+  OK(fea_multipatch_create(ctx, 2, touch, NULL, &mp));
+  OK(fea_multipatch_get_info(mp, &info));
+  cr_assert_eq(info.num_interfaces, 1);
+  cr_assert_eq(w.count, 0, "%d warnings, the first: %s", w.count, w.first);
+  fea_multipatch_destroy(&mp);
+  /* Layers 1e-4 thick, 1e-4 apart: a gap as large as the patches are thin. */
+  const double lo3[3] = {0, 0, 0}, hi3[3] = {1, 1e-4, 1}, lo4[3] = {0, 2e-4, 0},
+               hi4[3] = {1, 3e-4, 1};
+  fea_space *d = box_patch(ctx, 2, 2, n, lo3, hi3), *e = box_patch(ctx, 2, 2, n, lo4, hi4);
+  fea_space *layers[2] = {d, e};
+  OK(fea_multipatch_create(ctx, 2, layers, NULL, &mp));
+  cr_assert_eq(w.count, 0, "%d warnings, the first: %s", w.count, w.first);
+  fea_multipatch_destroy(&mp);
+  fea_space *spaces[5] = {a, b, c, d, e};
+  for (int i = 0; i < 5; i++) fea_space_destroy(&spaces[i]);
+  fea_context_destroy(&ctx);
+}
