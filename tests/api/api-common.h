@@ -9,6 +9,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -186,5 +188,42 @@ static inline double host_load(fea_precision p, const void *buf, size_t i) {
 
 static const fea_precision all_precisions[] = {FEA_F64, FEA_F32, FEA_F16, FEA_BF16};
 #define NUM_PRECISIONS 4
+
+/* What a context's log callback received at FEA_LOG_WARN: install with
+ * fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w). */
+typedef struct warnings {
+  int count;
+  char first[1024], last[1024];
+} warnings;
+
+static inline void keep_warning(void *user, fea_log_level level, const char *msg) {
+  warnings *w = user;
+  if (level != FEA_LOG_WARN) return;
+  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
+  snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* A field of /proc/self/status in KiB (VmHWM, VmRSS, ...), -1 when absent. */
+static inline long long proc_status_kib(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long long v = -1;
+  const size_t k = strlen(key);
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, key, k) == 0 && line[k] == ':') v = atoll(line + k + 1);
+  fclose(f);
+  return v;
+}
+
+/* Built with AddressSanitizer (its shadow memory is resident and it
+ * reserves terabytes of address space: memory figures do not hold). */
+#if defined(__SANITIZE_ADDRESS__)
+#define FEA_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FEA_TEST_ASAN 1
+#endif
+#endif
 
 #endif

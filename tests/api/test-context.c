@@ -504,22 +504,10 @@ Test(context, backend_list_huge_capacity) {
 
 /* An environment variable that overrides what the caller asked for says so
  * at FEA_LOG_WARN: FEACCEL_TSX_FORCE_ABORT=1 with the TSX strategy. */
-struct warn_log {
-  int count;
-  char last[512];
-};
-
-static void keep_warning(void *user, fea_log_level level, const char *msg) {
-  struct warn_log *w = user;
-  if (level != FEA_LOG_WARN) return;
-  w->count++;
-  snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
 Test(context, env_override_is_logged) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
-  struct warn_log w = {0, ""};
+  warnings w = {0, "", ""};
   OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
   fea_bspline_desc sd = FEA_BSPLINE_DESC_INIT;
   sd.n[0] = sd.n[1] = 3;

@@ -17,14 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FEA_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FEA_TEST_ASAN 1
-#endif
-#endif
-
 static fea_context *open_ref(void) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
@@ -144,18 +136,6 @@ static char *billion_laughs(size_t *len, int refs) {
   return text;
 }
 
-static long long status_kib(const char *key) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long long v = -1;
-  const size_t k = strlen(key);
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, key, k) == 0 && line[k] == ':') v = atoll(line + k + 1);
-  fclose(f);
-  return v;
-}
-
 /* In a child process, so that a regression cannot take the machine: the
  * address space is capped at 512 MiB above what the child maps now (not
  * under AddressSanitizer, which reserves terabytes of shadow; there the
@@ -180,18 +160,18 @@ Test(geometry_file_hostile, entity_expansion_is_refused_within_the_limit, .timeo
     if (fea_context_create("/cpu/ref", &ctx) != FEA_SUCCESS) _exit(10);
     if (fea_context_set_memory_limit(ctx, 64ull << 20) != FEA_SUCCESS) _exit(11);
 #ifndef FEA_TEST_ASAN
-    const long long vm_kib = status_kib("VmSize");
+    const long long vm_kib = proc_status_kib("VmSize");
     if (vm_kib <= 0) _exit(12);
     const rlim_t cap = (rlim_t)vm_kib * 1024 + (512ull << 20);
     struct rlimit rl = {cap, cap};
     if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(13);
 #endif
-    const long long hwm_before = status_kib("VmHWM");
+    const long long hwm_before = proc_status_kib("VmHWM");
     fea_geometry_file *f = NULL;
     stderr_capture c = stderr_begin();
     const fea_status s = fea_geometry_file_read(ctx, path, &f);
     const long long printed = stderr_end(c);
-    const long long grew_kib = status_kib("VmHWM") - hwm_before;
+    const long long grew_kib = proc_status_kib("VmHWM") - hwm_before;
     const char *msg = fea_context_last_error(ctx);
     if (s != FEA_ERR_UNSUPPORTED) {
       fprintf(stderr, "status %s: %s\n", fea_status_string(s), msg);

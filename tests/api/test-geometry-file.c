@@ -641,24 +641,12 @@ Test(geometry_file_errors, topology_that_disagrees_with_the_geometry_is_named) {
 
 /* ------------------------------------------------- what the reader ignores */
 
-/* Warnings a context's log callback received. */
-typedef struct warnings {
-  int count;
-  char first[1024];
-} warnings;
-
-static void keep_warning(void *user, fea_log_level level, const char *msg) {
-  warnings *w = user;
-  if (level != FEA_LOG_WARN) return;
-  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
-}
-
 /* An attribute or a child the reader does not use is logged once, at
  * FEA_LOG_WARN, naming the element, its line and the item; the committed
  * files (what G+Smo writes) read without a warning. */
 Test(geometry_file, ignored_attributes_and_elements_are_logged) {
   fea_context *ctx = open_ref();
-  warnings w = {0, ""};
+  warnings w = {0, "", ""};
   OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
   const char *dir = getenv("FEA_TEST_DATA");
   cr_assert(dir, "FEA_TEST_DATA is not set");

@@ -186,19 +186,6 @@ static void reference_eigenvalues(fea_problem *pb, double *lmin, double *lmax, d
   OK(fea_matrix_destroy(&A));
 }
 
-/* What the log callback received at FEA_LOG_WARN. */
-typedef struct warnings {
-  int count;
-  char first[1024], last[1024];
-} warnings;
-
-static void keep_warning(void *user, fea_log_level level, const char *msg) {
-  warnings *w = user;
-  if (level != FEA_LOG_WARN) return;
-  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
-  snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
 static double max_rel_diff(const double *x, const double *y, fea_index n) {
   double d = 0, m = 0;
   for (fea_index i = 0; i < n; i++) {
@@ -845,25 +832,6 @@ Test(multifrontal, blocked_fronts_solve_the_reference_system, .timeout = 300) {
  * /proc/self/clear_refs) over one setup stays within the figure, and near
  * it (the factor's pages are all written; the stacks nearly). Not under
  * AddressSanitizer, whose shadow and quarantine are resident too. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FEA_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FEA_TEST_ASAN 1
-#endif
-#endif
-
-static long long status_kib(const char *key) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long long v = -1;
-  const size_t k = strlen(key);
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, key, k) == 0 && line[k] == ':') v = atoll(line + k + 1);
-  fclose(f);
-  return v;
-}
 
 Test(multifrontal, reported_peak_bounds_the_setup, .timeout = 300) {
 #ifdef FEA_TEST_ASAN
@@ -888,10 +856,10 @@ Test(multifrontal, reported_peak_bounds_the_setup, .timeout = 300) {
   FILE *clear = fopen("/proc/self/clear_refs", "w");
   if (!clear || fputs("5", clear) < 0 || fclose(clear) != 0)
     cr_skip_test("cannot reset the peak resident set (/proc/self/clear_refs)");
-  const long long before = status_kib("VmHWM");
-  cr_assert(before > 0 && before <= status_kib("VmRSS") + 64, "VmHWM was not reset");
+  const long long before = proc_status_kib("VmHWM");
+  cr_assert(before > 0 && before <= proc_status_kib("VmRSS") + 64, "VmHWM was not reset");
   OK(fea_solver_setup(sv));
-  const long long grown = status_kib("VmHWM") - before;
+  const long long grown = proc_status_kib("VmHWM") - before;
   fea_solver_stats st = FEA_SOLVER_STATS_INIT;
   OK(fea_solver_get_stats(sv, &st));
   const double peak_kib = (double)st.peak_bytes / 1024.0;

@@ -675,18 +675,6 @@ Test(multipatch, gismo_file_topology) {
   fea_context_destroy(&ctx);
 }
 
-/* Warnings a context's log callback received. */
-typedef struct warnings {
-  int count;
-  char first[1024];
-} warnings;
-
-static void keep_warning(void *user, fea_log_level level, const char *msg) {
-  warnings *w = user;
-  if (level != FEA_LOG_WARN) return;
-  if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
-}
-
 /* Two unit squares 1e-6 apart: beyond the default tolerance (1e-9 of the
  * diameter), so two patches with four boundary sides each, but so close
  * that an interface was most likely meant: one warning naming both sides
@@ -695,7 +683,7 @@ static void keep_warning(void *user, fea_log_level level, const char *msg) {
 Test(multipatch, nearly_matching_sides_are_logged) {
   fea_context *ctx = NULL;
   OPEN_OR_SKIP("/cpu/ref", &ctx);
-  warnings w = {0, ""};
+  warnings w = {0, "", ""};
   OK(fea_context_set_log_callback(ctx, FEA_LOG_WARN, keep_warning, &w));
   const fea_index n[3] = {2, 2, 1};
   const double lo0[3] = {0, 0, 0}, hi0[3] = {1, 1, 1};
