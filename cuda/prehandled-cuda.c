@@ -42,8 +42,10 @@
  * back afterwards on every path: the handle is the context's.
  *
  * Refinement: x = 0, r = b; corrections in place on r, x += r (cuBLAS daxpy),
- * r = b - A_h x (FP64 kernel), column norms reduced on the device and read
- * back (k doubles) to decide, exactly the stopping rule of fea_ph_m1_refine.
+ * r = b - A_h x (FP64 kernel), column norms of r and x reduced on the device
+ * and read back (2 k doubles) to decide, exactly the stopping rule of
+ * fea_ph_m1_refine (prehandled/refine-rule.h; ||A_h||_inf taken on the host
+ * at create).
  *
  * The solve workspace (one device block, carved per k) and the pinned host
  * staging buffer are kept in the object, grown when a solve needs more (a
@@ -101,6 +103,7 @@ struct fea_ph_m1_device {
   int64_t *a_rp, *a_ci; /* A_h: num + 1, nnz */
   double *a_v;
   fea_index a_nnz;
+  double a_norm_inf; /* ||A_h||_inf, the scale of the refinement's floor */
   uint64_t bytes;    /* the uploads above, padding included */
   void *work;        /* solve workspace (ws_layout), kept between solves */
   size_t work_bytes; /* its size, 0 without one */
@@ -287,6 +290,7 @@ static fea_status create_run(fea_ph_m1_device *m, const struct fea_cuda *b,
   /* A_h for the refinement */
   if (d->A) {
     m->a_nnz = d->A->nnz;
+    m->a_norm_inf = fea_ph_csr_norm_inf(d->A);
     FEA_CALL(upload(m, b, d->A->row_ptr, ((size_t)m->num + 1) * sizeof(int64_t), &p));
     m->a_rp = p, p = NULL;
     FEA_CALL(upload(m, b, d->A->col_idx, (size_t)m->a_nnz * sizeof(int64_t), &p));
@@ -705,31 +709,34 @@ static fea_status column_sumsq(fea_ph_m1_device *m, const struct fea_cuda *b, co
 
 static fea_status refine_run(fea_ph_m1_device *m, const struct fea_cuda *b, ws *w, fea_index k,
                              const double *bh, fea_index ldb, double *xh, fea_index ldx,
-                             double rtol, int max_iter, double *bn, double *ss, int *iters,
-                             double *relres) {
+                             double rtol, int max_iter, double *bn, double *ss, double *xs,
+                             int *iters, double *relres) {
   fea_context *ctx = m->ctx;
   const size_t all = (size_t)m->num * (size_t)k * sizeof(double);
   stage_in(m, k, bh, ldb);
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(w->bd, m->pin, all, cudaMemcpyHostToDevice, b->stream));
   FEA_CALL(column_sumsq(m, b, w->bd, k, w->norms, ss)); /* also waits for the upload */
-  double rel = 0;
+  double rel = 0, prev = INFINITY;
+  int done = 1, slow = 0;
   for (fea_index c = 0; c < k; c++) {
     bn[c] = sqrt(ss[c]);
-    if (bn[c] > 0) rel = 1.0;
+    if (bn[c] > 0) rel = 1.0, done = 0;
   }
   /* x_0 = 0, r_0 = b */
   FEA_CALL_CUDA(ctx, cudaMemsetAsync(w->xd, 0, all, b->stream));
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(w->w, w->bd, all, cudaMemcpyDeviceToDevice, b->stream));
   int it = 0, finite = 1;
   const double one = 1.0;
-  while (finite && rel > rtol && it < max_iter) {
+  while (finite && !done && it < max_iter && slow < 2) {
     FEA_CALL(solve_nodal(m, b, w, k)); /* r := correction */
     FEA_CALL_CUBLAS(ctx, cublasDaxpy_64(b->blas, m->num * k, &one, w->w, 1, w->xd, 1));
     it++;
     FEA_CALL_CUDA(ctx, fea_cuda_ph_residual(m->num, m->a_rp, m->a_ci, m->a_v, k, w->bd, w->xd, w->w,
                                             b->stream));
     FEA_CALL(column_sumsq(m, b, w->w, k, w->norms, ss));
+    FEA_CALL(column_sumsq(m, b, w->xd, k, w->norms, xs));
     rel = 0;
+    done = 1;
     for (fea_index c = 0; c < k; c++) {
       if (!(bn[c] > 0)) continue;
       const double q = sqrt(ss[c]) / bn[c];
@@ -737,21 +744,34 @@ static fea_status refine_run(fea_ph_m1_device *m, const struct fea_cuda *b, ws *
         finite = 0, rel = INFINITY;
       else if (finite)
         rel = fmax(rel, q);
+      if (!fea_ph_refine_column_done(sqrt(ss[c]), sqrt(xs[c]), bn[c], m->a_norm_inf, rtol))
+        done = 0;
     }
+    if (!finite) done = 0;
+    slow = rel > FEA_PH_REFINE_MIN_REDUCTION * prev ? slow + 1 : 0;
+    prev = rel;
   }
   FEA_CALL_CUDA(ctx, cudaMemcpyAsync(m->pin, w->xd, all, cudaMemcpyDeviceToHost, b->stream));
   FEA_CALL(fea_cuda_sync(ctx));
   stage_out(m, k, xh, ldx);
   if (iters) *iters = it;
   if (relres) *relres = rel;
-  if (rel > rtol) {
+  if (!done) {
     fea_log(ctx, FEA_LOG_WARN,
             "M1 refinement on /gpu/cuda in %s: relative residual %.3g > %.3g after %d "
             "corrections%s",
             fea_precision_name(m->prec), rel, rtol, it,
-            finite ? "" : " (a residual is not finite: stopped)");
+            !finite     ? " (a residual is not finite: stopped)"
+            : slow >= 2 ? " (stagnated: the last two did not halve it)"
+                        : "");
     return FEA_WARN_NOT_CONVERGED;
   }
+  if (rel > rtol)
+    fea_log(ctx, FEA_LOG_INFO,
+            "M1 refinement on /gpu/cuda in %s stopped at FP64's rounding floor after %d "
+            "corrections: relative residual %.3g above refine_rtol %.3g, backward error below "
+            "%g eps",
+            fea_precision_name(m->prec), it, rel, rtol, FEA_PH_REFINE_FLOOR_FACTOR);
   return FEA_SUCCESS;
 }
 
@@ -774,19 +794,20 @@ static fea_status m1_refine(fea_ph_m1_device *m, fea_index k, const double *bh, 
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   double *bn = malloc((size_t)k * sizeof *bn), *ss = malloc((size_t)k * sizeof *ss);
-  if (!bn || !ss) {
-    free(bn), free(ss);
+  double *xs = malloc((size_t)k * sizeof *xs);
+  if (!bn || !ss || !xs) {
+    free(bn), free(ss), free(xs);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld column norms", (long long)k);
   }
   ws w;
   fea_status st = ws_get(m, b, k, 1, &w);
   if (st >= 0) st = pin_get(m, k);
   if (st >= 0) {
-    st = refine_run(m, b, &w, k, bh, ldb, xh, ldx, rtol, max_iter, bn, ss, iters, relres);
+    st = refine_run(m, b, &w, k, bh, ldb, xh, ldx, rtol, max_iter, bn, ss, xs, iters, relres);
     /* As in m1_solve: nothing queued may outlive a failed refinement. */
     if (st < 0) (void)cudaStreamSynchronize(b->stream), (void)cudaGetLastError();
   }
-  free(bn), free(ss);
+  free(bn), free(ss), free(xs);
   return st;
 }
 

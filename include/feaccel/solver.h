@@ -402,7 +402,11 @@ typedef struct fea_prehandled_desc {
   fea_index coarse_cells;
   fea_precision precision; /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
   /** 1: mixed-precision iterative refinement (FP64 residuals on the nodal
-   * system, corrections by M1 in the working precision) until refine_rtol. */
+   * system, corrections by M1 in the working precision) until refine_rtol,
+   * or until the residual reaches FP64's rounding floor (normwise backward
+   * error below 16 eps, LAPACK dsgesv's rule: below it corrections only move
+   * x by rounding; FEA_SUCCESS, logged at FEA_LOG_INFO), or until two
+   * corrections in a row fail to halve it (FEA_WARN_NOT_CONVERGED). */
   int refine;
   double refine_rtol;        /**< relative residual target of the refinement (default 1e-12) */
   int refine_max_iterations; /**< corrections at most (default 30) */

@@ -19,6 +19,7 @@
 #include "linalg/dense.h"
 #include "linalg/matrix.h"
 #include "prehandled/prehandle.h"
+#include "prehandled/refine-rule.h"
 
 typedef struct fea_ph_m1_device fea_ph_m1_device;
 /* Pi^-1 formed on the device (pi_inverse), held until create takes it. */
@@ -61,8 +62,8 @@ struct fea_ph_m1_device_ops {
   fea_status (*solve)(fea_ph_m1_device *m, fea_index k, const double *b, fea_index ldb, double *x,
                       fea_index ldx, double *transform_s, double *dense_s);
   /* The mixed-precision refinement of fea_ph_m1_refine (schur-m1.h) on the
-   * device: same start, same corrections, same stopping rule, same
-   * FEA_WARN_NOT_CONVERGED. */
+   * device: same start, same corrections, same stopping rule
+   * (prehandled/refine-rule.h), same FEA_WARN_NOT_CONVERGED. */
   fea_status (*refine)(fea_ph_m1_device *m, fea_index k, const double *b, fea_index ldb, double *x,
                        fea_index ldx, double rtol, int max_iter, int *iters, double *relres);
   /* Optional (NULL: the host inverts Pi). Pi (host, ne x ne FP64, column-

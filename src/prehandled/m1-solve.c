@@ -16,6 +16,7 @@
 #include "linalg/dense.h"
 #include "internal/error.h"
 #include "base/half.h"
+#include "refine-rule.h"
 #include "schur-m1-impl.h"
 
 /* r(:, c) -= D y(:, c) and t(:, c) -= D^T x(:, c), for float and double. The
@@ -210,14 +211,18 @@ static double norm2(fea_index n, const double *x) {
 }
 
 /* r := b - A x per column, FP64; relres := max over columns with b != 0 of
- * ||r|| / ||b||. */
+ * ||r|| / ||b||; *done: every column meets refine-rule.h's rule. */
 static fea_status residual(const fea_matrix *A, fea_index n, fea_index k, const double *b,
-                           const double *x, const double *bnorm, double *r, double *relres) {
+                           const double *x, const double *bnorm, double anorm, double rtol,
+                           double *r, double *relres, int *done) {
   *relres = 0;
+  *done = 1;
   for (fea_index c = 0; c < k; c++) {
     fea_csr_multiply_vector(A, x + c * n, r + c * n);
     for (fea_index i = 0; i < n; i++) r[i + c * n] = b[i + c * n] - r[i + c * n];
-    if (bnorm[c] > 0) *relres = fmax(*relres, norm2(n, r + c * n) / bnorm[c]);
+    const double rn = norm2(n, r + c * n);
+    if (bnorm[c] > 0) *relres = fmax(*relres, rn / bnorm[c]);
+    if (!fea_ph_refine_column_done(rn, norm2(n, x + c * n), bnorm[c], anorm, rtol)) *done = 0;
   }
   return FEA_SUCCESS;
 }
@@ -246,30 +251,42 @@ fea_status fea_ph_m1_refine(fea_ph_m1 *m, fea_ph_factor *f, const fea_matrix *A,
   if (!r || !bn)
     st = FEA_ERROR(m->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld residuals of %lld unknowns",
                    (long long)k, (long long)n);
-  double rel = 0;
-  int it = 0;
+  double rel = 0, prev = INFINITY;
+  int it = 0, done = 1, slow = 0;
   if (st >= 0) {
+    const double anorm = fea_ph_csr_norm_inf(A);
     for (fea_index c = 0; c < k; c++) bn[c] = norm2(n, bh + c * n);
     memset(xh, 0, (size_t)(n * k) * sizeof *xh);
     memcpy(r, bh, (size_t)(n * k) * sizeof *r); /* r_0 = b - A 0 */
-    for (fea_index c = 0; c < k; c++) rel = fmax(rel, bn[c] > 0 ? 1.0 : 0.0);
-    while (st >= 0 && rel > rtol && it < max_iter) {
+    for (fea_index c = 0; c < k; c++)
+      if (bn[c] > 0) rel = 1.0, done = 0;
+    /* Stop when every column is done (refine-rule.h), at the limit, or when
+     * two corrections in a row failed to halve the residual. */
+    while (st >= 0 && !done && it < max_iter && slow < 2) {
       st = fea_ph_m1_solve_nodal(m, f, k, r); /* r := correction */
       if (st < 0) break;
       for (fea_index i = 0; i < n * k; i++) xh[i] += r[i];
       it++;
-      st = residual(A, n, k, bh, xh, bn, r, &rel);
+      st = residual(A, n, k, bh, xh, bn, anorm, rtol, r, &rel, &done);
+      slow = rel > FEA_PH_REFINE_MIN_REDUCTION * prev ? slow + 1 : 0;
+      prev = rel;
     }
   }
   free(r), free(bn);
   if (st < 0) return st;
   if (iters) *iters = it;
   if (relres) *relres = rel;
-  if (rel > rtol) {
+  if (!done) {
     fea_log(m->ctx, FEA_LOG_WARN,
-            "M1 refinement in %s: relative residual %.3g > %.3g after %d corrections",
-            fea_precision_name(m->prec), rel, rtol, it);
+            "M1 refinement in %s: relative residual %.3g > %.3g after %d corrections%s",
+            fea_precision_name(m->prec), rel, rtol, it,
+            slow >= 2 ? " (stagnated: the last two did not halve it)" : "");
     return FEA_WARN_NOT_CONVERGED;
   }
+  if (rel > rtol)
+    fea_log(m->ctx, FEA_LOG_INFO,
+            "M1 refinement in %s stopped at FP64's rounding floor after %d corrections: "
+            "relative residual %.3g above refine_rtol %.3g, backward error below %g eps",
+            fea_precision_name(m->prec), it, rel, rtol, FEA_PH_REFINE_FLOOR_FACTOR);
   return FEA_SUCCESS;
 }

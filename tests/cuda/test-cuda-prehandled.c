@@ -267,10 +267,12 @@ Test(cuda_prehandled, solves_of_different_k_in_a_row, .timeout = 300) {
         fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
         OK(fea_solver_get_prehandled_stats(sv, &st));
         const uint64_t bytes1 = st.device_bytes;
-        /* Refined columns have relative residuals <= 1e-12, so each is within
-         * kappa(A_h) 1e-12 (kappa ~ 830 at h = 1/64) of the exact solution;
-         * otherwise the tolerances of many_right_hand_sides_equal_single_solves. */
-        const double tol = refine ? 2e-9 : p == FEA_F64 ? 1e-12 : p == FEA_F32 ? 1e-5 : 1e-3;
+        /* Refined columns stop at relative residuals <= 1e-12 or at FP64's
+         * rounding floor (src/prehandled/refine-rule.h; a few 1e-12), so each
+         * is within kappa(A_h) 1e-11 (kappa ~ 830 at h = 1/64) of the exact
+         * solution; otherwise the tolerances of
+         * many_right_hand_sides_equal_single_solves. */
+        const double tol = refine ? 2e-8 : p == FEA_F64 ? 1e-12 : p == FEA_F32 ? 1e-5 : 1e-3;
         batch_equals_singles(sv, gpu, what, nf, ld, k, B, 0, 2, xs, X, tol);
         batch_equals_singles(sv, gpu, what, nf, ld, k, B, 0, 4, xs, X, tol);
         OK(fea_solver_get_prehandled_stats(sv, &st));
@@ -316,7 +318,8 @@ Test(cuda_prehandled, refinement_reaches_fp64, .timeout = 600) {
                 fea_precision_name(p), d);
       cr_expect(fabs(e - e64) <= 0.01 * e64, "%s %s refined: L2 error %.5g, FP64 %.5g", el_name(p1),
                 fea_precision_name(p), e, e64);
-      cr_expect(st.relative_residual <= 1e-12, "relative residual %.3g", st.relative_residual);
+      /* 1e-12 or FP64's rounding floor (src/prehandled/refine-rule.h). */
+      cr_expect(st.relative_residual <= 1e-11, "relative residual %.3g", st.relative_residual);
       cr_expect(st.refine_iterations >= 1 && st.refine_iterations <= 12, "%d corrections",
                 st.refine_iterations);
       free(x);

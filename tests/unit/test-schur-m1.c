@@ -386,7 +386,10 @@ Test(schur_m1, refinement_reaches_fp64) {
           "%s h=1/64 h0=1/8 %s: IR %d corrections, rel. residual %.3g, vs dpbsv %.3g, "
           "vs FP64 M1 %.3g, L2 %.6g (direct %.6g)",
           el_name(x.el), fea_precision_name(precs[pr]), it, rr, ed, e64, l2, l2ref);
-      cr_assert(rr <= 1e-12);
+      /* rtol, or FP64's rounding floor of the residual (refine-rule.h),
+       * which lies near 1e-12 here: the error against dpbsv stays ~1e-14. */
+      cr_assert(rr <= 1e-11, "%s %s: relative residual %.3g", el_name(x.el),
+                fea_precision_name(precs[pr]), rr);
       cr_assert(ed <= 1e-10 && e64 <= 1e-10, "%s %s: refined solution off by %.3g / %.3g",
                 el_name(x.el), fea_precision_name(precs[pr]), ed, e64);
       cr_assert(it >= 1 && it <= max_it[pr], "%s %s: %d corrections (at most %d expected)",
