@@ -1,7 +1,12 @@
 /* The reduced right-hand side of a matrix-free operator: load minus the
  * lifting of the Dirichlet values, element by element, without a global
  * matrix. The sums are those of the reference assembly in its order, so b
- * equals its b bit for bit. Serial: it runs once per operator. */
+ * equals its b bit for bit. Serial: it runs once per operator.
+ *
+ * Only an element with a Dirichlet DoF needs its stiffness matrix (for the
+ * lifting); every other element forms its load vector alone. Forming Ke
+ * everywhere was 60-80 % of a matrix-free multigrid setup (3D Q2, 275k
+ * DoFs, one core: the finest level's load), for matrices thrown away. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,16 +20,23 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
   memset(b, 0, (size_t)pb->num_free * sizeof *b);
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
+  ev.factors_only = fea_form_factors_suffice(pb); /* spaces with 1D factors skip the tables */
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
   fea_index *ed = malloc((size_t)nb * sizeof *ed);
   fea_status st = Ke && fe && ed ? FEA_SUCCESS
                                  : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                              "no memory for an element system of %d DoFs", nb);
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
-    st = s->ops->element_values(s, e, &pb->quad, &ev);
-    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
-    if (st != FEA_SUCCESS) break;
     s->ops->element_dofs(s, e, ed);
+    int lifted = 0;
+    for (int j = 0; j < nb && !lifted; j++) lifted = pb->free_index[ed[j]] < 0;
+    st = s->ops->element_values(s, e, &pb->quad, &ev);
+    if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, lifted ? Ke : NULL, fe);
+    if (st != FEA_SUCCESS) break;
+    if (!lifted) {
+      for (int i = 0; i < nb; i++) b[pb->free_index[ed[i]]] += fe[i];
+      continue;
+    }
     for (int i = 0; i < nb; i++) {
       fea_index r = pb->free_index[ed[i]];
       if (r < 0) continue;
