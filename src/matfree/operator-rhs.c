@@ -20,7 +20,6 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
   memset(b, 0, (size_t)pb->num_free * sizeof *b);
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
-  ev.factors_only = fea_form_factors_suffice(pb); /* spaces with 1D factors skip the tables */
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
   fea_index *ed = malloc((size_t)nb * sizeof *ed);
   fea_status st = Ke && fe && ed ? FEA_SUCCESS
