@@ -8,7 +8,8 @@
  * measured in the same run on the same context, the root's rate, factor and
  * peak memory, the L2 error; and CHOLMOD's analyze, factor and solve times,
  * memory, and the ratios ours / CHOLMOD. --sweep runs a range of n and fits
- * the time exponent over N (least squares in log-log). */
+ * the time exponent over N (least squares in log-log). --cost prints the
+ * cost model's strong scaling (the paper's Figs. 9-11) without solving. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ typedef struct direct_params {
   int threads; /* --threads, for the CPU comparison context */
   int levels;  /* --levels: one record per tree level as well */
   int annulus; /* --domain annulus: the quarter annulus (2D) or thick ring (3D) */
+  int cost;    /* --cost: only the cost model's strong-scaling records, no solve */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -425,6 +427,58 @@ done:
   return rc;
 }
 
+/* --cost: the a-priori cost model of --dim, --p, --n on P = 1, 2, 4, ..., 4096
+ * processors, one record each: the paper's closed forms (eq. 23, its speedup
+ * and efficiency: Figs. 9-11) and the exact counts of the solver's own tree
+ * (fea_cost_model_exact) with their speedup; P = 0 is eq. 24 (unlimited). */
+static int cost_emit(bench_report *rep, fea_context *ctx, const direct_params *prm) {
+  int rc = BENCH_OK;
+  fea_cost_query q = FEA_COST_QUERY_INIT;
+  q.dim = (int)prm->dim;
+  q.p = (int)prm->p;
+  q.n = (fea_index)prm->n;
+  fea_cost exact1 = FEA_COST_INIT;
+  q.nproc = 1;
+  fea_status s = fea_cost_model_exact(ctx, &q, &exact1);
+  if (s < 0) return bench_fail("fea_cost_model_exact", s);
+  for (int P = 0; P <= 4096; P = P ? 2 * P : 1) {
+    fea_cost paper = FEA_COST_INIT, exact = FEA_COST_INIT;
+    double speedup = 0, efficiency = 0;
+    q.nproc = P;
+    s = fea_cost_model_paper(&q, &paper);
+    if (s >= 0) s = fea_cost_model_exact(ctx, &q, &exact);
+    if (s >= 0 && P > 0) s = fea_cost_strong_scaling_paper(&q, &speedup, &efficiency);
+    if (s < 0) return bench_fail("the cost model", s);
+    bench_record rec;
+    TRY(bench_record_init(&rec, CASE_NAME, ctx));
+    bench_param_str(&rec, "cost", "model");
+    bench_param_int(&rec, "dim", prm->dim);
+    bench_param_int(&rec, "p", prm->p);
+    bench_param_int(&rec, "n", prm->n);
+    bench_param_int(&rec, "nproc", P);
+    bench_metric(&rec, "paper_flops", paper.flops);
+    bench_metric(&rec, "paper_critical_path_flops", paper.critical_path_flops);
+    bench_metric(&rec, "paper_memory_bytes", paper.memory_bytes);
+    if (P > 0) {
+      bench_metric(&rec, "paper_speedup", speedup);
+      bench_metric(&rec, "paper_efficiency", efficiency);
+    }
+    bench_metric(&rec, "exact_flops", exact.flops);
+    bench_metric(&rec, "exact_critical_path_flops", exact.critical_path_flops);
+    bench_metric(&rec, "exact_memory_bytes", exact.memory_bytes);
+    if (P > 0 && exact.critical_path_flops > 0) {
+      double sp = exact1.critical_path_flops / exact.critical_path_flops;
+      bench_metric(&rec, "exact_speedup", sp);
+      bench_metric(&rec, "exact_efficiency", sp / P);
+    }
+    bench_metric(&rec, "num_levels", exact.num_levels);
+    bench_metric(&rec, "root_front", (double)exact.root_front);
+    bench_report_emit(rep, &rec);
+  }
+done:
+  return rc;
+}
+
 static int parse(int argc, char **argv, direct_params *p) {
   static const struct {
     const char *name;
@@ -452,6 +506,10 @@ static int parse(int argc, char **argv, direct_params *p) {
     }
     if (strcmp(argv[i], "--levels") == 0) {
       p->levels = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--cost") == 0) {
+      p->cost = 1;
       continue;
     }
     if (strcmp(argv[i], "--domain") == 0 && i + 1 < argc &&
@@ -508,6 +566,11 @@ static int run(const bench_options *o, int argc, char **argv) {
   fea_status s;
   bench_report rep;
   bench_report_init(&rep, o);
+  if (prm.cost) {
+    rc = cost_emit(&rep, ctx, &prm);
+    fea_context_destroy(&ctx);
+    return rc;
+  }
   double dgemm = 0;
   s = bench_dgemm_peak(ctx, prm.gemm_n, 3, &dgemm);
   if (s < 0) rc = bench_fail("the DGEMM yardstick (fea_dense_gemm)", s);
@@ -564,7 +627,7 @@ const bench_case bench_case_iga_direct = {
     .usage =
         "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
         "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu] [--levels]\n"
-        "       [--domain box|annulus]\n"
+        "       [--domain box|annulus] [--cost]\n"
         "\n"
         "  --dim D      1, 2 or 3 (default 2)\n"
         "  --p P        B-spline degree 1..8 (default 3)\n"
@@ -578,6 +641,9 @@ const bench_case bench_case_iga_direct = {
         "               GFLOP/s and its fraction of the DGEMM yardstick\n"
         "  --domain D   box (default: the unit square or cube) or annulus: the quarter annulus\n"
         "               (2D) or thick quarter ring (3D), exact NURBS geometry, u = g on it\n"
+        "  --cost       only the cost model of --dim, --p, --n on P = 0 (unlimited), 1, 2, 4, ..,\n"
+        "               4096 processors: the paper's eqs. 23-27 with the speedup and efficiency\n"
+        "               of its Figs. 9-11, and the exact counts of the solver's tree; no solve\n"
         "\n"
         "Default backend /cpu/threads. --reps R: median of R setups and solves, after one\n"
         "warm-up when R > 1 (use --reps 1 for big sizes). With --backend /gpu/cuda the\n"

@@ -13,7 +13,8 @@
  * converts to FP32 and runs SGEMM), the dense bytes, the L2 error against the
  * exact solution and the relative difference from the FP64 M1 solution;
  * with --refine also the mixed-precision refinement. --kappa prints the
- * condition numbers of the paper's Table 1 for one (n, n0) instead. */
+ * condition numbers of the paper's Table 1 for one (n, n0) instead, --model
+ * the storage and FLOP model of its Tables 2 and 3 (no solve). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ static const char *const prec_names[4] = {"f64", "f32", "f16", "bf16"};
 typedef struct ph_params {
   long long n, n0, n_max, nrhs, mg_nrhs, gemm_n;
   int p1, sweep, refine, kappa, mg, reps, n_given;
+  int model;      /* --model: the paper's Tables 2 and 3 for this n, no solve */
   unsigned precs; /* bit k: all_precs[k] */
   double mg_rtol;
   int gpu;             /* the context is a GPU one (/gpu/cuda) */
@@ -598,6 +600,53 @@ done:
   return rc;
 }
 
+/* --model: the paper's asymptotic storage (31)/(34) and FLOPs per right-hand
+ * side (Table 3) of M1 for h0 = 2^l sqrt(h), l = -1..3, Q1 and P1, with sqrt(N)
+ * read as n - 1 as the paper's Table 2 does; for Q1 also the exact counts
+ * (|E|^2 + blk^2 entries, 2|E|^2 + 4 blk |I| FLOPs) where n0 = sqrt(n) / 2^l is
+ * a whole number of cells. One record per (element, l). */
+static int model_emit(bench_report *rep, fea_context *ctx, const ph_params *prm) {
+  int rc = BENCH_OK;
+  const long long n = prm->n;
+  long long root = (long long)llround(sqrt((double)n));
+  if (root * root != n || (n & (n - 1)) != 0) {
+    fprintf(stderr,
+            "feaccel-bench: %s: --model needs --n an even power of two (h0 = 2^l sqrt(h)), "
+            "not %lld\n",
+            CASE_NAME, n);
+    return BENCH_USAGE;
+  }
+  const double N = (double)(n - 1) * (double)(n - 1), sqrtN = (double)(n - 1);
+  for (int p1 = 0; p1 <= 1; p1++) {
+    for (int l = -1; l <= 3; l++) {
+      const double f = pow(4.0, l);
+      bench_record rec;
+      TRY(bench_record_init(&rec, CASE_NAME, ctx));
+      bench_param_str(&rec, "model", "tables 2-3: h0 = 2^l sqrt(h)");
+      bench_param_str(&rec, "element", p1 ? "P1" : "Q1");
+      bench_param_int(&rec, "n", n);
+      bench_param_int(&rec, "l", l);
+      const double pi_c = p1 ? 9.0 : 4.0, c_c = p1 ? 0.25 : 1.0;
+      bench_metric(&rec, "storage_per_n", pi_c / f * sqrtN + c_c * f * f);
+      bench_metric(&rec, "pi_flops_per_n15", (p1 ? 18.0 : 8.0) / f);
+      bench_metric(&rec, "c_flops_per_n15", (p1 ? 2.0 : 4.0) * f);
+      bench_metric(&rec, "flops_per_n15", (p1 ? 18.0 : 8.0) / f + (p1 ? 2.0 : 4.0) * f);
+      const long long n0 = l >= 0 ? root >> l : root << -l;
+      if (!p1 && n0 >= 1 && n0 < n && n % n0 == 0) {
+        const double r = (double)(n / n0), blk = (r - 1) * (r - 1);
+        const double E = 2.0 * (double)(n0 - 1) * (double)(n - n0);
+        const double I = (double)(n - n0) * (double)(n - n0);
+        bench_param_int(&rec, "n0", n0);
+        bench_metric(&rec, "exact_storage_per_n", (E * E + blk * blk) / N);
+        bench_metric(&rec, "exact_flops_per_n15", (2 * E * E + 4 * blk * I) / (N * sqrtN));
+      }
+      bench_report_emit(rep, &rec);
+    }
+  }
+done:
+  return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Options                                                                    */
 
@@ -653,6 +702,10 @@ static int parse(int argc, char **argv, ph_params *p) {
     }
     if (strcmp(argv[i], "--kappa") == 0) {
       p->kappa = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--model") == 0) {
+      p->model = 1;
       continue;
     }
     if (strcmp(argv[i], "--mg") == 0) {
@@ -763,6 +816,12 @@ static int run(const bench_options *o, int argc, char **argv) {
   }
   bench_report rep;
   bench_report_init(&rep, o);
+  if (prm.model) {
+    rc = model_emit(&rep, ctx, &prm);
+    if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
+    fea_context_destroy(&ctx);
+    return rc;
+  }
   yardsticks y = {{NAN, NAN, NAN}};
   if (!prm.kappa) {
     static const fea_precision yp[3] = {FEA_F64, FEA_F32, FEA_F16};
@@ -841,7 +900,7 @@ const bench_case bench_case_prehandled = {
     .usage =
         "usage: feaccel-bench [global options] prehandled [--n N | --sweep [--n-max M]] [--n0 N0]\n"
         "       [--element q1|p1] [--precision f64|f32|f16|bf16|all|LIST] [--nrhs K] [--refine]\n"
-        "       [--kappa] [--mg | --no-mg] [--mg-rtol R] [--mg-nrhs K] [--gemm-n G]\n"
+        "       [--kappa | --model] [--mg | --no-mg] [--mg-rtol R] [--mg-nrhs K] [--gemm-n G]\n"
         "\n"
         "  --n N          fine cells per direction, h = 1/N (default 256)\n"
         "  --sweep        n = 64, 128, ... up to --n-max (default 512)\n"
@@ -854,6 +913,8 @@ const bench_case bench_case_prehandled = {
         "  --refine       also the mixed-precision iterative refinement of each precision < f64\n"
         "  --kappa        only the condition numbers for this (n, n0): nodal, hierarchical,\n"
         "                 scaled (prehandled), C_i and Pi (Lanczos), with Table 1's values\n"
+        "  --model        only the storage and FLOP model of the paper's Tables 2 and 3 at this\n"
+        "                 n (an even power of two), l = -1..3, Q1 and P1; exact Q1 counts beside\n"
         "  --mg, --no-mg  the multigrid peers on (default) or off\n"
         "  --mg-rtol R    their relative-residual target (default 1e-8)\n"
         "  --mg-nrhs K    right-hand sides multigrid solves per timing (default 4, at most nrhs)\n"

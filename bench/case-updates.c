@@ -13,7 +13,8 @@
  *   fem         P1 assembly with one element matrix for all elements (the
  *               uniform-mesh trick) plus 1, 100 or 1000 artificial flops per
  *               element, for every strategy and thread count; speed-up over
- *               SERIAL at the same workload.
+ *               SERIAL at the same workload. --n sets its mesh (n x n squares,
+ *               2 n^2 triangles; n = 46 is about Paper I's 4146 triangles).
  * CAS, locks and TSX here are the library's techniques written as bare loops
  * (the TSX one is the library's own path, conc-tsx.c), so that one protected
  * update is timed without an element loop around it. */
@@ -226,7 +227,8 @@ static int contention(bench_report *rep, fea_context *ctx, int threads, int reps
   return BENCH_OK;
 }
 
-static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, int forced) {
+static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, int forced,
+               long long n) {
   static const int work[] = {1, 100, 1000};
   const bench_family fam = {"P", 2, 1};
   fea_mesh *mesh = NULL;
@@ -234,7 +236,7 @@ static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, i
   fea_problem *pb = NULL;
   fea_matrix *A = NULL;
   double Ke[9], fe[3];
-  fea_status st = bench_make_space(ctx, &fam, 200, &mesh, &space);
+  fea_status st = bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space);
   if (st == FEA_SUCCESS) st = bench_make_sine_problem(space, 2, &pb);
   if (st == FEA_SUCCESS) st = fea_matrix_create_pattern(pb, &A);
   if (st == FEA_SUCCESS) st = fea_problem_element_system(pb, 0, Ke, fe);
@@ -295,9 +297,16 @@ static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, i
 static int run(const bench_options *opts, int argc, char **argv) {
   const char *kind = "all";
   int forced = 0;
+  long long fem_n = 200;
   for (int i = 0; i < argc; i++) {
     const char *v;
-    int got = bench_option_value(argc, argv, &i, "--kind", &v);
+    int got = bench_option_value(argc, argv, &i, "--n", &v);
+    if (got < 0) return BENCH_USAGE;
+    if (got > 0) {
+      if (bench_parse_ll(CASE_NAME, "--n", v, 2, 4096, &fem_n) < 0) return BENCH_USAGE;
+      continue;
+    }
+    got = bench_option_value(argc, argv, &i, "--kind", &v);
     if (got < 0) return BENCH_USAGE;
     if (got > 0) {
       if (strcmp(v, "all") && strcmp(v, "overhead") && strcmp(v, "contention") &&
@@ -327,7 +336,7 @@ static int run(const bench_options *opts, int argc, char **argv) {
   if (rc == BENCH_OK && (all || strcmp(kind, "contention") == 0))
     rc = contention(&rep, ctx, max_threads, opts->reps, forced);
   if (rc == BENCH_OK && (all || strcmp(kind, "fem") == 0))
-    rc = fem(&rep, ctx, max_threads, opts->reps, forced);
+    rc = fem(&rep, ctx, max_threads, opts->reps, forced, fem_n);
   bench_report_note(&rep,
                     "\nmedians of %d runs; tsx_mode forced-abort: no RTM here, TSX figures "
                     "are its retry/backoff/fallback-lock path.",
@@ -343,6 +352,8 @@ const bench_case bench_case_updates = {
     .usage =
         "options:\n"
         "  --kind K       all (default), overhead, contention or fem\n"
-        "  --tsx-forced   TSX through its forced-abort fallback even where RTM works\n",
+        "  --tsx-forced   TSX through its forced-abort fallback even where RTM works\n"
+        "  --n N          fem: N x N squares, 2 N^2 P1 triangles (default 200; 46: about\n"
+        "                 Paper I's 4146 triangles)\n",
     .run = run,
 };

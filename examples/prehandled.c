@@ -42,7 +42,8 @@ static int solve(fea_context *ctx, fea_problem *problem, fea_precision prec, int
                  fea_index nfree, double *u_free, double *u, double *l2) {
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
   d.precision = prec; /* of the dense products; the setup always runs in FP64 */
-  d.refine = refine;  /* FP64 residuals, corrections in prec, to refine_rtol (1e-12) */
+  /* FP64 residuals, corrections in prec, to refine_rtol (1e-12) or FP64's floor */
+  d.refine = refine;
   d.coarse_cells = 0; /* h0 with the fewest FLOPs per right-hand side */
   fea_solver *solver = NULL;
   TRY(fea_solver_create_prehandled(ctx, problem, &d, &solver));
