@@ -14,9 +14,13 @@
  * exact solution and the relative difference from the FP64 M1 solution;
  * with --refine also the mixed-precision refinement. --kappa prints the
  * condition numbers of the paper's Table 1 for one (n, n0) instead, --model
- * the storage and FLOP model of its Tables 2 and 3 (no solve). */
+ * the storage and FLOP model of its Tables 2 and 3 (no solve), --fig8 its
+ * Fig. 8: per level the L2 error against an oscillatory exact solution of
+ * FP64 M1, FP16 M1 and an FP16 Cholesky of the nodal system (no
+ * prehandling). */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +42,11 @@ static const char *const prec_names[4] = {"f64", "f32", "f16", "bf16"};
 typedef struct ph_params {
   long long n, n0, n_max, nrhs, mg_nrhs, gemm_n;
   int p1, sweep, refine, kappa, mg, reps, n_given;
-  int model;      /* --model: the paper's Tables 2 and 3 for this n, no solve */
-  unsigned precs; /* bit k: all_precs[k] */
+  int model;                       /* --model: the paper's Tables 2 and 3 for this n, no solve */
+  int fig8;                        /* --fig8: the paper's Fig. 8, level by level */
+  int fig8_k;                      /* its exact solution's wavenumber: 1 = sine, else oscillatory */
+  long long lev0, lev1, nodal_max; /* --levels L0..L1, --nodal-max-level */
+  unsigned precs;                  /* bit k: all_precs[k] */
   double mg_rtol;
   int gpu;             /* the context is a GPU one (/gpu/cuda) */
   fea_context *mg_ctx; /* where multigrid runs: ctx, or /cpu/threads beside a GPU */
@@ -648,6 +655,259 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
+/* The paper's Fig. 8 (--fig8)                                                */
+
+/* u = sin(k pi x) sin(k pi y), f = 2 (k pi)^2 u; k = 1 is the sine problem. */
+static double osc_u(const double *x, void *user) {
+  const double kp = *(const int *)user * 3.14159265358979323846;
+  return sin(kp * x[0]) * sin(kp * x[1]);
+}
+
+static double osc_f(const double *x, void *user) {
+  const double kp = *(const int *)user * 3.14159265358979323846;
+  return 2.0 * kp * kp * sin(kp * x[0]) * sin(kp * x[1]);
+}
+
+/* v rounded to the nearest FP16 value (ties to even, FP16 subnormals below
+ * 2^-14, overflow to infinity), in double arithmetic: adding and subtracting
+ * 2^(e+42) rounds to FP16's quantum 2^(e-10) at binade e. Bit for bit
+ * (double)(_Float16)v (checked on 5e7 values incl. ties), ~10x faster than
+ * GCC's soft-float conversion call, which made level 8 take minutes. */
+static double to_half(double v) {
+  const double a = fabs(v);
+  double r;
+  if (!(a < 65520.0)) return isnan(v) ? v : copysign(INFINITY, v);
+  if (a < 0x1p-14) {
+    r = (a + 0x1p28) - 0x1p28; /* subnormal quantum 2^-24 */
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    const uint64_t mb = ((bits >> 52) + 42) << 52;
+    double magic;
+    memcpy(&magic, &mb, sizeof magic);
+    r = (a + magic) - magic;
+  }
+  return copysign(r, v);
+}
+
+/* Banded Cholesky solve of A x = b in FP16 arithmetic, the nodal system
+ * without prehandling: every product, sum, square root and division rounded
+ * to FP16 (the same emulation as tests/api/test-prehandled.c, with L held in
+ * float, where FP16 values are exact). x holds b on entry. Returns 0, or the
+ * row + 1 where a pivot was not positive (breakdown). */
+static long long half_cholesky_solve(fea_index n, fea_index kd, const fea_index *rp,
+                                     const fea_index *ci, const double *v, float *l, double *x) {
+  const size_t w = (size_t)kd + 1;
+  memset(l, 0, (size_t)n * w * sizeof *l);
+  for (fea_index i = 0; i < n; i++)
+    for (fea_index k = rp[i]; k < rp[i + 1]; k++)
+      if (ci[k] <= i && i - ci[k] <= kd)
+        l[(size_t)i * w + (size_t)(i - ci[k])] = (float)to_half(v[k]);
+  for (fea_index i = 0; i < n; i++) {
+    float *li = l + (size_t)i * w;
+    for (fea_index j = i - kd < 0 ? 0 : i - kd; j <= i; j++) {
+      const float *lj = l + (size_t)j * w;
+      double sum = li[i - j];
+      for (fea_index k = i - kd < 0 ? 0 : i - kd; k < j; k++) /* i >= j: i - k <= kd bounds k */
+        sum = to_half(sum - to_half((double)li[i - k] * (double)lj[j - k]));
+      if (j == i) {
+        if (!(sum > 0)) return (long long)i + 1;
+        li[0] = (float)to_half(sqrt(sum));
+      } else {
+        li[i - j] = (float)to_half(sum / lj[0]);
+      }
+    }
+  }
+  for (fea_index i = 0; i < n; i++) x[i] = to_half(x[i]);
+  for (fea_index i = 0; i < n; i++) { /* L y = b */
+    double sum = x[i];
+    for (fea_index k = i - kd < 0 ? 0 : i - kd; k < i; k++)
+      sum = to_half(sum - to_half((double)l[(size_t)i * w + (size_t)(i - k)] * x[k]));
+    x[i] = to_half(sum / l[(size_t)i * w]);
+  }
+  for (fea_index i = n - 1; i >= 0; i--) { /* L^T x = y */
+    double sum = x[i];
+    for (fea_index k = i + 1; k <= i + kd && k < n; k++)
+      sum = to_half(sum - to_half((double)l[(size_t)k * w + (size_t)(k - i)] * x[k]));
+    x[i] = to_half(sum / l[(size_t)i * w]);
+  }
+  return 0;
+}
+
+/* One M1 solve of the load b: FP64 or FP16, no refinement, h0 automatic. */
+static fea_status fig8_m1(fea_context *ctx, const square *sq, fea_precision prec, const double *b,
+                          double *x, long long *n0, double *secs) {
+  fea_solver *sv = NULL;
+  fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
+  d.precision = prec;
+  const double t0 = bench_now();
+  fea_status s = fea_solver_create_prehandled(ctx, sq->pb, &d, &sv);
+  fea_prehandled_stats st = FEA_PREHANDLED_STATS_INIT;
+  if (s >= 0) s = fea_solver_get_prehandled_stats(sv, &st);
+  *n0 = (long long)st.n0;
+  /* The memory guard of run_size: the FP64 setup holds |E|^2 x 24 bytes. */
+  const double ne = (double)st.num_e, mem = phys_memory_bytes();
+  if (s >= 0 && mem > 0 && ne * ne * 24.0 > mem) s = FEA_ERR_OUT_OF_MEMORY;
+  if (s >= 0) s = fea_solver_setup(sv);
+  if (s >= 0) s = fea_solver_solve(sv, 1, b, sq->nfree, x, sq->nfree);
+  *secs = bench_now() - t0;
+  fea_solver_destroy(&sv);
+  return s;
+}
+
+static void fig8_emit(bench_report *rep, fea_context *ctx, const ph_params *prm, int level,
+                      const square *sq, const char *variant, const char *prec, int prehandled,
+                      long long n0, double l2, double l2_64, double dev, double secs,
+                      long long breakdown) {
+  bench_record rec;
+  if (bench_record_init(&rec, CASE_NAME, ctx) < 0) return;
+  bench_param_str(&rec, "figure", "fig8");
+  bench_param_str(&rec, "solution", prm->fig8_k == 1 ? "sine" : "oscillatory");
+  bench_param_int(&rec, "wavenumber", prm->fig8_k);
+  bench_param_int(&rec, "level", level);
+  bench_param_int(&rec, "n", 1LL << level);
+  if (n0 > 0) bench_param_int(&rec, "n0", n0);
+  bench_param_int(&rec, "dofs", (long long)sq->nfree);
+  bench_param_str(&rec, "variant", variant);
+  bench_param_str(&rec, "precision", prec);
+  bench_param_int(&rec, "prehandled", prehandled);
+  if (breakdown) bench_param_int(&rec, "breakdown_row", breakdown - 1);
+  bench_metric(&rec, "l2_error", l2);
+  bench_metric(&rec, "l2_error_f64", l2_64);
+  bench_metric(&rec, "rel_diff_f64", dev);
+  bench_metric(&rec, "time_s", secs);
+  bench_report_emit(rep, &rec);
+}
+
+/* Per level: the L2 error against the exact solution of FP64 M1 (the
+ * discretization error: FP64 M1 equals a direct solve to 1e-10), FP16 M1
+ * with prehandling, and an FP16 Cholesky of the nodal system (no
+ * prehandling, up to --nodal-max-level: its cost grows like N^2). */
+/* TRY for the level loop: cleans up the level, then stops. */
+#define TRY_NEXT(expr)                     \
+  do {                                     \
+    fea_status try_status_ = (expr);       \
+    if (try_status_ < 0) {                 \
+      rc = bench_fail(#expr, try_status_); \
+      goto next;                           \
+    }                                      \
+  } while (0)
+
+static int run_fig8(bench_report *rep, fea_context *ctx, const ph_params *prm) {
+  int rc = BENCH_OK;
+  int last = 0;
+  for (int level = (int)prm->lev0; level <= (int)prm->lev1 && rc == BENCH_OK && !last; level++) {
+    square sq = {0};
+    fea_matrix *A = NULL;
+    double *b = NULL, *x64 = NULL, *x = NULL, *full = NULL, *v = NULL;
+    fea_index *rp = NULL, *ci = NULL;
+    float *l = NULL;
+    const fea_index n = (fea_index)1 << level;
+    const bench_family fam = {"Q", 2, 1};
+    TRY_NEXT(bench_make_space(ctx, &fam, n, &sq.mesh, &sq.space));
+    fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+    pd.source = osc_f;
+    pd.source_user = (void *)&prm->fig8_k;
+    TRY_NEXT(fea_problem_create_poisson(sq.space, &pd, &sq.pb));
+    TRY_NEXT(fea_problem_get_num_free_dofs(sq.pb, &sq.nfree));
+    fea_space_info si = FEA_SPACE_INFO_INIT;
+    TRY_NEXT(fea_space_get_info(sq.space, &si));
+    const fea_index nf = sq.nfree;
+    b = malloc((size_t)nf * sizeof *b + 1);
+    x64 = malloc((size_t)nf * sizeof *x64 + 1);
+    x = malloc((size_t)nf * sizeof *x + 1);
+    full = malloc((size_t)si.num_dofs * sizeof *full + 1);
+    if (!b || !x64 || !x || !full) {
+      fprintf(stderr, "feaccel-bench: %s: out of memory at level %d\n", CASE_NAME, level);
+      rc = BENCH_FAILED;
+      goto next;
+    }
+    TRY_NEXT(fea_problem_assemble_reference(sq.pb, b, &A));
+    void *u = (void *)&prm->fig8_k;
+    long long n0 = 0;
+    double secs = 0, l2_64 = NAN, l2 = NAN;
+    fea_status s64 = fig8_m1(ctx, &sq, FEA_F64, b, x64, &n0, &secs);
+    if (s64 == FEA_ERR_OUT_OF_MEMORY) { /* this level and the finer ones do not fit */
+      bench_report_note(rep,
+                        "  level %d and finer: not run: M1's FP64 setup needs more memory "
+                        "than this machine's %.3g GB",
+                        level, phys_memory_bytes() * 1e-9);
+      last = 1;
+      goto next;
+    }
+    TRY_NEXT(s64);
+    TRY_NEXT(fea_problem_expand_solution(sq.pb, x64, full));
+    TRY_NEXT(fea_problem_error_norms(sq.pb, full, osc_u, NULL, u, &l2_64, NULL));
+    fig8_emit(rep, ctx, prm, level, &sq, "f64_m1", "f64", 1, n0, l2_64, l2_64, 0.0, secs, 0);
+    TRY_NEXT(fig8_m1(ctx, &sq, FEA_F16, b, x, &n0, &secs));
+    TRY_NEXT(fea_problem_expand_solution(sq.pb, x, full));
+    TRY_NEXT(fea_problem_error_norms(sq.pb, full, osc_u, NULL, u, &l2, NULL));
+    const double dev16 = rel_diff((size_t)nf, x, x64);
+    fig8_emit(rep, ctx, prm, level, &sq, "f16_m1_prehandled", "f16", 1, n0, l2, l2_64, dev16, secs,
+              0);
+    bench_report_note(rep,
+                      "  level %d (h=1/%lld, h0=1/%lld): L2 error FP64 %.4g, FP16 M1 %.4g "
+                      "(deviation %.3g)",
+                      level, (long long)n, n0, l2_64, l2, dev16);
+    if (level <= prm->nodal_max) {
+      fea_index nr = 0, nnz = 0, kd = 0;
+      TRY_NEXT(fea_matrix_get_size(A, &nr, NULL, &nnz));
+      rp = malloc((size_t)(nr + 1) * sizeof *rp);
+      ci = malloc((size_t)nnz * sizeof *ci + 1);
+      v = malloc((size_t)nnz * sizeof *v + 1);
+      if (!rp || !ci || !v) {
+        fprintf(stderr, "feaccel-bench: %s: out of memory at level %d\n", CASE_NAME, level);
+        rc = BENCH_FAILED;
+        goto next;
+      }
+      TRY_NEXT(fea_matrix_get_csr(A, rp, ci, v));
+      for (fea_index i = 0; i < nr; i++)
+        for (fea_index k = rp[i]; k < rp[i + 1]; k++)
+          if (ci[k] - i > kd) kd = ci[k] - i;
+      l = malloc((size_t)nr * (size_t)(kd + 1) * sizeof *l + 1);
+      if (!l) {
+        fprintf(stderr, "feaccel-bench: %s: out of memory for the FP16 band (level %d)\n",
+                CASE_NAME, level);
+        rc = BENCH_FAILED;
+        goto next;
+      }
+      memcpy(x, b, (size_t)nf * sizeof *x);
+      const double t0 = bench_now();
+      const long long bad = half_cholesky_solve(nr, kd, rp, ci, v, l, x);
+      secs = bench_now() - t0;
+      double dev = NAN;
+      l2 = NAN;
+      if (!bad) {
+        TRY_NEXT(fea_problem_expand_solution(sq.pb, x, full));
+        TRY_NEXT(fea_problem_error_norms(sq.pb, full, osc_u, NULL, u, &l2, NULL));
+        dev = rel_diff((size_t)nf, x, x64);
+      }
+      fig8_emit(rep, ctx, prm, level, &sq, "f16_nodal_cholesky", "f16", 0, 0, l2, l2_64, dev, secs,
+                bad);
+      bench_report_note(rep,
+                        "  level %d: FP16 nodal Cholesky (no prehandling) %s%.4g (deviation "
+                        "%.3g)",
+                        level, bad ? "broke down, " : "", l2, dev);
+    }
+  next:
+    free(l), free(rp), free(ci), free(v);
+    free(b), free(x64), free(x), free(full);
+    fea_matrix_destroy(&A);
+    square_free(&sq);
+  }
+  if (rc == BENCH_OK)
+    bench_report_note(
+        rep,
+        "fig8: u = sin(%d pi x) sin(%d pi y), homogeneous Dirichlet, Q1, h = 2^-level; "
+        "f64_m1 = FP64 M1 (the discretization error), f16_m1_prehandled = FP16 M1 "
+        "without refinement (h0 automatic), f16_nodal_cholesky = banded Cholesky of "
+        "the nodal system with every operation rounded to FP16 (no prehandling); "
+        "rel_diff_f64 = ||x - x_f64|| / ||x_f64||; time_s includes setup.",
+        prm->fig8_k, prm->fig8_k);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Options                                                                    */
 
 static int parse_precisions(const char *v, unsigned *mask) {
@@ -688,6 +948,7 @@ static int parse(int argc, char **argv, ph_params *p) {
       {"--nrhs", 1, 1 << 20, offsetof(ph_params, nrhs)},
       {"--mg-nrhs", 1, 1 << 20, offsetof(ph_params, mg_nrhs)},
       {"--gemm-n", 64, 1 << 14, offsetof(ph_params, gemm_n)},
+      {"--nodal-max-level", 0, 12, offsetof(ph_params, nodal_max)},
   };
   for (int i = 0; i < argc; i++) {
     const char *v = NULL;
@@ -710,6 +971,42 @@ static int parse(int argc, char **argv, ph_params *p) {
     }
     if (strcmp(argv[i], "--mg") == 0) {
       p->mg = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--fig8") == 0) {
+      p->fig8 = 1;
+      continue;
+    }
+    if ((got = bench_option_value(argc, argv, &i, "--solution", &v)) != 0) {
+      if (got < 0) return BENCH_USAGE;
+      if (strcmp(v, "sine") == 0)
+        p->fig8_k = 1;
+      else if (strcmp(v, "oscillatory") == 0)
+        p->fig8_k = p->fig8_k > 1 ? p->fig8_k : 8;
+      else {
+        fprintf(stderr, "feaccel-bench: %s: --solution '%s': expected sine or oscillatory\n",
+                CASE_NAME, v);
+        return BENCH_USAGE;
+      }
+      continue;
+    }
+    if ((got = bench_option_value(argc, argv, &i, "--wavenumber", &v)) != 0) {
+      long long k = 0;
+      if (got < 0 || bench_parse_ll(CASE_NAME, "--wavenumber", v, 2, 256, &k) < 0)
+        return BENCH_USAGE;
+      p->fig8_k = (int)k;
+      continue;
+    }
+    if ((got = bench_option_value(argc, argv, &i, "--levels", &v)) != 0) {
+      int used = 0;
+      if (got < 0) return BENCH_USAGE;
+      if (sscanf(v, "%lld..%lld%n", &p->lev0, &p->lev1, &used) != 2 || v[used] != '\0' ||
+          p->lev0 < 2 || p->lev1 > 12 || p->lev0 > p->lev1) {
+        fprintf(stderr,
+                "feaccel-bench: %s: --levels '%s': expected L0..L1 with 2 <= L0 <= L1 <= 12\n",
+                CASE_NAME, v);
+        return BENCH_USAGE;
+      }
       continue;
     }
     if (strcmp(argv[i], "--no-mg") == 0) {
@@ -767,6 +1064,13 @@ static int parse(int argc, char **argv, ph_params *p) {
             CASE_NAME);
     return BENCH_USAGE;
   }
+  if (p->fig8 && (p->sweep || p->kappa || p->model || p->n_given)) {
+    fprintf(stderr,
+            "feaccel-bench: %s: --fig8 runs its own levels (--levels); leave --sweep, --kappa, "
+            "--model and --n out\n",
+            CASE_NAME);
+    return BENCH_USAGE;
+  }
   if (p->sweep && p->kappa) {
     fprintf(stderr, "feaccel-bench: %s: --kappa is for one (n, n0); leave --sweep out\n",
             CASE_NAME);
@@ -790,7 +1094,11 @@ static int run(const bench_options *o, int argc, char **argv) {
                    .reps = o->reps,
                    .n_given = 0,
                    .precs = 15,
-                   .mg_rtol = 1e-8};
+                   .mg_rtol = 1e-8,
+                   .fig8_k = 8,
+                   .lev0 = 3,
+                   .lev1 = 8,
+                   .nodal_max = 8};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
@@ -816,8 +1124,8 @@ static int run(const bench_options *o, int argc, char **argv) {
   }
   bench_report rep;
   bench_report_init(&rep, o);
-  if (prm.model) {
-    rc = model_emit(&rep, ctx, &prm);
+  if (prm.model || prm.fig8) {
+    rc = prm.model ? model_emit(&rep, ctx, &prm) : run_fig8(&rep, ctx, &prm);
     if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
     fea_context_destroy(&ctx);
     return rc;
@@ -901,6 +1209,8 @@ const bench_case bench_case_prehandled = {
         "usage: feaccel-bench [global options] prehandled [--n N | --sweep [--n-max M]] [--n0 N0]\n"
         "       [--element q1|p1] [--precision f64|f32|f16|bf16|all|LIST] [--nrhs K] [--refine]\n"
         "       [--kappa | --model] [--mg | --no-mg] [--mg-rtol R] [--mg-nrhs K] [--gemm-n G]\n"
+        "   or: feaccel-bench [global options] prehandled --fig8 [--solution sine|oscillatory]\n"
+        "       [--wavenumber K] [--levels L0..L1] [--nodal-max-level L]\n"
         "\n"
         "  --n N          fine cells per direction, h = 1/N (default 256)\n"
         "  --sweep        n = 64, 128, ... up to --n-max (default 512)\n"
@@ -919,6 +1229,13 @@ const bench_case bench_case_prehandled = {
         "  --mg-rtol R    their relative-residual target (default 1e-8)\n"
         "  --mg-nrhs K    right-hand sides multigrid solves per timing (default 4, at most nrhs)\n"
         "  --gemm-n G     order of the DGEMM / SGEMM yardsticks (default 2048)\n"
+        "  --fig8         only the paper's Fig. 8: per level (h = 2^-level, Q1) the L2 error of\n"
+        "                 FP64 M1, FP16 M1 (prehandled) and an FP16 Cholesky of the nodal system\n"
+        "                 (no prehandling) against u = sin(k pi x) sin(k pi y)\n"
+        "  --solution S   oscillatory (default, k = 8) or sine (k = 1)\n"
+        "  --wavenumber K k of the oscillatory solution (2..256, default 8)\n"
+        "  --levels L0..L1  the levels (default 3..8)\n"
+        "  --nodal-max-level L  the FP16 nodal Cholesky (O(N^2) work) up to level L (default 8)\n"
         "\n"
         "Default backend /cpu/threads. --reps R: median of R solves after one warm-up; setup\n"
         "runs once per precision (its FP64 Pi inversion is O(|E|^3)). Sizes whose FP64 setup\n"

@@ -233,40 +233,110 @@ def draw_mg(ctx, fig):
     ctx.save(fig, f, ["solver", "n", "dofs_per_s"], rows, cap)
 
 
+FIG8_VARIANTS = (("f64_m1", "FP64 (DP): M1, the discretization error", "k-o"),
+                 ("f16_nodal_cholesky", "FP16 (HP) without prehandling: nodal Cholesky", ":^"),
+                 ("f16_m1_prehandled", "FP16 (HP) with prehandling: M1", "--s"))
+FIG8_LEAVES = 0.10  # a curve "leaves" FP64's where its L2 error is off FP64's by > 10 %
+
+
+def fig8_leaves(by_level, variant):
+    """The first level from which the variant's L2 error stays off FP64's by > FIG8_LEAVES
+    (either way: a systematic FP16 error along u can also lower it)."""
+    out = None
+    for L in sorted(by_level, reverse=True):
+        m = by_level[L].get(variant)
+        e64 = by_level[L].get("f64_m1")
+        if m is None or e64 is None:
+            continue
+        bad = not (abs(m["l2_error"] / e64["l2_error"] - 1) <= FIG8_LEAVES)  # NaN: broke down
+        if not bad:
+            break
+        out = L
+    return out
+
+
 def draw_fig8(ctx, fig):
-    """FP16 M1 against the FP64 discretization error, level by level."""
-    levels = pick(ctx.mode, (3, 4, 5, 6, 7, 8), (3, 4, 5, 6, 7, 8, 9), (3, 4, 5))
-    recs_all, rows = [], []
-    sweep = [r for r in m1_sweep(ctx, 1) if "precision" in r["params"]]
-    for L in levels:
-        n = 2 ** L
-        recs = [r for r in sweep if r["params"]["n"] == n]
-        if not {"f64", "f16"} <= {r["params"]["precision"] for r in recs}:
-            recs = ctx.run(["prehandled", "--n", n, "--precision", "f64,f16", "--no-mg",
-                            "--gemm-n", 256], reps=1)
-        recs_all += recs
-        by = {r["params"]["precision"]: r["metrics"] for r in recs if "precision" in r["params"]}
-        if "f64" in by and "f16" in by:
-            rows.append([L, n, by["f64"]["l2_error"], by["f16"]["l2_error"],
-                         by["f16"]["rel_diff_f64"]])
-    f, (a,) = new_fig(6.5, 4.4)
-    a.semilogy([r[0] for r in rows], [r[2] for r in rows], "k-o", ms=3, label="FP64 M1 (L2 error)")
-    a.semilogy([r[0] for r in rows], [r[3] for r in rows], "--s", ms=3,
-               label="FP16 M1, prehandled (L2 error)")
-    a.semilogy([r[0] for r in rows], [r[4] for r in rows], ":^", ms=3,
-               label="FP16 M1: relative deviation from FP64")
-    a.set_xlabel("level (h = 2^-level)")
-    a.set_ylabel("error")
-    a.grid(alpha=0.3, which="both")
-    a.legend(fontsize=7)
-    cap = ctx.caption(fig, recs_all,
-                      "FP16 with prehandling against level: L2 error of the FP16 and FP64 M1 "
-                      "solutions (u = sin πx sin πy) and the FP16 solution's deviation from FP64",
+    """Fig. 8: L2 error against level for an oscillatory exact solution, FP64, FP16 without
+    prehandling (an FP16 Cholesky of the nodal system) and FP16 with it (M1)."""
+    levels = pick(ctx.mode, "3..8", "3..9", "3..5")
+    args = ["prehandled", "--fig8", "--solution", "oscillatory", "--levels", levels]
+    if ctx.mode == "full":
+        args += ["--nodal-max-level", 9]
+    recs = [r for r in ctx.run(args, reps=1) if r["params"].get("figure") == "fig8"]
+    if not recs:
+        raise NoData("feaccel-bench prehandled --fig8 gave no records")
+    k = recs[0]["params"]["wavenumber"]
+    by_level = {}
+    for r in recs:
+        by_level.setdefault(r["params"]["level"], {})[r["params"]["variant"]] = r["metrics"]
+    # The spec's acceptance (§10.3 items 7-8), deterministic: FP16 M1 within 1 % of FP64 to
+    # level 8, and nearer FP64 than the nodal FP16 solve wherever FP64's solution is not ~0.
+    for L, by in sorted(by_level.items()):
+        m1, nodal = by.get("f16_m1_prehandled"), by.get("f16_nodal_cholesky")
+        if m1 and L <= 8:
+            ctx.check(m1["rel_diff_f64"] < 0.01, fig, "level %d: FP16 M1 deviates %.3g from FP64"
+                      % (L, m1["rel_diff_f64"]))
+        if m1 and nodal and k % 2 ** L:
+            ctx.check(not (nodal["rel_diff_f64"] <= m1["rel_diff_f64"]), fig,
+                      "level %d: FP16 without prehandling (%.3g) no farther from FP64 than FP16 "
+                      "M1 (%.3g)" % (L, nodal["rel_diff_f64"], m1["rel_diff_f64"]))
+    rows = []
+    for L in sorted(by_level):
+        for v, _, _ in FIG8_VARIANTS:
+            m = by_level[L].get(v)
+            if m:
+                rows.append([L, 2 ** L, v, m["l2_error"], m["rel_diff_f64"],
+                             m["l2_error"] / m["l2_error_f64"]])
+    f, (a, b) = new_fig(11, 4.4, ncols=2)
+    for v, label, style in FIG8_VARIANTS:
+        pts = [(L, by_level[L][v]) for L in sorted(by_level) if v in by_level[L]]
+        a.semilogy([L for L, _ in pts], [m["l2_error"] for _, m in pts], style, ms=4, label=label)
+        if v != "f64_m1":
+            b.semilogy([L for L, _ in pts], [m["rel_diff_f64"] for _, m in pts], style, ms=4,
+                       label=label)
+    a.set_title("L2 error against u = sin(%dπx) sin(%dπy)" % (k, k), fontsize=9)
+    a.set_ylabel("L2 error")
+    b.set_title("relative deviation from the FP64 solution", fontsize=9)
+    b.set_ylabel("‖x − x_FP64‖ / ‖x_FP64‖")
+    for ax in (a, b):
+        ax.set_xlabel("level (h = 2^-level)")
+        ax.set_xticks(sorted(by_level))
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+
+    def ratios(v):
+        qs = [by_level[L][v]["l2_error"] / by_level[L]["f64_m1"]["l2_error"]
+              for L in sorted(by_level) if v in by_level[L] and "f64_m1" in by_level[L]]
+        return ", ".join(("%.3f" if q < 10 else "%.0f") % q for q in qs)
+
+    said = []
+    for v, what in (("f16_nodal_cholesky", "without prehandling"),
+                    ("f16_m1_prehandled", "with prehandling")):
+        done = [L for L in sorted(by_level) if v in by_level[L]]
+        if not done:
+            continue
+        left = fig8_leaves(by_level, v)
+        said.append("%s the FP16 curve %s (L2 error / FP64's at levels %d–%d: %s)"
+                    % (what, "leaves FP64's (off by > 10 %%) at level %d" % left if left is not None
+                       else "stays on FP64's up to level %d, the last run" % done[-1],
+                       done[0], done[-1], ratios(v)))
+    coarse = [L for L in sorted(by_level) if k % 2 ** L == 0]  # every node a zero of u
+    zeros = ("At level%s %s every node is a zero of u: the FP64 solution is near 0 and the "
+             "relative deviation from it means little. " % ("s" if len(coarse) > 1 else "",
+                                                          ", ".join(map(str, coarse)))
+             if coarse else "")
+    cap = ctx.caption(fig, recs,
+                      "L2 error against level with a strongly oscillating exact solution, u = "
+                      "sin(%dπx) sin(%dπy) (the paper does not give its formula), Q1, "
+                      "homogeneous Dirichlet: FP64 M1 (the discretization error), FP16 M1 with prehandling "
+                      "(no refinement, h0 automatic) and, without prehandling, a banded Cholesky "
+                      "of the nodal system with every operation rounded to FP16; here %s"
+                      % (k, k, "; ".join(said)),
                       "in HP the error leaves the DP curve at level 5 without prehandling and at "
-                      "level 8–9 with it (oscillatory exact solution)",
-                      note="The curve without prehandling (an FP16 nodal solve) is not a bench "
-                           "output; tests/api/test-prehandled.c checks it at levels 3–6.")
-    ctx.save(fig, f, ["level", "n", "l2_f64", "l2_f16", "rel_diff_f16_vs_f64"], rows, cap)
+                      "level 8–9 with it (\"four to five further steps\" of refinement)",
+                      note=zeros + "Data: feaccel-bench prehandled --fig8 --levels %s." % levels)
+    ctx.save(fig, f, ["level", "n", "variant", "l2_error", "rel_diff_f64", "l2_over_f64"], rows,
+             cap)
 
 
 def draw_kernels(ctx, fig):
