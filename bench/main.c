@@ -24,7 +24,8 @@
   X(capacity)           \
   X(multigrid)          \
   X(multipatch)         \
-  X(contention)
+  X(contention)         \
+  X(progress)
 
 #define DECLARE_CASE(name) extern const bench_case bench_case_##name;
 BENCH_CASES(DECLARE_CASE)

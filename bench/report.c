@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "report.h"
 
 /* ------------------------------------------------------------------------ */
@@ -364,7 +365,10 @@ int bench_open_context(const bench_options *opts, const char *default_resource, 
   fea_status s = fea_context_create(resource, ctx);
   if (s == FEA_SUCCESS) snprintf(opened_resource, sizeof opened_resource, "%s", resource);
   if (s == FEA_SUCCESS && opts->threads > 0) s = fea_context_set_num_threads(*ctx, opts->threads);
-  if (s >= 0) return BENCH_OK;
+  if (s >= 0) {
+    bench_progress_bar_attach(*ctx); /* a bar on a terminal's stderr, else nothing */
+    return BENCH_OK;
+  }
   int rc = bench_fail(*ctx ? "fea_context_set_num_threads" : "fea_context_create", s);
   fea_context_destroy(ctx);
   return s == FEA_ERR_INVALID_ARG ? BENCH_USAGE : rc;

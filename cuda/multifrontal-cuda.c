@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "base/context.h"
+#include "base/progress.h"
 #include "cuda-backend.h"
 #include "cuda-check.h"
 #include "internal/error.h"
@@ -774,6 +775,8 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
+  const double before = (double)t->level_start[level], all = (double)t->num_nodes;
+  FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, before, all));
 
   FEA_CALL(groups_birth(ctx, b, st, level, st->schur_entries, st->schur_d, 1));
   for (fea_index k = 0; k < count; k++) {
@@ -799,6 +802,7 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
       }
       FEA_CALL(factor_batch(ctx, b, f, st, level, nodes + k, e - k, k, 1));
       k = e;
+      FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, before + (double)k, all));
     }
   } else {
     FEA_CALL(factor_batch(ctx, b, f, st, level, nodes, count, 0, 0));
@@ -850,7 +854,7 @@ static fea_status factor_level_run(fea_context *ctx, fea_multifrontal_factor *f,
   groups_death(ctx, st, level, st->schur_d);
   for (fea_index n = 0; n < t->num_nodes; n++)
     if (st->d_schur[n] && st->schur_d[st->group_of[n]] == NULL) st->d_schur[n] = NULL;
-  return FEA_SUCCESS;
+  return fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, before + (double)count, all);
 }
 
 static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f, int level) {
@@ -858,7 +862,7 @@ static fea_status cuda_factor_level(fea_context *ctx, fea_multifrontal_factor *f
   struct fea_cuda *b;
   FEA_CALL(fea_cuda_enter(ctx, &b));
   fea_status s = factor_level_run(ctx, f, st, b, level);
-  if (s < 0 && s != FEA_ERR_NOT_POSDEF) {
+  if (s < 0 && s != FEA_ERR_NOT_POSDEF && s != FEA_ERR_CANCELLED) {
     const fea_etree *t = f->tree;
     return level_fail(ctx, "factorization", level,
                       t->level_start[level + 1] - t->level_start[level], s);

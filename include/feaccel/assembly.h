@@ -158,7 +158,9 @@ FEA_API fea_status fea_matrix_create_pattern(const fea_problem *problem, fea_mat
  *         that lacks an entry the problem couples, or sigma or f not
  *         admissible at a quadrature point
  * @retval FEA_ERR_DIMENSION when A is not num_free_dofs x num_free_dofs
- * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
+ * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM, or a
+ *         space with several components (fea_space_set_num_components(); the
+ *         reference assembly takes them)
  * @retval FEA_ERR_OUT_OF_MEMORY when the scratch storage or a thread's
  *         buffers cannot be allocated
  * @since 0.1.0
@@ -176,7 +178,8 @@ FEA_API fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *
  * @retval FEA_ERR_INVALID_ARG as fea_problem_assemble(), and for a NULL
  *         @p A_dense when there are free DoFs
  * @retval FEA_ERR_DIMENSION when @p ld is below num_free_dofs (or below 1)
- * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM
+ * @retval FEA_ERR_UNSUPPORTED for TSX where the CPU has no usable RTM, or a
+ *         space with several components
  * @retval FEA_ERR_OUT_OF_MEMORY when scratch storage cannot be allocated
  * @since 0.1.0
  */

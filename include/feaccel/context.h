@@ -132,12 +132,55 @@ FEA_API fea_status fea_context_set_num_threads(fea_context *ctx, int nthreads);
  * The first callback installed in the process that takes FEA_LOG_WARN
  * receives, when the BLAS runs kernels below the CPU's vector ISA
  * (fea_context_info.blas_slow), one warning naming the kernels, the CPU's ISA
- * and the fix (fea_context_info.blas_advice).
+ * and the fix (fea_context_info.blas_advice). The first callback taking
+ * FEA_LOG_WARN installed on a context also receives one warning per
+ * environment variable that chose one of its settings in place of the
+ * program (`OMP_NUM_THREADS` the thread count of `/cpu/threads` when the
+ * resource has no `threads=`, `FEACCEL_THREADS_ADAPT` its `adapt=`), naming
+ * the variable, its value and the setting.
  * @retval FEA_ERR_INVALID_ARG for a level outside FEA_LOG_ERROR..FEA_LOG_DEBUG.
  * @since 0.1.0
  */
 FEA_API fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_level,
                                                 fea_log_fn fn, void *user);
+
+/**
+ * @brief Receives the progress of long work; a nonzero return cancels it.
+ *
+ * @param phase what runs, a fixed name such as "multifrontal factorization"
+ *        or "prehandled: inverting Pi" (docs/backends.md, "Progress and
+ *        cancelling", lists them); valid only during the call.
+ * @param fraction how much of the phase is done, in [0, 1]: 0 when the phase
+ *        starts, never decreasing within it, 1 when it is complete.
+ * @return 0 to go on; any other value stops the running call, which returns
+ *         FEA_ERR_CANCELLED with a message naming the phase.
+ * @since 0.1.0
+ */
+typedef int (*fea_progress_fn)(void *user, const char *phase, double fraction);
+
+/**
+ * @brief Install a progress callback; NULL removes it.
+ *
+ * The multifrontal, multigrid and prehandled setups (also the multigrid
+ * hierarchy that fea_solver_create_multigrid() builds) and CG report their
+ * phases to @p fn, always on the thread that called the library, never on
+ * a worker thread and never concurrently. Each phase is reported when it
+ * starts (fraction 0) and when it ends (fraction 1); in between the library
+ * reports where it stands at least every few hundred milliseconds of work
+ * (per tree node, per block, per panel, per CG iteration), and @p fn is
+ * called for such a report only when @p interval_s seconds have passed
+ * since its previous call. A call the callback cancels returns
+ * FEA_ERR_CANCELLED, frees what it allocated, and leaves its objects
+ * destroyable and as a failed call of its kind leaves them (a solver is
+ * then not set up; a later setup starts afresh).
+ *
+ * @param interval_s the least time between two calls within a phase, in
+ *        seconds, 0 to 60 (0: every report; 0.1 suits a progress bar)
+ * @retval FEA_ERR_INVALID_ARG for an @p interval_s outside [0, 60] or not finite.
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_context_set_progress_callback(fea_context *ctx, fea_progress_fn fn,
+                                                     void *user, double interval_s);
 
 /**
  * @brief Limit the memory that creates and setups on @p ctx may plan to use.
@@ -177,13 +220,14 @@ typedef struct fea_context_info {
   int num_pus;                  /**< hardware threads (hwloc) */
   int num_numa_nodes;           /**< NUMA nodes (hwloc) */
   char cpu_model[128];          /**< CPU model name */
-  char blas[128];               /**< BLAS library, version and kernel type in use */
+  char blas[128];               /**< BLAS library (-Dblas), version, "(kernels: NAME)" */
   char device_name[128];        /**< GPU name, "" on CPU backends */
   int device_id;                /**< CUDA device ordinal, -1 on CPU backends */
   int device_cc;                /**< compute capability as 10*major+minor, 0 on CPU */
   uint64_t device_memory_bytes; /**< total device memory, 0 on CPU backends */
   /** The BLAS's kernel set: OpenBLAS's core name ("Haswell", "Prescott"),
-   * "" when the BLAS is not OpenBLAS. @since 0.1.0 */
+   * BLIS's sub-configuration ("zen3", "generic"); "" when the BLAS does not
+   * say (MKL, FlexiBLAS on a backend other than OpenBLAS). @since 0.1.0 */
   char blas_kernels[32];
   /** The vector ISA of those kernels: "sse", "avx", "avx2", "avx512", or
    * "unknown" for a name the library does not know. @since 0.1.0 */

@@ -53,15 +53,26 @@ typedef struct fea_cost_query {
    * grows; a geometry map, c u, sigma(x) or A(x) change the elements, not the tree, and the
    * counts are those of the box (exact model only: the paper's ignores this field). */
   const fea_bc_type *sides;
+  /* Appended after 0.1.0 (callers built before see one component): */
+  /** Components per B-spline function (a system of N_eq equations, 1..8; default 1), every
+   * component with the same condition per side, as an elasticity problem with clamped sides
+   * (fea_problem_create_elasticity()) or any problem on a vector space
+   * (fea_space_set_num_components()). The solver's tree is the scalar one with fronts N_eq times
+   * larger; the paper's model scales its q and r by N_eq likewise (the p~ = p N_eq of systems). */
+  int num_components;
 } fea_cost_query;
 
-/** Initializer: 2D, p = 1, one element, unlimited processors, all sides Dirichlet. @since 0.1.0 */
+/** Initializer: 2D, p = 1, one element, unlimited processors, all sides Dirichlet, one
+ * component. @since 0.1.0 */
 #if FEA_DESIGNATED_INITIALIZERS
-#define FEA_COST_QUERY_INIT \
-  { .size = sizeof(fea_cost_query), .dim = 2, .p = 1, .n = 1, .nproc = 0, .sides = NULL }
+#define FEA_COST_QUERY_INIT                                                              \
+  {                                                                                      \
+    .size = sizeof(fea_cost_query), .dim = 2, .p = 1, .n = 1, .nproc = 0, .sides = NULL, \
+    .num_components = 1                                                                  \
+  }
 #else
 #define FEA_COST_QUERY_INIT \
-  { sizeof(fea_cost_query), 2, 1, 1, 0, NULL }
+  { sizeof(fea_cost_query), 2, 1, 1, 0, NULL, 1 }
 #endif
 
 /** The estimate; initialize with FEA_COST_INIT (the callee fills the fields

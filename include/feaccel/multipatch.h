@@ -74,7 +74,8 @@ typedef struct fea_multipatch_desc {
  *         the domain would have no boundary), two sides whose corners coincide but whose DoFs
  *         do not (naming both and the first DoF that differs), or a side that would meet two
  *         others (naming the three patches)
- * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, or a 1D space
+ * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, a 1D space, or a space
+ *         with several components (fea_space_set_num_components())
  * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_create(fea_context *ctx, int num_patches,

@@ -35,7 +35,9 @@
  * that builds, applies or solves returns FEA_ERR_OUT_OF_MEMORY when host or
  * device memory runs out. On `/gpu/cuda` those may also return
  * FEA_ERR_DEVICE (a CUDA call failed) or FEA_ERR_BACKEND (cuBLAS or cuSPARSE
- * failed). The other codes are listed under each function.
+ * failed). fea_cg_solve() returns FEA_ERR_CANCELLED when the context's progress
+ * callback (fea_context_set_progress_callback()) asks to stop; x then holds
+ * the last iterate. The other codes are listed under each function.
  */
 #ifndef FEACCEL_OPERATOR_H
 #define FEACCEL_OPERATOR_H
@@ -123,7 +125,9 @@ typedef struct fea_operator_desc {
  *         them) a sigma or f that is not admissible at a quadrature point
  * @retval FEA_ERR_UNSUPPORTED for TSX without usable RTM, on a device backend
  *         for strategies other than AUTO, ATOMIC_CAS and COLORING, or on a
- *         device backend without operators
+ *         device backend without operators; on a space with several
+ *         components (fea_space_set_num_components()) for every kind but CSR,
+ *         and on device backends
  * @retval FEA_ERR_BACKEND on a device backend whose host delegate cannot be
  *         found or created
  * @retval FEA_ERR_OUT_OF_MEMORY when what the kind stores exceeds the memory

@@ -85,16 +85,20 @@ typedef struct fea_element_data {
   fea_index element;  /**< the element's index in the space */
   int dim;            /**< space dimension */
   int nq;             /**< quadrature points */
-  int nb;             /**< basis functions (the element's DoFs, fea_space_get_element_dofs order) */
+  int nb;             /**< scalar basis functions (the element's DoFs of a scalar space) */
   const double *x;    /**< nq x dim points */
   const double *w;    /**< nq weights: rule weight times |det J| */
   const double *phi;  /**< nq x nb values: phi[q * nb + i] */
   const double *dphi; /**< nq x nb x dim gradients: dphi[(q * nb + i) * dim + k] */
+  /* Appended after 0.1.0 (size says whether a form may read it): */
+  int ncomp; /**< components of the space (fea_space_set_num_components()): the form's Ke is
+                  (nb ncomp) x (nb ncomp) and fe has nb ncomp entries, local DoF c + ncomp i
+                  being component c of function i (fea_space_get_element_dofs() order) */
 } fea_element_data;
 
 /**
- * A user's element form: the nb x nb element matrix Ke (row-major, symmetric) and the nb
- * load entries fe of element e. Return FEA_SUCCESS, or any error status to stop the caller,
+ * A user's element form: the n x n element matrix Ke (row-major, symmetric) and the n
+ * load entries fe of element e, n = nb ncomp (nb on a scalar space). Return FEA_SUCCESS, or any error status to stop the caller,
  * which then returns that status; anything else (a warning, a value outside fea_status) stops
  * it with FEA_ERR_INVALID_ARG naming the value.
  * @since 0.1.0
@@ -191,6 +195,122 @@ typedef struct fea_problem_desc {
 #endif
 /* clang-format on */
 
+/** A vector function of a point x (dim coordinates) writing its values into v: one per
+ * component of the problem's space (fea_problem_create_elasticity()), or, for the gradients of
+ * fea_problem_error_norms_vector(), ncomp x dim values, v[c * dim + k] = d u_c / d x_k.
+ * @since 0.1.0 */
+typedef void (*fea_vector_fn)(const double *x, double *v, void *user);
+
+/** The 2D model of an elasticity problem (3D spaces ignore it). @since 0.1.0 */
+typedef enum fea_elasticity_model {
+  FEA_ELASTICITY_PLANE_STRAIN = 0, /**< eps_zz = 0: a long body (the default) */
+  FEA_ELASTICITY_PLANE_STRESS = 1  /**< sigma_zz = 0: a thin plate */
+} fea_elasticity_model;
+
+/** The kind of condition on one side of an elasticity problem. @since 0.1.0 */
+typedef enum fea_elastic_bc_type {
+  FEA_ELASTIC_DISPLACEMENT = 0, /**< u_c = g_c (the desc's displacement) for the components in
+                                     the mask, by elimination; the others are traction-free */
+  FEA_ELASTIC_TRACTION = 1,     /**< sigma n = h(x) (traction; NULL: 0, a free side) */
+  FEA_ELASTIC_PRESSURE = 2      /**< sigma n = -p(x) n: a pressure pushing on the side */
+} fea_elastic_bc_type;
+
+/** Component masks of fea_elastic_condition.components. @since 0.1.0 */
+#define FEA_COMPONENT_X 1u
+#define FEA_COMPONENT_Y 2u
+#define FEA_COMPONENT_Z 4u
+
+/** What holds on one side of an elasticity problem (n: the outward unit normal). A symmetry
+ * roller on a side normal to x is FEA_ELASTIC_DISPLACEMENT with components = FEA_COMPONENT_X.
+ * @since 0.1.0 */
+typedef struct fea_elastic_condition {
+  fea_elastic_bc_type type; /**< default FEA_ELASTIC_DISPLACEMENT */
+  unsigned components;      /**< DISPLACEMENT: bit c fixes component c; 0: every component */
+  fea_vector_fn traction;   /**< TRACTION: h(x) (dim values), or NULL for h = 0 */
+  void *traction_user;
+  double pressure;           /**< PRESSURE: a constant p, used when pressure_fn is NULL */
+  fea_scalar_fn pressure_fn; /**< PRESSURE: p(x), or NULL */
+  void *pressure_user;
+} fea_elastic_condition;
+
+/** A part of a mesh's boundary (a physical group of the Gmsh file it was read from, as
+ * fea_boundary_part names one) and the elasticity condition on it. @since 0.1.0 */
+typedef struct fea_elastic_part {
+  int physical_tag;         /**< the group's physical tag; used when name is NULL */
+  const char *name;         /**< the group's name in $PhysicalNames, or NULL to use the tag */
+  fea_elastic_condition bc; /**< the condition on the group's facets */
+} fea_elastic_part;
+
+/**
+ * Options of a linear elasticity problem; initialize with FEA_ELASTICITY_DESC_INIT.
+ * The material is isotropic: Young's modulus E and Poisson's ratio nu (constants or
+ * callbacks), or, with mu > 0, the Lame parameters lambda and mu in their place.
+ * @since 0.1.0
+ */
+typedef struct fea_elasticity_desc {
+  size_t size;                /**< sizeof(fea_elasticity_desc) as compiled by the caller */
+  double E;                   /**< Young's modulus > 0, used when E_fn is NULL (default 1) */
+  double nu;                  /**< Poisson's ratio in (-1, 0.5), used when nu_fn is NULL (0.3) */
+  fea_scalar_fn E_fn, nu_fn;  /**< E(x), nu(x), or NULL */
+  void *material_user;        /**< the user data of E_fn and nu_fn */
+  double lambda, mu;          /**< with mu > 0: the Lame parameters in place of E and nu */
+  fea_elasticity_model model; /**< 2D: plane strain (default) or plane stress */
+  fea_vector_fn body_force;   /**< f(x) (dim values), or NULL for f = 0 */
+  void *body_force_user;
+  fea_vector_fn displacement; /**< g(x) (dim values) on the fixed components, or NULL: g = 0 */
+  void *displacement_user;
+  int quad_points;                /**< Gauss points per direction, 1..20; 0: degree + 1 */
+  fea_elastic_condition sides[6]; /**< per fea_patch_side; all clamped (u = g) by default */
+  const fea_elastic_part *parts;  /**< num_parts conditions by physical group (a Lagrange space on
+                                       a mesh read from Gmsh; copied): facets in no listed part
+                                       stay clamped; NULL when num_parts = 0 */
+  int num_parts;                  /**< entries of parts, >= 0; default 0 */
+} fea_elasticity_desc;
+
+/* clang-format off */
+/** Initializer: E = 1, nu = 0.3, plane strain, no loads, every side clamped. @since 0.1.0 */
+#define FEA_ELASTIC_CLAMPED_INIT_ { FEA_ELASTIC_DISPLACEMENT, 0u, NULL, NULL, 0.0, NULL, NULL }
+#define FEA_ELASTICITY_DESC_INIT                                                             \
+  { sizeof(fea_elasticity_desc), 1.0, 0.3, NULL, NULL, NULL, 0.0, 0.0,                       \
+    FEA_ELASTICITY_PLANE_STRAIN, NULL, NULL, NULL, NULL, 0,                                  \
+    { FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_,       \
+      FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_ },      \
+    NULL, 0 }
+/* clang-format on */
+
+/**
+ * @brief Create a linear elasticity problem -div sigma(u) = f on @p space (which it holds a
+ * reference on), sigma = lambda tr(eps) I + 2 mu eps, eps = (grad u + grad u^T) / 2.
+ *
+ * @p space must have dim components (fea_space_set_num_components()): u is the displacement.
+ * Element matrices are (nb dim) x (nb dim) in the space's interleaved DoF order. Conditions are
+ * per side (desc.sides): displacement on a chosen set of components (eliminated as Dirichlet
+ * DoFs; a roller fixes one), traction h, or pressure p (traction -p n), on the sides of a
+ * B-spline patch or of a structured box mesh (Lagrange), or per physical group of a mesh read from
+ * Gmsh (desc.parts, checked as fea_problem_create_poisson() checks its parts). In 2D, plane strain uses lambda and mu as
+ * given; plane stress replaces lambda by 2 lambda mu / (lambda + 2 mu). The conditions must
+ * remove every rigid-body motion (translations and rotations): checked on the space's own
+ * representation of them, so a pure traction problem is refused naming the modes left free.
+ * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes, a space whose
+ *         components are not its dimension, an E that is not positive and finite, a nu outside
+ *         (-1, 0.5) (both checked at every quadrature point when given as callbacks), a mu or
+ *         lambda that make the material not positive definite (mu > 0, lambda > -2 mu / dim),
+ *         quad_points outside 0..20, an unknown model or side type, a component mask naming a
+ *         component the space lacks, a side beyond the space's dimension that is not the default,
+ *         a pressure that is not finite, displacement data that is not finite at a fixed DoF,
+ *         or conditions that leave a rigid-body mode free (the modes are named); a body force,
+ *         traction or pressure that is not finite at a quadrature point is FEA_ERR_INVALID_ARG
+ *         naming the point where element systems are computed
+ *         a negative num_parts or NULL parts with num_parts > 0, a part whose tag or name is
+ *         not a group of the mesh's boundary (or a name two groups share), a group listed twice
+ *         or a facet in two listed groups
+ * @retval FEA_ERR_UNSUPPORTED for a 1D space, a side that is not clamped on a Lagrange space
+ *         whose mesh is not a structured box, or parts on a B-spline space
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_problem_create_elasticity(fea_space *space, const fea_elasticity_desc *desc,
+                                                 fea_problem **out);
+
 /**
  * @brief Create a Poisson problem on @p space (which it holds a reference on).
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes, a
@@ -209,9 +329,14 @@ typedef struct fea_problem_desc {
  *         a group of the mesh's boundary (or a name two groups share), a
  *         group listed twice, a facet in two listed groups, or a listed
  *         group's facet that is not on the boundary
+ * On a space with several components (fea_space_set_num_components()) the built-in terms have
+ * no meaning: the problem needs an element_form (its matrices are (nb ncomp)^2, interleaved),
+ * every side Dirichlet (g on every component) and no parts.
+ * @retval FEA_ERR_INVALID_ARG also for a space with several components and no element_form
  * @retval FEA_ERR_UNSUPPORTED for a Neumann or Robin side on a Lagrange space
  *         whose mesh is not structured (fea_mesh_create_structured(); name
- *         parts instead), or parts on a B-spline space
+ *         parts instead), or parts on a B-spline space; on a space with several
+ *         components, a side that is not Dirichlet or parts
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
  * @since 0.1.0
@@ -236,7 +361,8 @@ FEA_API fea_status fea_problem_get_num_free_dofs(const fea_problem *problem, fea
 
 /**
  * @brief Element stiffness matrix and load vector of element @p e.
- * @param Ke dofs_per_element^2 entries, row-major (symmetric), or NULL
+ * @param Ke dofs_per_element^2 entries (fea_space_info's, which counts every component of a
+ *        vector space), row-major (symmetric), or NULL
  * @param fe dofs_per_element entries, or NULL
  * The element's DoFs are those of fea_space_get_element_dofs().
  * @retval FEA_ERR_INVALID_ARG for @p e outside [0, num_elements), or sigma or
@@ -249,6 +375,7 @@ FEA_API fea_status fea_problem_element_system(const fea_problem *problem, fea_in
 /**
  * @brief Element mass matrix (dofs_per_element^2, row-major).
  * @retval FEA_ERR_INVALID_ARG for a NULL @p Me or @p e outside [0, num_elements).
+ * @retval FEA_ERR_UNSUPPORTED on a space with several components (not yet)
  * @since 0.1.0
  */
 FEA_API fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, double *Me);
@@ -285,6 +412,8 @@ FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const
  * Integrated with the problem's quadrature plus two points per direction.
  * @retval FEA_ERR_INVALID_ARG for a NULL @p u_full, @p exact or @p l2, or
  *         @p h1_semi asked for without @p exact_grad
+ * @retval FEA_ERR_UNSUPPORTED on a space with several components
+ *         (fea_problem_error_norms_vector() takes them)
  * @retval FEA_ERR_BACKEND when LAPACK fails to compute the Gauss-Jacobi
  *         points of a triangle or tetrahedron rule
  * @since 0.1.0
@@ -292,6 +421,75 @@ FEA_API fea_status fea_problem_expand_solution(const fea_problem *problem, const
 FEA_API fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_full,
                                            fea_scalar_fn exact, fea_gradient_fn exact_grad,
                                            void *user, double *l2, double *h1_semi);
+
+/**
+ * @brief Errors of a vector-valued u_h (full coefficients, interleaved as the space numbers
+ * them) against an exact solution, per component and together.
+ * @param exact u(x), ncomp values; @param exact_grad its gradient, ncomp x dim values
+ * (v[c * dim + k] = d u_c / d x_k), or NULL (then @p h1_semi is not computed)
+ * @param[out] l2 ncomp + 1 values: ||u_c - u_h,c||_L2 per component, then ||u - u_h||_L2
+ * (the square root of the sum of their squares)
+ * @param[out] h1_semi ncomp + 1 values likewise for |.|_H1, or NULL
+ * Integrated as fea_problem_error_norms() integrates. Takes scalar problems too (ncomp = 1:
+ * both entries are the scalar norms).
+ * @retval FEA_ERR_INVALID_ARG for a NULL @p u_full, @p exact or @p l2, or @p h1_semi asked
+ *         for without @p exact_grad
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_problem_error_norms_vector(const fea_problem *problem, const double *u_full,
+                                                  fea_vector_fn exact, fea_vector_fn exact_grad,
+                                                  void *user, double *l2, double *h1_semi);
+
+/**
+ * @brief The displacement, the stress tensor and the von Mises stress of an elasticity
+ * solution u_h (full coefficients) at points.
+ *
+ * Points: on a B-spline space, the patch's parameters (in the space's box, which for a patch
+ * mapped by a geometry is the geometry's parameter range: a mapped patch cannot locate a
+ * physical point without inverting its map, which is also why fea_space_evaluate() refuses
+ * mapped spaces; on an unmapped box the parameters are the physical coordinates); on a
+ * Lagrange space, physical coordinates, located as fea_space_evaluate() locates them. A point
+ * on an element boundary takes the element that fea_space_evaluate() takes (the one above it
+ * in each direction, the last one at the upper end), so a stress discontinuous there (a C0
+ * space) is that element's.
+ * The stress is sigma = lambda tr(eps) I + 2 mu eps of the problem's material at the point, in
+ * Voigt order: xx, yy, zz, yz, xz, xy. In 2D, yz = xz = 0 and zz is lambda tr(eps) in plane
+ * strain, 0 in plane stress. The von Mises stress is
+ * sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_yz^2 + s_xz^2 + s_xy^2)).
+ * @param points npts * dim parameters (B-splines) or coordinates (Lagrange)
+ * @param[out] x npts * dim physical points (where the parameters map to), or NULL
+ * @param[out] u npts * dim displacements, or NULL
+ * @param[out] stress npts * 6 stresses (Voigt), or NULL
+ * @param[out] von_mises npts von Mises stresses, or NULL
+ * @retval FEA_ERR_INVALID_ARG for a problem that is not an elasticity problem, a negative
+ *         @p npts, a NULL @p u_full or @p points when npts > 0, a coordinate that is not
+ *         finite, a point outside the patch's parameter range or the mesh (naming the point),
+ *         or a material callback that gives an E or nu outside its range at a point
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_problem_evaluate_stress(const fea_problem *problem, const double *u_full,
+                                               fea_index npts, const double *points, double *x,
+                                               double *u, double *stress, double *von_mises);
+
+/**
+ * @brief Write an elasticity solution u_h (full coefficients) as a VTK XML UnstructuredGrid
+ * (`.vtu`, ASCII) for ParaView, sampled as fea_space_write_vtu() samples a function (on a
+ * B-spline patch, or on each quadrilateral or hexahedron of a Lagrange space): the node
+ * fields "displacement" (3 components, z = 0 in 2D, so that ParaView's "Warp By Vector"
+ * takes it), "stress" (6 components in ParaView's order of a symmetric tensor: xx, yy, zz, xy,
+ * yz, xz; see fea_problem_evaluate_stress()) and "von_mises" (1). Points on element
+ * boundaries are repeated per element, so the stresses show their jumps between C0 elements.
+ * @param samples 2..16 points per element and direction
+ * @retval FEA_ERR_INVALID_ARG for a problem that is not an elasticity problem, @p samples
+ *         outside 2..16, a NULL or empty @p path, NULL @p u_full, a coefficient that makes a
+ *         sample not finite (the sample is named), or a material callback that gives an E or
+ *         nu outside its range at a sample
+ * @retval FEA_ERR_UNSUPPORTED for a problem on a Lagrange space of triangles or tetrahedra
+ * @retval FEA_ERR_IO when the file cannot be opened or written
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_problem_write_vtu(const fea_problem *problem, const double *u_full,
+                                         int samples, const char *path);
 
 FEA_END_DECLS
 

@@ -50,7 +50,10 @@
  * is not finite at a quadrature point is FEA_ERR_INVALID_ARG, and where the
  * solver copies the problem (create, fea_solver_set_problem()) a failure of
  * LAPACK to compute a triangle or tetrahedron quadrature rule is
- * FEA_ERR_BACKEND. The other codes are listed under each function.
+ * FEA_ERR_BACKEND. Where the context has a progress callback
+ * (fea_context_set_progress_callback()), a setup, fea_solver_create_multigrid()
+ * and a solve that runs CG return FEA_ERR_CANCELLED when it asks to stop. The
+ * other codes are listed under each function.
  */
 #ifndef FEACCEL_SOLVER_H
 #define FEACCEL_SOLVER_H
@@ -455,7 +458,8 @@ typedef struct fea_prehandled_desc {
  * the right-hand sides and solutions still host arrays.
  * @retval FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
  *         naming what differs, an odd cell count with coarse_cells = 0 (no
- *         coarse mesh nests), or a device backend without a device M1
+ *         coarse mesh nests), a space with several components, or a device
+ *         backend without a device M1
  * @retval FEA_ERR_INVALID_ARG for a bad option (coarse_cells negative or not
  *         leaving a fine level with n / n0 a power of two, precision,
  *         refine, refine_rtol, refine_max_iterations, rhs_scaling, tf32), or a
@@ -666,7 +670,8 @@ typedef struct fea_multigrid_desc {
  * smoothers run on the device; the hierarchy and the coarse solve on the host.
  * @retval FEA_ERR_UNSUPPORTED for another space or mesh (B-splines, P2,
  *         unstructured meshes, 1D), naming it, a
- *         coarsest level too large for the dense coarse solve, or a backend
+ *         coarsest level too large for the dense coarse solve, a space with
+ *         several components (fea_space_set_num_components()), or a backend
  *         that keeps vectors on a device and has no multigrid kernels
  * @retval FEA_ERR_NOT_POSDEF when a level's diagonal or largest eigenvalue
  *         estimate is not positive

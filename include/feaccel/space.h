@@ -371,6 +371,7 @@ FEA_API fea_status fea_space_bspline_elevate_degree(const fea_space *space, int 
  * @retval FEA_ERR_INVALID_ARG when the spaces differ in kind or dimension, or
  *         fine does not contain coarse (other boxes or geometries, knots not
  *         nested, or functions that differ)
+ * @retval FEA_ERR_UNSUPPORTED for spaces with several components (not yet)
  * @since 0.1.0
  */
 FEA_API fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs,
@@ -395,6 +396,8 @@ typedef struct fea_space_info {
   int dofs_per_element;
   fea_index num_boundary_dofs;
   fea_index elements[3]; /**< elements per direction (B-splines and structured meshes), else 0 */
+  /* Appended after 0.1.0 (callers built before see the scalar counts): */
+  int num_components; /**< components per basis function (fea_space_set_num_components()) */
 } fea_space_info;
 
 /* clang-format off */
@@ -403,15 +406,39 @@ typedef struct fea_space_info {
 #define FEA_SPACE_INFO_INIT                                                                        \
   {                                                                                                \
     .size = sizeof(fea_space_info), .dim = 0, .is_bspline = 0, .degree = {0, 0, 0}, .num_dofs = 0, \
-    .num_elements = 0, .dofs_per_element = 0, .num_boundary_dofs = 0, .elements = {0, 0, 0}        \
+    .num_elements = 0, .dofs_per_element = 0, .num_boundary_dofs = 0, .elements = {0, 0, 0},      \
+    .num_components = 1                                                                            \
   }
 #else
-#define FEA_SPACE_INFO_INIT                                          \
-  {                                                                  \
-    sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, { 0, 0, 0 } \
+#define FEA_SPACE_INFO_INIT                                             \
+  {                                                                     \
+    sizeof(fea_space_info), 0, 0, {0, 0, 0}, 0, 0, 0, 0, {0, 0, 0}, 1 \
   }
 #endif
 /* clang-format on */
+
+/**
+ * @brief Make @p space vector-valued: @p num_components components per basis function (a
+ * displacement in 2D or 3D has dim), each in the scalar space.
+ *
+ * Set it after creating the space and before anything is built on it (a problem, a refined
+ * space). The DoFs are then interleaved: DoF `c + num_components * i` is component c of the
+ * scalar space's function i (docs/spaces.md says why), so num_dofs, dofs_per_element and the
+ * boundary DoFs of fea_space_get_info() count every component, fea_space_get_element_dofs()
+ * gives the element's functions with their components together (local `c + num_components * j`),
+ * and with 1 component everything is as before. Spaces refined from a vector space
+ * (fea_space_bspline_insert_knots(), _elevate_degree()) keep its components. What takes vector
+ * spaces so far: fea_problem_create_elasticity(), fea_problem_create_poisson() with an
+ * element_form, the reference assembly, the CSR operator and CG, the multifrontal solver,
+ * error norms (fea_problem_error_norms_vector()), fea_space_write_vtu(), and an elasticity
+ * solution's stresses (fea_problem_evaluate_stress(), fea_problem_write_vtu()); the other
+ * consumers of spaces refuse them
+ * with FEA_ERR_UNSUPPORTED.
+ * @retval FEA_ERR_INVALID_ARG for @p num_components outside 1..8
+ * @retval FEA_ERR_STATE when an object is built on @p space already
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_space_set_num_components(fea_space *space, int num_components);
 
 /**
  * @brief Fill @p info (whose .size the caller set).
@@ -460,7 +487,7 @@ FEA_API fea_status fea_space_bspline_get_knots(const fea_space *space, int dir, 
  * @retval FEA_ERR_INVALID_ARG for a negative @p npts, a coordinate that is
  *         not finite, or a point outside the domain, naming the first such point
  * @retval FEA_ERR_UNSUPPORTED for a B-spline space mapped by a geometry (point
- *         location would need the inverse of the map)
+ *         location would need the inverse of the map), or a space with several components
  * @since 0.1.0
  */
 FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index npts,
@@ -471,7 +498,10 @@ FEA_API fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fe
  * (`.vtu`, ASCII) for ParaView: each element sampled at @p samples points per direction
  * (ends included) and drawn as (samples - 1)^dim linear cells through the space's geometry, so
  * a mapped patch appears with its shape; the values are the node field "u". Lagrange spaces
- * write their mesh with fea_mesh_write_vtu().
+ * write their mesh with fea_mesh_write_vtu(). On a space with several components
+ * (fea_space_set_num_components(), @p coeffs interleaved) "u" has them all, per node; two are
+ * padded to three with a zero so that ParaView takes it as a vector ("Warp By Vector").
+ * fea_problem_write_vtu() adds an elasticity solution's stresses.
  * @param samples 2..16 points per element and direction
  * @retval FEA_ERR_INVALID_ARG for @p samples outside 2..16, a NULL or empty @p path, NULL
  *         @p coeffs, or a coefficient that makes a sample not finite (the sample is named)
@@ -487,6 +517,7 @@ FEA_API fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, i
  * Greville points (tensor-product) for B-splines. Exact for functions of the space.
  * @retval FEA_ERR_INVALID_ARG when @p g returns a value that is not finite,
  *         naming the point
+ * @retval FEA_ERR_UNSUPPORTED for a space with several components (g is scalar)
  * @retval FEA_ERR_UNSUPPORTED (B-splines) when the collocation system exceeds
  *         the 32-bit integers of LAPACK
  * @retval FEA_ERR_SINGULAR (B-splines) when LAPACK's banded LU finds the

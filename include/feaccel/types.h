@@ -63,7 +63,11 @@ typedef enum fea_status {
   /** a file could not be opened, read or written, or its content is malformed */
   FEA_ERR_IO = -9,
   /** an LU factorization met an exactly zero pivot */
-  FEA_ERR_SINGULAR = -10
+  FEA_ERR_SINGULAR = -10,
+  /** the context's progress callback asked to stop (fea_context_set_progress_callback()):
+   * the call stopped at its next report, released what it had allocated, and
+   * left its objects as a failed call of the same kind leaves them */
+  FEA_ERR_CANCELLED = -11
 } fea_status;
 
 /**

@@ -4,7 +4,7 @@
 # Sourced, not run; expects $root (the project root).
 
 # cmake: the install-prefix test builds a find_package(feaccel) consumer with it.
-packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev libxml2-dev"
+packages="meson ninja-build pkg-config cmake gcc g++ python3 clang-format libcriterion-dev libhwloc-dev libopenblas-dev liblapacke-dev libxml2-dev python3-matplotlib"
 # Only the demo needs these: SuiteSparse CHOLMOD, the direct solver's peer in
 # feaccel-bench, and hypre (with its MPI), the multigrid case's peer (both
 # optional; the library and the tests never use them).
@@ -12,6 +12,10 @@ demo_packages="libsuitesparse-dev libhypre-dev"
 # The tests of the PETSc library (libfeaccel-petsc, tests/mpi/): PETSc with
 # MUMPS, and Open MPI with it. The library builds without them.
 petsc_packages="petsc-dev"
+# The BLIS build of scripts/run-tests (-Dblas=blis, docs/backends.md): BLIS
+# and reference LAPACK, which libopenblas-dev does not bring. Installing
+# BLIS leaves the system's libblas.so.3 on OpenBLAS (priority 100 against 80).
+blis_packages="libblis-dev liblapack-dev"
 # Only the fuzz build (scripts/fuzz, the fuzz pass of scripts/run-tests) needs
 # these: clang, its libFuzzer and sanitizer runtimes, and the OpenMP runtime
 # clang's -fopenmp links (GCC's libgomp headers are not clang's).

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "internal/error.h"
+#include "progress.h"
 #include "resource.h"
 #include "thread-budget.h"
 
@@ -166,6 +167,8 @@ fea_status fea_context_host(fea_context *ctx, fea_context **host) {
                        fea_thread_last_error());
     ctx->host = h;
   }
+  /* The host work of a device context reports to the user's callback. */
+  fea_progress_follow(ctx->host, ctx);
   *host = ctx->host;
   return FEA_SUCCESS;
 }

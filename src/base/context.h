@@ -23,6 +23,14 @@ struct fea_context {
   fea_log_fn log_fn;
   void *log_user;
   fea_log_level log_level;
+  int env_warned; /* the environment's overrides were logged (environment.c) */
+  /* fea_context_set_progress_callback, and what src/base/progress.c last
+   * delivered: the phase (a static string), its fraction and when. */
+  fea_progress_fn progress_fn;
+  void *progress_user;
+  double progress_interval;
+  const char *progress_phase;
+  double progress_fraction, progress_time;
   char last_error[FEA_ERROR_LEN];
   void *backend_data; /* owned by the backend: handles, streams */
   fea_context *host;  /* device contexts: fea_context_host's, or NULL */

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "internal/error.h"
+#include "topology.h"
 
 /* The value, or NULL when unset or empty. */
 static const char *env_value(const char *name) {
@@ -76,4 +78,42 @@ fea_status fea_env_check(void) {
   FEA_CALL(fea_env_threads_adapt(&set, &adapt));
   FEA_CALL(fea_env_omp_num_threads(&first));
   return fea_env_tsx_force_abort(&on);
+}
+
+/* Whether the backend of ctx takes option `key` and ctx's resource did not set it. */
+static int option_left_to_env(const fea_context *ctx, const char *key) {
+  const size_t klen = strlen(key);
+  int takes = 0;
+  for (const char *const *o = ctx->backend->options; o && *o && !takes; o++)
+    takes = strncmp(*o, key, klen) == 0 && (*o)[klen] == '=';
+  if (!takes) return 0;
+  const char *opts = strchr(ctx->resource, ':');
+  for (const char *p = opts; p && *p; p = strchr(p + 1, ','))
+    if (strncmp(p + 1, key, klen) == 0 && p[1 + klen] == '=') return 0;
+  return 1;
+}
+
+void fea_env_warn_overrides(fea_context *ctx) {
+  if (!ctx || !ctx->log_fn || ctx->log_level < FEA_LOG_WARN || ctx->env_warned) return;
+  ctx->env_warned = 1;
+  long threads = 0;
+  fea_topology topo = {.cores = 0};
+  const int known = fea_topology_get(&topo) == FEA_SUCCESS;
+  /* A count equal to the default (one per core) changed nothing. */
+  if (fea_env_omp_num_threads(&threads) == FEA_SUCCESS && threads > 0 &&
+      option_left_to_env(ctx, "threads") && ctx->nthreads == threads &&
+      (!known || topo.cores != threads))
+    fea_log(ctx, FEA_LOG_WARN,
+            "environment variable OMP_NUM_THREADS=%s set the thread count of %s to %d in place "
+            "of its default (one per core: %d)%s; set threads= in the resource or call "
+            "fea_context_set_num_threads() to choose it",
+            getenv("OMP_NUM_THREADS"), ctx->backend->prefix, ctx->nthreads, topo.cores,
+            known && ctx->nthreads > topo.pus ? ", oversubscribing the hardware threads" : "");
+  int set = 0;
+  fea_thread_adapt adapt;
+  if (fea_env_threads_adapt(&set, &adapt) == FEA_SUCCESS && set && option_left_to_env(ctx, "adapt"))
+    fea_log(ctx, FEA_LOG_WARN,
+            "environment variable FEACCEL_THREADS_ADAPT=%s set adapt=%s on %s in place of its "
+            "default; set adapt= in the resource to choose it",
+            getenv("FEACCEL_THREADS_ADAPT"), getenv("FEACCEL_THREADS_ADAPT"), ctx->backend->prefix);
 }

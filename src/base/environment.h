@@ -35,4 +35,11 @@ fea_status fea_env_tsx_force_abort(int *on);
  * not read it. */
 fea_status fea_env_check(void);
 
+/* Log at FEA_LOG_WARN, once per context, each variable that chose one of
+ * ctx's settings in place of the program (OMP_NUM_THREADS the thread count
+ * of a backend with a threads= option the resource did not set, still in
+ * force; FEACCEL_THREADS_ADAPT an adapt= the resource did not set). Called
+ * when a log callback is installed: none exists when the context is made. */
+void fea_env_warn_overrides(fea_context *ctx);
+
 #endif

@@ -22,6 +22,7 @@ const char *fea_status_string(fea_status status) {
   case FEA_ERR_NOT_POSDEF: return "FEA_ERR_NOT_POSDEF";
   case FEA_ERR_IO: return "FEA_ERR_IO";
   case FEA_ERR_SINGULAR: return "FEA_ERR_SINGULAR";
+  case FEA_ERR_CANCELLED: return "FEA_ERR_CANCELLED";
   }
   return unknown_status;
 }

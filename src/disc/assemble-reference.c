@@ -1,5 +1,6 @@
-/* Reference assembly of the reduced Poisson system into CSR: serial and
- * deliberately plain, because every fast path is checked against it.
+/* Reference assembly of the reduced system (Poisson, elasticity: vector
+ * DoFs c + ncomp j) into CSR: serial and deliberately plain, because every
+ * fast path is checked against it.
  *
  * 1. Pattern: shared with the concurrent assembly (pattern.c).
  * 2. Values: element by element; a column is found in its row by binary
@@ -16,18 +17,22 @@
 static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, fea_matrix *A,
                                double *b) {
   const fea_space *s = pb->space;
-  const int nb = s->dofs_per_element;
+  /* nb: the element's vector DoFs (c + ncomp j), which ed lists. */
+  const int nc = s->ncomp, ns = s->dofs_per_element, nb = ns * nc;
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
   double *Ke = malloc((size_t)nb * nb * sizeof *Ke), *fe = malloc((size_t)nb * sizeof *fe);
-  fea_status st = Ke && fe
+  fea_index *ved = malloc((size_t)nb * sizeof *ved);
+  fea_status st = Ke && fe && ved
                       ? FEA_SUCCESS
                       : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for element matrices");
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
     st = s->ops->element_values(s, e, &pb->quad, &ev);
     if (st == FEA_SUCCESS) st = fea_form_element_system(pb, e, &ev, Ke, fe);
     if (st != FEA_SUCCESS) break;
-    const fea_index *ed = in->edofs + e * nb;
+    for (int j = 0; j < ns; j++)
+      for (int c = 0; c < nc; c++) ved[c + nc * j] = c + nc * in->edofs[e * ns + j];
+    const fea_index *ed = ved;
     for (int i = 0; i < nb; i++) {
       fea_index r = pb->free_index[ed[i]];
       if (r < 0) continue;
@@ -43,6 +48,7 @@ static fea_status add_elements(const fea_problem *pb, const fea_incidence *in, f
   }
   free(Ke);
   free(fe);
+  free(ved);
   fea_element_values_free(&ev);
   return st;
 }

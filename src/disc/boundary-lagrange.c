@@ -341,6 +341,11 @@ void fea_lagrange_faces_of(const fea_lagrange_faces *f, fea_index e, fea_index *
 
 void fea_lagrange_face_values(const fea_problem *pb, fea_index j, double *x, double *ds,
                               double *phi) {
+  fea_lagrange_face_values_normal(pb, j, x, ds, phi, NULL);
+}
+
+void fea_lagrange_face_values_normal(const fea_problem *pb, fea_index j, double *x, double *ds,
+                                     double *phi, double *normal) {
   const fea_space *s = pb->space;
   const fea_mesh *m = s->mesh;
   const fea_lagrange_faces *lf = pb->lfaces;
@@ -365,14 +370,26 @@ void fea_lagrange_face_values(const fea_problem *pb, fea_index j, double *x, dou
     for (int a = 0; a + 1 < d; a++) /* the tangents: J times the facet's reference edges */
       for (int i = 0; i < d; i++)
         for (int k = 0; k < d; k++) T[a][i] += J[i * d + k] * (X[a + 1][k] - X[0][k]);
-    double measure = 1.0;
+    double measure = 1.0, nv3[3] = {0, 0, 0};
     if (d == 2) {
       measure = hypot(T[0][0], T[0][1]);
+      nv3[0] = T[0][1], nv3[1] = -T[0][0];
     } else if (d == 3) {
-      const double n0 = T[0][1] * T[1][2] - T[0][2] * T[1][1];
-      const double n1 = T[0][2] * T[1][0] - T[0][0] * T[1][2];
-      const double n2 = T[0][0] * T[1][1] - T[0][1] * T[1][0];
-      measure = sqrt(n0 * n0 + n1 * n1 + n2 * n2);
+      nv3[0] = T[0][1] * T[1][2] - T[0][2] * T[1][1];
+      nv3[1] = T[0][2] * T[1][0] - T[0][0] * T[1][2];
+      nv3[2] = T[0][0] * T[1][1] - T[0][1] * T[1][0];
+      measure = sqrt(nv3[0] * nv3[0] + nv3[1] * nv3[1] + nv3[2] * nv3[2]);
+    }
+    if (normal && d > 1) {
+      /* Outward: away from the cell's vertex centroid (the cells are convex). */
+      double out = 0;
+      for (int k = 0; k < d; k++) {
+        double centroid = 0;
+        for (int a = 0; a < m->nodes_per_cell; a++) centroid += verts[a * d + k];
+        out += nv3[k] * (x[(size_t)q * d + k] - centroid / m->nodes_per_cell);
+      }
+      const double scale = (out < 0 ? -1.0 : 1.0) / measure;
+      for (int k = 0; k < d; k++) normal[(size_t)q * d + k] = scale * nv3[k];
     }
     ds[q] = (d > 1 ? lf->rule.weights[q] : 1.0) * measure;
     fea_lagrange_element_eval(el, xi, phi + (size_t)q * nb, NULL);

@@ -23,14 +23,19 @@ fea_status fea_element_values_alloc(const fea_space *s, const fea_quadrature *q,
     return FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY,
                      "no memory for basis values at %zu points of %zu functions", nq, nb);
   }
-  /* B-spline elements under a tensor rule also get their 1D factors, and
+  /* Tensor elements under a tensor rule also get room for their 1D factors, and
    * the forms' sum-factorization scratch (its layout: forms.c, sumfact_work):
    * the weights W and w f (2 nq), the 1D outer products B B^T and D D^T per
    * direction and point (2 sum_k nq_k np_k^2), the q0-contracted products
    * (2 nq1 nq2 np0^2), in 3D the q1-contracted ones (2 nq2 (np0 np1)^2) and
    * one (np0 np1)^2 block of Ke, and the load's partial sums
    * (nq1 nq2 np0 + nq2 np0 np1). */
-  if (s->kind == FEA_SPACE_BSPLINE && q->tensor[0] > 0) {
+  /* Lagrange quads and hexahedra too: they fill the factors where the
+   * caller sets factors_only on an axis-aligned box (space-lagrange.c). */
+  const int tensor_cells = s->kind == FEA_SPACE_BSPLINE ||
+                           (s->kind == FEA_SPACE_LAGRANGE &&
+                            (s->cell == FEA_CELL_QUAD || s->cell == FEA_CELL_HEXAHEDRON));
+  if (tensor_cells && q->tensor[0] > 0) {
     size_t np[3] = {1, 1, 1}, tq[3] = {1, 1, 1};
     for (int k = 0; k < s->dim; k++) {
       np[k] = (size_t)s->degree[k] + 1;

@@ -388,8 +388,8 @@ fea_status fea_form_stiffness_load(const fea_problem *pb, const fea_element_valu
 
 int fea_form_factors_suffice(const fea_problem *pb) {
   const fea_problem_desc *d = &pb->desc;
-  return (pb->space->dim == 2 || pb->space->dim == 3) && !d->element_form && !d->sigma_tensor &&
-         !fea_problem_has_reaction(pb) && !fea_problem_has_faces(pb);
+  return (pb->space->dim == 2 || pb->space->dim == 3) && !pb->elastic && !d->element_form &&
+         !d->sigma_tensor && !fea_problem_has_reaction(pb) && !fea_problem_has_faces(pb);
 }
 
 /* The load h v and the Robin matrix alpha u v at the npts points of one
@@ -467,7 +467,7 @@ static fea_status face_terms(const fea_problem *pb, fea_index e, int nb, double 
  * result checked (finite, Ke symmetric) before anything uses it. */
 static fea_status user_form(const fea_problem *pb, fea_index e, const fea_element_values *ev,
                             double *Ke, double *fe) {
-  const int nb = ev->nb;
+  const int nb = ev->nb * pb->space->ncomp; /* the form's n: vector DoFs of the element */
   double *K = Ke, *f = fe, *own = NULL;
   if (!K || !f) {
     own = calloc((size_t)nb * (size_t)(nb + 1), sizeof *own);
@@ -478,7 +478,8 @@ static fea_status user_form(const fea_problem *pb, fea_index e, const fea_elemen
   }
   memset(K, 0, (size_t)nb * nb * sizeof *K);
   memset(f, 0, (size_t)nb * sizeof *f);
-  const fea_element_data ed = {sizeof ed, e, ev->dim, ev->nq, nb, ev->x, ev->w, ev->phi, ev->dphi};
+  const fea_element_data ed = {sizeof ed, e,     ev->dim, ev->nq,   ev->nb,
+                               ev->x,     ev->w, ev->phi, ev->dphi, pb->space->ncomp};
   const fea_problem_desc *d = &pb->desc;
   fea_status st = d->element_form(&ed, K, f, d->element_form_user);
   /* The user's status is converted here, at the boundary: one of the
@@ -519,6 +520,7 @@ static fea_status user_form(const fea_problem *pb, fea_index e, const fea_elemen
 
 fea_status fea_form_element_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
                                    double *Ke, double *fe) {
+  if (pb->elastic) return fea_form_elastic_system(pb, e, ev, Ke, fe);
   if (pb->desc.element_form)
     FEA_CALL(user_form(pb, e, ev, Ke, fe));
   else

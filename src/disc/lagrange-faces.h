@@ -37,5 +37,9 @@ void fea_lagrange_faces_of(const fea_lagrange_faces *f, fea_index e, fea_index *
  * vertex map) and the cell's nb basis values (phi[q * nb + i]). */
 void fea_lagrange_face_values(const fea_problem *pb, fea_index j, double *x, double *ds,
                               double *phi);
+/* The same with the outward unit normals (npts x dim, 2D and 3D) into
+ * normal, unless NULL. */
+void fea_lagrange_face_values_normal(const fea_problem *pb, fea_index j, double *x, double *ds,
+                                     double *phi, double *normal);
 
 #endif

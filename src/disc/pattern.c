@@ -195,16 +195,20 @@ static fea_status pattern_require(const fea_problem *pb) {
                             what);
 }
 
+/* The reduced pattern of a space with ncomp components: the incidence is
+ * the scalar space's, and the rows of DoF d's components share its columns
+ * (every component of every function of the elements around d). With
+ * ncomp = 1 this is the scalar pattern. */
 fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea_matrix **out) {
   FEA_CALL(pattern_require(pb));
   const fea_space *s = pb->space;
-  const int nb = s->dofs_per_element;
+  const int nb = s->dofs_per_element, ncomp = s->ncomp;
   const fea_index nf = pb->num_free;
   fea_index *rowlen = calloc((size_t)nf + 1, sizeof *rowlen);
   fea_index maxcand = 0;
   for (fea_index d = 0; d < s->num_dofs; d++)
     if (in->start[d + 1] - in->start[d] > maxcand) maxcand = in->start[d + 1] - in->start[d];
-  fea_index *cand = malloc((size_t)(maxcand * nb + 1) * sizeof *cand);
+  fea_index *cand = malloc((size_t)(maxcand * nb * ncomp + 1) * sizeof *cand);
   if (!rowlen || !cand) {
     free(rowlen);
     free(cand);
@@ -215,22 +219,30 @@ fea_status fea_pattern_build(const fea_problem *pb, const fea_incidence *in, fea
   fea_status st = FEA_SUCCESS;
   for (int pass = 0; pass < 2 && st == FEA_SUCCESS; pass++) {
     for (fea_index d = 0; d < s->num_dofs; d++) {
-      fea_index r = pb->free_index[d];
-      if (r < 0) continue;
+      int any = 0;
+      for (int c = 0; c < ncomp; c++) any |= pb->free_index[c + ncomp * d] >= 0;
+      if (!any) continue;
       fea_index nc = 0;
       for (fea_index k = in->start[d]; k < in->start[d + 1]; k++) {
         const fea_index *ed = in->edofs + in->elems[k] * nb;
         for (int b = 0; b < nb; b++)
-          if (pb->free_index[ed[b]] >= 0) cand[nc++] = pb->free_index[ed[b]];
+          for (int c = 0; c < ncomp; c++) {
+            const fea_index f = pb->free_index[c + ncomp * ed[b]];
+            if (f >= 0) cand[nc++] = f;
+          }
       }
       qsort(cand, (size_t)nc, sizeof *cand, fea_index_cmp);
       fea_index u = 0;
       for (fea_index i = 0; i < nc; i++)
         if (u == 0 || cand[i] != cand[u - 1]) cand[u++] = cand[i];
-      if (pass == 0)
-        rowlen[r + 1] = u;
-      else
-        memcpy(A->col_idx + A->row_ptr[r], cand, (size_t)u * sizeof *cand);
+      for (int c = 0; c < ncomp; c++) {
+        const fea_index r = pb->free_index[c + ncomp * d];
+        if (r < 0) continue;
+        if (pass == 0)
+          rowlen[r + 1] = u;
+        else
+          memcpy(A->col_idx + A->row_ptr[r], cand, (size_t)u * sizeof *cand);
+      }
     }
     if (pass == 0) {
       for (fea_index r = 0; r < nf; r++) rowlen[r + 1] += rowlen[r];

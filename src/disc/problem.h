@@ -27,6 +27,13 @@ struct fea_problem {
    * points to it, names resolved to tags), so that the caller's array may go. */
   struct fea_lagrange_faces *lfaces;
   fea_boundary_part *parts;
+  /* Elasticity problems (fea_problem_create_elasticity): the problem's own
+   * complete copy of the descriptor, its parts (if any) copied behind it in
+   * the same block, parts[i] the condition of this problem's parts[i];
+   * NULL for Poisson problems. Their element systems are forms-elastic.c's,
+   * and face_sides marks the sides (bit 6: parts) with a traction or
+   * pressure load. */
+  fea_elasticity_desc *elastic;
 };
 
 static inline int fea_problem_has_reaction(const fea_problem *pb) {
@@ -39,6 +46,21 @@ static inline int fea_problem_has_robin(const fea_problem *pb) { return pb->robi
  * field present, .size = sizeof *d): src/disc/problem.c. Internal callers
  * copy a problem with fea_problem_build(pb->space, &pb->desc, &copy). */
 fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_problem **out);
+/* The elasticity problem on space (ncomp = dim) with the complete, checked
+ * descriptor e: d carries its rule (quad_points) and marks the loaded sides
+ * Neumann (src/disc/problem.c). DoF (i, c) is fixed where a DISPLACEMENT
+ * side holding function i fixes component c. */
+fea_status fea_problem_build_elastic(fea_space *space, const fea_problem_desc *d,
+                                     const fea_elasticity_desc *e, fea_problem **out);
+/* Element e's elasticity system ((nb ncomp)^2 and nb ncomp, interleaved)
+ * at ev: the stiffness, the body force and the loads of its faces on
+ * traction and pressure sides (src/disc/forms-elastic.c). */
+fea_status fea_form_elastic_system(const fea_problem *pb, fea_index e, const fea_element_values *ev,
+                                   double *Ke, double *fe);
+/* lambda and mu at x (plane stress applied), checked: FEA_ERR_INVALID_ARG
+ * naming x for a material that is not admissible there. */
+fea_status fea_form_elastic_lame(const fea_problem *pb, const double *x, double *lambda,
+                                 double *mu);
 
 /* Element forms at prepared basis values (ev from element_values on the
  * problem's rule). Ke row-major nb x nb; fe nb. sigma and f are checked:
@@ -89,10 +111,19 @@ void fea_problem_fix_dofs(fea_problem *pb, const unsigned char *fixed, const dou
 /* The coefficient checks of fea_problem_create_poisson (sigma, quadrature,
  * reaction) on a complete descriptor (src/interface/api-problem.c). */
 fea_status fea_problem_check_coefficients(fea_context *ctx, const fea_problem_desc *d);
+/* The parts of d checked against the space's mesh boundary, by tag or name
+ * (src/interface/api-problem.c): *resolved (malloc'ed, NULL without parts)
+ * names each by tag. */
+fea_status fea_problem_check_parts(const fea_space *space, const fea_problem_desc *d,
+                                   fea_boundary_part **resolved);
 /* The checks of one boundary condition; *robin = 1 for a Robin one. */
 fea_status fea_problem_check_condition(fea_context *ctx, const fea_boundary_condition *bc,
                                        const char *what, int *robin);
 fea_status fea_problem_norms(const fea_problem *problem, const double *u_full, fea_scalar_fn exact,
                              fea_gradient_fn exact_grad, void *user, double *l2, double *h1_semi);
+/* Per component and together (ncomp + 1 entries each), on checked arguments. */
+fea_status fea_problem_norms_vector(const fea_problem *problem, const double *u_full,
+                                    fea_vector_fn exact, fea_vector_fn exact_grad, void *user,
+                                    double *l2, double *h1_semi);
 
 #endif

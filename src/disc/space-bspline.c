@@ -275,6 +275,39 @@ int fea_bspline_dof_on_side(const fea_space *s, fea_index i, int side) {
 fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
                                    const fea_quadrature *qf, int *touches, double *x, double *ds,
                                    double *phi) {
+  return fea_bspline_face_values_normal(s, e, side, qf, touches, x, ds, phi, NULL);
+}
+
+/* The outward unit normal at a face point from the map's Jacobian J
+ * (row-major dim x dim, column j = d x / d xi_j): perpendicular to the face's
+ * tangents (the columns other than k), pointing the way xi_k leaves the
+ * patch (column k's way on a high side, against it on a low one). */
+static void face_normal(int dim, int k, int high, const double *J, double *n) {
+  double c[3] = {0, 0, 0};
+  if (dim == 2) {
+    const int a = 1 - k;
+    n[0] = J[1 * 2 + a], n[1] = -J[0 * 2 + a];
+  } else {
+    const int a = k == 0 ? 1 : 0, b = k == 2 ? 1 : 2;
+    const double u[3] = {J[0 * 3 + a], J[1 * 3 + a], J[2 * 3 + a]};
+    const double v[3] = {J[0 * 3 + b], J[1 * 3 + b], J[2 * 3 + b]};
+    n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2];
+    n[2] = u[0] * v[1] - u[1] * v[0];
+  }
+  double dot = 0, len = 0;
+  for (int j = 0; j < dim; j++) {
+    c[j] = J[j * dim + k];
+    dot += n[j] * c[j];
+    len += n[j] * n[j];
+  }
+  const double sign = (dot >= 0) == (high != 0) ? 1.0 : -1.0;
+  len = sqrt(len);
+  for (int j = 0; j < dim; j++) n[j] = len > 0 ? sign * n[j] / len : 0.0;
+}
+
+fea_status fea_bspline_face_values_normal(const fea_space *s, fea_index e, int side,
+                                          const fea_quadrature *qf, int *touches, double *x,
+                                          double *ds, double *phi, double *normal) {
   const fea_bspline_space *b = bsp(s);
   const int dim = s->dim, nb = s->dofs_per_element, k = side / 2, high = side % 2;
   const element_box box = box_of(s, e);
@@ -308,6 +341,7 @@ fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
       double J[9], dW[3];
       fea_geometry_map_eval(g, gspan, xi, x + (size_t)q * dim, J, &W, dW);
       if (!g->weights) W = 1.0;
+      if (normal && dim > 1) face_normal(dim, k, high, J, normal + (size_t)q * dim);
       if (dim == 2) {
         const int a = 1 - k;
         measure = hypot(J[0 * 2 + a], J[1 * 2 + a]);
@@ -322,8 +356,10 @@ fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
       for (int j = 0; j < dim; j++) {
         x[(size_t)q * dim + j] = b->lower[j] + (xi[j] - b->knots[j].t[0]) * scale_of(b, j);
         if (j != k) measure *= scale_of(b, j);
+        if (normal) normal[(size_t)q * dim + j] = j == k ? (high ? 1.0 : -1.0) : 0.0;
       }
     }
+    if (normal && g && dim == 1) normal[q] = high ? 1.0 : -1.0;
     ds[q] = w * measure;
     int i = 0;
     for (int l2 = 0; l2 < np[2]; l2++)
@@ -710,5 +746,7 @@ fea_status fea_space_bspline_with_knots(const fea_space *space, int dir, const f
   fea_knots knots[3];
   memcpy(knots, b->knots, sizeof knots);
   knots[dir] = *kn; /* shallow: build copies */
-  return fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, b->geo, out);
+  FEA_CALL(fea_space_bspline_build(space->ctx, space->dim, knots, b->lower, b->upper, b->geo, out));
+  (*out)->ncomp = space->ncomp; /* a refined vector space keeps its components */
+  return FEA_SUCCESS;
 }

@@ -400,19 +400,32 @@ static void load_vertices(const fea_mesh *m, fea_index c, double *verts) {
 }
 
 /* Every DoF's point: the mesh node for vertex DoFs, else the image of the
- * reference node under the cell's linear map. */
-static void compute_dof_coords(const fea_mesh *m, lagrange_impl *L) {
+ * reference node under the cell's linear map. A DoF shared by cells takes
+ * the last cell's image (they agree to rounding): the cells run backwards
+ * and each DoF is mapped once, by the first of them to reach it, which
+ * gives the same coordinates bit for bit as mapping it from every cell in
+ * order, at a third of the maps in 3D Q2 (total DoFs: the count). */
+static void compute_dof_coords(const fea_mesh *m, lagrange_impl *L, fea_index total) {
   int gd = m->dim, nb = L->el.nb;
   memcpy(L->dof_coords, m->coords, (size_t)m->num_nodes * (size_t)gd * sizeof(double));
-  for (fea_index c = 0; c < m->num_cells; c++) {
+  /* Without memory for the marks: every cell in order, each DoF each time. */
+  unsigned char *done = calloc((size_t)(total - m->num_nodes) + 1, 1);
+  for (fea_index j = 0; j < m->num_cells; j++) {
+    const fea_index c = done ? m->num_cells - 1 - j : j;
     double verts[FEA_CELL_MAX_VERTICES * 3];
-    load_vertices(m, c, verts);
+    int loaded = 0;
     for (int i = 0; i < nb; i++) {
       fea_index dof = L->cell_dofs[c * nb + i];
-      if (dof < m->num_nodes) continue;
+      if (dof < m->num_nodes || (done && done[dof - m->num_nodes])) continue;
+      if (done) done[dof - m->num_nodes] = 1;
+      if (!loaded) {
+        load_vertices(m, c, verts);
+        loaded = 1;
+      }
       fea_cell_map(m->type, gd, verts, L->el.nodes + i * L->el.dim, L->dof_coords + dof * gd, NULL);
     }
   }
+  free(done);
 }
 
 /* Numbering, DoF points and boundary DoFs of an order-p space on m, into L. */
@@ -474,7 +487,7 @@ static fea_status number_space(const fea_mesh *m, int p, lagrange_impl *L, fea_i
   }
   if (st == FEA_SUCCESS) {
     for (fea_index c = 0; c < nc; c++) number_cell(m, &t, pl, nb, &nu, c, L->cell_dofs + c * nb);
-    compute_dof_coords(m, L);
+    compute_dof_coords(m, L, total);
     st = collect_boundary(m, L, &t, facet_id, facet_mult, total, boundary, num_boundary);
   }
   if (st == FEA_SUCCESS) *num_dofs = total;
@@ -510,8 +523,78 @@ static void lagrange_element_dofs(const fea_space *s, fea_index e, fea_index *do
   memcpy(dofs, L->cell_dofs + e * L->el.nb, (size_t)L->el.nb * sizeof *dofs);
 }
 
+/* Whether the quad or hexahedron with these vertices is the box
+ * lo + [0, h_0] x ... (h_k > 0) with its edges along the axes, read
+ * exactly: every corner's coordinate k is lo_k or lo_k + h_k as its bit k
+ * says. Structured box meshes give every node of a grid plane the same
+ * coordinate, so their cells pass; any other cell takes the general map. */
+static int axis_aligned_box(int d, const double *verts, double lo[3], double h[3]) {
+  const double *X0 = verts + fea_tensor_corner_vertex(d, 0) * d;
+  double hi[3];
+  for (int k = 0; k < d; k++) {
+    lo[k] = X0[k];
+    hi[k] = verts[fea_tensor_corner_vertex(d, 1 << k) * d + k];
+    h[k] = hi[k] - lo[k];
+    if (!(h[k] > 0.0)) return 0;
+  }
+  for (int c = 0; c < (1 << d); c++) {
+    const double *X = verts + fea_tensor_corner_vertex(d, c) * d;
+    for (int k = 0; k < d; k++)
+      if (X[k] != ((c >> k) & 1 ? hi[k] : lo[k])) return 0;
+  }
+  return 1;
+}
+
+/* The caller's factors_only request on an axis-aligned box element under
+ * a tensor rule: the 1D factors (values at the rule's 1D points and
+ * derivatives in x_k, t1d), the 1D weights times the edge lengths (w1d),
+ * the points x and the weights w, and no basis tables. The map is
+ * x_k = lo_k + h_k xi_k, so this is the general path's element up to
+ * rounding: (p + 1) d 1D evaluations per element instead of the (p + 1)^d
+ * products per point and a Jacobian per point, which were half of a
+ * matrix-free 3D Q2 multigrid setup (its finest load). Returns 0, having
+ * filled nothing, where it does not apply. */
+static int box_factors(const lagrange_impl *L, const double *verts, const fea_quadrature *q,
+                       fea_element_values *ev) {
+  const int d = L->el.dim, p = L->el.order;
+  if (!ev->factors_only || !ev->t1d || !L->el.tensor || (d != 2 && d != 3) || q->tensor[0] <= 0)
+    return 0;
+  int m[3] = {1, 1, 1};
+  for (int k = 0; k < d; k++) m[k] = q->tensor[k];
+  if (m[0] * m[1] * m[2] != q->npts) return 0;
+  for (int k = 0; k < 3; k++)
+    if (m[k] > FEA_QUAD_MAX_1D || ev->tnq[k] != m[k] || ev->tnp[k] != (k < d ? p + 1 : 1)) return 0;
+  double lo[3], h[3];
+  if (!axis_aligned_box(d, verts, lo, h)) return 0;
+  double x1[3][FEA_QUAD_MAX_1D], measure = 1.0;
+  int stride = 1;
+  for (int k = 0; k < d; k++) {
+    measure *= h[k];
+    for (int a = 0; a < m[k]; a++) {
+      const double xi = q->points[(size_t)(a * stride) * (size_t)d + (size_t)k];
+      double *row = ev->t1d + ((size_t)k * FEA_QUAD_MAX_1D + (size_t)a) * FEA_ELEMENT_T1D_LD;
+      fea_lagrange_basis_1d(p, L->el.x1d, xi, row, row + p + 1);
+      for (int i = 0; i <= p; i++) row[p + 1 + i] /= h[k];
+      x1[k][a] = lo[k] + xi * h[k];
+    }
+    stride *= m[k];
+  }
+  for (int qi = 0; qi < q->npts; qi++) {
+    const int at[3] = {qi % m[0], (qi / m[0]) % m[1], qi / (m[0] * m[1])};
+    for (int k = 0; k < d; k++) ev->x[qi * d + k] = x1[k][at[k]];
+    ev->w[qi] = q->weights[qi] * measure;
+  }
+  ev->tensor_valid = 1;
+  ev->w1d_valid = q->w1d[0][0] > 0;
+  for (int k = 0; k < 3 && ev->w1d_valid; k++)
+    for (int a = 0; a < m[k]; a++) ev->w1d[k][a] = q->w1d[k][a] * (k < d ? h[k] : 1.0);
+  return 1;
+}
+
 /* Isoparametric on the linear geometry: x(xi) and J from the vertices, the
- * weights scaled by det J, the gradients mapped by J^{-T}. */
+ * weights scaled by det J, the gradients mapped by J^{-T}; or, where the
+ * caller asks for the factors only and the element is an axis-aligned box,
+ * those (box_factors). */
 static fea_status lagrange_element_values(const fea_space *s, fea_index e, const fea_quadrature *q,
                                           fea_element_values *ev) {
   const lagrange_impl *L = s->impl;
@@ -523,6 +606,8 @@ static fea_status lagrange_element_values(const fea_space *s, fea_index e, const
             fea_cell_name(m->type));
   double verts[FEA_CELL_MAX_VERTICES * 3], dref[FEA_LAGRANGE_MAX_BASIS * 3];
   load_vertices(m, e, verts);
+  ev->tensor_valid = ev->w1d_valid = 0;
+  if (box_factors(L, verts, q, ev)) return FEA_SUCCESS;
   for (int k = 0; k < q->npts; k++) {
     const double *xi = q->points + k * d;
     double J[9], Jinv[9];

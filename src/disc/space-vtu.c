@@ -3,8 +3,11 @@
  * included) through the space's own element values, so a mapped patch is
  * drawn through its geometry; the samples become (s - 1)^d linear cells per
  * element of a mesh made from arrays, which the mesh's VTU writer writes
- * with the function as a node field. Points on element faces are repeated
- * (one copy per element): simple, and exact for C0 pictures. */
+ * with the function as a node field (a vector space's components together,
+ * 2 padded to 3 for ParaView's vectors) and any fields a caller derives per
+ * sample (space-vtu.h). Points on element faces are repeated (one copy per
+ * element): simple, exact for C0 pictures, and it keeps derivative fields
+ * (stresses) discontinuous where the function's are. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +16,21 @@
 #include "internal/error.h"
 #include "base/memory-limit.h"
 #include "mesh.h"
-#include "space.h"
+#include "space-vtu.h"
 
 fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int samples,
                                        const char *path, const char *name) {
-  const int dim = s->dim, nb = s->dofs_per_element;
+  return fea_space_bspline_write_vtu_fields(s, coeffs, samples, path, name, NULL);
+}
+
+fea_status fea_space_bspline_write_vtu_fields(fea_space *s, const double *coeffs, int samples,
+                                              const char *path, const char *name,
+                                              const fea_vtu_sampler *extra) {
+  const int dim = s->dim, nb = s->dofs_per_element, nc = s->ncomp;
+  /* VTK's vectors have 3 components: a 2-component field is padded. */
+  const int ncu = nc == 2 ? 3 : nc;
+  int nex = 0;
+  for (int f = 0; extra && f < extra->num_fields; f++) nex += extra->components[f];
   fea_index per_elem = 1, cells_per_elem = 1;
   int n1[3] = {1, 1, 1};
   for (int k = 0; k < dim; k++) {
@@ -29,7 +42,7 @@ fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int s
   const double npts = (double)s->num_elements * (double)per_elem;
   const double ncells = (double)s->num_elements * (double)cells_per_elem;
   FEA_CALL(fea_memory_require(s->ctx, 0,
-                              fea_bytes(npts, sizeof(double) * (size_t)(dim + 1)) +
+                              fea_bytes(npts, sizeof(double) * (size_t)(dim + ncu + 2 * nex)) +
                                   fea_bytes(ncells, sizeof(fea_index) * (size_t)corners),
                               "the samples of the function"));
   /* The sample points as a tensor rule (weights unused). */
@@ -40,13 +53,15 @@ fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int s
   q.points = malloc((size_t)per_elem * (size_t)dim * sizeof *q.points);
   q.weights = malloc((size_t)per_elem * sizeof *q.weights);
   for (int k = 0; k < 3; k++) q.tensor[k] = n1[k];
-  double *x = malloc((size_t)npts * (size_t)dim * sizeof *x), *u = malloc((size_t)npts * sizeof *u);
+  double *x = malloc((size_t)npts * (size_t)dim * sizeof *x);
+  double *u = malloc((size_t)npts * (size_t)(ncu + nex) * sizeof *u), *ex = u + (size_t)npts * ncu;
   fea_index *cells = malloc((size_t)ncells * (size_t)corners * sizeof *cells);
   fea_index *dofs = malloc((size_t)nb * sizeof *dofs);
+  double *local = malloc((size_t)nb * (size_t)nc * sizeof *local);
   fea_element_values ev;
   memset(&ev, 0, sizeof ev);
   fea_status st = FEA_SUCCESS;
-  if (!q.points || !q.weights || !x || !u || !cells || !dofs)
+  if (!q.points || !q.weights || !x || !u || !cells || !dofs || !local)
     st = FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %.0f samples", npts);
   if (st == FEA_SUCCESS) {
     for (fea_index i = 0; i < per_elem; i++) {
@@ -71,19 +86,26 @@ fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int s
     if (st != FEA_SUCCESS) break;
     s->ops->element_dofs(s, e, dofs);
     const fea_index base = e * per_elem;
-    for (fea_index i = 0; i < per_elem; i++) {
-      double v = 0;
-      for (int j = 0; j < nb; j++) v += coeffs[dofs[j]] * ev.phi[i * nb + j];
-      if (!isfinite(v)) {
-        st = FEA_ERROR(s->ctx, FEA_ERR_INVALID_ARG,
-                       "the function is %g at sample %lld of element %lld (a coefficient is not "
-                       "finite; VTK cannot read it)",
-                       v, (long long)i, (long long)e);
-        break;
-      }
-      u[base + i] = v;
+    for (int j = 0; j < nb; j++)
+      for (int c = 0; c < nc; c++) local[c + nc * j] = coeffs[c + (fea_index)nc * dofs[j]];
+    for (fea_index i = 0; i < per_elem && st == FEA_SUCCESS; i++) {
+      double *ui = u + (base + i) * ncu;
+      for (int c = 0; c < ncu; c++) ui[c] = 0.0;
+      for (int j = 0; j < nb; j++)
+        for (int c = 0; c < nc; c++) ui[c] += local[c + nc * j] * ev.phi[i * nb + j];
+      for (int c = 0; c < nc; c++)
+        if (!isfinite(ui[c])) {
+          st = FEA_ERROR(s->ctx, FEA_ERR_INVALID_ARG,
+                         "the function is %g at sample %lld of element %lld (a coefficient is "
+                         "not finite; VTK cannot read it)",
+                         ui[c], (long long)i, (long long)e);
+          break;
+        }
+      if (st == FEA_SUCCESS && nex > 0)
+        st = extra->sample(extra->user, &ev, (int)i, local, ex + (base + i) * nex);
       memcpy(x + (base + i) * dim, ev.x + i * dim, (size_t)dim * sizeof *x);
     }
+    if (st != FEA_SUCCESS) break;
     fea_index *cell = cells + e * cells_per_elem * corners;
     for (fea_index c = 0; c < cells_per_elem; c++, cell += corners) {
       fea_index r = c, origin = 0, stride = 1;
@@ -100,10 +122,28 @@ fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int s
   if (st == FEA_SUCCESS)
     st = fea_mesh_build_from_arrays(s->ctx, dim, types[dim - 1], (fea_index)npts, x,
                                     (fea_index)ncells, cells, &m);
-  if (st == FEA_SUCCESS) {
-    const fea_field f = {name, FEA_FIELD_NODE, 1, u};
-    st = fea_mesh_vtu_write(m, path, 1, &f);
+  /* The sampler's fields are interleaved per sample; the writer takes each
+   * field's own array: split them into one block per field. */
+  double *split = NULL;
+  if (st == FEA_SUCCESS && nex > 0) {
+    split = malloc((size_t)npts * (size_t)nex * sizeof *split);
+    if (!split) st = FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %.0f samples", npts);
   }
+  if (st == FEA_SUCCESS) {
+    fea_field f[1 + FEA_VTU_MAX_EXTRA];
+    f[0] = (fea_field){name, FEA_FIELD_NODE, ncu, u};
+    int nf = 1, off0 = 0;
+    for (int k = 0; extra && k < extra->num_fields; k++) {
+      const int w = extra->components[k];
+      double *dst = split + (size_t)npts * off0;
+      for (fea_index i = 0; i < (fea_index)npts; i++)
+        memcpy(dst + i * w, ex + i * nex + off0, (size_t)w * sizeof *dst);
+      f[nf++] = (fea_field){extra->names[k], FEA_FIELD_NODE, w, dst};
+      off0 += w;
+    }
+    st = fea_mesh_vtu_write(m, path, nf, f);
+  }
+  free(split);
   if (m) FEA_OBJECT_DROP(m);
   if (ev.x) fea_element_values_free(&ev);
   free(q.points);
@@ -112,5 +152,6 @@ fea_status fea_space_bspline_write_vtu(fea_space *s, const double *coeffs, int s
   free(u);
   free(cells);
   free(dofs);
+  free(local);
   return st;
 }

@@ -90,7 +90,32 @@ struct fea_space {
   const fea_index *element_dof_table;
   const struct fea_space_ops *ops;
   void *impl;
+  /* Components per basis function, 1..FEA_MAX_COMPONENTS (1: a scalar
+   * space). Every field above counts scalar basis functions: the ops, the
+   * element values and boundary_dofs are the scalar space's. A vector DoF is
+   * c + ncomp * i for component c of basis function i (interleaved,
+   * docs/spaces.md), so with ncomp = 1 the numbering is the scalar one. */
+  int ncomp;
 };
+
+/* The most components a space takes (fea_space_set_num_components()). */
+#define FEA_MAX_COMPONENTS 8
+
+/* Vector DoFs of s: ncomp per scalar basis function. */
+static inline fea_index fea_space_total_dofs(const fea_space *s) {
+  return s->num_dofs * (fea_index)s->ncomp;
+}
+/* Vector DoFs of one element: ncomp per element basis function. */
+static inline int fea_space_element_size(const fea_space *s) {
+  return s->dofs_per_element * s->ncomp;
+}
+/* Element e's vector DoFs (fea_space_element_size entries, interleaved:
+ * local c + ncomp * j is component c of local function j); vdofs must
+ * hold that many (space.c). */
+void fea_space_element_vdofs(const fea_space *s, fea_index e, fea_index *vdofs);
+/* FEA_ERR_UNSUPPORTED naming `what` when s has more than one component:
+ * the guard of what takes scalar spaces only so far (space.c). */
+fea_status fea_space_require_scalar(const fea_space *s, const char *what);
 
 /* Shared construction (src/disc/space.c): the object with a context
  * reference; its kind's ops->destroy frees impl at the last release. */
@@ -123,6 +148,11 @@ fea_status fea_space_bspline_build(fea_context *ctx, int dim, const fea_knots kn
 fea_status fea_bspline_face_values(const fea_space *s, fea_index e, int side,
                                    const fea_quadrature *qf, int *touches, double *x, double *ds,
                                    double *phi);
+/* The same with the outward unit normals (npts x dim) into normal, unless
+ * NULL. */
+fea_status fea_bspline_face_values_normal(const fea_space *s, fea_index e, int side,
+                                          const fea_quadrature *qf, int *touches, double *x,
+                                          double *ds, double *phi, double *normal);
 /* coeffs on B-spline space s, sampled at samples^dim points per element (2..16),
  * written as a VTU file of linear cells with the node field `name`
  * (src/disc/space-vtu.c). */

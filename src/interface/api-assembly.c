@@ -60,6 +60,7 @@ fea_status fea_problem_assemble(const fea_problem *problem, fea_matrix *A, doubl
   FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(A, problem->ctx);
+  FEA_CALL(fea_space_require_scalar(problem->space, "fea_problem_assemble() (concurrent)"));
   fea_update_strategy s;
   fea_conc_config cfg;
   FEA_CALL(read_desc(problem, desc, &s, &cfg));
@@ -71,6 +72,7 @@ fea_status fea_problem_assemble_dense(const fea_problem *problem, double *A_dens
                                       fea_assembly_stats *stats) {
   FEA_ENTRY();
   FEA_CHECK_NULL(problem, NULL);
+  FEA_CALL(fea_space_require_scalar(problem->space, "fea_problem_assemble_dense()"));
   /* The scratch holds the matrix, num_free rows ld apart, and b after it. */
   if (ld >= 1)
     FEA_CALL(fea_size_check_span(problem->ctx, "the dense system", "num_free * ld + num_free",

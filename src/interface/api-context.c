@@ -1,5 +1,6 @@
 /* Context API: the resource string and its environment default, then
  * src/base/context.c; the context's settings and queries. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,8 +134,24 @@ fea_status fea_context_set_log_callback(fea_context *ctx, fea_log_level max_leve
   ctx->log_user = user;
   ctx->log_level = max_level;
   /* A context has no callback when it is created: the first one installed
-   * that takes warnings is the earliest that can hear of slow BLAS kernels. */
+   * that takes warnings is the earliest that can hear of slow BLAS kernels
+   * and of the environment variables that chose its settings. */
   fea_blas_kernels_warn_once(ctx);
+  fea_env_warn_overrides(ctx);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_context_set_progress_callback(fea_context *ctx, fea_progress_fn fn, void *user,
+                                             double interval_s) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK(isfinite(interval_s) && interval_s >= 0.0 && interval_s <= 60.0, ctx,
+            FEA_ERR_INVALID_ARG, "progress interval %g s is outside [0, 60]", interval_s);
+  ctx->progress_fn = fn;
+  ctx->progress_user = user;
+  ctx->progress_interval = interval_s;
+  ctx->progress_phase = NULL;
+  ctx->progress_fraction = 0.0;
   return FEA_SUCCESS;
 }
 

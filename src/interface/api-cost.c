@@ -24,6 +24,8 @@ static fea_status check_query(const fea_context *ctx, const fea_cost_query *q, f
     FEA_CHECK(d.sides[s] >= FEA_BC_DIRICHLET && d.sides[s] <= FEA_BC_ROBIN, ctx,
               FEA_ERR_INVALID_ARG, "query.sides[%d] is %d; it must be a fea_bc_type (0..%d)", s,
               (int)d.sides[s], (int)FEA_BC_ROBIN);
+  FEA_CHECK(d.num_components >= 1 && d.num_components <= 8, ctx, FEA_ERR_INVALID_ARG,
+            "query.num_components is %d; it must be in 1..8", d.num_components);
   *v = d;
   return FEA_SUCCESS;
 }
@@ -39,7 +41,7 @@ fea_status fea_cost_model_paper(const fea_cost_query *q, fea_cost *out) {
   FEA_CALL(check_query(NULL, q, &v));
   FEA_CALL(check_out(NULL, out));
   fea_cost c = FEA_COST_INIT;
-  fea_cost_paper_eval(v.dim, v.p, v.n, v.nproc, &c);
+  fea_cost_paper_eval(v.dim, v.p, v.n, v.num_components, v.nproc, &c);
   return fea_struct_copy_out(NULL, out, &c, "out", &fea_struct_cost);
 }
 
@@ -50,7 +52,7 @@ fea_status fea_cost_model_exact(fea_context *ctx, const fea_cost_query *q, fea_c
   FEA_CALL(check_query(ctx, q, &v));
   FEA_CALL(check_out(ctx, out));
   fea_cost c = FEA_COST_INIT;
-  FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, v.sides, v.nproc, &c, NULL));
+  FEA_CALL(fea_cost_exact_eval(ctx, v.dim, v.p, v.n, v.num_components, v.sides, v.nproc, &c, NULL));
   return fea_struct_copy_out(ctx, out, &c, "out", &fea_struct_cost);
 }
 
@@ -61,7 +63,7 @@ fea_status fea_cost_model_fits(fea_context *ctx, const fea_cost_query *q, uint64
   fea_cost_query v;
   FEA_CALL(check_query(ctx, q, &v));
   FEA_CHECK_NULL(fits, ctx);
-  return fea_cost_fits_eval(ctx, v.dim, v.p, v.n, v.sides, bytes, fits);
+  return fea_cost_fits_eval(ctx, v.dim, v.p, v.n, v.num_components, v.sides, bytes, fits);
 }
 
 fea_status fea_cost_memory_3d_paper(int p, double N, double *bytes) {
@@ -84,8 +86,8 @@ fea_status fea_cost_strong_scaling_paper(const fea_cost_query *q, double *speedu
   FEA_CHECK(v.nproc >= 1, NULL, FEA_ERR_INVALID_ARG,
             "query.nproc is %d; strong scaling needs a processor count >= 1", v.nproc);
   fea_cost one = FEA_COST_INIT, many = FEA_COST_INIT;
-  fea_cost_paper_eval(v.dim, v.p, v.n, 1, &one);
-  fea_cost_paper_eval(v.dim, v.p, v.n, v.nproc, &many);
+  fea_cost_paper_eval(v.dim, v.p, v.n, v.num_components, 1, &one);
+  fea_cost_paper_eval(v.dim, v.p, v.n, v.num_components, v.nproc, &many);
   /* s = 0 (n <= p + 1) has no level below the root: nothing to speed up. */
   double s = many.critical_path_flops > 0 ? one.critical_path_flops / many.critical_path_flops
                                           : 1.0;

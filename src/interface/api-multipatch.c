@@ -35,6 +35,7 @@ fea_status fea_multipatch_create(fea_context *ctx, int num_patches, fea_space *c
               s->kind == FEA_SPACE_LAGRANGE ? "Lagrange" : "non-B-spline");
     FEA_CHECK(s->dim >= 2, ctx, FEA_ERR_UNSUPPORTED,
               "patches[%d] is 1D; multipatch domains are 2D or 3D", p);
+    FEA_CALL(fea_space_require_scalar(s, "a multipatch domain"));
     FEA_CHECK(s->dim == patches[0]->dim, ctx, FEA_ERR_INVALID_ARG,
               "patches[%d] is %dD but patches[0] is %dD", p, s->dim, patches[0]->dim);
     /* A space listed twice would meet itself on every side (src/multipatch/

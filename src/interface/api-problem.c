@@ -1,6 +1,7 @@
 /* Poisson problem API: the descriptor's checks before src/disc/problem.c
  * builds the object; element systems, reduced-solution expansion and error
- * norms. */
+ * norms (scalar, and per component for systems); an elasticity solution's
+ * stresses at points and its VTU output. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,10 @@
 #include "base/context.h"
 #include "internal/error.h"
 #include "disc/mesh-boundary.h"
+#include "disc/mesh.h"
 #include "disc/problem.h"
+#include "disc/elastic-stress.h"
+#include "base/size-checks.h"
 #include "base/struct-copy.h"
 
 /* "1 \"west\", 2, 5 \"outlet\"": the boundary groups of a mesh, for messages. */
@@ -41,9 +45,10 @@ fea_status fea_problem_check_condition(fea_context *ctx, const fea_boundary_cond
 }
 
 /* Every part names a group of the mesh's boundary, by tag or name; the
- * copy in *resolved (malloc'ed) names it by tag. */
-static fea_status check_parts(const fea_space *space, const fea_problem_desc *d,
-                              fea_boundary_part **resolved) {
+ * copy in *resolved (malloc'ed) names it by tag. Also the elasticity
+ * problem's (api-elasticity.c), on its parts as Poisson parts. */
+fea_status fea_problem_check_parts(const fea_space *space, const fea_problem_desc *d,
+                                   fea_boundary_part **resolved) {
   fea_context *ctx = space->ctx;
   *resolved = NULL;
   FEA_CHECK(d->num_parts >= 0, ctx, FEA_ERR_INVALID_ARG, "num_parts = %d is negative",
@@ -119,6 +124,22 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
   fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
   FEA_CALL(fea_problem_check_coefficients(ctx, &d));
+  /* On a vector space the built-in forms (scalar sigma, c, f and fluxes)
+   * have no meaning: the user's element form gives the system, and every
+   * component of every side is Dirichlet with the one g. */
+  if (space->ncomp > 1) {
+    FEA_CHECK(d.element_form != NULL, ctx, FEA_ERR_INVALID_ARG,
+              "the space has %d components: a Poisson problem on it needs an element_form "
+              "(its (nb %d)^2 matrices), or make it an elasticity problem",
+              space->ncomp, space->ncomp);
+    for (int side = 0; side < 6; side++)
+      FEA_CHECK(d.sides[side].type == FEA_BC_DIRICHLET, ctx, FEA_ERR_UNSUPPORTED,
+                "sides[%d] is not Dirichlet: on a %d-component space a Poisson problem takes "
+                "Dirichlet sides only so far",
+                side, space->ncomp);
+    FEA_CHECK(d.num_parts == 0, ctx, FEA_ERR_UNSUPPORTED,
+              "boundary parts on a %d-component space are not supported yet", space->ncomp);
+  }
   static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
   /* A user's element form replaces sigma, c and f: whether its matrix has
    * a mass term the library cannot tell, so the form counts as anchoring
@@ -151,7 +172,7 @@ fea_status fea_problem_create_poisson(fea_space *space, const fea_problem_desc *
             "no side is Dirichlet or Robin and c = 0: u would be determined up to a constant "
             "only (make one side Dirichlet or Robin, or give c > 0)");
   fea_boundary_part *parts = NULL;
-  FEA_CALL(check_parts(space, &d, &parts));
+  FEA_CALL(fea_problem_check_parts(space, &d, &parts));
   if (parts) d.parts = parts; /* by tag; the problem keeps its own copy */
   const fea_status st = fea_problem_build(space, &d, out);
   free(parts);
@@ -193,6 +214,7 @@ fea_status fea_problem_element_mass(const fea_problem *problem, fea_index e, dou
   FEA_CHECK_NULL(problem, NULL);
   FEA_CHECK_NULL(Me, problem->ctx);
   FEA_CALL(check_element(problem, e));
+  FEA_CALL(fea_space_require_scalar(problem->space, "fea_problem_element_mass()"));
   return fea_problem_element_forms(problem, e, NULL, NULL, Me);
 }
 
@@ -217,5 +239,74 @@ fea_status fea_problem_error_norms(const fea_problem *problem, const double *u_f
   FEA_CHECK_NULL(l2, problem->ctx);
   FEA_CHECK(!h1_semi || exact_grad, problem->ctx, FEA_ERR_INVALID_ARG,
             "h1_semi asked for without exact_grad");
+  FEA_CALL(fea_space_require_scalar(problem->space,
+                                    "fea_problem_error_norms() (fea_problem_error_norms_vector() "
+                                    "takes systems)"));
   return fea_problem_norms(problem, u_full, exact, exact_grad, user, l2, h1_semi);
+}
+
+fea_status fea_problem_error_norms_vector(const fea_problem *problem, const double *u_full,
+                                          fea_vector_fn exact, fea_vector_fn exact_grad, void *user,
+                                          double *l2, double *h1_semi) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK_NULL(u_full, problem->ctx);
+  FEA_CHECK_NULL(exact, problem->ctx);
+  FEA_CHECK_NULL(l2, problem->ctx);
+  FEA_CHECK(!h1_semi || exact_grad, problem->ctx, FEA_ERR_INVALID_ARG,
+            "h1_semi asked for without exact_grad");
+  return fea_problem_norms_vector(problem, u_full, exact, exact_grad, user, l2, h1_semi);
+}
+
+/* What takes elasticity problems only names itself. */
+static fea_status require_elastic(const fea_problem *problem, const char *what) {
+  FEA_CHECK(problem->elastic != NULL, problem->ctx, FEA_ERR_INVALID_ARG,
+            "%s takes an elasticity problem; this one is a Poisson problem", what);
+  return FEA_SUCCESS;
+}
+
+fea_status fea_problem_evaluate_stress(const fea_problem *problem, const double *u_full,
+                                       fea_index npts, const double *points, double *x, double *u,
+                                       double *stress, double *von_mises) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  fea_context *ctx = problem->ctx;
+  FEA_CALL(require_elastic(problem, "fea_problem_evaluate_stress()"));
+  FEA_CHECK(npts >= 0, ctx, FEA_ERR_INVALID_ARG, "npts %lld is negative", (long long)npts);
+  if (npts == 0) return FEA_SUCCESS;
+  FEA_CHECK_NULL(u_full, ctx);
+  FEA_CHECK_NULL(points, ctx);
+  const int dim = problem->space->dim;
+  FEA_CALL(fea_size_check_span(ctx, "points", "npts * dim", (uint64_t)npts, (uint64_t)dim, 0,
+                               sizeof *points, NULL));
+  FEA_CALL(fea_size_check_span(ctx, "stress", "npts * 6", (uint64_t)npts,
+                               (uint64_t)FEA_STRESS_COMPONENTS, 0, sizeof *points, NULL));
+  for (fea_index i = 0; i < npts * dim; i++)
+    FEA_CHECK(isfinite(points[i]), ctx, FEA_ERR_INVALID_ARG,
+              "point %lld is not finite: %g in direction %d", (long long)(i / dim), points[i],
+              (int)(i % dim));
+  return fea_elastic_stress_points(problem, u_full, npts, points, x, u, stress, von_mises);
+}
+
+fea_status fea_problem_write_vtu(const fea_problem *problem, const double *u_full, int samples,
+                                 const char *path) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  fea_context *ctx = problem->ctx;
+  FEA_CALL(require_elastic(problem, "fea_problem_write_vtu()"));
+  FEA_CHECK_NULL(u_full, ctx);
+  FEA_CHECK_NULL(path, ctx);
+  FEA_CHECK(path[0] != '\0', ctx, FEA_ERR_INVALID_ARG, "path is empty");
+  FEA_CHECK(samples >= 2 && samples <= 16, ctx, FEA_ERR_INVALID_ARG,
+            "samples = %d is outside 2..16", samples);
+  /* The sampler maps a tensor grid of the reference cell [0, 1]^d through
+   * each element: B-spline patches, and Lagrange quadrilaterals and hexahedra. */
+  const fea_space *s = problem->space;
+  FEA_CHECK(s->kind == FEA_SPACE_BSPLINE || s->cell == FEA_CELL_QUAD ||
+                s->cell == FEA_CELL_HEXAHEDRON,
+            ctx, FEA_ERR_UNSUPPORTED,
+            "fea_problem_write_vtu() samples B-spline spaces and Lagrange spaces on "
+            "quadrilaterals or hexahedra; this space's cells are %ss",
+            fea_cell_name(s->cell));
+  return fea_elastic_write_vtu(problem, u_full, samples, path);
 }

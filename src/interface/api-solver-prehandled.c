@@ -37,6 +37,7 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   fea_prehandled_desc d = FEA_PREHANDLED_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_prehandled_desc));
   FEA_CALL(check_desc(ctx, &d));
+  FEA_CALL(fea_space_require_scalar(problem->space, "the prehandled solver"));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
   fea_ph_element el;

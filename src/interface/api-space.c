@@ -2,7 +2,6 @@
  * interpolation, transfer between nested spaces and element coloring. The
  * kinds plug in through struct fea_space_ops (space-lagrange.c, space-bspline.c). */
 #include <math.h>
-#include <string.h>
 
 #include "disc/coloring.h"
 #include "base/context.h"
@@ -44,6 +43,22 @@ fea_status fea_space_create_lagrange(fea_mesh *mesh, int order, fea_lagrange_nod
   return fea_space_lagrange_build(mesh, order, nodes, out);
 }
 
+fea_status fea_space_set_num_components(fea_space *space, int num_components) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(space, NULL);
+  FEA_CHECK(num_components >= 1 && num_components <= FEA_MAX_COMPONENTS, space->ctx,
+            FEA_ERR_INVALID_ARG, "num_components = %d is outside 1..%d", num_components,
+            FEA_MAX_COMPONENTS);
+  /* Whatever holds the space (a problem, an operator) sized its arrays by
+   * the components it saw: they may change only while nothing does. */
+  FEA_CHECK(space->refcount == 1, space->ctx, FEA_ERR_STATE,
+            "the space's components can change only before anything is built on it; %d "
+            "objects hold it",
+            space->refcount - 1);
+  space->ncomp = num_components;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
   FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
@@ -56,10 +71,11 @@ fea_status fea_space_get_info(const fea_space *space, fea_space_info *info) {
     full.degree[k] = k < space->dim ? space->degree[k] : 0;
     full.elements[k] = k < space->dim ? space->elements[k] : 0;
   }
-  full.num_dofs = space->num_dofs;
+  full.num_dofs = fea_space_total_dofs(space);
   full.num_elements = space->num_elements;
-  full.dofs_per_element = space->dofs_per_element;
-  full.num_boundary_dofs = space->num_boundary_dofs;
+  full.dofs_per_element = fea_space_element_size(space);
+  full.num_boundary_dofs = space->num_boundary_dofs * space->ncomp;
+  full.num_components = space->ncomp;
   return fea_struct_copy_out(space->ctx, info, &full, "info", &fea_struct_space_info);
 }
 
@@ -69,7 +85,7 @@ fea_status fea_space_get_element_dofs(const fea_space *space, fea_index e, fea_i
   FEA_CHECK_NULL(dofs, space->ctx);
   FEA_CHECK(e >= 0 && e < space->num_elements, space->ctx, FEA_ERR_INVALID_ARG,
             "element %lld is outside [0, %lld)", (long long)e, (long long)space->num_elements);
-  space->ops->element_dofs(space, e, dofs);
+  fea_space_element_vdofs(space, e, dofs);
   return FEA_SUCCESS;
 }
 
@@ -77,13 +93,13 @@ fea_status fea_space_get_boundary_dofs(const fea_space *space, fea_index capacit
                                        fea_index *dofs) {
   FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
-  FEA_CHECK(dofs || space->num_boundary_dofs == 0, space->ctx, FEA_ERR_INVALID_ARG,
-            "argument 'dofs' is NULL");
-  FEA_CHECK(capacity >= space->num_boundary_dofs, space->ctx, FEA_ERR_DIMENSION,
-            "capacity %lld < %lld boundary DoFs", (long long)capacity,
-            (long long)space->num_boundary_dofs);
-  if (space->num_boundary_dofs)
-    memcpy(dofs, space->boundary_dofs, (size_t)space->num_boundary_dofs * sizeof *dofs);
+  const fea_index nc = space->ncomp, count = space->num_boundary_dofs * nc;
+  FEA_CHECK(dofs || count == 0, space->ctx, FEA_ERR_INVALID_ARG, "argument 'dofs' is NULL");
+  FEA_CHECK(capacity >= count, space->ctx, FEA_ERR_DIMENSION, "capacity %lld < %lld boundary DoFs",
+            (long long)capacity, (long long)count);
+  /* Interleaved numbering: each boundary function's components in turn keep the list sorted. */
+  for (fea_index b = 0; b < space->num_boundary_dofs; b++)
+    for (fea_index c = 0; c < nc; c++) dofs[c + nc * b] = c + nc * space->boundary_dofs[b];
   return FEA_SUCCESS;
 }
 
@@ -91,6 +107,7 @@ fea_status fea_space_evaluate(fea_space *space, const double *coeffs, fea_index 
                               const double *points, double *values, double *gradients) {
   FEA_ENTRY();
   FEA_CHECK_NULL(space, NULL);
+  FEA_CALL(fea_space_require_scalar(space, "fea_space_evaluate()"));
   FEA_CHECK(npts >= 0, space->ctx, FEA_ERR_INVALID_ARG, "npts %lld is negative", (long long)npts);
   if (npts == 0) return FEA_SUCCESS;
   FEA_CHECK_NULL(coeffs, space->ctx);
@@ -109,6 +126,7 @@ fea_status fea_space_interpolate(const fea_space *space, fea_scalar_fn g, void *
   FEA_CHECK_NULL(space, NULL);
   FEA_CHECK_NULL(g, space->ctx);
   FEA_CHECK_NULL(coeffs, space->ctx);
+  FEA_CALL(fea_space_require_scalar(space, "fea_space_interpolate() (a scalar g)"));
   return space->ops->interpolate(space, g, user, coeffs);
 }
 
@@ -119,6 +137,8 @@ fea_status fea_space_transfer(fea_space *coarse, const double *coarse_coeffs, co
   FEA_CHECK_NULL(fine, coarse->ctx);
   FEA_CHECK_NULL(coarse_coeffs, coarse->ctx);
   FEA_CHECK_NULL(fine_coeffs, coarse->ctx);
+  FEA_CALL(fea_space_require_scalar(coarse, "fea_space_transfer()"));
+  FEA_CALL(fea_space_require_scalar(fine, "fea_space_transfer()"));
   FEA_CHECK(coarse->kind == fine->kind && coarse->dim == fine->dim, coarse->ctx,
             FEA_ERR_INVALID_ARG, "cannot transfer between a %dD %s space and a %dD %s space",
             coarse->dim, coarse->kind == FEA_SPACE_BSPLINE ? "B-spline" : "Lagrange", fine->dim,
@@ -161,5 +181,6 @@ fea_status fea_space_write_vtu(fea_space *space, const double *coeffs, int sampl
   FEA_CHECK(space->kind == FEA_SPACE_BSPLINE, space->ctx, FEA_ERR_UNSUPPORTED,
             "fea_space_write_vtu samples B-spline spaces; write a Lagrange space's function with "
             "fea_mesh_write_vtu on its mesh");
+  /* A vector space writes u with its components (2 padded to 3: a vector). */
   return fea_space_bspline_write_vtu(space, coeffs, samples, path, "u");
 }

@@ -1,4 +1,6 @@
-/* The CPU BLAS (OpenBLAS) as the CPU backends use it. */
+/* The CPU BLAS as the CPU backends use it: the one meson's -Dblas chose
+ * (FEA_BLAS in fea-config.h, whose values base/blas-kernels.h names), its
+ * thread count and its description. */
 #ifndef FEA_INTERNAL_BLAS_H
 #define FEA_INTERNAL_BLAS_H
 
@@ -6,8 +8,9 @@
 
 #include <feaccel/types.h>
 
-/* OpenBLAS keeps one process-wide thread count: set it to the calling
- * context's before each BLAS call (a no-op when it is already right). */
+/* OpenBLAS, BLIS, FlexiBLAS and MKL keep one process-wide thread count: set
+ * it to the calling context's before each BLAS call (a no-op when it is
+ * already right). */
 void fea_blas_use_threads(int nthreads);
 
 /* On the calling thread, until the matching pop, fea_blas_use_threads uses
@@ -18,7 +21,9 @@ void fea_blas_use_threads(int nthreads);
 int fea_blas_push_threads(int nthreads);
 void fea_blas_pop_threads(int previous);
 
-/* "OpenBLAS 0.3.21 ... (kernels: Haswell)": what ran, for info and benchmarks. */
+/* Which BLAS and which kernels ran, for info and benchmarks: "OpenBLAS
+ * 0.3.21 ... (kernels: Haswell)", "BLIS 0.9.0 (kernels: zen3)", "FlexiBLAS
+ * 3.3.1 (backend: OPENBLAS-OPENMP, kernels: unknown)". */
 void fea_blas_describe(char *buf, size_t len);
 
 /* Largest length one BLAS call takes: Debian's OpenBLAS has 32-bit integers. */

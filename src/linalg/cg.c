@@ -8,6 +8,7 @@
 
 #include "cg.h"
 #include "base/context.h"
+#include "base/progress.h"
 #include "internal/error.h"
 #include "vector.h"
 
@@ -62,6 +63,18 @@ static fea_status check_finite(const fea_cg_operator *A, const char *what, doubl
   return FEA_SUCCESS;
 }
 
+/* How far CG is, for the progress callback: the residual's reduction so far
+ * against the one asked for, on a log scale, or the share of the iteration
+ * limit used, whichever is further. */
+static double cg_fraction(double r0, double r, double tol, fea_index it, fea_index max_it) {
+  double f = max_it > 0 ? (double)it / (double)max_it : 1.0;
+  if (r0 > tol && tol > 0 && r > 0) {
+    const double g = log(r0 / r) / log(r0 / tol);
+    if (g > f) f = g;
+  }
+  return f;
+}
+
 /* The iteration proper; s collects what the caller's stats get. */
 static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vector *x,
                           const fea_cg_desc *d, cg_work *w, fea_cg_stats *s) {
@@ -77,10 +90,12 @@ static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
   s->initial_residual = s->final_residual = rnorm;
   const double tol = fmax(d->rtol * bnorm, d->atol);
   if (d->history_capacity > 0) d->history[0] = rnorm;
+  FEA_CALL(fea_progress(A->ctx, FEA_PROGRESS_CG, 0.0));
   if (rnorm <= tol) {
     s->converged = 1;
-    return FEA_SUCCESS;
+    return fea_progress(A->ctx, FEA_PROGRESS_CG, 1.0);
   }
+  const double r0 = rnorm;
   FEA_CALL(precondition(w));
   FEA_CALL(fea_vec_copy(w->z, w->p));
   FEA_CALL(fea_vec_dot(w->r, w->z, &rz));
@@ -101,8 +116,10 @@ static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
     if (it + 1 < d->history_capacity) d->history[it + 1] = rnorm;
     if (rnorm <= tol) {
       s->converged = 1;
-      return FEA_SUCCESS;
+      return fea_progress(A->ctx, FEA_PROGRESS_CG, 1.0);
     }
+    FEA_CALL(fea_progress(A->ctx, FEA_PROGRESS_CG,
+                          cg_fraction(r0, rnorm, tol, it + 1, d->max_iterations)));
     FEA_CALL(precondition(w));
     FEA_CALL(fea_vec_dot(w->r, w->z, &rz_new));
     FEA_CALL(check_finite(A, "r.z", rz_new, it + 1, bnorm));
@@ -110,6 +127,7 @@ static fea_status iterate(const fea_cg_operator *A, const fea_vector *b, fea_vec
     FEA_CALL(fea_vec_axpy(w->p, 1.0, w->z));
     rz = rz_new;
   }
+  FEA_CALL(fea_progress(A->ctx, FEA_PROGRESS_CG, 1.0));
   return FEA_WARN_NOT_CONVERGED;
 }
 

@@ -109,8 +109,14 @@ fea_status fea_operator_csr_build(fea_operator *op) {
   fea_assembly_stats as = FEA_ASSEMBLY_STATS_INIT;
   fea_conc_config cfg;
   fea_conc_config_init(&cfg, op->ctx, &ad);
-  fea_status st = fea_pattern_matrix(pb, &c->A);
-  if (st == FEA_SUCCESS) st = fea_conc_assemble_csr(pb, c->A, op->rhs, ad.strategy, &cfg, &as);
+  fea_status st = FEA_SUCCESS;
+  if (pb->space->ncomp > 1) { /* systems: the reference assembly (api-operator.c) */
+    st = fea_problem_reference_system(pb, op->rhs, &c->A);
+    as.strategy_run = FEA_UPDATE_SERIAL;
+  } else {
+    st = fea_pattern_matrix(pb, &c->A);
+    if (st == FEA_SUCCESS) st = fea_conc_assemble_csr(pb, c->A, op->rhs, ad.strategy, &cfg, &as);
+  }
   if (st != FEA_SUCCESS) {
     csr_destroy(c);
     return st;

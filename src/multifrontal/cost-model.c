@@ -30,15 +30,16 @@ static int paper_depth(int p, fea_index n) {
 static double dmax(double a, double b) { return a > b ? a : b; }
 static double dmin(double a, double b) { return a < b ? a : b; }
 
-void fea_cost_paper_eval(int dim, int p, fea_index n, int nproc, fea_cost *c) {
+void fea_cost_paper_eval(int dim, int p, fea_index n, int ncomp, int nproc, fea_cost *c) {
   const int s = paper_depth(p, n);
   const double pd = pow(p, dim);
   const double P = nproc > 0 ? nproc : INFINITY;
   double flops = 0, crit = 0, entries = 0;
   for (int i = 0; i < s; i++) {
-    const double np = ldexp(1.0, dim * (s - i));              /* N_p(i) patches at level i */
-    const double q = i == 0 ? 1.0 : ldexp(pd, (dim - 1) * i); /* Table 1, unit constants */
-    const double r = i == 0 ? pd : q;
+    const double np = ldexp(1.0, dim * (s - i)); /* N_p(i) patches at level i */
+    /* Table 1, unit constants; a system's fronts hold ncomp DoFs per function. */
+    const double q = ncomp * (i == 0 ? 1.0 : ldexp(pd, (dim - 1) * i));
+    const double r = i == 0 ? ncomp * pd : q;
     const double nt = dmax(1.0, P / np); /* N~(i): processors per patch */
     flops += np * dmax(q * q * q, q * r * r);
     entries += np * dmax(q * q, q * r);
@@ -48,7 +49,7 @@ void fea_cost_paper_eval(int dim, int p, fea_index n, int nproc, fea_cost *c) {
   c->critical_path_flops = crit;
   c->memory_bytes = 8.0 * entries;
   c->num_levels = s + 1;
-  c->root_front = (fea_index)ldexp(pd, (dim - 1) * s);
+  c->root_front = (fea_index)ldexp(pd, (dim - 1) * s) * ncomp;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -123,14 +124,17 @@ fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *n
  * problem with the whole boundary Dirichlet: the same tree
  * fea_solver_create_multifrontal builds with the default options, since the
  * tree depends only on the space and on which DoFs are free. */
-static fea_status query_space(fea_context *ctx, int dim, int p, fea_index n, fea_space **s) {
+static fea_status query_space(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
+                              fea_space **s) {
   fea_bspline_desc d = FEA_BSPLINE_DESC_INIT;
   d.dim = dim;
   for (int k = 0; k < 3; k++) {
     d.degree[k] = p;
     d.n[k] = n;
   }
-  return fea_space_bspline_from_desc(ctx, &d, s);
+  FEA_CALL(fea_space_bspline_from_desc(ctx, &d, s));
+  (*s)->ncomp = ncomp;
+  return FEA_SUCCESS;
 }
 
 /* What building the exact tree of s takes, from below (etree-bound.c): the
@@ -139,7 +143,8 @@ static fea_status query_space(fea_context *ctx, int dim, int p, fea_index n, fea
 static fea_status check_tree_fits(fea_context *ctx, const fea_space *s) {
   fea_etree_bound b;
   FEA_CALL(fea_etree_bound_eval(s, FEA_MULTIFRONTAL_MERGE_AUTO, 0, &b));
-  const double need = sizeof(fea_index) * (2.0 * (double)s->num_dofs + b.front_entries) +
+  /* The scalar walk's fronts, ncomp times longer for a system. */
+  const double need = sizeof(fea_index) * s->ncomp * (2.0 * (double)s->num_dofs + b.front_entries) +
                       sizeof(fea_etree_node) * b.num_nodes;
   char what[128];
   snprintf(what, sizeof what, "the symbolic tree of %lld DoFs (%.0f nodes)", (long long)s->num_dofs,
@@ -155,32 +160,33 @@ static int dirichlet_dof(const fea_space *s, const fea_bc_type *sides, fea_index
   return 0;
 }
 
-static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n,
+static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
                              const fea_bc_type *sides, fea_etree *t) {
   fea_space *s = NULL;
-  FEA_CALL(query_space(ctx, dim, p, n, &s));
+  FEA_CALL(query_space(ctx, dim, p, n, ncomp, &s));
   fea_status guard = check_tree_fits(ctx, s);
   if (guard != FEA_SUCCESS) {
     fea_object_release(s);
     return guard;
   }
-  fea_index *free_index = malloc((size_t)s->num_dofs * sizeof *free_index);
+  fea_index *free_index = malloc((size_t)fea_space_total_dofs(s) * sizeof *free_index);
   fea_status st = free_index ? FEA_SUCCESS
                              : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                                          "no memory for the free-DoF map of %lld DoFs",
-                                         (long long)s->num_dofs);
+                                         (long long)fea_space_total_dofs(s));
   if (st == FEA_SUCCESS) {
     /* Numbered as fea_problem_create_poisson numbers the free DoFs:
      * boundary_dofs is sorted, so one merge pass does it; with natural sides
-     * a boundary DoF is eliminated only on a Dirichlet side. */
+     * a boundary DoF is eliminated only on a Dirichlet side. A system's
+     * components follow their function (interleaved, c + ncomp i). */
     fea_index next = 0, b = 0;
     for (fea_index i = 0; i < s->num_dofs; i++) {
+      int fixed = 0;
       if (b < s->num_boundary_dofs && s->boundary_dofs[b] == i) {
-        free_index[i] = !sides || dirichlet_dof(s, sides, i) ? -1 : next++;
+        fixed = !sides || dirichlet_dof(s, sides, i);
         b++;
-      } else {
-        free_index[i] = next++;
       }
+      for (int c = 0; c < ncomp; c++) free_index[c + ncomp * i] = fixed ? -1 : next++;
     }
     st = fea_etree_build(s, free_index, FEA_MULTIFRONTAL_MERGE_AUTO, 0, t);
   }
@@ -189,11 +195,11 @@ static fea_status build_tree(fea_context *ctx, int dim, int p, fea_index n,
   return st;
 }
 
-fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
+fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
                                const fea_bc_type *sides, int nproc, fea_cost *c,
                                double *peak_bytes) {
   fea_etree t;
-  FEA_CALL(build_tree(ctx, dim, p, n, sides, &t));
+  FEA_CALL(build_tree(ctx, dim, p, n, ncomp, sides, &t));
   fea_cost_node *nodes = malloc((size_t)t.num_nodes * sizeof *nodes);
   fea_status st = nodes ? FEA_SUCCESS
                         : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -228,7 +234,7 @@ fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
   return st;
 }
 
-fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
                               const fea_bc_type *sides, uint64_t bytes, int *fits) {
   /* The peak holds at least the factors and the load vector, so a lower
    * bound above bytes answers "no" from the knot vectors alone (no space,
@@ -237,11 +243,16 @@ fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
   fea_knots kn = {0};
   FEA_CALL(fea_knots_uniform(ctx, p, n, 0.0, 1.0, &kn));
   const fea_knots knots[3] = {kn, kn, kn}; /* shallow: one vector for every direction */
+  /* The walk is the scalar tree's: a system's interior DoFs are ncomp
+   * times as many and its factor entries ncomp^2 times (multifrontal-solver-kind.c). */
+  const double nc = ncomp;
   fea_etree_bound b;
   fea_status st = fea_etree_bound_knots(ctx, dim, knots, FEA_MULTIFRONTAL_MERGE_AUTO,
-                                        (double)bytes / sizeof(double), &b);
+                                        (double)bytes / sizeof(double) / (nc * nc), &b);
   fea_knots_free(&kn);
   FEA_CALL(st);
+  b.factor_entries *= nc * nc;
+  b.interior_dofs *= nc;
   if (!b.complete || sizeof(double) * (b.factor_entries + b.interior_dofs) > (double)bytes) {
     *fits = 0;
     return FEA_SUCCESS;
@@ -249,7 +260,7 @@ fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
   fea_cost c = FEA_COST_INIT;
   double peak = 0.0;
   /* The critical path is not needed: one processor makes it the flops. */
-  FEA_CALL(fea_cost_exact_eval(ctx, dim, p, n, sides, 1, &c, &peak));
+  FEA_CALL(fea_cost_exact_eval(ctx, dim, p, n, ncomp, sides, 1, &c, &peak));
   *fits = peak <= (double)bytes;
   return FEA_SUCCESS;
 }

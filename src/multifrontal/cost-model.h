@@ -7,9 +7,10 @@
 
 #include <feaccel/cost.h>
 
-/* The paper's model, eqs. (22)-(27) with unit constants (see cost.h).
- * Arguments are valid; nproc 0 means unlimited. Fills every field but size. */
-void fea_cost_paper_eval(int dim, int p, fea_index n, int nproc, fea_cost *c);
+/* The paper's model, eqs. (22)-(27) with unit constants (see cost.h), q and
+ * r times ncomp for a system. Arguments are valid; nproc 0 means unlimited.
+ * Fills every field but size. */
+void fea_cost_paper_eval(int dim, int p, fea_index n, int ncomp, int nproc, fea_cost *c);
 
 /* One node of a tree as the critical path sees it. */
 typedef struct fea_cost_node {
@@ -29,17 +30,18 @@ fea_status fea_cost_critical_path(const fea_context *ctx, const fea_cost_node *n
                                   fea_index count, fea_cost_flops_fn flops, int nproc,
                                   double *critical);
 
-/* Exact counts from the solver's symbolic tree (valid query; sides NULL or
- * 2 dim conditions per fea_patch_side). peak_bytes (may be NULL) receives the
- * setup's peak memory estimate. */
-fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n,
+/* Exact counts from the solver's symbolic tree (valid query; ncomp
+ * components per function, every one with the side's condition; sides NULL
+ * or 2 dim conditions per fea_patch_side). peak_bytes (may be NULL) receives
+ * the setup's peak memory estimate. */
+fea_status fea_cost_exact_eval(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
                                const fea_bc_type *sides, int nproc, fea_cost *c,
                                double *peak_bytes);
 
 /* fea_cost_model_fits: *fits = 0 from the tree's lower bound when it
  * exceeds bytes (no O(DoF) memory; natural sides only add unknowns, so the
  * all-Dirichlet bound stays a lower bound), else from the exact peak. */
-fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n,
+fea_status fea_cost_fits_eval(fea_context *ctx, int dim, int p, fea_index n, int ncomp,
                               const fea_bc_type *sides, uint64_t bytes, int *fits);
 
 #endif

@@ -27,6 +27,11 @@
  * about 15 % slower, which matters less than the large-problem gain.
  * 1D trees are identical.
  *
+ * Systems. On a space with ncomp components every function's DoFs c + ncomp i
+ * go where the function goes: the tree (boxes, levels) is the scalar one and
+ * each front is ncomp times larger, so q and r, and the exact counts from
+ * them, are the scalar ones times ncomp (p~ = p N_eq of the cost model).
+ *
  * Elimination. A DoF is eliminated at the lowest node whose box contains its
  * whole support (per direction, the elements of the non-empty knot spans it
  * covers, so repeated knots are handled by the real span structure). Its
@@ -52,8 +57,9 @@
 
 typedef struct builder {
   const fea_space *s;
-  const fea_index *free_index;
+  const fea_index *free_index; /* per vector DoF c + ncomp i */
   int dim, keep_boundary;
+  int ncomp; /* components per function: a DoF's box test uses its function i */
   fea_multifrontal_merge merge;
   fea_etree_dir dir[3];
   fea_index stride[3]; /* DoF index = sum i_k stride_k */
@@ -102,6 +108,7 @@ static void *grow(void *ptr, fea_index *cap, fea_index need, size_t elem) {
 
 static int never_eliminated(const builder *b, fea_index dof) {
   if (!b->keep_boundary) return 0;
+  dof /= b->ncomp;
   for (int k = 0; k < b->dim; k++) {
     fea_index i = dof / b->stride[k] % b->dir[k].nf;
     if (i == 0 || i == b->dir[k].nf - 1) return 1;
@@ -112,6 +119,7 @@ static int never_eliminated(const builder *b, fea_index dof) {
 /* The child (0 .. nch-1) of a split box containing DoF dof's support, or -1. */
 static int child_of(const builder *b, fea_index dof, const fea_index cut[3]) {
   int c = 0, mul = 1;
+  dof /= b->ncomp; /* every component of a function has the function's support */
   for (int k = 0; k < b->dim; k++) {
     if (cut[k] < 0) continue;
     fea_index i = dof / b->stride[k] % b->dir[k].nf;
@@ -134,13 +142,17 @@ static fea_index touching(builder *b, const fea_index lo[3], const fea_index hi[
     f1[k] = b->dir[k].fn_hi[hi[k] - 1];
     count *= f1[k] - f0[k] + 1;
   }
-  GROW(b, scratch, cap_scratch, count);
+  const int nc = b->ncomp;
+  GROW(b, scratch, cap_scratch, count * nc);
   fea_index n = 0;
   for (fea_index i2 = f0[2]; i2 <= f1[2]; i2++)
     for (fea_index i1 = f0[1]; i1 <= f1[1]; i1++)
       for (fea_index i0 = f0[0]; i0 <= f1[0]; i0++) {
-        fea_index t = b->free_index[i0 * b->stride[0] + i1 * b->stride[1] + i2 * b->stride[2]];
-        if (t >= 0) b->scratch[n++] = t;
+        const fea_index i = i0 * b->stride[0] + i1 * b->stride[1] + i2 * b->stride[2];
+        for (int c = 0; c < nc; c++) {
+          fea_index t = b->free_index[c + nc * i];
+          if (t >= 0) b->scratch[n++] = t;
+        }
       }
   return n;
 }
@@ -314,7 +326,7 @@ static fea_status finish(const fea_space *s, const fea_index *free_index, fea_et
       nd->leaf_off = leaf;
       fea_index ne = 1;
       for (int k = 0; k < s->dim; k++) ne *= nd->hi[k] - nd->lo[k];
-      leaf += ne * s->dofs_per_element;
+      leaf += ne * fea_space_element_size(s);
       leaf_loads += nd->q + nd->r;
     }
     int last = nd->parent >= 0 ? t->nodes[nd->parent].level : nd->level;
@@ -339,7 +351,8 @@ static fea_status finish(const fea_space *s, const fea_index *free_index, fea_et
   fea_index *fill = malloc((size_t)t->num_levels * sizeof *fill);
   t->ext_map = malloc((size_t)(ext ? ext : 1) * sizeof *t->ext_map);
   t->leaf_map = malloc((size_t)(leaf ? leaf : 1) * sizeof *t->leaf_map);
-  fea_index *edofs = malloc((size_t)s->dofs_per_element * sizeof *edofs);
+  const int nbv = fea_space_element_size(s); /* vector DoFs per element */
+  fea_index *edofs = malloc((size_t)nbv * sizeof *edofs);
   if (!fill || !t->ext_map || !t->leaf_map || !edofs) {
     free(fill);
     free(edofs);
@@ -362,8 +375,8 @@ static fea_status finish(const fea_space *s, const fea_index *free_index, fea_et
       for (fea_index e1 = nd->lo[1]; e1 < nd->hi[1]; e1++)
         for (fea_index e0 = nd->lo[0]; e0 < nd->hi[0]; e0++) {
           fea_index e = e0 + s->elements[0] * (e1 + (s->dim > 1 ? s->elements[1] : 1) * e2);
-          s->ops->element_dofs(s, e, edofs);
-          for (int j = 0; j < s->dofs_per_element; j++) {
+          fea_space_element_vdofs(s, e, edofs);
+          for (int j = 0; j < nbv; j++) {
             fea_index td = free_index[edofs[j]];
             *m++ = td < 0 ? -1 : (int32_t)fea_etree_front_position(t, n, td);
           }
@@ -398,6 +411,7 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
                .free_index = free_index,
                .dim = s->dim,
                .keep_boundary = keep_boundary,
+               .ncomp = s->ncomp,
                .merge = merge == FEA_MULTIFRONTAL_MERGE_AUTO ? fea_etree_auto_merge(s->dim) : merge,
                .st = FEA_SUCCESS};
   fea_index st = 1;
@@ -412,16 +426,17 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
     b.stride[k] = st;
     st *= b.dir[k].nf;
   }
-  fea_index *dofs = malloc((size_t)(s->num_dofs ? s->num_dofs : 1) * sizeof *dofs);
+  const fea_index nv = fea_space_total_dofs(s);
+  fea_index *dofs = malloc((size_t)(nv ? nv : 1) * sizeof *dofs);
   if (!dofs) {
-    b.st = FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld DoFs",
-                     (long long)s->num_dofs);
+    b.st = FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld DoFs", (long long)nv);
     goto fail;
   }
   /* The numbering's size: one past its largest index (a kept boundary
-   * without its Dirichlet DoFs numbers by space DoF, with gaps). */
+   * without its Dirichlet DoFs numbers by space DoF, with gaps). Vector
+   * DoFs c + ncomp i: the same boxes, each function's components together. */
   fea_index n = 0, ntree = 0;
-  for (fea_index d = 0; d < s->num_dofs; d++) {
+  for (fea_index d = 0; d < nv; d++) {
     if (free_index[d] < 0) continue;
     if (free_index[d] >= ntree) ntree = free_index[d] + 1;
     if (!never_eliminated(&b, d)) dofs[n++] = d;
@@ -439,7 +454,7 @@ fea_status fea_etree_build(const fea_space *s, const fea_index *free_index,
   out->children = b.children;
   out->front_dofs = b.front;
   out->num_dofs = ntree;
-  out->dofs_per_element = s->dofs_per_element;
+  out->dofs_per_element = fea_space_element_size(s);
   b.nodes = NULL;
   b.children = NULL;
   b.front = NULL;

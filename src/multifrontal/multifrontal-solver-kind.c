@@ -77,7 +77,7 @@ static void multifrontal_destroy(fea_solver *s) {
 /* The tree numbering and the map from the problem's free DoFs into it. */
 static fea_status number_dofs(fea_solver *s) {
   multifrontal_solver *m = multifrontal_of(s);
-  const fea_index nd = s->space->num_dofs, nf = s->problem->num_free;
+  const fea_index nd = fea_space_total_dofs(s->space), nf = s->problem->num_free;
   m->tree_index = malloc((size_t)(nd ? nd : 1) * sizeof *m->tree_index);
   m->tree_of_free = malloc((size_t)(nf ? nf : 1) * sizeof *m->tree_of_free);
   FEA_CHECK(m->tree_index && m->tree_of_free, s->ctx, FEA_ERR_OUT_OF_MEMORY,
@@ -373,9 +373,16 @@ const double *fea_multifrontal_load(const fea_solver *s) { return multifrontal_o
 static fea_status check_fits(fea_solver *s, const fea_solver_desc *d) {
   fea_memory_budget budget;
   fea_memory_budget_get(s->ctx, d->memory_limit_bytes, &budget);
-  const double stop = (double)budget.bytes / sizeof(double);
+  /* The bound walks the scalar tree; a system's fronts hold every component
+   * of the interior functions (all free), so its q and r are ncomp times the
+   * scalar ones and its factor entries ncomp^2 times. */
+  const double nc = s->space->ncomp;
+  const double stop = (double)budget.bytes / sizeof(double) / (nc * nc);
   fea_etree_bound b;
   FEA_CALL(fea_etree_bound_eval(s->space, d->merge, stop, &b));
+  b.factor_entries *= nc * nc;
+  b.interior_dofs *= nc;
+  b.front_entries *= nc;
   const double need = sizeof(double) * (b.factor_entries + b.interior_dofs + b.front_entries) +
                       sizeof(fea_etree_node) * b.num_nodes;
   char what[200];

@@ -20,6 +20,7 @@
 
 #include "internal/backend.h"
 #include "base/context.h"
+#include "base/progress.h"
 #include "linalg/dense.h"
 #include "internal/error.h"
 #include "base/memory-limit.h"
@@ -128,10 +129,12 @@ static fea_status build_operators(fea_mg *mg) {
   od.kind = mg->desc.operator_kind;
   od.strategy = mg->desc.strategy;
   for (int l = 0; l < mg->num_levels; l++) {
+    FEA_CALL(fea_progress_of(mg->ctx, FEA_PROGRESS_MG_OPERATORS, l, mg->num_levels));
     if (l > 0 && l + 1 == mg->num_levels) break;
     FEA_CALL(level_operator(mg, &od, l));
   }
-  return fea_operator_rhs(mg->levels[0].op, NULL);
+  FEA_CALL(fea_operator_rhs(mg->levels[0].op, NULL));
+  return fea_progress(mg->ctx, FEA_PROGRESS_MG_OPERATORS, 1.0);
 }
 
 /* The coarsest level's matrix, dense (lower triangle, column-major), from the
@@ -204,10 +207,14 @@ static fea_status build(fea_mg *mg, const fea_problem *problem) {
   FEA_CALL(build_operators(mg));
   ph->operators = omp_get_wtime() - t;
   t = omp_get_wtime();
+  FEA_CALL(fea_progress(mg->ctx, FEA_PROGRESS_MG_SMOOTHER, 0.0));
   FEA_CALL(fea_mg_smoother_setup(mg));
+  FEA_CALL(fea_progress(mg->ctx, FEA_PROGRESS_MG_SMOOTHER, 1.0));
   ph->smoother = omp_get_wtime() - t;
   t = omp_get_wtime();
+  FEA_CALL(fea_progress(mg->ctx, FEA_PROGRESS_MG_COARSE, 0.0));
   FEA_CALL(factor_coarsest(mg));
+  FEA_CALL(fea_progress(mg->ctx, FEA_PROGRESS_MG_COARSE, 1.0));
   ph->coarse = omp_get_wtime() - t;
   return finest_work(mg);
 }

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "base/context.h"
+#include "base/progress.h"
 #include "linalg/csr-product.h"
 #include "internal/error.h"
 #include "disc/mesh.h"
@@ -258,6 +259,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_object_retain(pb);
   level_set(&mg->levels[0], pb);
   for (int l = 1; l < L; l++) {
+    FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MG_HIERARCHY, l - 1, 2 * L - 1));
     if (l == 1 && plevel)
       FEA_CALL(order1_problem(mg, mg->levels[0].problem, &pb));
     else
@@ -272,6 +274,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
             (long long)last->cells[0], (long long)last->cells[1], (long long)last->cells[2],
             (long long)last->n, FEA_MG_MAX_COARSE_DOFS, (long long)mg->desc.coarsest_cells);
   for (int l = 0; l < L; l++) {
+    FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MG_HIERARCHY, L - 1 + l, 2 * L - 1));
     fea_mg_level *lv = &mg->levels[l];
     FEA_CALL(alloc_work(mg, lv, l > 0));
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
@@ -293,7 +296,7 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
     }
     mg->phases.transfers += omp_get_wtime() - t0;
   }
-  return FEA_SUCCESS;
+  return fea_progress(ctx, FEA_PROGRESS_MG_HIERARCHY, 1.0);
 }
 
 void fea_mg_hierarchy_free(fea_mg *mg) {

@@ -13,8 +13,10 @@
 #include "linalg/dense.h"
 #include "internal/error.h"
 #include "base/half.h"
+#include "base/progress.h"
 #include "internal/prehandled-device.h"
 #include "schur-m1-impl.h"
+#include "spd-inverse.h"
 
 /* Entries the method assumes to vanish (A_CI, couplings between macro cells)
  * or to repeat (the cell blocks) must do so up to this many times the largest
@@ -168,20 +170,21 @@ static fea_status check_cells(fea_ph_m1 *m, const fea_ph_split *s, const fea_mat
 }
 
 /* inv := A^-1 from the potrf factor of A (the LAPACK potri result, through
- * potrs on the identity so only the library's dense ops are used). */
+ * potrs on the identity so only the library's dense ops are used), in
+ * pieces that report progress (spd-inverse.c). */
 static fea_status invert_spd(fea_context *ctx, double *a, double *inv, fea_index n,
-                             const char *what) {
-  if (n == 0) return FEA_SUCCESS;
-  fea_dmat fa = {a, n, n, n, FEA_F64}, fi = {inv, n, n, n, FEA_F64};
-  fea_status st = fea_dense_potrf(ctx, FEA_LOWER, &fa);
-  if (st < 0) { /* the potrf message names the minor; keep it, add which matrix */
-    char why[256];
-    snprintf(why, sizeof why, "%.255s", ctx->last_error);
-    return FEA_ERROR(ctx, st, "the Cholesky factorization of %s (%lld x %lld) failed: %s", what,
-                     (long long)n, (long long)n, why);
-  }
-  for (fea_index i = 0; i < n; i++) inv[i + i * n] = 1.0;
-  return fea_dense_potrs(ctx, FEA_LOWER, &fa, &fi);
+                             const char *what, const char *phase) {
+  return fea_ph_spd_inverse(ctx, a, inv, n, what, phase);
+}
+
+/* Columns per GEMM of Pi = Lambda - B^T B (ne x ne from nc x ne): all of
+ * them unless one GEMM would exceed 4e9 flops, a progress report's share of
+ * work (spd-inverse.c's pieces). A constant, so the digits do not follow
+ * the machine; columns are independent in a GEMM anyway. */
+static fea_index schur_panel(fea_index ne, fea_index nc) {
+  const double per_column = 2.0 * (double)ne * (double)nc;
+  const double w = 4e9 / (per_column > 1 ? per_column : 1);
+  return w >= (double)ne ? ne : w < 64 ? 64 : (fea_index)w;
 }
 
 /* Lambda -= D C^-1 D^T, macro cell by macro cell: cell c couples only to the
@@ -212,6 +215,8 @@ static fea_status schur_interior(fea_ph_m1 *m, m1_setup *w) {
                    "no memory for the E rows of a macro cell (%lld x %lld)", (long long)kmax,
                    (long long)blk);
   for (fea_index c = 0; c < m->cells && st >= 0; c++) {
+    if ((st = fea_progress_of(ctx, FEA_PROGRESS_PH_SCHUR, 0.5 * (double)c, (double)m->cells)) < 0)
+      break;
     fea_index k = 0;
     for (fea_index r = c * blk; r < (c + 1) * blk; r++)
       for (fea_index p = dt->row_ptr[r]; p < dt->row_ptr[r + 1]; p++)
@@ -241,7 +246,7 @@ static fea_status schur_interior(fea_ph_m1 *m, m1_setup *w) {
 /* A copy of n doubles in precision prec (the matrices: m->prec; D: m->vprec).
  * what names the matrix for the FP16 range check. */
 static fea_status convert_copy(fea_ph_m1 *m, const double *src, size_t n, fea_precision prec,
-                               const char *what, void **dst) {
+                               const char *what, void **dst, double *done, double total) {
   if (prec == FEA_F16)
     for (size_t i = 0; i < n; i++)
       FEA_CHECK(fabs(src[i]) <= M1_F16_MAX, m->ctx, FEA_ERR_UNSUPPORTED,
@@ -251,7 +256,15 @@ static fea_status convert_copy(fea_ph_m1 *m, const double *src, size_t n, fea_pr
   *dst = malloc((n ? n : 1) * es);
   FEA_CHECK(*dst, m->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %zu %s entries", n,
             fea_precision_name(prec));
-  fea_convert(FEA_F64, src, prec, *dst, (fea_index)n);
+  /* In chunks that report progress: Pi^-1 at h = 1/512 is 1.8 GB of fresh
+   * pages, seconds of first touches on a virtual machine. */
+  const size_t chunk = (size_t)1 << 22;
+  for (size_t i = 0; i < n; i += chunk) {
+    const size_t len = n - i < chunk ? n - i : chunk;
+    fea_convert(FEA_F64, src + i, prec, (char *)*dst + i * es, (fea_index)len);
+    *done += (double)len;
+    FEA_CALL(fea_progress_of(m->ctx, FEA_PROGRESS_PH_ROUND, *done, total));
+  }
   return FEA_SUCCESS;
 }
 
@@ -335,36 +348,61 @@ static fea_status build(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *A
         dmax = fmax(dmax, d);
       }
   const double tol = M1_STRUCTURE_TOL * dmax;
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 0.0));
   FEA_CALL(extract(m, s, At, w, tol));
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 0.3));
   FEA_CALL(check_cells(m, s, At, w, tol));
   /* D rows sorted (the CSR invariant) by transposing D^T back. */
   FEA_CALL(fea_csr_transpose(ctx, w->dt, &m->d));
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 0.5));
   /* B = L0^-1 (At_CE / sqrt(d_E)): the C rows of L^-1 S^T A_h S L^-T. */
   if (nc > 0 && ne > 0) {
     fea_dmat L0 = {(void *)l0, nc, nc, nc, FEA_F64}, Bm = {w->bt, nc, ne, nc, FEA_F64};
     FEA_CALL(fea_dense_trsm(ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L0, &Bm));
   }
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 0.8));
   if (cond) {
     FEA_CALL(dense_kappa(ctx, w->c1, blk, cond->steps, &cond->kappa_c));
-    if (!cond->want_pi) return FEA_SUCCESS;
+    if (!cond->want_pi) return fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 1.0);
   }
-  FEA_CALL(invert_spd(ctx, w->c1, w->cinv, blk, "the macro-cell block C_1"));
+  FEA_CALL(invert_spd(ctx, w->c1, w->cinv, blk, "the macro-cell block C_1",
+                      FEA_PROGRESS_PH_BLOCKS));
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 1.0));
   FEA_CALL(schur_interior(m, w));
-  if (nc > 0 && ne > 0) { /* Pi = Lambda - B^T B */
-    fea_dmat Bm = {w->bt, nc, ne, nc, FEA_F64}, P = {w->lambda, ne, ne, ne, FEA_F64};
-    FEA_CALL(fea_dense_gemm(ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &Bm, &Bm, 1.0, &P,
-                            FEA_COMPUTE_DEFAULT));
+  if (nc > 0 && ne > 0) { /* Pi = Lambda - B^T B, in column panels (progress) */
+    const fea_index pw = schur_panel(ne, nc);
+    fea_dmat Bm = {w->bt, nc, ne, nc, FEA_F64};
+    for (fea_index j0 = 0; j0 < ne; j0 += pw) {
+      const fea_index jw = ne - j0 < pw ? ne - j0 : pw;
+      fea_dmat Bj = {w->bt + j0 * nc, nc, jw, nc, FEA_F64};
+      fea_dmat P = {w->lambda + j0 * ne, ne, jw, ne, FEA_F64};
+      FEA_CALL(fea_dense_gemm(ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &Bm, &Bj, 1.0, &P,
+                              FEA_COMPUTE_DEFAULT));
+      FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_SCHUR,
+                            0.5 + 0.5 * (double)(j0 + jw) / (double)ne));
+    }
   }
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_SCHUR, 1.0));
   if (cond) return dense_kappa(ctx, w->lambda, ne, cond->steps, &cond->kappa_pi);
-  if (pi) {
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_INVERSE, 0.0));
+  if (pi)
     FEA_CALL(pi->fn(pi->user, w->lambda, ne, m->prec));
-  } else {
-    FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi"));
-    FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv));
-  }
-  FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b));
-  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv));
-  return convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval);
+  else
+    FEA_CALL(invert_spd(ctx, w->lambda, w->pinv, ne, "the Schur complement Pi",
+                        FEA_PROGRESS_PH_INVERSE));
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_INVERSE, 1.0));
+  /* The copies in the working precision. */
+  double done = 0;
+  const double total = (pi ? 0.0 : (double)ne * (double)ne) + (double)nc * (double)ne +
+                       (double)blk * (double)blk + (double)m->d->nnz;
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_ROUND, 0.0));
+  if (!pi)
+    FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv, &done, total));
+  FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b, &done, total));
+  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv, &done,
+                        total));
+  FEA_CALL(convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval, &done, total));
+  return fea_progress(ctx, FEA_PROGRESS_PH_ROUND, 1.0);
 }
 
 static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_split *s,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/context.h"
+#include "base/progress.h"
 #include "internal/error.h"
 #include "base/memory-limit.h"
 #include "internal/prehandled-device.h"
@@ -132,9 +133,15 @@ static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **A
   fea_context *hc = host_ctx(s);
   fea_matrix *S = NULL;
   FEA_CALL(relay(s, fea_ph_build_s(hc, &p->grid, &S)));
-  fea_status st = fea_ph_transform_matrix(hc, A, S, At);
+  fea_status st = fea_progress(s->ctx, FEA_PROGRESS_PH_PREPARE, 0.5);
+  if (st >= 0) st = relay(s, fea_ph_transform_matrix(hc, A, S, At));
   FEA_OBJECT_DROP(S);
-  if (st < 0) return relay(s, st);
+  if (st < 0) return st;
+  st = fea_progress(s->ctx, FEA_PROGRESS_PH_PREPARE, 0.7);
+  if (st < 0) {
+    FEA_OBJECT_DROP(*At);
+    return st;
+  }
   st = fea_ph_split_create(hc, &p->grid, split);
   if (st < 0) FEA_OBJECT_DROP(*At);
   return relay(s, st);
@@ -154,7 +161,9 @@ static fea_status prepare(fea_solver *s, fea_matrix **At_out, fea_ph_split *spli
                           : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld loads",
                                       (long long)p->grid.num);
   if (st >= 0) st = fea_problem_assemble_reference(s->problem, p->load, &p->A);
+  if (st >= 0) st = fea_progress(ctx, FEA_PROGRESS_PH_PREPARE, 0.4);
   if (st >= 0) st = transformed(s, p->A, &At, &split);
+  if (st >= 0) st = fea_progress(ctx, FEA_PROGRESS_PH_PREPARE, 0.8);
   if (st >= 0) st = relay(s, fea_ph_factor_create(host_ctx(s), &p->grid, At, &p->f));
   if (st >= 0 && At_out) { /* the caller's: S^T A S and the split are built once */
     *At_out = At;
@@ -213,7 +222,15 @@ static fea_status ph_setup(fea_solver *s) {
   const double t0 = fea_now();
   fea_matrix *At = NULL;
   fea_ph_split split = {0};
+  if (p->hctx) fea_progress_follow(p->hctx, ctx); /* the callback may be newer than hctx */
+  FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_PREPARE, 0.0));
   FEA_CALL(prepare(s, &At, &split));
+  fea_status pst = fea_progress(ctx, FEA_PROGRESS_PH_PREPARE, 1.0);
+  if (pst < 0) {
+    FEA_OBJECT_DROP(At);
+    fea_ph_split_free(&split);
+    return pst;
+  }
   /* A device that inverts Pi spares the host Pi^-1 and its rounded copy. */
   const int pi_on_device = p->dops && p->dops->pi_inverse;
   fea_status st = relay(s, fea_ph_m1_create_pi_elsewhere(host_ctx(s), &p->grid, &split, At, p->f,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """libfeaccel.so.<major> is the library, linked to its dependencies the
 ordinary way, so that ldd, dpkg-shlibdeps and rpm see them: its NEEDED
-entries name OpenBLAS (libopenblas, or the libblas of Debian's alternatives),
-LAPACKE, libgomp and hwloc, and no CUDA library (its /gpu/cuda backend is the
+entries name the BLAS meson's -Dblas chose (libopenblas, or the libblas of
+Debian's alternatives; libblis; libflexiblas; MKL's libraries), LAPACKE,
+libgomp and hwloc, and no CUDA library (its /gpu/cuda backend is the
 module libfeaccel-cuda.so, loaded at run time); no RUNPATH or RPATH entry
 names a CUDA toolkit. Given the module too, checks that it exports only its
 entry point and needs libfeaccel.so.<major>; with --installed, that its run
@@ -15,7 +16,7 @@ import re, subprocess, sys
 CUDA_LIBRARY = re.compile(r'^lib(cuda|cudart|cublas|cublasLt|cusolver|cusparse|nvJitLink)\b')
 # What libfeaccel.so must need, each by one of these names.
 REQUIRED = {
-    'OpenBLAS': re.compile(r'^lib(openblas\w*|blas)\.so'),
+    'a BLAS': re.compile(r'^lib(openblas\w*|blas|blis\w*|flexiblas\w*|mkl_\w+)\.so'),
     'LAPACKE': re.compile(r'^liblapacke\.so'),
     'libgomp': re.compile(r'^libgomp\.so'),
     'hwloc': re.compile(r'^libhwloc\.so'),

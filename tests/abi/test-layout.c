@@ -105,7 +105,7 @@ FIELD(fea_geometry_interface, direction_map, 24, 12);
 FIELD(fea_geometry_interface, direction_orientation, 36, 12);
 
 /* fea_space_info */
-SIZE(fea_space_info, 88);
+SIZE(fea_space_info, 96);
 FIELD(fea_space_info, size, 0, 8);
 FIELD(fea_space_info, dim, 8, 4);
 FIELD(fea_space_info, is_bspline, 12, 4);
@@ -115,6 +115,7 @@ FIELD(fea_space_info, num_elements, 40, 8);
 FIELD(fea_space_info, dofs_per_element, 48, 4);
 FIELD(fea_space_info, num_boundary_dofs, 56, 8);
 FIELD(fea_space_info, elements, 64, 24);
+FIELD(fea_space_info, num_components, 88, 4);
 
 /* fea_boundary_condition */
 SIZE(fea_boundary_condition, 32);
@@ -130,7 +131,7 @@ FIELD(fea_boundary_part, name, 8, 8);
 FIELD(fea_boundary_part, bc, 16, 32);
 
 /* fea_element_data */
-SIZE(fea_element_data, 64);
+SIZE(fea_element_data, 72);
 FIELD(fea_element_data, size, 0, 8);
 FIELD(fea_element_data, element, 8, 8);
 FIELD(fea_element_data, dim, 16, 4);
@@ -140,6 +141,43 @@ FIELD(fea_element_data, x, 32, 8);
 FIELD(fea_element_data, w, 40, 8);
 FIELD(fea_element_data, phi, 48, 8);
 FIELD(fea_element_data, dphi, 56, 8);
+FIELD(fea_element_data, ncomp, 64, 4);
+
+/* fea_elastic_condition */
+SIZE(fea_elastic_condition, 48);
+FIELD(fea_elastic_condition, type, 0, 4);
+FIELD(fea_elastic_condition, components, 4, 4);
+FIELD(fea_elastic_condition, traction, 8, 8);
+FIELD(fea_elastic_condition, traction_user, 16, 8);
+FIELD(fea_elastic_condition, pressure, 24, 8);
+FIELD(fea_elastic_condition, pressure_fn, 32, 8);
+FIELD(fea_elastic_condition, pressure_user, 40, 8);
+
+/* fea_elasticity_desc */
+SIZE(fea_elasticity_desc, 416);
+FIELD(fea_elasticity_desc, size, 0, 8);
+FIELD(fea_elasticity_desc, E, 8, 8);
+FIELD(fea_elasticity_desc, nu, 16, 8);
+FIELD(fea_elasticity_desc, E_fn, 24, 8);
+FIELD(fea_elasticity_desc, nu_fn, 32, 8);
+FIELD(fea_elasticity_desc, material_user, 40, 8);
+FIELD(fea_elasticity_desc, lambda, 48, 8);
+FIELD(fea_elasticity_desc, mu, 56, 8);
+FIELD(fea_elasticity_desc, model, 64, 4);
+FIELD(fea_elasticity_desc, body_force, 72, 8);
+FIELD(fea_elasticity_desc, body_force_user, 80, 8);
+FIELD(fea_elasticity_desc, displacement, 88, 8);
+FIELD(fea_elasticity_desc, displacement_user, 96, 8);
+FIELD(fea_elasticity_desc, quad_points, 104, 4);
+FIELD(fea_elasticity_desc, sides, 112, 288);
+FIELD(fea_elasticity_desc, parts, 400, 8);
+FIELD(fea_elasticity_desc, num_parts, 408, 4);
+
+/* fea_elastic_part */
+SIZE(fea_elastic_part, 64);
+FIELD(fea_elastic_part, physical_tag, 0, 4);
+FIELD(fea_elastic_part, name, 8, 8);
+FIELD(fea_elastic_part, bc, 16, 48);
 
 /* fea_problem_desc */
 SIZE(fea_problem_desc, 336);
@@ -195,13 +233,14 @@ FIELD(fea_assembly_stats, colors, 112, 4);
 FIELD(fea_assembly_stats, elements_recomputed, 120, 8);
 
 /* fea_cost_query */
-SIZE(fea_cost_query, 40);
+SIZE(fea_cost_query, 48);
 FIELD(fea_cost_query, size, 0, 8);
 FIELD(fea_cost_query, dim, 8, 4);
 FIELD(fea_cost_query, p, 12, 4);
 FIELD(fea_cost_query, n, 16, 8);
 FIELD(fea_cost_query, nproc, 24, 4);
 FIELD(fea_cost_query, sides, 32, 8);
+FIELD(fea_cost_query, num_components, 40, 4);
 
 /* fea_cost */
 SIZE(fea_cost, 48);
@@ -442,6 +481,7 @@ Test(layout, init_macros_set_size) {
   INIT_SIZE(fea_geometry_interface, FEA_GEOMETRY_INTERFACE_INIT);
   INIT_SIZE(fea_space_info, FEA_SPACE_INFO_INIT);
   INIT_SIZE(fea_problem_desc, FEA_PROBLEM_DESC_INIT);
+  INIT_SIZE(fea_elasticity_desc, FEA_ELASTICITY_DESC_INIT);
   INIT_SIZE(fea_assembly_desc, FEA_ASSEMBLY_DESC_INIT);
   INIT_SIZE(fea_assembly_stats, FEA_ASSEMBLY_STATS_INIT);
   INIT_SIZE(fea_cost_query, FEA_COST_QUERY_INIT);

@@ -273,7 +273,7 @@ Test(element_form_errors, out_of_enum_status_is_converted) {
     const char *needle;
   } cases[] = {
       {-999, FEA_ERR_INVALID_ARG, "the user's element form returned -999, not a fea_status"},
-      {-11, FEA_ERR_INVALID_ARG, "returned -11, not a fea_status"},
+      {-12, FEA_ERR_INVALID_ARG, "returned -12, not a fea_status"},
       {1000, FEA_ERR_INVALID_ARG, "returned 1000, not a fea_status"},
       {FEA_WARN_NOT_CONVERGED, FEA_ERR_INVALID_ARG, "returned FEA_WARN_NOT_CONVERGED"},
       {FEA_ERR_IO, FEA_ERR_IO, "returned FEA_ERR_IO for element "},

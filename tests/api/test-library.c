@@ -141,11 +141,12 @@ Test(names, status_strings) {
       {FEA_ERR_NOT_POSDEF, "FEA_ERR_NOT_POSDEF"},
       {FEA_ERR_IO, "FEA_ERR_IO"},
       {FEA_ERR_SINGULAR, "FEA_ERR_SINGULAR"},
+      {FEA_ERR_CANCELLED, "FEA_ERR_CANCELLED"},
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     cr_assert_str_eq(fea_status_string(all[i].s), all[i].name);
   cr_assert_str_eq(fea_status_string((fea_status)42), "unknown status");
-  cr_assert_str_eq(fea_status_string((fea_status)-11), "unknown status");
+  cr_assert_str_eq(fea_status_string((fea_status)-12), "unknown status");
 }
 
 Test(names, precisions) {

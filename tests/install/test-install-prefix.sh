@@ -96,6 +96,9 @@ check_install() {
   # What the build was told: -Dcuda=disabled (the CMake side: cmake_consumer).
   cuda=$(PKG_CONFIG_PATH=$l/pkgconfig pkg-config --variable=cuda feaccel)
   [ "$cuda" = no ] || fail "feaccel.pc says cuda=$cuda for a -Dcuda=disabled build"
+  # The build's default BLAS (-Dblas=auto: OpenBLAS, docs/backends.md).
+  blas=$(PKG_CONFIG_PATH=$l/pkgconfig pkg-config --variable=blas feaccel)
+  [ "$blas" = openblas ] || fail "feaccel.pc says blas=$blas for a -Dblas=auto build"
   pkg_config_consumer "$p" "$l"
   pkg_config_consumer "$p" "$l" --define-prefix
   case $l in

@@ -54,6 +54,7 @@ fea_status fea_multifrontal_assemble_leaves(fea_context *ctx, fea_multifrontal_f
   {
     fea_context local = *ctx; /* the ops only read it; messages stay per thread */
     local.log_fn = NULL;
+    local.progress_fn = NULL; /* the user's callback runs on the calling thread only */
 #pragma omp for schedule(dynamic, 1)
     for (fea_index k = 0; k < count; k++) {
       const fea_etree_node *nd = &t->nodes[nodes[k]];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/context.h"
+#include "base/progress.h"
 #include "backends/cpu/cpu.h"
 #include "internal/error.h"
 #include "internal/etree.h"
@@ -39,9 +40,11 @@ fea_status fea_cpu_multifrontal_factor_level(fea_context *ctx, fea_multifrontal_
   const fea_etree *t = f->tree;
   FEA_CALL(fea_cpu_multifrontal_level_start(ctx, f, level));
   for (fea_index k = t->level_start[level]; k < t->level_start[level + 1]; k++) {
+    FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, (double)k, (double)t->num_nodes));
     fea_index n = t->level_nodes[k];
     double flops, integ;
     fea_status st = fea_cpu_multifrontal_factor_node(ctx, f, n, &flops, &integ);
+    if (st == FEA_ERR_CANCELLED) return st; /* raised on ctx by the front's report */
     if (st < 0) {
       char why[FEA_ERROR_LEN];
       snprintf(why, sizeof why, "%s", fea_thread_last_error_text());
@@ -51,7 +54,8 @@ fea_status fea_cpu_multifrontal_factor_level(fea_context *ctx, fea_multifrontal_
     f->integrate_s += integ;
   }
   fea_cpu_multifrontal_level_done(f, level);
-  return FEA_SUCCESS;
+  return fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, (double)t->level_start[level + 1],
+                         (double)t->num_nodes);
 }
 
 fea_status fea_cpu_multifrontal_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,

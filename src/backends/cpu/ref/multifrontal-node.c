@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/context.h"
+#include "base/progress.h"
 #include "backends/cpu/cpu.h"
 #include "linalg/dense.h"
 #include "internal/error.h"
@@ -152,6 +153,7 @@ static fea_status factor_front_blocked(fea_context *ctx, double *P, double *S, f
       fea_dmat Sm = {.data = S, .rows = r, .cols = r, .ld = r, .prec = FEA_F64};
       FEA_CALL(fea_dense_syrk(ctx, FEA_LOWER, FEA_NO_TRANS, -1.0, &Lr, 1.0, &Sm));
     }
+    FEA_CALL(fea_progress_tick(ctx)); /* a large front takes seconds: progress.h */
   }
   return FEA_SUCCESS;
 }

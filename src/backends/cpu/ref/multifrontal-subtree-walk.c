@@ -33,6 +33,7 @@
  * subtrees replace ran their nodes concurrently on one-thread BLAS), so the
  * factor's digits are those of the level walk. The leaves' loads are added
  * in level order after the walk, as the level walk adds them. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -41,6 +42,7 @@
 
 #include "linalg/blas.h"
 #include "base/context.h"
+#include "base/progress.h"
 #include "backends/cpu/cpu.h"
 #include "internal/error.h"
 #include "internal/etree.h"
@@ -89,6 +91,12 @@ typedef struct walker {
   fea_index bad;   /* the failing node of lowest (level, index), else -1 */
   fea_status bad_st;
   char why[FEA_ERROR_LEN];
+  /* Progress: the nodes every worker has done, a cancel the calling
+   * thread's report returned, and that thread's context (NULL on others:
+   * only it may call the user's callback). */
+  _Atomic fea_index *done;
+  atomic_int *cancelled;
+  fea_context *report;
 } walker;
 
 static int before(const fea_etree *t, fea_index a, fea_index b) {
@@ -107,6 +115,13 @@ static void walk(fea_context *wctx, fea_multifrontal_factor *f, fea_index first,
   const fea_etree *t = f->tree;
   size_t top[2] = {0, 0}; /* entries on the stack growing up [0] and down [1] */
   for (fea_index n = first; n <= s; n++) {
+    if (atomic_load_explicit(w->cancelled, memory_order_relaxed)) return;
+    const fea_index d = atomic_fetch_add(w->done, 1);
+    if (w->report && fea_progress_of(w->report, FEA_PROGRESS_MULTIFRONTAL, (double)d,
+                                     (double)t->num_nodes) < 0) {
+      atomic_store(w->cancelled, 1);
+      return;
+    }
     const fea_etree_node *nd = &t->nodes[n];
     const size_t own = block_entries(nd), below = children_entries(t, nd);
     const int side = w->side[n];
@@ -125,6 +140,10 @@ static void walk(fea_context *wctx, fea_multifrontal_factor *f, fea_index first,
       w->level_s[nd->level] += now_s() - t0;
       w->flops += fl;
       w->integrate_s += it;
+      if (st == FEA_ERR_CANCELLED) { /* a large front's own report (fea_progress_tick) */
+        atomic_store(w->cancelled, 1);
+        return;
+      }
       if (st < 0) {
         skip = 1;
         if (w->bad < 0 || before(t, n, w->bad)) {
@@ -182,6 +201,8 @@ fea_status fea_cpu_multifrontal_factor_subtrees(fea_context *ctx, fea_multifront
       if (e > need) need = e;
     }
   if (team > nroots) team = nroots > 0 ? (int)nroots : 1;
+  _Atomic fea_index done = 0;
+  atomic_int cancelled = 0;
   if (st == FEA_SUCCESS && need > (size_t)-1 / sizeof(double) / (size_t)team)
     st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "a subtree stack of %zu entries does not fit", need);
   for (int k = 0; k < team && st == FEA_SUCCESS; k++) {
@@ -190,6 +211,9 @@ fea_status fea_cpu_multifrontal_factor_subtrees(fea_context *ctx, fea_multifront
     ws[k].side = side;
     ws[k].level_s = times + (size_t)k * (size_t)t->num_levels;
     ws[k].bad = -1;
+    ws[k].done = &done;
+    ws[k].cancelled = &cancelled;
+    ws[k].report = k == 0 ? ctx : NULL; /* worker 0 is the calling thread */
     if (!ws[k].stack)
       st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                      "no memory for %d subtree stacks of %zu bytes each", team,
@@ -213,6 +237,7 @@ fea_status fea_cpu_multifrontal_factor_subtrees(fea_context *ctx, fea_multifront
         /* As the level walk's workers: a context copy for messages only. */
         fea_context local = *ctx;
         local.log_fn = NULL;
+        local.progress_fn = NULL; /* the user's callback runs on the calling thread only */
         walker *w = &ws[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 1)
         for (fea_index k = 0; k < nroots; k++)
@@ -235,10 +260,15 @@ fea_status fea_cpu_multifrontal_factor_subtrees(fea_context *ctx, fea_multifront
       for (int k = 0; k < team; k++) sum += times[(size_t)k * (size_t)t->num_levels + (size_t)L];
       level_s[L] = sum / team;
     }
-    if (bad >= 0)
+    if (atomic_load(&cancelled))
+      st = FEA_ERR_CANCELLED; /* raised on ctx by the calling thread's report */
+    else if (bad >= 0)
       st = fea_multifrontal_node_error(ctx, f, bad, ws[worst].bad_st, ws[worst].why);
     else /* the level walk's bookkeeping: leaves' loads in level order */
       for (int L = 0; L <= cut; L++) fea_cpu_multifrontal_level_done(f, L);
+    if (st == FEA_SUCCESS)
+      st = fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, (double)t->level_start[cut + 1],
+                           (double)nn);
   }
   for (int k = 0; ws && k < team; k++) free(ws[k].stack);
   free(ws);

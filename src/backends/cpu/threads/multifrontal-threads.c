@@ -15,12 +15,14 @@
  * node step; the solve's take the factor const. Calls the node kernels
  * (multifrontal-node.c), the level and subtree walks, the sweep's work and
  * the worker view of ../ref. */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include <omp.h>
 
 #include "linalg/blas.h"
 #include "base/context.h"
+#include "base/progress.h"
 #include "backends/cpu/cpu.h"
 #include "internal/error.h"
 #include "internal/etree.h"
@@ -56,10 +58,12 @@ typedef fea_status (*node_step)(fea_context *ctx, void *data, fea_index n, int w
 /* Run `step` on the nodes of a level, concurrently on at most max_team
  * threads or one by one. The smallest failing node's error is reported on
  * ctx; the flops and integration time of the nodes are summed into *flops
- * and *integ. */
+ * and *integ. With `report` (the factorization), the nodes done reach the
+ * progress callback from the calling thread (thread 0 of a team), and a
+ * cancel stops the team at its next nodes. */
 static fea_status run_level(fea_context *ctx, const fea_multifrontal_factor *f, int level,
-                            int max_team, node_step step, void *data, double *flops,
-                            double *integ) {
+                            int max_team, node_step step, void *data, double *flops, double *integ,
+                            int report) {
   const fea_etree *t = f->tree;
   const fea_index *nodes = t->level_nodes + t->level_start[level];
   const fea_index count = t->level_start[level + 1] - t->level_start[level];
@@ -68,8 +72,12 @@ static fea_status run_level(fea_context *ctx, const fea_multifrontal_factor *f, 
   fea_status bad_st = FEA_SUCCESS;
   char why[FEA_ERROR_LEN] = "";
   double fl_sum = 0, it_sum = 0;
+  const double before = (double)t->level_start[level], all = (double)t->num_nodes;
+  atomic_int cancelled = 0;
+  _Atomic fea_index done = 0;
   if (!level_concurrent(nthreads, count)) {
     for (fea_index k = 0; k < count && bad < 0; k++) {
+      if (report) FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, before + k, all));
       /* One-thread BLAS for a front too small to pay for threads. */
       const int prev = blas_threads_pay(&t->nodes[nodes[k]], nthreads) ? -1
                                                                        : fea_blas_push_threads(1);
@@ -97,13 +105,19 @@ static fea_status run_level(fea_context *ctx, const fea_multifrontal_factor *f, 
        * the log callback are not thread-safe, the ops only read the rest. */
       fea_context local = *ctx;
       local.log_fn = NULL;
+      local.progress_fn = NULL; /* the user's callback runs on the calling thread only */
       const int worker = omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
       for (fea_index k = 0; k < count; k++) {
+        if (atomic_load_explicit(&cancelled, memory_order_relaxed)) continue;
         double fl = 0, it = 0;
         fea_status st = step(&local, data, nodes[k], worker, &fl, &it);
         fl_sum += fl;
         it_sum += it;
+        const fea_index d = atomic_fetch_add(&done, 1) + 1;
+        if (report && worker == 0 &&
+            fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, before + (double)d, all) < 0)
+          atomic_store(&cancelled, 1);
         if (st < 0) {
 #pragma omp critical(fea_multifrontal_threads_failure)
           if (bad < 0 || nodes[k] < bad) {
@@ -119,6 +133,8 @@ static fea_status run_level(fea_context *ctx, const fea_multifrontal_factor *f, 
       fea_blas_pop_threads(prev);
     }
   }
+  if (atomic_load(&cancelled) || bad_st == FEA_ERR_CANCELLED)
+    return FEA_ERR_CANCELLED; /* raised on ctx by the calling thread's report */
   if (bad >= 0) return fea_multifrontal_node_error(ctx, f, bad, bad_st, why);
   *flops += fl_sum;
   *integ += it_sum;
@@ -145,11 +161,12 @@ static fea_status threads_factor_level(fea_context *ctx, fea_multifrontal_factor
   fea_cpu_multifrontal_worker_view_init(&view, f);
   factor_step_data d = {.f = f, .team_f = &view.f};
   double flops = 0, integ = 0;
-  FEA_CALL(run_level(ctx, f, level, ctx->nthreads, factor_step, &d, &flops, &integ));
+  FEA_CALL(run_level(ctx, f, level, ctx->nthreads, factor_step, &d, &flops, &integ, 1));
   f->flops += flops;
   f->integrate_s += integ;
   fea_cpu_multifrontal_level_done(f, level);
-  return FEA_SUCCESS;
+  return fea_progress_of(ctx, FEA_PROGRESS_MULTIFRONTAL, (double)f->tree->level_start[level + 1],
+                         (double)f->tree->num_nodes);
 }
 
 /* Nodes per thread from which a level is walked as subtrees: enough for the
@@ -236,7 +253,7 @@ static fea_status threads_solve_level(fea_context *ctx, const fea_multifrontal_f
   FEA_CALL(sweep_work(ctx, f, sv, with_updates, &w));
   solve_step_data d = {.f = f, .sv = sv, .work = w};
   double flops = 0, integ = 0;
-  return run_level(ctx, f, level, w->blocks, step, &d, &flops, &integ);
+  return run_level(ctx, f, level, w->blocks, step, &d, &flops, &integ, 0);
 }
 
 static fea_status threads_forward_level(fea_context *ctx, const fea_multifrontal_factor *f,
