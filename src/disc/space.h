@@ -20,7 +20,8 @@ typedef struct fea_element_values {
   double *w;    /* nq: rule weight times |det J| */
   double *phi;  /* nq * nb: phi[q * nb + i] */
   double *dphi; /* nq * nb * dim: dphi[(q * nb + i) * dim + k] = d phi_i / d x_k */
-  /* Tensor-product elements under a tensor rule (B-spline spaces): the 1D
+  /* Tensor-product elements under a tensor rule (B-spline spaces, and
+   * Lagrange cells that are axis-aligned boxes when factors_only is set): the 1D
    * factors of phi and dphi, so that forms can sum-factorize. t1d is NULL
    * where the space fills only the products; tensor_valid says whether the
    * last element_values call filled it. */

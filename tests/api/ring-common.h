@@ -1,6 +1,7 @@
-/* Shared by the mapped-domain tests (test-geometry.c, test-boundary.c): the
- * quarter annulus as an exact NURBS patch (and the thick quarter ring in 3D),
- * and a multifrontal solve expanded to every DoF. */
+/* Shared by the mapped-domain tests (test-geometry.c, test-boundary.c, and
+ * the elasticity tests through elasticity-common.h): the quarter annulus as
+ * an exact NURBS patch (and the thick quarter ring in 3D), and a multifrontal
+ * solve expanded to every DoF. */
 #ifndef FEA_TESTS_RING_COMMON_H
 #define FEA_TESTS_RING_COMMON_H
 

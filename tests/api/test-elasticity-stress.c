@@ -18,47 +18,8 @@
 #include <feaccel/solver.h>
 
 #include "api-common.h"
+#include "elasticity-common.h"
 #include "ring-common.h"
-
-static void traction_x(const double *x, double *h, void *user) {
-  (void)x;
-  h[0] = *(const double *)user;
-  h[1] = h[2] = 0.0;
-}
-
-/* The full solution of pb by the multifrontal solver (B-splines) or CG on the
- * CSR operator (Lagrange), caller frees. */
-static double *solve(fea_context *ctx, fea_space *s, fea_problem *pb, int cg) {
-  if (!cg) return solve_direct(ctx, s, pb);
-  fea_index nf = 0;
-  OK(fea_problem_get_num_free_dofs(pb, &nf));
-  fea_space_info info = FEA_SPACE_INFO_INIT;
-  OK(fea_space_get_info(s, &info));
-  fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
-  od.kind = FEA_OPERATOR_CSR;
-  fea_operator *op = NULL;
-  OK(fea_operator_create(ctx, pb, &od, &op));
-  fea_vector *b = NULL, *x = NULL;
-  OK(fea_vector_create(ctx, nf, FEA_F64, &b));
-  OK(fea_vector_create(ctx, nf, FEA_F64, &x));
-  OK(fea_operator_get_rhs(op, b));
-  fea_cg_desc cd = FEA_CG_DESC_INIT;
-  cd.rtol = 1e-13;
-  cd.max_iterations = 20000;
-  cd.jacobi = 1;
-  fea_cg_stats st = FEA_CG_STATS_INIT;
-  OK(fea_cg_solve(op, b, x, &cd, &st));
-  cr_assert(st.converged);
-  double *uf = malloc((size_t)nf * sizeof *uf), *u = malloc((size_t)info.num_dofs * sizeof *u);
-  cr_assert(uf && u);
-  OK(fea_vector_read(x, nf, FEA_F64, uf));
-  OK(fea_problem_expand_solution(pb, uf, u));
-  free(uf);
-  fea_vector_destroy(&b);
-  fea_vector_destroy(&x);
-  fea_operator_destroy(&op);
-  return u;
-}
 
 /* ---- uniaxial tension: sigma_xx = T everywhere ------------------------------------------------ */
 
@@ -68,39 +29,13 @@ static double *solve(fea_context *ctx, fea_space *s, fea_problem *pb, int cg) {
 static void tension_stress(int dim, fea_elasticity_model model, int lagrange) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
-  fea_space *s = NULL;
   fea_mesh *mesh = NULL;
-  if (lagrange) {
-    fea_mesh_desc md = FEA_MESH_DESC_INIT;
-    md.dim = dim;
-    for (int k = 0; k < 3; k++) md.n[k] = 3;
-    md.upper[0] = 2.0;
-    OK(fea_mesh_create_structured(ctx, &md, &mesh));
-    OK(fea_space_create_lagrange(mesh, 2, FEA_NODES_EQUISPACED, &s));
-  } else {
-    fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
-    bd.dim = dim;
-    for (int k = 0; k < 3; k++) bd.degree[k] = 2, bd.n[k] = 3;
-    bd.upper[0] = 2.0;
-    OK(fea_space_create_bspline(ctx, &bd, &s));
-  }
-  OK(fea_space_set_num_components(s, dim));
+  fea_space *s = tension_space(ctx, dim, lagrange, 3, &mesh);
   const double E = 200.0, nu = 0.25, T = 3.0;
-  fea_elasticity_desc d = FEA_ELASTICITY_DESC_INIT;
-  d.E = E, d.nu = nu, d.model = model;
-  d.sides[FEA_SIDE_WEST].components = FEA_COMPONENT_X;
-  d.sides[FEA_SIDE_SOUTH].components = FEA_COMPONENT_Y;
-  d.sides[FEA_SIDE_EAST].type = FEA_ELASTIC_TRACTION;
-  d.sides[FEA_SIDE_EAST].traction = traction_x;
-  d.sides[FEA_SIDE_EAST].traction_user = (void *)&T;
-  d.sides[FEA_SIDE_NORTH].type = FEA_ELASTIC_TRACTION;
-  if (dim == 3) {
-    d.sides[FEA_SIDE_FRONT].components = FEA_COMPONENT_Z;
-    d.sides[FEA_SIDE_BACK].type = FEA_ELASTIC_TRACTION;
-  }
+  fea_elasticity_desc d = tension_desc(dim, model, E, nu, &T, 0);
   fea_problem *pb = NULL;
   OK(fea_problem_create_elasticity(s, &d, &pb));
-  double *u = solve(ctx, s, pb, lagrange);
+  double *u = solve_elastic(ctx, s, pb, lagrange);
   /* Points everywhere, element boundaries and corners included. */
   enum { G = 5 };
   const fea_index npts = dim == 2 ? G * G : G * G * G;
@@ -115,10 +50,9 @@ static void tension_stress(int dim, fea_elasticity_model model, int lagrange) {
   const double szz = dim == 2 && model == FEA_ELASTICITY_PLANE_STRAIN ? nu * T : 0.0;
   const double want[6] = {T, 0, szz, 0, 0, 0};
   const double vm_want = sqrt(T * T + szz * szz - T * szz);
-  /* The displacement of the tension (as test-elasticity.c derives it). */
-  double ex = T / E, ey = -nu * T / E;
-  if (dim == 2 && model == FEA_ELASTICITY_PLANE_STRAIN)
-    ex = T * (1 - nu * nu) / E, ey = -T * nu * (1 + nu) / E;
+  /* The displacement of the tension. */
+  const tension tn = tension_make(dim, model, E, nu, T);
+  const double ex = tn.s[0], ey = tn.s[1];
   for (fea_index i = 0; i < npts; i++) {
     for (int k = 0; k < dim; k++)
       cr_expect(fabs(x[i * dim + k] - pts[i * dim + k]) <= 1e-14, "point %lld maps elsewhere",
@@ -156,44 +90,22 @@ Test(elasticity_stress, tension_q2_physical_points) {
 
 /* ---- the mapped annulus: parameters in, Lame's stresses out ------------------------------------ */
 
-typedef struct lame {
-  double E, nu, P, A, B;
-} lame;
-
-/* u_r = A r + B / r on 1 <= r <= 2 with pressure P inside, plane strain. */
-static lame lame_make(double E, double nu, double P) {
-  const double k = P / (E * 3.0);
-  lame l = {E, nu, P, (1 + nu) * (1 - 2 * nu) * k, (1 + nu) * 4.0 * k};
-  return l;
-}
-
+/* Lame's cylinder (elasticity-common.h) on the quarter annulus q: degree p, n x n elements. */
 static fea_problem *annulus_problem(fea_context *ctx, const ring *q, const lame *l, int p,
                                     fea_index n, fea_space **out) {
-  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
-  bd.dim = 2;
-  bd.degree[0] = bd.degree[1] = p;
-  bd.n[0] = bd.n[1] = n;
-  bd.geometry = &q->g;
-  OK(fea_space_create_bspline(ctx, &bd, out));
-  OK(fea_space_set_num_components(*out, 2));
-  fea_elasticity_desc d = FEA_ELASTICITY_DESC_INIT;
-  d.E = l->E, d.nu = l->nu;
-  d.sides[FEA_SIDE_WEST].type = FEA_ELASTIC_PRESSURE;
-  d.sides[FEA_SIDE_WEST].pressure = l->P;
-  d.sides[FEA_SIDE_EAST].type = FEA_ELASTIC_TRACTION;
-  d.sides[FEA_SIDE_SOUTH].components = FEA_COMPONENT_Y;
-  d.sides[FEA_SIDE_NORTH].components = FEA_COMPONENT_X;
+  *out = annulus_space(ctx, q, 2, p, n, 0);
+  fea_elasticity_desc d = lame_desc(l);
   fea_problem *pb = NULL;
   OK(fea_problem_create_elasticity(*out, &d, &pb));
   return pb;
 }
 
-/* Lame: sigma_rr = C1 - C2 / r^2, sigma_tt = C1 + C2 / r^2 with sigma_rr(1) =
- * -P and sigma_rr(2) = 0: C1 = P / 3, C2 = 4 P / 3; sigma_zz = nu (rr + tt). */
+/* The largest difference, relative to P, of the stresses and von Mises
+ * stress at 7 x 7 parameters from Lame's (lame_stress). */
 static double lame_stress_error(fea_context *ctx, int p, fea_index n) {
   ring q;
   ring_init(&q, 2, 0);
-  const lame l = lame_make(1000.0, 0.3, 10.0);
+  const lame l = lame_make(2, 1000.0, 0.3, 10.0);
   fea_space *s = NULL;
   fea_problem *pb = annulus_problem(ctx, &q, &l, p, n, &s);
   double *u = solve_direct(ctx, s, pb);
@@ -202,16 +114,13 @@ static double lame_stress_error(fea_context *ctx, int p, fea_index n) {
   for (int i = 0; i < G * G; i++)
     t[2 * i] = (double)(i % G) / (G - 1), t[2 * i + 1] = (double)(i / G) / (G - 1);
   OK(fea_problem_evaluate_stress(pb, u, G * G, t, x, NULL, sig, vm));
-  const double C1 = l.P / 3, C2 = 4 * l.P / 3;
   double worst = 0;
   for (int i = 0; i < G * G; i++) {
-    const double X = x[2 * i], Y = x[2 * i + 1], r = hypot(X, Y), c = X / r, sn = Y / r;
+    const double r = hypot(x[2 * i], x[2 * i + 1]);
     /* Direction 0 is radial: parameter t0 at radius 1 + t0 (the map is linear in r). */
     cr_assert(fabs(r - (1 + t[2 * i])) <= 1e-12, "parameter %g maps to radius %.17g", t[2 * i], r);
-    const double srr = C1 - C2 / (r * r), stt = C1 + C2 / (r * r);
-    const double want[6] = {
-        srr * c * c + stt * sn * sn, srr * sn * sn + stt * c * c, l.nu * (srr + stt), 0, 0,
-        (srr - stt) * c * sn};
+    double want[6];
+    lame_stress(&l, x + 2 * i, want);
     for (int k = 0; k < 6; k++) worst = fmax(worst, fabs(sig[6 * i + k] - want[k]));
     const double a = want[0] - want[1], b = want[1] - want[2], d = want[2] - want[0];
     const double vm_want = sqrt(0.5 * (a * a + b * b + d * d) + 3 * want[5] * want[5]);
@@ -282,38 +191,13 @@ static void read_array(const char *text, const char *name, int comps, long long 
 static void tension_vtu(int dim, int lagrange) {
   fea_context *ctx = NULL;
   OK(fea_context_create("/cpu/ref", &ctx));
-  fea_space *s = NULL;
-  fea_mesh *mesh = NULL;
-  if (lagrange) { /* Q2 on a structured mesh of 2^dim cells */
-    fea_mesh_desc md = FEA_MESH_DESC_INIT;
-    md.dim = dim;
-    for (int k = 0; k < 3; k++) md.n[k] = 2;
-    md.upper[0] = 2.0;
-    OK(fea_mesh_create_structured(ctx, &md, &mesh));
-    OK(fea_space_create_lagrange(mesh, 2, FEA_NODES_EQUISPACED, &s));
-  } else {
-    fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
-    bd.dim = dim;
-    for (int k = 0; k < 3; k++) bd.degree[k] = 2, bd.n[k] = 2;
-    bd.upper[0] = 2.0;
-    OK(fea_space_create_bspline(ctx, &bd, &s));
-  }
-  OK(fea_space_set_num_components(s, dim));
+  fea_mesh *mesh = NULL; /* Q2 on a structured mesh of 2^dim cells, or B-splines */
+  fea_space *s = tension_space(ctx, dim, lagrange, 2, &mesh);
   const double E = 200.0, nu = 0.25, T = 3.0;
-  fea_elasticity_desc d = FEA_ELASTICITY_DESC_INIT;
-  d.E = E, d.nu = nu;
-  d.sides[FEA_SIDE_WEST].components = FEA_COMPONENT_X;
-  d.sides[FEA_SIDE_SOUTH].components = FEA_COMPONENT_Y;
-  d.sides[FEA_SIDE_EAST].type = FEA_ELASTIC_PRESSURE;
-  d.sides[FEA_SIDE_EAST].pressure = -T;
-  d.sides[FEA_SIDE_NORTH].type = FEA_ELASTIC_TRACTION;
-  if (dim == 3) {
-    d.sides[FEA_SIDE_FRONT].components = FEA_COMPONENT_Z;
-    d.sides[FEA_SIDE_BACK].type = FEA_ELASTIC_TRACTION;
-  }
+  fea_elasticity_desc d = tension_desc(dim, FEA_ELASTICITY_PLANE_STRAIN, E, nu, &T, 1);
   fea_problem *pb = NULL;
   OK(fea_problem_create_elasticity(s, &d, &pb));
-  double *u = solve(ctx, s, pb, lagrange);
+  double *u = solve_elastic(ctx, s, pb, lagrange);
   char path[] = "/tmp/fea-elastic-vtu-XXXXXX";
   const int fd = mkstemp(path);
   cr_assert(fd >= 0);
@@ -340,8 +224,8 @@ static void tension_vtu(int dim, int lagrange) {
   read_array(text, "stress", 6, npts, sig);
   read_array(text, "von_mises", 1, npts, vm);
   const double szz = dim == 2 ? nu * T : 0.0;
-  double ex = T / E, ey = -nu * T / E;
-  if (dim == 2) ex = T * (1 - nu * nu) / E, ey = -T * nu * (1 + nu) / E;
+  const tension tn = tension_make(dim, FEA_ELASTICITY_PLANE_STRAIN, E, nu, T);
+  const double ex = tn.s[0], ey = tn.s[1];
   for (long long i = 0; i < npts; i++) {
     for (int k = 0; k < 3; k++) {
       const double w = k >= dim ? 0.0 : (k == 0 ? ex : ey) * pts[3 * i + k];
@@ -391,7 +275,7 @@ Test(elasticity_stress, refusals) {
   OK(fea_context_create("/cpu/ref", &ctx));
   ring q;
   ring_init(&q, 2, 0);
-  const lame l = lame_make(1000.0, 0.3, 10.0);
+  const lame l = lame_make(2, 1000.0, 0.3, 10.0);
   fea_space *s = NULL;
   fea_problem *pb = annulus_problem(ctx, &q, &l, 2, 2, &s);
   fea_space_info info = FEA_SPACE_INFO_INIT;
