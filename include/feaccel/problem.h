@@ -269,6 +269,13 @@ typedef struct fea_elasticity_desc {
 
 /* clang-format off */
 /** Initializer: E = 1, nu = 0.3, plane strain, no loads, every side clamped. @since 0.1.0 */
+#if FEA_DESIGNATED_INITIALIZERS
+/* The fields left out are zero: every side FEA_ELASTIC_DISPLACEMENT of all
+ * components with g = 0 (clamped), no loads, no parts. */
+#define FEA_ELASTICITY_DESC_INIT                                                             \
+  { .size = sizeof(fea_elasticity_desc), .E = 1.0, .nu = 0.3, .lambda = 0.0, .mu = 0.0,     \
+    .model = FEA_ELASTICITY_PLANE_STRAIN, .quad_points = 0, .num_parts = 0 }
+#else
 #define FEA_ELASTIC_CLAMPED_INIT_ { FEA_ELASTIC_DISPLACEMENT, 0u, NULL, NULL, 0.0, NULL, NULL }
 #define FEA_ELASTICITY_DESC_INIT                                                             \
   { sizeof(fea_elasticity_desc), 1.0, 0.3, NULL, NULL, NULL, 0.0, 0.0,                       \
@@ -276,6 +283,7 @@ typedef struct fea_elasticity_desc {
     { FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_,       \
       FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_ },      \
     NULL, 0 }
+#endif
 /* clang-format on */
 
 /**

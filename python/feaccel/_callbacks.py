@@ -1,7 +1,7 @@
 """Python callables behind the C API's callbacks, called on batches of points.
 
 The C API's coefficient callbacks (fea_scalar_fn, fea_gradient_fn,
-fea_tensor_fn) take ONE point per call. The binding batches wherever the C
+fea_tensor_fn, fea_vector_fn) take ONE point per call. The binding batches wherever the C
 API hands over a batch or a reproducible sequence:
 
 - sigma, the tensor A, the reaction c and the source f go through the
@@ -10,12 +10,16 @@ API hands over a batch or a reproducible sequence:
   element with an (nq, dim) array, and the element matrix and load are formed
   with NumPy from the basis the library passes (the same quadrature the C
   path uses).
-- g (Dirichlet data) and the exact solution and gradient of error norms are
-  called by the library on the calling thread only, in a fixed order: the
-  call runs twice, first recording the points, then replaying the values of
-  one vectorized call of the user's function on all of them.
-- Neumann and Robin fluxes h are called per point, from several threads, in
-  no fixed order: the user's function gets a (1, dim) array per call.
+- g (Dirichlet data, an elasticity problem's displacement) and the exact
+  solution and gradient of error norms (scalar and vector) are called by the
+  library on the calling thread only, in a fixed order: the call runs twice,
+  first recording the points, then replaying the values of one vectorized
+  call of the user's function on all of them (Replay, VectorReplay).
+- Neumann and Robin fluxes h, and an elasticity problem's body force,
+  traction, pressure and material functions E(x), nu(x), are called per
+  point, from several threads, in no fixed order (the elasticity form has no
+  element-form hook to batch through): the user's function gets a (1, dim)
+  array per call.
 
 Exceptions raised by a user's function are recorded (_core.record_exception)
 and re-raised by the failing call's check, chained to the library's error.
@@ -103,6 +107,84 @@ def pointwise_tensor(fn, dim):
         record_exception(e)
 
     return ffi.callback("fea_tensor_fn", cb, onerror=onerror)
+
+
+def _vector_values(fn, x, shape, name):
+    """fn(x) (or the constant fn) as an (npts, prod(shape)) array; shape is
+    the per-point shape, (ncomp,) or (ncomp, dim)."""
+    m = int(np.prod(shape))
+    v = fn(x) if callable(fn) else fn
+    v = np.asarray(v, dtype=F64)
+    if not callable(fn) or v.shape == tuple(shape):
+        v = np.broadcast_to(v.reshape(-1), (x.shape[0], v.size))
+    if v.size != x.shape[0] * m:
+        raise ValueError(f"{name}: returned shape {v.shape} for {x.shape[0]} points, expected "
+                         f"{(x.shape[0],) + tuple(shape)}")
+    return np.ascontiguousarray(v.reshape(x.shape[0], m))
+
+
+def pointwise_vector(fn, dim, shape, name):
+    """A fea_vector_fn calling fn on a (1, dim) array per point and writing
+    its prod(shape) values. A failing fn records its exception and writes
+    NaN, which the library refuses naming the point."""
+    m = int(np.prod(shape))
+
+    def cb(x, v, user):
+        try:
+            p = np.frombuffer(ffi.buffer(x, dim * 8), dtype=F64).reshape(1, dim).copy()
+            vals = _vector_values(fn, p, shape, name).reshape(m)
+        except BaseException as exc:  # cannot raise through C
+            record_exception(exc)
+            vals = np.full(m, np.nan)
+        ffi.buffer(v, m * 8)[:] = vals.tobytes()
+
+    return ffi.callback("fea_vector_fn", cb)
+
+
+class VectorReplay:
+    """A vector function (fea_vector_fn, prod(shape) values per point) for
+    calls the library makes in a fixed order on the calling thread, as Replay
+    does for scalars: record the points (writing zeros), evaluate fn once on
+    all of them, replay; a point off the recording is evaluated on its own."""
+
+    def __init__(self, fn, dim, shape, name="function"):
+        self.fn, self.dim, self.shape, self.name = fn, dim, tuple(shape), name
+        self.m = int(np.prod(shape))
+        self.recording = True
+        self.points = []
+        self.i = 0
+        self.vectorized_calls = 0
+        self.cdata = ffi.callback("fea_vector_fn", self._cb)
+
+    def _cb(self, x, v, user):
+        nbytes = self.m * 8
+        try:
+            key = bytes(ffi.buffer(x, self.dim * 8))
+            if self.recording:
+                self.points.append(key)
+                ffi.buffer(v, nbytes)[:] = bytes(nbytes)
+                return
+            i = self.i
+            self.i += 1
+            if i < len(self.points) and self.points[i] == key:
+                ffi.buffer(v, nbytes)[:] = self.values[i].tobytes()
+                return
+            p = np.frombuffer(key, dtype=F64).reshape(1, self.dim)
+            vals = _vector_values(self.fn, p, self.shape, self.name).reshape(self.m)
+        except BaseException as exc:  # cannot raise through C
+            record_exception(exc)
+            vals = np.full(self.m, np.nan)
+        ffi.buffer(v, nbytes)[:] = vals.tobytes()
+
+    def evaluate(self):
+        """End the recording: one call of fn on all the recorded points."""
+        self.recording = False
+        self.i = 0
+        self.values = np.empty((0, self.m))
+        if self.points:
+            X = np.frombuffer(b"".join(self.points), dtype=F64).reshape(-1, self.dim)
+            self.values = _vector_values(self.fn, X, self.shape, self.name)
+            self.vectorized_calls += 1
 
 
 class Replay:

@@ -98,10 +98,11 @@ class Space(Handle):
 
     @classmethod
     def bspline(cls, ctx, degree, n=None, knots=None, lower=None, upper=None, geometry=None,
-                dim=None):
+                dim=None, num_components=1):
         """Tensor-product B-splines: degree (int or per direction), n elements per
         direction (open uniform knots) or full knot vectors, on the box
-        [lower, upper] or on a Geometry (NURBS) map."""
+        [lower, upper] or on a Geometry (NURBS) map; num_components > 1 makes
+        it vector-valued (set_num_components)."""
         if dim is None:
             dim = (len(n) if n is not None and np.ndim(n) else len(knots) if knots is not None else
                    geometry.dim if geometry is not None else len(degree))
@@ -125,12 +126,15 @@ class Space(Handle):
             d.geometry = geometry.desc
             keep.append(geometry)
         box = create("fea_space", "fea_space_create_bspline", ctx._ptr, d)
-        return cls(box, ctx)
+        return cls(box, ctx)._components(num_components)
 
     @classmethod
-    def lagrange(cls, mesh, order=1, nodes=EQUISPACED):
+    def lagrange(cls, mesh, order=1, nodes=EQUISPACED, num_components=1):
         box = create("fea_space", "fea_space_create_lagrange", mesh._ptr, int(order), nodes)
-        return cls(box, mesh.ctx, (mesh,))
+        return cls(box, mesh.ctx, (mesh,))._components(num_components)
+
+    def _components(self, n):
+        return self if n == 1 else self.set_num_components(n)
 
     def insert_knots(self, direction, knots):
         a, p = in_array(knots)
@@ -154,6 +158,23 @@ class Space(Handle):
             call("fea_space_get_info", self._ptr, p)
             self._info = to_dict(p)
         return self._info
+
+    def set_num_components(self, num_components):
+        """Make the space vector-valued (fea_space_set_num_components): n
+        components per basis function, DoFs interleaved (DoF c + n i is
+        component c of function i). Before anything is built on the space.
+        Returns the space."""
+        call("fea_space_set_num_components", self._ptr, int(num_components))
+        self._info = None
+        return self
+
+    @property
+    def num_components(self):
+        return self.info().get("num_components", 1)
+
+    @num_components.setter
+    def num_components(self, n):
+        self.set_num_components(n)
 
     dim = property(lambda self: self.info()["dim"])
     num_dofs = property(lambda self: self.info()["num_dofs"])
@@ -199,6 +220,9 @@ class Space(Handle):
         return out
 
     def write_vtu(self, coeffs, path, samples=4):
+        """The function with coeffs (interleaved on a vector space) as a .vtu
+        file of sampled linear cells (B-spline spaces); Problem.write_vtu adds
+        an elasticity solution's stresses."""
         c, cp = in_array(coeffs, shape=(self.num_dofs,), name="coeffs")
         call("fea_space_write_vtu", self._ptr, cp, samples, str(path).encode())
 
