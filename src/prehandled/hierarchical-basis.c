@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "linalg/csr-product.h"
+#include "base/progress.h"
 #include "internal/error.h"
 #include "prehandle.h"
 
@@ -164,9 +165,13 @@ fea_status fea_ph_transform_matrix(fea_context *ctx, const fea_matrix *A, const 
   FEA_CHECK(A->rows == A->cols && S->rows == A->rows && S->cols == A->rows, ctx,
             FEA_ERR_INVALID_ARG, "S^T A S with A %lld x %lld and S %lld x %lld", (long long)A->rows,
             (long long)A->cols, (long long)S->rows, (long long)S->cols);
+  /* A tick between the three products: at h = 1/512 the whole took 0.6 s of
+   * CPU (1.6 s of wall time on a loaded machine) without a progress call. */
   fea_matrix *as = NULL, *st = NULL;
   fea_status s = fea_csr_multiply(ctx, A, S, &as);
+  if (s >= 0) s = fea_progress_tick(ctx);
   if (s >= 0) s = fea_csr_transpose(ctx, S, &st);
+  if (s >= 0) s = fea_progress_tick(ctx);
   if (s >= 0) s = fea_csr_multiply(ctx, st, as, At);
   FEA_OBJECT_DROP(as);
   FEA_OBJECT_DROP(st);

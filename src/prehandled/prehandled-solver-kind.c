@@ -134,7 +134,11 @@ static fea_status transformed(fea_solver *s, const fea_matrix *A, fea_matrix **A
   fea_matrix *S = NULL;
   FEA_CALL(relay(s, fea_ph_build_s(hc, &p->grid, &S)));
   fea_status st = fea_progress(s->ctx, FEA_PROGRESS_PH_PREPARE, 0.5);
+  /* The products run on the host context: it reports the phase too, so
+   * that their ticks (fea_ph_transform_matrix) reach the callback. */
+  if (st >= 0) st = relay(s, fea_progress(hc, FEA_PROGRESS_PH_PREPARE, 0.5));
   if (st >= 0) st = relay(s, fea_ph_transform_matrix(hc, A, S, At));
+  if (hc != s->ctx) hc->progress_phase = NULL; /* s->ctx goes on reporting */
   FEA_OBJECT_DROP(S);
   if (st < 0) return st;
   st = fea_progress(s->ctx, FEA_PROGRESS_PH_PREPARE, 0.7);
