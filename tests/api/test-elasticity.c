@@ -156,6 +156,7 @@ static void multifrontal_vs_reference(const char *resource, int dim, int ncomp) 
   OK(fea_space_set_num_components(s, ncomp));
   fea_problem *pb = NULL, *spb = NULL;
   int dd = dim;
+  manufactured m = {dim}; /* outlives the problem: sine_f reads it at assembly */
   if (ncomp == dim) {
     fea_elasticity_desc d = FEA_ELASTICITY_DESC_INIT;
     d.E = 7.0, d.nu = 0.35;
@@ -165,7 +166,6 @@ static void multifrontal_vs_reference(const char *resource, int dim, int ncomp) 
   } else { /* a scalar Poisson problem (ncomp = 1) */
     fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
     d.source = sine_f;
-    manufactured m = {dim};
     d.source_user = &m;
     OK(fea_problem_create_poisson(s, &d, &pb));
   }
