@@ -15,6 +15,9 @@
  *               element, for every strategy and thread count; speed-up over
  *               SERIAL at the same workload. --n sets its mesh (n x n squares,
  *               2 n^2 triangles; n = 46 is about Paper I's 4146 triangles).
+ *   nbody       Paper I's all-pairs N-body loop (Table III): basic and blocked
+ *               locks, CAS and transactions, and per-thread private copies
+ *               (bench/updates-nbody.c); --particles sets its size (1024).
  * CAS, locks and TSX here are the library's techniques written as bare loops
  * (the TSX one is the library's own path, conc-tsx.c), so that one protected
  * update is timed without an element loop around it. */
@@ -30,6 +33,7 @@
 #include "disc/problem.h"
 #include "report.h"
 #include "timing.h"
+#include "updates-nbody.h"
 
 #define CASE_NAME "updates"
 
@@ -297,7 +301,7 @@ static int fem(bench_report *rep, fea_context *ctx, int max_threads, int reps, i
 static int run(const bench_options *opts, int argc, char **argv) {
   const char *kind = "all";
   int forced = 0;
-  long long fem_n = 200;
+  long long fem_n = 200, particles = 1024;
   for (int i = 0; i < argc; i++) {
     const char *v;
     int got = bench_option_value(argc, argv, &i, "--n", &v);
@@ -306,12 +310,19 @@ static int run(const bench_options *opts, int argc, char **argv) {
       if (bench_parse_ll(CASE_NAME, "--n", v, 2, 4096, &fem_n) < 0) return BENCH_USAGE;
       continue;
     }
+    got = bench_option_value(argc, argv, &i, "--particles", &v);
+    if (got < 0) return BENCH_USAGE;
+    if (got > 0) {
+      if (bench_parse_ll(CASE_NAME, "--particles", v, 2, 65536, &particles) < 0) return BENCH_USAGE;
+      continue;
+    }
     got = bench_option_value(argc, argv, &i, "--kind", &v);
     if (got < 0) return BENCH_USAGE;
     if (got > 0) {
       if (strcmp(v, "all") && strcmp(v, "overhead") && strcmp(v, "contention") &&
-          strcmp(v, "fem")) {
-        fprintf(stderr, "feaccel-bench: %s: --kind is all, overhead, contention or fem, not '%s'\n",
+          strcmp(v, "fem") && strcmp(v, "nbody")) {
+        fprintf(stderr,
+                "feaccel-bench: %s: --kind is all, overhead, contention, fem or nbody, not '%s'\n",
                 CASE_NAME, v);
         return BENCH_USAGE;
       }
@@ -337,6 +348,8 @@ static int run(const bench_options *opts, int argc, char **argv) {
     rc = contention(&rep, ctx, max_threads, opts->reps, forced);
   if (rc == BENCH_OK && (all || strcmp(kind, "fem") == 0))
     rc = fem(&rep, ctx, max_threads, opts->reps, forced, fem_n);
+  if (rc == BENCH_OK && (all || strcmp(kind, "nbody") == 0))
+    rc = updates_nbody(&rep, ctx, max_threads, opts->reps, forced, (int)particles);
   bench_report_note(&rep,
                     "\nmedians of %d runs; tsx_mode forced-abort: no RTM here, TSX figures "
                     "are its retry/backoff/fallback-lock path.",
@@ -348,12 +361,14 @@ static int run(const bench_options *opts, int argc, char **argv) {
 const bench_case bench_case_updates = {
     .name = CASE_NAME,
     .description =
-        "protected-update microbenchmarks: overhead, contention, FE assembly with artificial work",
+        "protected-update microbenchmarks: overhead, contention, FE assembly with artificial "
+        "work, N-body",
     .usage =
         "options:\n"
-        "  --kind K       all (default), overhead, contention or fem\n"
+        "  --kind K       all (default), overhead, contention, fem or nbody\n"
         "  --tsx-forced   TSX through its forced-abort fallback even where RTM works\n"
         "  --n N          fem: N x N squares, 2 N^2 P1 triangles (default 200; 46: about\n"
-        "                 Paper I's 4146 triangles)\n",
+        "                 Paper I's 4146 triangles)\n"
+        "  --particles P  nbody: P particles (default 1024, Paper I's)\n",
     .run = run,
 };
