@@ -1,7 +1,9 @@
 /* The `iga-direct` case: the IGA multifrontal direct solver on the
  * manufactured sine problem, -Laplace u = f on the unit box with an open
- * uniform B-spline space, against SuiteSparse CHOLMOD on the same reduced
- * matrix when CHOLMOD was found.
+ * uniform B-spline space (or, with --components dim, linear elasticity on
+ * it: plane strain in 2D, every side clamped, a manufactured sine
+ * displacement), against SuiteSparse CHOLMOD on the same reduced matrix
+ * when CHOLMOD was found.
  *
  * Per size: the solver's phase times (setup = integration + factorization,
  * solve), its counted flops and their rate as a fraction of the DGEMM rate
@@ -30,12 +32,13 @@
 typedef struct direct_params {
   long long dim, p, n, n_min, gemm_n;
   int sweep, cholmod, reps;
-  int cpu;     /* on a GPU context: also time the CPU backend on the same problem */
-  int gpu;     /* the context is a GPU's */
-  int threads; /* --threads, for the CPU comparison context */
-  int levels;  /* --levels: one record per tree level as well */
-  int annulus; /* --domain annulus: the quarter annulus (2D) or thick ring (3D) */
-  int cost;    /* --cost: only the cost model's strong-scaling records, no solve */
+  int cpu;              /* on a GPU context: also time the CPU backend on the same problem */
+  int gpu;              /* the context is a GPU's */
+  int threads;          /* --threads, for the CPU comparison context */
+  int levels;           /* --levels: one record per tree level as well */
+  int annulus;          /* --domain annulus: the quarter annulus (2D) or thick ring (3D) */
+  int cost;             /* --cost: only the cost model's strong-scaling records, no solve */
+  long long components; /* --components: 1 (Poisson) or dim (elasticity) */
 } direct_params;
 
 /* What one size gave; the sweep fits exponents over these. */
@@ -50,6 +53,61 @@ static double sine_u(const double *x, void *user) {
   double u = 1;
   for (int k = 0; k < sine_dim; k++) u *= sin(3.14159265358979323846 * x[k]);
   return u;
+}
+
+/* --components dim: elasticity with lambda = mu = 1 and every component of
+ * u the sine S = prod_k sin(pi x_k) (zero on the clamped boundary). */
+#define BENCH_PI 3.14159265358979323846
+#define RETURN_IF(expr)     \
+  do {                      \
+    fea_status r_ = (expr); \
+    if (r_ < 0) return r_;  \
+  } while (0)
+
+static void elastic_u(const double *x, double *u, void *user) {
+  (void)user;
+  const double v = sine_u(x, NULL);
+  for (int c = 0; c < sine_dim; c++) u[c] = v;
+}
+
+/* d_a d_c S: -pi^2 S for a = c, else pi^2 cos(pi x_a) cos(pi x_c) prod_(k != a, c) sin(pi x_k). */
+static double sine_dd(const double *x, int a, int c) {
+  if (a == c) return -BENCH_PI * BENCH_PI * sine_u(x, NULL);
+  double v = BENCH_PI * BENCH_PI * cos(BENCH_PI * x[a]) * cos(BENCH_PI * x[c]);
+  for (int k = 0; k < sine_dim; k++)
+    if (k != a && k != c) v *= sin(BENCH_PI * x[k]);
+  return v;
+}
+
+/* f = -(lambda + mu) grad div u - mu Laplace u, lambda = mu = 1. */
+static void elastic_f(const double *x, double *f, void *user) {
+  (void)user;
+  const double lap = -sine_dim * BENCH_PI * BENCH_PI * sine_u(x, NULL);
+  for (int a = 0; a < sine_dim; a++) {
+    double gd = 0;
+    for (int c = 0; c < sine_dim; c++) gd += sine_dd(x, a, c);
+    f[a] = -2.0 * gd - lap;
+  }
+}
+
+/* The space and problem of one size: the scalar sine problem, on the annulus
+ * with --domain annulus; with --components dim the vector space and the
+ * elasticity problem. */
+static fea_status make_problem(fea_context *ctx, const direct_params *prm, fea_index n,
+                               fea_mesh **mesh, fea_space **space, fea_problem **pb) {
+  const bench_family fam = {"bspline", (int)prm->dim, (int)prm->p};
+  if (prm->annulus) {
+    RETURN_IF(bench_make_ring_space(ctx, fam.dim, fam.p, n, space));
+    return bench_make_sine_problem_dirichlet(*space, fam.dim, pb);
+  }
+  RETURN_IF(bench_make_space(ctx, &fam, n, mesh, space));
+  if (prm->components == 1) return bench_make_sine_problem(*space, fam.dim, pb);
+  sine_dim = fam.dim;
+  RETURN_IF(fea_space_set_num_components(*space, (int)prm->components));
+  fea_elasticity_desc d = FEA_ELASTICITY_DESC_INIT;
+  d.lambda = 1.0, d.mu = 1.0; /* plane strain in 2D; every side clamped */
+  d.body_force = elastic_f;
+  return fea_problem_create_elasticity(*space, &d, pb);
 }
 
 /* Least-squares slope of log y over log x (m >= 2 points). */
@@ -169,7 +227,6 @@ static void levels_emit(bench_report *rep, fea_context *ctx, const direct_params
 static int cpu_peer(bench_record *rec, const direct_params *prm, long long n, const double *xg,
                     fea_index nfree, double gpu_setup_s, double gpu_solve_s) {
   int rc = BENCH_OK;
-  const bench_family fam = {"bspline", (int)prm->dim, (int)prm->p};
   fea_context *cpu = NULL;
   fea_mesh *mesh = NULL;
   fea_space *space = NULL;
@@ -179,13 +236,7 @@ static int cpu_peer(bench_record *rec, const direct_params *prm, long long n, co
   fea_index nf = 0;
   TRY(fea_context_create("/cpu/threads", &cpu));
   if (prm->threads > 0) TRY(fea_context_set_num_threads(cpu, prm->threads));
-  if (prm->annulus) {
-    TRY(bench_make_ring_space(cpu, fam.dim, fam.p, (fea_index)n, &space));
-    TRY(bench_make_sine_problem_dirichlet(space, fam.dim, &pb));
-  } else {
-    TRY(bench_make_space(cpu, &fam, (fea_index)n, &mesh, &space));
-    TRY(bench_make_sine_problem(space, fam.dim, &pb));
-  }
+  TRY(make_problem(cpu, prm, (fea_index)n, &mesh, &space, &pb));
   TRY(fea_problem_get_num_free_dofs(pb, &nf));
   if (nf != nfree) {
     fprintf(stderr, "feaccel-bench: %s: the CPU problem has %lld free DoFs, the GPU's %lld\n",
@@ -247,13 +298,7 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   double *x = NULL, *full = NULL, *b = NULL, *xc = NULL;
   fea_index nfree = 0, ndofs = 0;
 
-  if (prm->annulus) {
-    TRY(bench_make_ring_space(ctx, fam.dim, fam.p, (fea_index)n, &space));
-    TRY(bench_make_sine_problem_dirichlet(space, fam.dim, &pb));
-  } else {
-    TRY(bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space));
-    TRY(bench_make_sine_problem(space, fam.dim, &pb));
-  }
+  TRY(make_problem(ctx, prm, (fea_index)n, &mesh, &space, &pb));
   TRY(fea_problem_get_num_free_dofs(pb, &nfree));
   fea_space_info si = FEA_SPACE_INFO_INIT;
   TRY(fea_space_get_info(space, &si));
@@ -282,7 +327,13 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   TRY(fea_problem_expand_solution(pb, x, full));
   double l2 = NAN;
   sine_dim = fam.dim;
-  TRY(fea_problem_error_norms(pb, full, sine_u, NULL, NULL, &l2, NULL));
+  if (prm->components == 1) {
+    TRY(fea_problem_error_norms(pb, full, sine_u, NULL, NULL, &l2, NULL));
+  } else {
+    double l2v[4];
+    TRY(fea_problem_error_norms_vector(pb, full, elastic_u, NULL, NULL, l2v, NULL));
+    l2 = l2v[prm->components];
+  }
   fea_solver_destroy(&solver); /* its factors go before CHOLMOD's are made */
 
   bench_record rec;
@@ -290,6 +341,10 @@ static int run_size(bench_report *rep, fea_context *ctx, const direct_params *pr
   bench_param_int(&rec, "dim", fam.dim);
   bench_param_int(&rec, "p", fam.p);
   if (prm->annulus) bench_param_str(&rec, "domain", fam.dim == 3 ? "ring" : "annulus");
+  if (prm->components > 1) {
+    bench_param_int(&rec, "components", prm->components);
+    bench_param_str(&rec, "problem", fam.dim == 2 ? "elasticity, plane strain" : "elasticity");
+  }
   bench_param_int(&rec, "n", n);
   bench_param_int(&rec, "dofs", nfree);
   bench_param_int(&rec, "reps", prm->reps);
@@ -490,6 +545,7 @@ static int parse(int argc, char **argv, direct_params *p) {
       {"--n", 1, 1 << 20, offsetof(direct_params, n)},
       {"--n-min", 1, 1 << 20, offsetof(direct_params, n_min)},
       {"--gemm-n", 64, 1 << 14, offsetof(direct_params, gemm_n)},
+      {"--components", 1, 3, offsetof(direct_params, components)},
   };
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--sweep") == 0) {
@@ -534,6 +590,13 @@ static int parse(int argc, char **argv, direct_params *p) {
       return BENCH_USAGE;
     }
   }
+  if (p->components != 1 && (p->components != p->dim || p->annulus)) {
+    fprintf(stderr,
+            "feaccel-bench: %s: --components %lld: 1 (Poisson) or the dimension %lld "
+            "(elasticity, on the box only)\n",
+            CASE_NAME, p->components, p->dim);
+    return BENCH_USAGE;
+  }
   if (p->sweep && p->n_min >= p->n) {
     fprintf(stderr, "feaccel-bench: %s: --sweep needs --n-min %lld < --n %lld\n", CASE_NAME,
             p->n_min, p->n);
@@ -552,7 +615,8 @@ static int run(const bench_options *o, int argc, char **argv) {
                        .cholmod = 1,
                        .reps = o->reps,
                        .cpu = 1,
-                       .threads = o->threads};
+                       .threads = o->threads,
+                       .components = 1};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
@@ -627,7 +691,7 @@ const bench_case bench_case_iga_direct = {
     .usage =
         "usage: feaccel-bench [global options] iga-direct [--dim D] [--p P] [--n N] "
         "[--sweep [--n-min M]] [--gemm-n G] [--no-cholmod] [--no-cpu] [--levels]\n"
-        "       [--domain box|annulus] [--cost]\n"
+        "       [--domain box|annulus] [--components C] [--cost]\n"
         "\n"
         "  --dim D      1, 2 or 3 (default 2)\n"
         "  --p P        B-spline degree 1..8 (default 3)\n"
@@ -641,6 +705,9 @@ const bench_case bench_case_iga_direct = {
         "               GFLOP/s and its fraction of the DGEMM yardstick\n"
         "  --domain D   box (default: the unit square or cube) or annulus: the quarter annulus\n"
         "               (2D) or thick quarter ring (3D), exact NURBS geometry, u = g on it\n"
+        "  --components C  1 (default: Poisson) or D: linear elasticity on the box (plane\n"
+        "               strain in 2D, lambda = mu = 1, every side clamped, every component of\n"
+        "               u the sine); dofs counts every component\n"
         "  --cost       only the cost model of --dim, --p, --n on P = 0 (unlimited), 1, 2, 4, ..,\n"
         "               4096 processors: the paper's eqs. 23-27 with the speedup and efficiency\n"
         "               of its Figs. 9-11, and the exact counts of the solver's tree; no solve\n"

@@ -10,7 +10,9 @@
  * in DoF/s and the fraction of it reached, setup time and memory; and, as the
  * peer "csr", the CSR operator on the same problem with the ratios. `--sweep`
  * runs p = 1..4 in 2D and 3D at a fixed DoF count and prints the crossover
- * table; `--cg` adds a Jacobi-PCG solve with the operator and its L2 error. */
+ * table; `--cg` adds a Jacobi-PCG solve with the operator and its L2 error;
+ * `--elasticity` measures linear elasticity (dim components, interleaved)
+ * on Q_p, the B-spline box and the NURBS ring instead of Poisson. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@ typedef struct op_params {
   const char *space;  /* "lagrange" or "bspline" */
   int sweep, cg, csr; /* csr: measure the CSR peer */
   int mapped;         /* --mapped: box against ring, each way of holding the geometry */
+  int elasticity;     /* --elasticity: the elasticity operators on Q_p, B-spline box, ring */
   long long dofs;     /* sweep / default size target; 0: 1M in 2D, 0.5M in 3D */
   long long gemm_n, stream_n;
   double rtol;
@@ -557,6 +560,69 @@ static int run_mapped(bench_report *rep, fea_context *ctx, const op_params *prm,
 }
 
 /* ------------------------------------------------------------------------ */
+/* --elasticity: linear elasticity, every kind against CSR in the same run   */
+
+/* Degree p in dim dimensions, about `dofs` vector DoFs (dim per node): Q_p
+ * on a structured mesh and B-splines on the box (sum factorization's box
+ * way) and on the NURBS thick quarter ring (its stored point terms); E = 1,
+ * nu = 0.3, every side clamped. Each matrix-free record carries the CSR
+ * operator of its own problem as peer "csr", with memory per DoF. */
+static int run_elastic(bench_report *rep, fea_context *ctx, const op_params *prm, int dim, int p,
+                       const yardstick *y) {
+  static const char *const spaces[] = {"lagrange", "bspline", "bspline-ring"};
+  int rc = BENCH_OK;
+  const long long dofs = default_dofs(prm, dim) / dim; /* nodes: dim DoFs each */
+  for (int d = 0; d < 3 && rc == BENCH_OK; d++) {
+    const int ring = d == 2;
+    const char *scalar = ring ? "bspline" : spaces[d];
+    const long long n = prm->n ? prm->n : n_for_dofs(scalar, dim, p, dofs);
+    char label[32];
+    snprintf(label, sizeof label, "elasticity-%s", spaces[d]);
+    const problem_id id = {label, dim, p, n};
+    const bench_family fam = {family_name(scalar), dim, p};
+    fea_mesh *mesh = NULL;
+    fea_space *space = NULL;
+    fea_problem *pb = NULL;
+    fea_status s = ring ? bench_make_ring_space(ctx, dim, p, (fea_index)n, &space)
+                        : bench_make_space(ctx, &fam, (fea_index)n, &mesh, &space);
+    if (s == FEA_SUCCESS) s = fea_space_set_num_components(space, dim);
+    fea_elasticity_desc ed = FEA_ELASTICITY_DESC_INIT;
+    if (s == FEA_SUCCESS) s = fea_problem_create_elasticity(space, &ed, &pb);
+    if (s != FEA_SUCCESS) rc = bench_fail("building the elasticity problem", s);
+    op_result csr = {0};
+    for (int k = 0; k < NUM_KINDS && rc == BENCH_OK; k++) {
+      if (k == FEA_OPERATOR_CSR ? !prm->csr : prm->kind >= 0 && prm->kind != k) continue;
+      op_result res;
+      s = measure_operator(ctx, pb, k, prm->strategy, FEA_GEOMETRY_TERMS_AUTO, prm->reps, &res,
+                           NULL);
+      if (s == FEA_ERR_UNSUPPORTED || s == FEA_ERR_OUT_OF_MEMORY) {
+        emit_skip(rep, ctx, &id, k, res.why[0] ? res.why : fea_context_last_error(ctx));
+        continue;
+      }
+      if (s < 0) {
+        rc = bench_fail("an elasticity operator", s);
+        break;
+      }
+      (void)bench_dgemm_peak(ctx, prm->gemm_n, 3, &res.dgemm_gflops);
+      if (k == FEA_OPERATOR_CSR) csr = res;
+      rc = emit_result(rep, ctx, &id, k, prm->strategy, prm->reps, &res,
+                       k == FEA_OPERATOR_CSR ? NULL : &csr, NULL, y);
+    }
+    fea_problem_destroy(&pb);
+    fea_space_destroy(&space);
+    fea_mesh_destroy(&mesh);
+  }
+  bench_report_note(rep,
+                    "--elasticity: %dD p = %d, E = 1, nu = 0.3, every side clamped, about %lld "
+                    "vector DoFs: Q%d on a structured box mesh, B-splines on the box (sum "
+                    "factorization's box way) and on the NURBS thick quarter ring (stored point "
+                    "terms); peer csr = the CSR operator of the same problem; memory_per_dof = "
+                    "what the operator keeps / rows",
+                    dim, p, (long long)default_dofs(prm, dim), p);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The crossover table of --sweep                                           */
 
 static void print_crossover(bench_report *rep, const sweep_row *rows, int nrows, const int *kinds,
@@ -673,6 +739,8 @@ static int parse(int argc, char **argv, op_params *prm) {
       prm->sweep = 1;
     } else if (strcmp(argv[i], "--mapped") == 0) {
       prm->mapped = 1;
+    } else if (strcmp(argv[i], "--elasticity") == 0) {
+      prm->elasticity = 1;
     } else if (strcmp(argv[i], "--cg") == 0) {
       prm->cg = 1;
     } else if (strcmp(argv[i], "--cpu-peer") == 0) {
@@ -683,6 +751,11 @@ static int parse(int argc, char **argv, op_params *prm) {
       fprintf(stderr, "feaccel-bench: %s: unknown option '%s'\n", CASE_NAME, argv[i]);
       return BENCH_USAGE;
     }
+  }
+  if (prm->elasticity && (prm->sweep || prm->mapped || prm->cg)) {
+    fprintf(stderr, "feaccel-bench: %s: --elasticity takes no --sweep, --mapped or --cg\n",
+            CASE_NAME);
+    return BENCH_USAGE;
   }
   if (prm->sweep && (prm->dim || prm->p || prm->n || prm->cg)) {
     fprintf(stderr,
@@ -760,7 +833,9 @@ static int run(const bench_options *o, int argc, char **argv) {
   } else {
     kinds[nkinds++] = FEA_OPERATOR_MATFREE_SUMFACT;
   }
-  if (prm.mapped) {
+  if (prm.elasticity) {
+    rc = run_elastic(&rep, ctx, &prm, prm.dim ? (int)prm.dim : 3, prm.p ? (int)prm.p : 2, &y);
+  } else if (prm.mapped) {
     int dim = prm.dim ? (int)prm.dim : 3, p = prm.p ? (int)prm.p : 2;
     rc = run_mapped(&rep, ctx, &prm, dim, p,
                     prm.n ? prm.n : n_for_dofs("bspline", dim, p, default_dofs(&prm, dim)), &y);
@@ -838,6 +913,9 @@ const bench_case bench_case_operator = {
         "  --mapped         B-splines of --dim and --p on the box and on the NURBS thick quarter\n"
         "                   ring: the 1D factorization against the point kernel with stored and\n"
         "                   recomputed geometry terms, element matrices and CSR, memory per DoF\n"
+        "  --elasticity     linear elasticity of --dim and --p (dim components) instead of\n"
+        "                   Poisson: Q_p, B-spline box and NURBS ring, every kind (or --kind)\n"
+        "                   against CSR, memory per DoF (--dofs: vector DoFs)\n"
         "  --cg             also solve with Jacobi PCG: iterations, time, DoF/s, L2 error\n"
         "  --rtol R         relative tolerance of --cg (default 1e-10)\n"
         "  --no-csr         skip the CSR peer (problems whose matrix does not fit)\n"

@@ -71,7 +71,11 @@ typedef enum fea_operator_kind {
  * NURBS patch, a curved or general quadrilateral or hexahedral mesh, or a
  * reaction term, sigma(x) or A(x)) is applied at the quadrature points with
  * a symmetric matrix per point that holds the weight, det J, J^-1, the
- * coefficients and the NURBS weight.
+ * coefficients and the NURBS weight. Linear elasticity
+ * (fea_problem_create_elasticity()) has a kernel of its own with the same
+ * choice: on axis-aligned boxes with a constant material nothing is kept per
+ * point; elsewhere, and with E(x) or nu(x), w |det J| lambda, w |det J| mu and
+ * J^-T (and the NURBS weight's term) per point (STORED).
  * @since 0.1.0
  */
 typedef enum fea_geometry_terms {
@@ -83,7 +87,8 @@ typedef enum fea_geometry_terms {
   FEA_GEOMETRY_TERMS_STORED = 1,
   /** the geometry as coordinates per DoF (isoparametric), the matrices formed
    * at every apply: d (+ 1) doubles per DoF, about twice the arithmetic;
-   * constant coefficients only (else the operator falls back, and says why) */
+   * constant coefficients of scalar problems only (else the operator falls
+   * back to element matrices, and says why: elasticity does) */
   FEA_GEOMETRY_TERMS_RECOMPUTED = 2
 } fea_geometry_terms;
 
@@ -123,11 +128,15 @@ typedef struct fea_operator_desc {
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
  *         an unknown kind or strategy, or (as fea_problem_assemble() reports
  *         them) a sigma or f that is not admissible at a quadrature point
+ * On a space with several components (fea_space_set_num_components()) the
+ * operators run over its vector DoFs (c + ncomp i): the element-matrix kind
+ * with (nb ncomp)^2 element matrices, sum factorization for linear
+ * elasticity (elsewhere, a user's element form, it falls back to element
+ * matrices and says why in the info's kernel).
  * @retval FEA_ERR_UNSUPPORTED for TSX without usable RTM, on a device backend
  *         for strategies other than AUTO, ATOMIC_CAS and COLORING, or on a
  *         device backend without operators; on a space with several
- *         components (fea_space_set_num_components()) for every kind but CSR,
- *         and on device backends
+ *         components (fea_space_set_num_components()) on device backends
  * @retval FEA_ERR_BACKEND on a device backend whose host delegate cannot be
  *         found or created
  * @retval FEA_ERR_OUT_OF_MEMORY when what the kind stores exceeds the memory

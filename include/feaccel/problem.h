@@ -212,7 +212,10 @@ typedef enum fea_elastic_bc_type {
   FEA_ELASTIC_DISPLACEMENT = 0, /**< u_c = g_c (the desc's displacement) for the components in
                                      the mask, by elimination; the others are traction-free */
   FEA_ELASTIC_TRACTION = 1,     /**< sigma n = h(x) (traction; NULL: 0, a free side) */
-  FEA_ELASTIC_PRESSURE = 2      /**< sigma n = -p(x) n: a pressure pushing on the side */
+  FEA_ELASTIC_PRESSURE = 2,     /**< sigma n = -p(x) n: a pressure pushing on the side */
+  FEA_ELASTIC_SPRING = 3        /**< sigma n + k(x) u = h(x): an elastic support (Robin) of
+                                     stiffness k >= 0 (the condition's pressure / pressure_fn
+                                     field) and load h (traction; NULL: 0) */
 } fea_elastic_bc_type;
 
 /** Component masks of fea_elastic_condition.components. @since 0.1.0 */
@@ -222,14 +225,17 @@ typedef enum fea_elastic_bc_type {
 
 /** What holds on one side of an elasticity problem (n: the outward unit normal). A symmetry
  * roller on a side normal to x is FEA_ELASTIC_DISPLACEMENT with components = FEA_COMPONENT_X.
+ * The side's scalar coefficient (pressure, pressure_fn) is the pressure p of a PRESSURE side and
+ * the spring stiffness k of a SPRING side (the struct's layout is frozen: one field serves both).
  * @since 0.1.0 */
 typedef struct fea_elastic_condition {
   fea_elastic_bc_type type; /**< default FEA_ELASTIC_DISPLACEMENT */
   unsigned components;      /**< DISPLACEMENT: bit c fixes component c; 0: every component */
-  fea_vector_fn traction;   /**< TRACTION: h(x) (dim values), or NULL for h = 0 */
+  fea_vector_fn traction;   /**< TRACTION, SPRING: h(x) (dim values), or NULL for h = 0 */
   void *traction_user;
-  double pressure;           /**< PRESSURE: a constant p, used when pressure_fn is NULL */
-  fea_scalar_fn pressure_fn; /**< PRESSURE: p(x), or NULL */
+  double pressure;           /**< PRESSURE: a constant p; SPRING: a constant k >= 0; used when
+                                  pressure_fn is NULL */
+  fea_scalar_fn pressure_fn; /**< PRESSURE: p(x); SPRING: k(x) >= 0; or NULL */
   void *pressure_user;
 } fea_elastic_condition;
 
@@ -244,7 +250,8 @@ typedef struct fea_elastic_part {
 /**
  * Options of a linear elasticity problem; initialize with FEA_ELASTICITY_DESC_INIT.
  * The material is isotropic: Young's modulus E and Poisson's ratio nu (constants or
- * callbacks), or, with mu > 0, the Lame parameters lambda and mu in their place.
+ * callbacks), or, with mu > 0, the Lame parameters lambda and mu in their place; or, with
+ * C_fn, a general (anisotropic) elasticity tensor in place of all four.
  * @since 0.1.0
  */
 typedef struct fea_elasticity_desc {
@@ -265,6 +272,12 @@ typedef struct fea_elasticity_desc {
                                        a mesh read from Gmsh; copied): facets in no listed part
                                        stay clamped; NULL when num_parts = 0 */
   int num_parts;                  /**< entries of parts, >= 0; default 0 */
+  /** The elasticity tensor C(x) in Voigt notation, or NULL (isotropic: E, nu or lambda, mu):
+   * written row-major into its second argument, symmetric positive definite, 6 x 6 in 3D
+   * (order xx, yy, zz, yz, xz, xy) and 3 x 3 in 2D (xx, yy, xy: the in-plane tensor, which
+   * model does not change), with sigma = C eps and engineering shears (2 eps_xy); user data
+   * material_user. Checked where it is evaluated, naming the point. */
+  fea_tensor_fn C_fn;
 } fea_elasticity_desc;
 
 /* clang-format off */
@@ -282,7 +295,7 @@ typedef struct fea_elasticity_desc {
     FEA_ELASTICITY_PLANE_STRAIN, NULL, NULL, NULL, NULL, 0,                                  \
     { FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_,       \
       FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_, FEA_ELASTIC_CLAMPED_INIT_ },      \
-    NULL, 0 }
+    NULL, 0, NULL }
 #endif
 /* clang-format on */
 
@@ -293,22 +306,29 @@ typedef struct fea_elasticity_desc {
  * @p space must have dim components (fea_space_set_num_components()): u is the displacement.
  * Element matrices are (nb dim) x (nb dim) in the space's interleaved DoF order. Conditions are
  * per side (desc.sides): displacement on a chosen set of components (eliminated as Dirichlet
- * DoFs; a roller fixes one), traction h, or pressure p (traction -p n), on the sides of a
+ * DoFs; a roller fixes one), traction h, pressure p (traction -p n), or a spring (elastic
+ * support sigma n + k u = h), on the sides of a
  * B-spline patch or of a structured box mesh (Lagrange), or per physical group of a mesh read from
  * Gmsh (desc.parts, checked as fea_problem_create_poisson() checks its parts). In 2D, plane strain uses lambda and mu as
- * given; plane stress replaces lambda by 2 lambda mu / (lambda + 2 mu). The conditions must
- * remove every rigid-body motion (translations and rotations): checked on the space's own
- * representation of them, so a pure traction problem is refused naming the modes left free.
+ * given; plane stress replaces lambda by 2 lambda mu / (lambda + 2 mu). With desc.C_fn the
+ * material is that tensor (Voigt) instead. The conditions must remove every rigid-body motion
+ * (translations and rotations): checked on the space's own representation of them and on the
+ * springs' stiffness over their faces, so a pure traction problem (or springs of stiffness 0)
+ * is refused naming the modes left free.
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes, a space whose
  *         components are not its dimension, an E that is not positive and finite, a nu outside
  *         (-1, 0.5) (both checked at every quadrature point when given as callbacks), a mu or
  *         lambda that make the material not positive definite (mu > 0, lambda > -2 mu / dim),
  *         quad_points outside 0..20, an unknown model or side type, a component mask naming a
  *         component the space lacks, a side beyond the space's dimension that is not the default,
- *         a pressure that is not finite, displacement data that is not finite at a fixed DoF,
+ *         a pressure that is not finite, a constant spring stiffness that is negative or not
+ *         finite, a spring stiffness callback that is negative or not finite at a face point
+ *         (naming it), displacement data that is not finite at a fixed DoF,
  *         or conditions that leave a rigid-body mode free (the modes are named); a body force,
- *         traction or pressure that is not finite at a quadrature point is FEA_ERR_INVALID_ARG
- *         naming the point where element systems are computed
+ *         traction, pressure or spring stiffness that is not finite (or, k, negative) at a
+ *         quadrature point, or a tensor C_fn that is not finite, symmetric and positive
+ *         definite there, is FEA_ERR_INVALID_ARG naming the point where element systems are
+ *         computed;
  *         a negative num_parts or NULL parts with num_parts > 0, a part whose tag or name is
  *         not a group of the mesh's boundary (or a name two groups share), a group listed twice
  *         or a facet in two listed groups

@@ -158,8 +158,10 @@ FEA_API fea_status fea_solver_create_multifrontal(fea_context *ctx, fea_space *s
  * Until then fea_solver_solve() answers FEA_ERR_STATE.
  * @retval FEA_ERR_INVALID_ARG when @p problem is defined on another space
  *         than the solver's, its Dirichlet data are not finite at a
- *         boundary DoF, or the solver is a multipatch solver (its problem is
- *         fixed at creation)
+ *         boundary DoF, the solver is a multipatch solver (its problem is
+ *         fixed at creation), or (multifrontal) it fixes other DoFs than the
+ *         solver's problem (another side condition or component mask; the
+ *         first DoF that differs is named)
  * @retval FEA_ERR_UNSUPPORTED when the solver's kind cannot take the problem
  *         (prehandled: a variable sigma or another space), naming what differs
  * @since 0.1.0
@@ -401,7 +403,9 @@ typedef struct fea_prehandled_desc {
   /** Coarse cells per direction n0 (h0 = h n / n0); n / n0 must be a power
    * of two >= 2. 0: the n0 with the fewest dense FLOPs per right-hand side
    * (exact count; Q1 at n = 256, 512, 1024: n0 = 16, 16, 32, the paper's
-   * configurations). */
+   * configurations). On a triangle mesh made by fea_mesh_refine_uniform():
+   * the number of macro cells, num_cells / 4^k with k >= 1 (0: the k the
+   * mesh supports with the fewest dense FLOPs). */
   fea_index coarse_cells;
   fea_precision precision; /**< of the dense products: FEA_F64, FEA_F32, FEA_F16, FEA_BF16 */
   /** 1: mixed-precision iterative refinement (FP64 residuals on the nodal
@@ -443,7 +447,11 @@ typedef struct fea_prehandled_desc {
 /**
  * @brief Create the prehandled Schur-complement solver (method M1) for a
  * Poisson @p problem on a Lagrange Q1 or P1 space of a structured square
- * mesh with n x n cells (constant sigma, n = 2^k n0).
+ * mesh with n x n cells (constant sigma, n = 2^k n0), or on a P1 space of a
+ * triangle mesh made by fea_mesh_refine_uniform() from macro triangles
+ * (desc.coarse_cells macro cells; one block C_i per group of macro cells
+ * with equal P1 stiffness up to a vertex permutation; docs/prehandled.md,
+ * "Meshes of several macro cells").
  *
  * Setup transforms the nodal system to the hierarchical basis from the
  * coarse mesh h0 (S), scales it by its partial Cholesky factor (L), splits
@@ -458,10 +466,13 @@ typedef struct fea_prehandled_desc {
  * the right-hand sides and solutions still host arrays.
  * @retval FEA_ERR_UNSUPPORTED for another space, mesh or a variable sigma,
  *         naming what differs, an odd cell count with coarse_cells = 0 (no
- *         coarse mesh nests), a space with several components, or a device
- *         backend without a device M1
+ *         coarse mesh nests), a space with several components, a device
+ *         backend without a device M1, a refined triangle mesh that is not
+ *         uniform refinements of its macro cells (naming the cell), or several
+ *         macro cells on a device backend
  * @retval FEA_ERR_INVALID_ARG for a bad option (coarse_cells negative or not
- *         leaving a fine level with n / n0 a power of two, precision,
+ *         leaving a fine level with n / n0 a power of two, or on a refined
+ *         triangle mesh not its cell count over 4^k, k >= 1; precision,
  *         refine, refine_rtol, refine_max_iterations, rhs_scaling, tf32), or a
  *         problem whose space belongs to another context
  * @since 0.1.0
@@ -472,17 +483,17 @@ FEA_API fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *p
 /** Facts about a prehandled solver; initialize with FEA_PREHANDLED_STATS_INIT. @since 0.1.0 */
 typedef struct fea_prehandled_stats {
   size_t size;                   /**< sizeof(fea_prehandled_stats) as compiled by the caller */
-  fea_index n, n0;               /**< fine and coarse cells per direction */
+  fea_index n, n0;               /**< fine, coarse cells per direction (macro triangles: r, 1) */
   fea_index num_c, num_e, num_i; /**< |C|, |E|, |I| */
-  fea_index num_cells;           /**< macro cells (n0^2 for Q1, 2 n0^2 for P1) */
+  fea_index num_cells;           /**< macro cells (n0^2 for Q1, 2 n0^2 for P1 on the square) */
   fea_index block;               /**< interior nodes per macro cell (size of C_i) */
   fea_precision precision;       /**< working precision of the dense products */
-  uint64_t dense_bytes;          /**< B, C_i^-1 and Pi^-1 in the working precision */
+  uint64_t dense_bytes;          /**< B, one C_i^-1 per group and Pi^-1 in the working precision */
   /** Dense FLOPs of one M1 solve, exactly counted (docs/prehandled.md): 2|E|^2 (Pi^-1) +
    * 4 block |I| (C^-1 twice); the B, B^T and sparse D products are not counted. */
   double flops_per_rhs;
   /** The paper's model, h0 = 2^l sqrt(h): Q1 (8 4^-l + 4 4^l) N^1.5 (12 N^1.5
-   * at l = 0), P1 (18 4^-l + 2 4^l) N^1.5. */
+   * at l = 0), P1 (18 4^-l + 2 4^l) N^1.5; 0 on macro triangles. */
   double model_flops_per_rhs;
   double setup_s;           /**< last setup (FP64 factorizations and inverses, conversion) */
   double solve_s;           /**< last solve, all of it */
@@ -523,7 +534,7 @@ typedef enum fea_prehandled_matrix {
   FEA_PREHANDLED_NODAL = 0,        /**< A_h, the nodal stiffness matrix */
   FEA_PREHANDLED_HIERARCHICAL = 1, /**< S^T A_h S */
   FEA_PREHANDLED_SCALED = 2,       /**< L^-1 S^T A_h S L^-T, the system M1 solves */
-  FEA_PREHANDLED_MACRO_BLOCK = 3,  /**< C_i, one macro cell's interior block */
+  FEA_PREHANDLED_MACRO_BLOCK = 3,  /**< C_i, a macro cell's interior block (max over groups) */
   FEA_PREHANDLED_SCHUR = 4         /**< Pi = E - D C^-1 D^T - B^T B on the coarse edges */
 } fea_prehandled_matrix;
 
@@ -562,7 +573,13 @@ typedef enum fea_mg_smoother {
   FEA_MG_SMOOTHER_RICHARDSON = 0,
   /** Chebyshev polynomial in D^-1 A on [lambda_max / range, 1.1 lambda_max],
    * lambda_max of D^-1 A estimated by Lanczos at setup */
-  FEA_MG_SMOOTHER_CHEBYSHEV = 1
+  FEA_MG_SMOOTHER_CHEBYSHEV = 1,
+  /** B-spline and NURBS spaces: Chebyshev polynomial in M^-1 A, M^-1 the additive
+   * Schwarz preconditioner over overlapping boxes of (p + 1)^d coefficients (dense
+   * inverses of CSR level blocks), lambda_max of M^-1 A from CG-Lanczos; iteration counts
+   * that do not grow with p (docs/multigrid.md, "B-spline multigrid"). Levels are CSR.
+   * @since 0.1.0 */
+  FEA_MG_SMOOTHER_SCHWARZ = 2
 } fea_mg_smoother;
 
 /** Options of the multigrid solver; initialize with FEA_MULTIGRID_DESC_INIT (the
@@ -663,13 +680,23 @@ typedef struct fea_multigrid_desc {
  * and restriction its transpose. A Q_p problem (p > 1) first goes to Q1 on
  * the same mesh (p-multigrid); smooth it with Chebyshev (unscaled Richardson
  * is unstable on Q_p levels and refused).
+ *
+ * On a single-patch B-spline or NURBS space (2D or 3D) the levels halve the
+ * knot spans (every other breakpoint dropped, while each direction keeps an
+ * even element count, at least coarsest_cells elements and the geometry's
+ * breakpoints), prolongation is knot insertion (exact: the spaces are nested)
+ * and every level is assembled on its own space over the same geometry. Use
+ * smoother = FEA_MG_SMOOTHER_SCHWARZ there: Chebyshev-Jacobi runs too, but its
+ * iteration counts grow with the degree (29 against 7 at p = 5,
+ * docs/multigrid.md "B-spline multigrid").
  * @param desc options, or NULL for FEA_MULTIGRID_DESC_INIT
  * The hierarchy is built here (and again by fea_solver_setup() after
  * fea_solver_set_problem()), so the checks that need it happen here too.
  * On a device backend (/gpu/cuda) the levels' operators, transfers and
  * smoothers run on the device; the hierarchy and the coarse solve on the host.
- * @retval FEA_ERR_UNSUPPORTED for another space or mesh (B-splines, P2,
- *         unstructured meshes, 1D), naming it, a
+ * @retval FEA_ERR_UNSUPPORTED for another space or mesh (P2, unstructured
+ *         meshes, 1D), naming it, the Schwarz smoother on a Lagrange space
+ *         or a device backend, a
  *         coarsest level too large for the dense coarse solve, a space with
  *         several components (fea_space_set_num_components()), or a backend
  *         that keeps vectors on a device and has no multigrid kernels

@@ -322,7 +322,8 @@ typedef struct fea_bspline_desc {
  * reference and concurrent assembly, the element-matrix and CSR operators, CG,
  * interpolation, error norms; the sum-factorization operator falls back to
  * element matrices (its info says so), fea_space_evaluate() refuses them
- * (FEA_ERR_UNSUPPORTED), and multigrid and the prehandled solver take no
+ * (FEA_ERR_UNSUPPORTED), multigrid takes 2D and 3D B-spline and NURBS spaces
+ * (fea_solver_create_multigrid()), and the prehandled solver takes no
  * B-spline spaces at all.
  * @retval FEA_ERR_INVALID_ARG for a `desc->size` outside the accepted sizes,
  *         dim outside 1..3, a degree outside 1..8, a box side that is not
@@ -431,7 +432,8 @@ typedef struct fea_space_info {
  * spaces so far: fea_problem_create_elasticity(), fea_problem_create_poisson() with an
  * element_form, the reference assembly, the CSR operator and CG, the multifrontal solver,
  * error norms (fea_problem_error_norms_vector()), fea_space_write_vtu(), and an elasticity
- * solution's stresses (fea_problem_evaluate_stress(), fea_problem_write_vtu()); the other
+ * solution's stresses (fea_problem_evaluate_stress(), fea_problem_write_vtu()), and multipatch
+ * domains (fea_multipatch_create(), fea_multipatch_problem_create_elasticity()); the other
  * consumers of spaces refuse them
  * with FEA_ERR_UNSUPPORTED.
  * @retval FEA_ERR_INVALID_ARG for @p num_components outside 1..8

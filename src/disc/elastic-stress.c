@@ -1,5 +1,5 @@
 /* Stresses of an elasticity solution u_h: sigma = lambda tr(eps) I + 2 mu
- * eps from the gradient of u_h at a point of an element, the von Mises
+ * eps (or C eps with a tensor C(x)) from the gradient of u_h at a point of an element, the von Mises
  * stress from it, both at points a caller names (the patch's parameters on
  * B-spline spaces, since a mapped patch cannot locate physical points
  * without inverting its map; physical points on Lagrange spaces, located as
@@ -13,6 +13,16 @@
 #include "elastic-stress.h"
 #include "internal/error.h"
 #include "space-vtu.h"
+
+/* The stress s (Voigt, 6) into stress and its von Mises value into vm, each unless NULL. */
+static fea_status finish(const double *s, double *stress, double *vm) {
+  if (stress) memcpy(stress, s, 6 * sizeof *s);
+  if (vm) {
+    const double a = s[0] - s[1], b = s[1] - s[2], c = s[2] - s[0];
+    *vm = sqrt(0.5 * (a * a + b * b + c * c) + 3 * (s[3] * s[3] + s[4] * s[4] + s[5] * s[5]));
+  }
+  return FEA_SUCCESS;
+}
 
 fea_status fea_elastic_stress_at(const fea_problem *pb, const fea_element_values *ev, int i,
                                  const double *local, double *u, double *stress, double *vm) {
@@ -29,10 +39,31 @@ fea_status fea_elastic_stress_at(const fea_problem *pb, const fea_element_values
       for (int k = 0; k < dim; k++) g[c][k] += a * dphi[j * dim + k];
     }
   if (!stress && !vm) return FEA_SUCCESS;
+  double s[6] = {0};
+  if (pb->elastic->C_fn) {
+    /* sigma = C eps in Voigt form; in 2D the in-plane tensor leaves sigma_zz
+     * undefined: reported as 0 (docs/problems.md). */
+    const int nv = FEA_VOIGT(dim);
+    double C[36], eps[6], sv[6];
+    FEA_CALL(fea_form_elastic_tensor(pb, x, C));
+    for (int k = 0; k < nv; k++) {
+      const int a = fea_form_elastic_voigt_pair(dim, k, 0),
+                b = fea_form_elastic_voigt_pair(dim, k, 1);
+      eps[k] = a == b ? g[a][a] : g[a][b] + g[b][a];
+    }
+    for (int k = 0; k < nv; k++) {
+      sv[k] = 0;
+      for (int l = 0; l < nv; l++) sv[k] += C[k * nv + l] * eps[l];
+    }
+    if (dim == 3)
+      memcpy(s, sv, sizeof s);
+    else
+      s[0] = sv[0], s[1] = sv[1], s[5] = sv[2];
+    return finish(s, stress, vm);
+  }
   double lambda, mu;
   FEA_CALL(fea_form_elastic_lame(pb, x, &lambda, &mu));
   const double tr = g[0][0] + g[1][1] + g[2][2];
-  double s[6];
   for (int k = 0; k < 3; k++) s[k] = lambda * tr + 2 * mu * g[k][k];
   s[3] = mu * (g[1][2] + g[2][1]);
   s[4] = mu * (g[0][2] + g[2][0]);
@@ -43,12 +74,7 @@ fea_status fea_elastic_stress_at(const fea_problem *pb, const fea_element_values
      * + 2 mu), which gives sigma_xx and sigma_yy). */
     s[2] = pb->elastic->model == FEA_ELASTICITY_PLANE_STRESS ? 0.0 : lambda * tr;
   }
-  if (stress) memcpy(stress, s, sizeof s);
-  if (vm) {
-    const double a = s[0] - s[1], b = s[1] - s[2], c = s[2] - s[0];
-    *vm = sqrt(0.5 * (a * a + b * b + c * c) + 3 * (s[3] * s[3] + s[4] * s[4] + s[5] * s[5]));
-  }
-  return FEA_SUCCESS;
+  return finish(s, stress, vm);
 }
 
 /* The element holding parameter point t of a B-spline space and t's

@@ -31,8 +31,9 @@ struct fea_problem {
    * complete copy of the descriptor, its parts (if any) copied behind it in
    * the same block, parts[i] the condition of this problem's parts[i];
    * NULL for Poisson problems. Their element systems are forms-elastic.c's,
-   * and face_sides marks the sides (bit 6: parts) with a traction or
-   * pressure load. */
+   * and face_sides marks the sides (bit 6: parts) with a traction,
+   * pressure or spring, robin_sides those with a spring (a face term in the
+   * matrix, which consumers that know only the scalar Robin terms refuse). */
   fea_elasticity_desc *elastic;
 };
 
@@ -52,6 +53,15 @@ fea_status fea_problem_build(fea_space *space, const fea_problem_desc *d, fea_pr
  * side holding function i fixes component c. */
 fea_status fea_problem_build_elastic(fea_space *space, const fea_problem_desc *d,
                                      const fea_elasticity_desc *e, fea_problem **out);
+/* fea_problem_create_elasticity()'s checks for the multipatch elasticity
+ * problem (src/interface/api-elasticity.c): the caller's descriptor copied
+ * into *d (defaults where it is shorter), the material for dimension dim,
+ * one side's condition on space (`what` names it in the message). */
+fea_status fea_elasticity_desc_copy_in(fea_context *ctx, const fea_elasticity_desc *desc,
+                                       const char *what, fea_elasticity_desc *d);
+fea_status fea_elasticity_check_material(fea_context *ctx, const fea_elasticity_desc *d, int dim);
+fea_status fea_elasticity_check_condition(const fea_space *space, const fea_elastic_condition *bc,
+                                          const char *what);
 /* Element e's elasticity system ((nb ncomp)^2 and nb ncomp, interleaved)
  * at ev: the stiffness, the body force and the loads of its faces on
  * traction and pressure sides (src/disc/forms-elastic.c). */
@@ -61,6 +71,23 @@ fea_status fea_form_elastic_system(const fea_problem *pb, fea_index e, const fea
  * naming x for a material that is not admissible there. */
 fea_status fea_form_elastic_lame(const fea_problem *pb, const double *x, double *lambda,
                                  double *mu);
+/* Voigt entries of a strain or stress: 6 in 3D (xx, yy, zz, yz, xz, xy), 3 in 2D (xx, yy, xy). */
+#define FEA_VOIGT(dim) ((dim) == 3 ? 6 : 3)
+/* Coordinate `which` (0 or 1) of Voigt entry k's pair in dim: xy is (0, 1). */
+int fea_form_elastic_voigt_pair(int dim, int k, int which);
+/* The Voigt elasticity tensor at x (FEA_VOIGT(dim)^2, row-major, engineering
+ * shears): the user's C_fn, checked finite, symmetric and positive definite
+ * (FEA_ERR_INVALID_ARG naming x), or the isotropic one of lambda and mu. */
+fea_status fea_form_elastic_tensor(const fea_problem *pb, const double *x, double *C);
+/* G (the rigid-body modes' Gram matrix on the spring sides: translations,
+ * then rotations as api-elasticity.c orders them) = sum over the spring
+ * faces of int k v_m . v_n ds; k checked at each point. Zero without springs. */
+fea_status fea_form_elastic_spring_gram(const fea_problem *pb, double G[6][6]);
+/* Names of the rigid-body modes (3 in 2D, 6 in 3D) that neither G (the modes'
+ * Gram matrix at the fixed DoFs) nor S (the springs') removes, into
+ * free_modes ("" when none is free); src/disc/forms-elastic.c. */
+void fea_elastic_free_modes(int dim, const double G[6][6], const double S[6][6], char *free_modes,
+                            size_t len);
 
 /* Element forms at prepared basis values (ev from element_values on the
  * problem's rule). Ke row-major nb x nb; fe nb. sigma and f are checked:

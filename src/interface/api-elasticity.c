@@ -1,6 +1,7 @@
 /* Elasticity problem API: the descriptor's checks before src/disc/problem.c
- * builds the object, and the check that the displacement conditions remove
- * every rigid-body motion (a pure traction problem is singular). */
+ * builds the object, and the check that the displacement conditions and
+ * the springs remove every rigid-body motion (a pure traction problem is
+ * singular). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,6 @@ static const fea_struct_type elasticity_desc_type = {"fea_elasticity_desc",
                                                      sizeof(fea_elasticity_desc)};
 
 static const char *const side_names[6] = {"west", "east", "south", "north", "front", "back"};
-static const char axis[3] = {'x', 'y', 'z'};
 
 static fea_status check_material(fea_context *ctx, const fea_elasticity_desc *d, int dim) {
   if (d->mu != 0.0 || d->lambda != 0.0) {
@@ -45,10 +45,16 @@ static fea_status check_condition(const fea_space *space, const fea_elastic_cond
                                   const char *what) {
   fea_context *ctx = space->ctx;
   FEA_CHECK(bc->type == FEA_ELASTIC_DISPLACEMENT || bc->type == FEA_ELASTIC_TRACTION ||
-                bc->type == FEA_ELASTIC_PRESSURE,
+                bc->type == FEA_ELASTIC_PRESSURE || bc->type == FEA_ELASTIC_SPRING,
             ctx, FEA_ERR_INVALID_ARG,
-            "%s has type %d; it must be FEA_ELASTIC_DISPLACEMENT, _TRACTION or _PRESSURE", what,
-            (int)bc->type);
+            "%s has type %d; it must be FEA_ELASTIC_DISPLACEMENT, _TRACTION, _PRESSURE or "
+            "_SPRING",
+            what, (int)bc->type);
+  FEA_CHECK(bc->type != FEA_ELASTIC_SPRING || bc->pressure_fn ||
+                (bc->pressure >= 0 && isfinite(bc->pressure)),
+            ctx, FEA_ERR_INVALID_ARG,
+            "%s has the spring stiffness k = %g (its pressure field); it must be finite and >= 0",
+            what, bc->pressure);
   if (bc->type == FEA_ELASTIC_DISPLACEMENT) {
     const unsigned lacks = bc->components & ~((1u << space->ncomp) - 1u);
     if (lacks) {
@@ -92,11 +98,30 @@ static fea_status check_sides(const fea_space *space, const fea_elasticity_desc 
   return FEA_SUCCESS;
 }
 
-/* Whether a side or part adds face terms: a traction given, or a pressure. */
+/* Whether a side or part adds face terms: a traction given, a pressure or
+ * a spring. */
 static int loaded(const fea_elastic_condition *bc) {
-  return bc->type == FEA_ELASTIC_PRESSURE ||
+  return bc->type == FEA_ELASTIC_PRESSURE || bc->type == FEA_ELASTIC_SPRING ||
          (bc->type == FEA_ELASTIC_TRACTION && bc->traction != NULL);
 }
+
+/* The scalar condition that stands for an elasticity side or part in the
+ * problem's Poisson descriptor: Dirichlet where nothing is integrated,
+ * Neumann for a load, Robin for a spring (so that robin_sides marks the
+ * matrix's face terms; alpha is a placeholder the elastic forms ignore). */
+static fea_boundary_condition shadow(const fea_elastic_condition *bc) {
+  const fea_boundary_condition r = {bc->type == FEA_ELASTIC_SPRING ? FEA_BC_ROBIN
+                                    : loaded(bc)                   ? FEA_BC_NEUMANN
+                                                                   : FEA_BC_DIRICHLET,
+                                    1.0, NULL, NULL};
+  return r;
+}
+
+/* What the refusal of free rigid-body modes tells the caller to do. */
+#define RIGID_HINT                                                                             \
+  "a pure traction problem has no unique solution; fix enough components on the sides or "     \
+  "parts (FEA_ELASTIC_DISPLACEMENT, a roller fixes one component) or support them on springs " \
+  "(FEA_ELASTIC_SPRING with k > 0)"
 
 /* The parts, checked (conditions here, groups as a Poisson problem's parts
  * are) and, in *resolved (malloc'ed; NULL without parts), as the Poisson
@@ -120,11 +145,9 @@ static fea_status check_parts(const fea_space *space, const fea_elasticity_desc 
   }
   fea_boundary_part *bp = malloc((size_t)d->num_parts * sizeof *bp);
   FEA_CHECK(bp, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d boundary parts", d->num_parts);
-  for (int i = 0; i < d->num_parts; i++) {
-    const fea_boundary_condition bc = {loaded(&d->parts[i].bc) ? FEA_BC_NEUMANN : FEA_BC_DIRICHLET,
-                                       0.0, NULL, NULL};
-    bp[i] = (fea_boundary_part){d->parts[i].physical_tag, d->parts[i].name, bc};
-  }
+  for (int i = 0; i < d->num_parts; i++)
+    bp[i] = (fea_boundary_part){d->parts[i].physical_tag, d->parts[i].name,
+                                shadow(&d->parts[i].bc)};
   pd->parts = bp;
   pd->num_parts = d->num_parts;
   const fea_status st = fea_problem_check_parts(space, pd, resolved);
@@ -193,34 +216,13 @@ static fea_status check_rigid_modes(const fea_problem *pb) {
     }
   free(X);
   FEA_CALL(st);
-  /* LDL^T of G in place; a pivot below 1e-10 of its diagonal entry is zero. */
-  char free_modes[160] = "";
-  size_t used = 0;
-  double L[6][6] = {{0}}, D[6] = {0};
-  for (int m = 0; m < nm; m++) {
-    double d = G[m][m];
-    for (int k = 0; k < m; k++) d -= L[m][k] * L[m][k] * D[k];
-    const int dependent = !(d > 1e-10 * G[m][m]) || G[m][m] == 0;
-    D[m] = dependent ? 0.0 : d;
-    for (int n = m + 1; n < nm; n++) {
-      double l = G[n][m];
-      for (int k = 0; k < m; k++) l -= L[n][k] * L[m][k] * D[k];
-      L[n][m] = dependent ? 0.0 : l / d;
-    }
-    if (!dependent) continue;
-    char name[32];
-    if (m < dim)
-      snprintf(name, sizeof name, "translation in %c", axis[m]);
-    else
-      snprintf(name, sizeof name, "rotation about %c", axis[dim == 2 ? 2 : m - dim]);
-    used += (size_t)snprintf(free_modes + used,
-                             used < sizeof free_modes ? sizeof free_modes - used : 0, "%s%s",
-                             used ? ", " : "", name);
-  }
+  /* The springs: int k v_m . v_n over their faces. */
+  double S[6][6];
+  FEA_CALL(fea_form_elastic_spring_gram(pb, S));
+  char free_modes[160];
+  fea_elastic_free_modes(dim, G, S, free_modes, sizeof free_modes);
   FEA_CHECK(free_modes[0] == '\0', pb->ctx, FEA_ERR_INVALID_ARG,
-            "the displacement conditions leave rigid-body modes free (%s): a pure traction "
-            "problem has no unique solution; fix enough components on the sides or parts "
-            "(FEA_ELASTIC_DISPLACEMENT, a roller fixes one component)",
+            "the displacement conditions leave rigid-body modes free (%s): " RIGID_HINT,
             free_modes);
   return FEA_SUCCESS;
 }
@@ -241,32 +243,31 @@ fea_status fea_problem_create_elasticity(fea_space *space, const fea_elasticity_
             "elasticity needs a space with %d components (the displacement's); this one has %d: "
             "set the space's components to %d before the problem",
             space->dim, space->ncomp, space->dim);
-  FEA_CALL(check_material(ctx, &d, space->dim));
+  if (!d.C_fn) FEA_CALL(check_material(ctx, &d, space->dim)); /* else checked at points */
   FEA_CHECK(d.model == FEA_ELASTICITY_PLANE_STRAIN || d.model == FEA_ELASTICITY_PLANE_STRESS, ctx,
             FEA_ERR_INVALID_ARG,
             "model = %d is not FEA_ELASTICITY_PLANE_STRAIN (0) or _PLANE_STRESS (1)", (int)d.model);
   FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
             "quad_points = %d is outside 0..%d (0: degree + 1)", d.quad_points, FEA_QUAD_MAX_1D);
   FEA_CALL(check_sides(space, &d));
-  int fixes = 0;
-  for (int side = 0; side < 2 * space->dim; side++)
-    fixes |= d.sides[side].type == FEA_ELASTIC_DISPLACEMENT;
+  int fixes = d.num_parts > 0; /* parts: decided on the built problem */
+  for (int side = 0; side < 2 * space->dim; side++) {
+    const fea_elastic_condition *bc = &d.sides[side];
+    fixes |= bc->type == FEA_ELASTIC_DISPLACEMENT ||
+             (bc->type == FEA_ELASTIC_SPRING && (bc->pressure_fn || bc->pressure > 0));
+  }
   if (!fixes) {
     char modes[160];
     all_modes(space->dim, modes, sizeof modes);
     FEA_CHECK(0, ctx, FEA_ERR_INVALID_ARG,
-              "the displacement conditions leave rigid-body modes free (%s): a pure traction "
-              "problem has no unique solution; fix enough components on the sides or parts "
-              "(FEA_ELASTIC_DISPLACEMENT, a roller fixes one component)",
-              modes);
+              "the displacement conditions leave rigid-body modes free (%s): " RIGID_HINT, modes);
   }
   /* The Poisson descriptor the problem object keeps: its rule, and the
    * loaded sides and parts marked natural so that their face rules are made
    * (traction-free ones need no terms). */
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.quad_points = d.quad_points;
-  for (int side = 0; side < 2 * space->dim; side++)
-    if (loaded(&d.sides[side])) pd.sides[side].type = FEA_BC_NEUMANN;
+  for (int side = 0; side < 2 * space->dim; side++) pd.sides[side] = shadow(&d.sides[side]);
   fea_boundary_part *parts = NULL;
   FEA_CALL(check_parts(space, &d, &pd, &parts));
   if (parts) {
@@ -286,4 +287,22 @@ fea_status fea_problem_create_elasticity(fea_space *space, const fea_elasticity_
   }
   *out = pb;
   return FEA_SUCCESS;
+}
+
+/* The checks above for the multipatch elasticity problem
+ * (src/interface/api-multipatch.c), which builds its patches' problems
+ * itself: the descriptor's copy-in, the material, one side's condition. */
+fea_status fea_elasticity_desc_copy_in(fea_context *ctx, const fea_elasticity_desc *desc,
+                                       const char *what, fea_elasticity_desc *d) {
+  *d = (fea_elasticity_desc)FEA_ELASTICITY_DESC_INIT;
+  return fea_struct_copy_in(ctx, d, desc, what, &elasticity_desc_type);
+}
+
+fea_status fea_elasticity_check_material(fea_context *ctx, const fea_elasticity_desc *d, int dim) {
+  return check_material(ctx, d, dim);
+}
+
+fea_status fea_elasticity_check_condition(const fea_space *space, const fea_elastic_condition *bc,
+                                          const char *what) {
+  return check_condition(space, bc, what);
 }

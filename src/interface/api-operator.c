@@ -43,12 +43,12 @@ fea_status fea_operator_create(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK_NULL(out, ctx);
   fea_operator_desc d;
   FEA_CALL(read_desc(ctx, desc, &d));
-  /* Systems: the CSR operator on the host, from the reference assembly
-   * (operator-csr.c); the matrix-free kinds and device operators come later. */
-  FEA_CHECK(problem->space->ncomp == 1 || (d.kind == FEA_OPERATOR_CSR && !ctx->backend->op), ctx,
-            FEA_ERR_UNSUPPORTED,
-            "the problem's space has %d components: operators on systems are FEA_OPERATOR_CSR "
-            "on CPU backends only so far (asked: %s on %s)",
+  /* Systems: every kind on the host (CSR from the reference assembly,
+   * operator-csr.c; the matrix-free kinds over vector DoFs); device
+   * operators come later. */
+  FEA_CHECK(problem->space->ncomp == 1 || !ctx->backend->op, ctx, FEA_ERR_UNSUPPORTED,
+            "the problem's space has %d components: operators on systems run on CPU backends "
+            "only so far (asked: %s on %s)",
             problem->space->ncomp, kind_name(d.kind), ctx->resource);
   return fea_operator_build(ctx, problem, &d, out);
 }

@@ -28,6 +28,11 @@
  * last bits; the hash only buckets them (a near-miss on a bucket edge costs
  * an extra group, never a wrong matrix).
  *
+ * Systems (a space with ncomp components): nb counts the element's vector
+ * DoFs (nb ncomp, interleaved c + ncomp i) and the matrices are those of the
+ * forms (elasticity's, or the user's vector form); elasticity's with a
+ * constant material depend on the shape alone and group as above.
+ *
  * How it is applied: the batch's gathered x_e are the columns of one nb x n
  * block; when every element of the batch shares a matrix, one DGEMM computes
  * all y_e, else one DGEMV per element. */
@@ -138,6 +143,8 @@ static const char *coefficients_per_element(const fea_problem *pb) {
   if (pb->desc.sigma_tensor) return "a tensor sigma(x)";
   if (pb->desc.reaction_fn) return "c(x)";
   if (fea_problem_has_robin(pb)) return "Robin sides";
+  if (pb->elastic && (pb->elastic->E_fn || pb->elastic->nu_fn)) return "E(x) or nu(x)";
+  if (pb->elastic && pb->elastic->C_fn) return "a tensor C(x)";
   return NULL;
 }
 
@@ -181,7 +188,7 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
   /* As many groups as their signatures and matrices fit the budget. */
   fea_memory_budget budget;
   fea_memory_budget_get(pb->ctx, 0, &budget);
-  const double group_bytes = fea_bytes((double)S.len + (double)ev->nb * ev->nb, sizeof(double));
+  const double group_bytes = fea_bytes((double)S.len + (double)s->nb * s->nb, sizeof(double));
   const double fit = floor((double)budget.bytes / group_bytes);
   /* Beyond this many groups, shapes do not repeat enough to be worth it. */
   fea_index give_up = ne / 4 > 64 ? ne / 4 : 64;
@@ -244,22 +251,23 @@ static fea_status group_elements(const fea_problem *pb, em_state *s, fea_element
 
 static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void **state) {
   const fea_space *sp = pb->space;
+  /* Systems: matrices over the element's vector DoFs (nb ncomp, interleaved). */
+  const int nbv = fea_space_element_size(sp);
   /* The element groups and, unless the caller has one, the element-DoF table. */
   char what[128];
   snprintf(what, sizeof what, "the element-matrix kernel's tables of %lld elements",
            (long long)sp->num_elements);
   FEA_CALL(fea_memory_require(pb->ctx, 0,
-                              fea_bytes((double)sp->num_elements *
-                                            (edofs ? 1 : 1 + sp->dofs_per_element),
+                              fea_bytes((double)sp->num_elements * (edofs ? 1 : 1 + nbv),
                                         sizeof(fea_index)),
                               what));
   /* Known from the coefficients alone: a matrix per element, checked
    * before any element is evaluated. */
   const char *why = coefficients_per_element(pb);
-  if (why) FEA_CALL(require_per_element(pb, sp->num_elements, sp->dofs_per_element, why));
+  if (why) FEA_CALL(require_per_element(pb, sp->num_elements, nbv, why));
   em_state *s = calloc(1, sizeof *s);
   FEA_CHECK(s, pb->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the element-matrix kernel");
-  s->nb = sp->dofs_per_element;
+  s->nb = nbv;
   s->ne = sp->num_elements;
   s->why = why;
   const size_t nb2 = (size_t)s->nb * s->nb;
@@ -272,8 +280,16 @@ static fea_status em_create(const fea_problem *pb, const fea_index *edofs, void 
                       : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                   "no memory for the groups of %lld elements", (long long)s->ne);
   s->edofs = edofs;
-  if (st == FEA_SUCCESS && !edofs) {
+  if (st == FEA_SUCCESS && !edofs && sp->ncomp == 1) {
     st = fea_element_dof_table(sp, &s->edofs_own);
+    s->edofs = s->edofs_own;
+  } else if (st == FEA_SUCCESS && !edofs) {
+    s->edofs_own = malloc(((size_t)s->ne * (size_t)nbv + 1) * sizeof *s->edofs_own);
+    if (!s->edofs_own)
+      st = FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for the vector DoFs of %lld elements", (long long)s->ne);
+    for (fea_index e = 0; e < s->ne && st == FEA_SUCCESS; e++)
+      fea_space_element_vdofs(sp, e, s->edofs_own + e * nbv);
     s->edofs = s->edofs_own;
   }
   if (st == FEA_SUCCESS) st = fea_element_values_alloc(sp, &pb->quad, &ev);

@@ -21,6 +21,10 @@
  * row filter (PRIVATE_BUFFERS' owners) for the others. The kernel knows
  * nothing of blocks or strategies.
  *
+ * Systems (ncomp > 1): the DoFs are the space's vector DoFs, and an
+ * element's are its nb ncomp vector DoFs (vector_dof_table): everything
+ * below sees them as it sees a scalar element's.
+ *
  * The embedding and the restriction copy runs: free DoFs come in runs of
  * consecutive DoFs with consecutive rows (lines of the mesh between
  * boundary DoFs), found once at creation. */
@@ -36,6 +40,7 @@
 #include "operator.h"
 #include "internal/operator-device.h"
 #include "disc/pattern.h"
+#include "base/memory-limit.h"
 #include "base/thread-budget.h"
 
 #define MATFREE_MAX_BATCH 256
@@ -435,14 +440,35 @@ static fea_status build_write_maps(fea_operator *op, matfree_op *m) {
   return FEA_SUCCESS;
 }
 
+/* Systems: the ne x (nb ncomp) table of the elements' vector DoFs, which the
+ * loop, the strategies' plans and the write maps see as the element's DoFs
+ * (the colorings stay the scalar space's: two elements share a vector DoF
+ * exactly when they share a basis function). */
+static fea_status vector_dof_table(fea_operator *op, matfree_op *m) {
+  const fea_space *sp = op->problem->space;
+  const size_t nb = (size_t)m->nb;
+  char what[96];
+  snprintf(what, sizeof what, "the vector DoF table of %lld elements", (long long)m->ne);
+  FEA_CALL(fea_memory_require(op->ctx, 0, fea_bytes((double)m->ne * (double)nb, sizeof(fea_index)),
+                              what));
+  m->edofs_own = malloc(((size_t)m->ne * nb + 1) * sizeof *m->edofs_own);
+  FEA_CHECK(m->edofs_own, op->ctx, FEA_ERR_OUT_OF_MEMORY,
+            "no memory for the vector DoFs of %lld elements (%d each)", (long long)m->ne, m->nb);
+  for (fea_index e = 0; e < m->ne; e++) fea_space_element_vdofs(sp, e, m->edofs_own + e * nb);
+  return FEA_SUCCESS;
+}
+
 static fea_status matfree_setup(fea_operator *op, matfree_op *m, fea_update_strategy s) {
   const fea_problem *pb = op->problem;
   const fea_space *sp = pb->space;
-  m->nb = sp->dofs_per_element;
+  m->nb = fea_space_element_size(sp);
   m->ne = sp->num_elements;
-  m->ndofs = sp->num_dofs;
+  m->ndofs = fea_space_total_dofs(sp);
   m->nf = pb->num_free;
-  if (sp->element_dof_table) { /* the space's own, not a copy (2D Q1, 1M elements: 32 MB) */
+  if (sp->ncomp > 1) { /* systems: the vector DoFs, interleaved (space.h) */
+    FEA_CALL(vector_dof_table(op, m));
+    m->edofs = m->edofs_own;
+  } else if (sp->element_dof_table) { /* the space's own, not a copy (2D Q1, 1M elements: 32 MB) */
     m->edofs = sp->element_dof_table;
   } else {
     FEA_CALL(fea_element_dof_table(sp, &m->edofs_own));
@@ -460,6 +486,7 @@ static fea_status matfree_setup(fea_operator *op, matfree_op *m, fea_update_stra
   if (m->batch > MATFREE_MAX_BATCH) m->batch = MATFREE_MAX_BATCH;
   fea_conc_job *job = m->job;
   fea_conc_job_init(job, pb, m->edofs);
+  job->nb = m->nb; /* the vector DoFs of an element on systems (the job counts scalar ones) */
   job->target = m->y_full;
   job->target_len = m->ndofs;
   job->work = &matfree_work;

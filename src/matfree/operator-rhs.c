@@ -16,7 +16,9 @@
  * assembly, so their b is the reference's bit for bit; a Lagrange box
  * element's sums run in another order than the reference's point-by-point
  * ones, so its b agrees with the reference's to rounding (a relative
- * difference below 1e-14 in norm, tests/unit/test-lagrange-factors.c). */
+ * difference below 1e-14 in norm, tests/unit/test-lagrange-factors.c).
+ * Systems (elasticity, a vector element form) take the element's vector
+ * DoFs in the reference's order and so its sums. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,9 @@
 
 fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
   const fea_space *s = pb->space;
-  const int nb = s->dofs_per_element;
+  /* Systems: the element's vector DoFs (nb ncomp, interleaved), as the
+   * reference assembly lists them. */
+  const int nb = fea_space_element_size(s);
   memset(b, 0, (size_t)pb->num_free * sizeof *b);
   fea_element_values ev;
   FEA_CALL(fea_element_values_alloc(s, &pb->quad, &ev));
@@ -37,7 +41,7 @@ fea_status fea_operator_matfree_rhs(const fea_problem *pb, double *b) {
                                  : FEA_ERROR(pb->ctx, FEA_ERR_OUT_OF_MEMORY,
                                              "no memory for an element system of %d DoFs", nb);
   for (fea_index e = 0; e < s->num_elements && st == FEA_SUCCESS; e++) {
-    s->ops->element_dofs(s, e, ed);
+    fea_space_element_vdofs(s, e, ed);
     int lifted = 0;
     for (int j = 0; j < nb && !lifted; j++) lifted = pb->free_index[ed[j]] < 0;
     st = s->ops->element_values(s, e, &pb->quad, &ev);

@@ -16,7 +16,30 @@
 #include "internal/operator-device.h"
 #include "disc/pattern.h"
 #include "disc/space.h"
+#include "sumfact/elastic.h"
 #include "sumfact/qp.h"
+#include "kron/kron.h"
+
+/* MATFREE_SUMFACT on linear elasticity: the box way (nothing per point)
+ * where the elements are axis-aligned boxes with a constant material and
+ * geometry_terms leaves the choice, else the point terms stored; RECOMPUTED
+ * is the scalar kernel's way only, and falls back as it does where it does
+ * not serve. */
+static const fea_matfree_kernel_ops *pick_elastic(const fea_operator_desc *d, const fea_problem *pb,
+                                                  char *why, size_t len) {
+  if (d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO &&
+      fea_matfree_kernel_sumfact_elastic_box.supports(pb, why, len))
+    return &fea_matfree_kernel_sumfact_elastic_box;
+  if (d->geometry_terms == FEA_GEOMETRY_TERMS_RECOMPUTED) {
+    snprintf(why, len,
+             "RECOMPUTED geometry terms serve scalar problems; elasticity keeps them STORED");
+    return &fea_matfree_kernel_element_matrix;
+  }
+  if (!fea_matfree_kernel_sumfact_elastic_stored.supports(pb, why, len))
+    return &fea_matfree_kernel_element_matrix;
+  why[0] = '\0';
+  return &fea_matfree_kernel_sumfact_elastic_stored;
+}
 
 /* MATFREE_SUMFACT: the 1D factorization where it applies and geometry_terms
  * leaves the choice (AUTO), else the kernel at quadrature points with the
@@ -26,6 +49,8 @@ static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, con
                                                  char *why, size_t len) {
   why[0] = '\0';
   if (d->kind != FEA_OPERATOR_MATFREE_SUMFACT) return &fea_matfree_kernel_element_matrix;
+  if (pb->elastic) /* systems: elasticity's own kernel, boxes first (sumfact/elastic.h) */
+    return pick_elastic(d, pb, why, len);
   if (d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO &&
       fea_matfree_kernel_sumfact.supports(pb, why, len))
     return &fea_matfree_kernel_sumfact;
@@ -35,6 +60,17 @@ static const fea_matfree_kernel_ops *pick_kernel(const fea_operator_desc *d, con
   if (!qp->supports(pb, why, len)) return &fea_matfree_kernel_element_matrix;
   why[0] = '\0';
   return qp;
+}
+
+/* MATFREE_SUMFACT on a B-spline box with nothing else asked for (AUTO
+ * strategy and geometry terms) runs at the level of the whole patch
+ * (kron/kron.h); a backend that uploads the host operator (ctx->backend->op)
+ * gets the element-wise kernel it knows how to describe. */
+static int kron_serves(const fea_context *ctx, const fea_operator_desc *d, const fea_problem *pb) {
+  char why[160];
+  return d->kind == FEA_OPERATOR_MATFREE_SUMFACT && d->strategy == FEA_UPDATE_AUTO &&
+         d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO && !ctx->backend->op &&
+         pb->space->kind == FEA_SPACE_BSPLINE && fea_kron_supports(pb, why, sizeof why);
 }
 
 static void operator_free(void *object) {
@@ -76,6 +112,8 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   char why[96] = "";
   if (d->kind == FEA_OPERATOR_CSR) {
     st = fea_operator_csr_build(op);
+  } else if (kron_serves(ctx, d, op->problem)) {
+    st = fea_operator_kron_build(op);
   } else {
     const fea_matfree_kernel_ops *k = pick_kernel(d, op->problem, why, sizeof why);
     st = fea_operator_matfree_build(op, k, d->strategy);

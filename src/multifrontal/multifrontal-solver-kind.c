@@ -94,13 +94,30 @@ static fea_status number_dofs(fea_solver *s) {
   return FEA_SUCCESS;
 }
 
+/* The tree and its numbering were built on the creation problem's free
+ * DoFs: a new problem must fix the same ones (a roller in place of a clamp,
+ * another component mask, a spring in place of a displacement side differ). */
+static fea_status multifrontal_check_problem(const fea_solver *s, const fea_problem *problem) {
+  const fea_index nd = fea_space_total_dofs(s->space), nc = s->space->ncomp;
+  for (fea_index d = 0; d < nd; d++) {
+    const int was = s->problem->free_index[d] < 0, is = problem->free_index[d] < 0;
+    FEA_CHECK(was == is, s->ctx, FEA_ERR_INVALID_ARG,
+              "the problem fixes other DoFs than the solver's (DoF %lld, component %lld of "
+              "function %lld, is %s in the solver's problem and %s in the new one): its tree "
+              "was built on those; create another solver",
+              (long long)d, (long long)(d % nc), (long long)(d / nc), was ? "fixed" : "free",
+              is ? "fixed" : "free");
+  }
+  return FEA_SUCCESS;
+}
+
 static fea_status multifrontal_setup(fea_solver *s);
 static fea_status multifrontal_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                                      double *x, fea_index ldx);
 
 const fea_solver_ops fea_multifrontal_solver_ops = {
     .name = "multifrontal",
-    .check_problem = NULL,
+    .check_problem = multifrontal_check_problem,
     .reset = multifrontal_reset,
     .setup = multifrontal_setup,
     .solve = multifrontal_solve,

@@ -154,7 +154,7 @@ FIELD(fea_elastic_condition, pressure_fn, 32, 8);
 FIELD(fea_elastic_condition, pressure_user, 40, 8);
 
 /* fea_elasticity_desc */
-SIZE(fea_elasticity_desc, 416);
+SIZE(fea_elasticity_desc, 424);
 FIELD(fea_elasticity_desc, size, 0, 8);
 FIELD(fea_elasticity_desc, E, 8, 8);
 FIELD(fea_elasticity_desc, nu, 16, 8);
@@ -172,6 +172,7 @@ FIELD(fea_elasticity_desc, quad_points, 104, 4);
 FIELD(fea_elasticity_desc, sides, 112, 288);
 FIELD(fea_elasticity_desc, parts, 400, 8);
 FIELD(fea_elasticity_desc, num_parts, 408, 4);
+FIELD(fea_elasticity_desc, C_fn, 416, 8);
 
 /* fea_elastic_part */
 SIZE(fea_elastic_part, 64);
@@ -449,6 +450,12 @@ SIZE(fea_multipatch_bc, 40);
 FIELD(fea_multipatch_bc, patch, 0, 4);
 FIELD(fea_multipatch_bc, side, 4, 4);
 FIELD(fea_multipatch_bc, bc, 8, 32);
+
+/* fea_multipatch_elastic_bc (no size field: an array element) */
+SIZE(fea_multipatch_elastic_bc, 56);
+FIELD(fea_multipatch_elastic_bc, patch, 0, 4);
+FIELD(fea_multipatch_elastic_bc, side, 4, 4);
+FIELD(fea_multipatch_elastic_bc, bc, 8, 48);
 
 /* fea_multipatch_stats */
 SIZE(fea_multipatch_stats, 104);

@@ -348,7 +348,8 @@ Test(operator, sumfact_line_batches_every_strategy_and_thread_count, .timeout = 
         fea_operator *op = make_op(&x, FEA_OPERATOR_MATFREE_SUMFACT, ss[k]);
         fea_operator_info info = FEA_OPERATOR_INFO_INIT;
         cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
-        if (op_sumfact_built(&info))
+        /* AUTO on a B-spline box runs the patch-level Kronecker operator (no lines) */
+        if (op_sumfact_built(&info) && !strstr(info.kernel, "Kronecker"))
           cr_expect(strstr(info.kernel, "lines:") != NULL, "%s: no line batches: %s", fams[i].name,
                     info.kernel);
         for (int rep = 0; rep < 2; rep++) {

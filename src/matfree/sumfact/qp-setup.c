@@ -397,12 +397,21 @@ static fea_status create_recomputed(const fea_problem *pb, const fea_index *edof
   return fea_sf_qp_create(pb, edofs, 1, state);
 }
 
+/* The operator's choice: scalar problems only (systems have their own
+ * kernel, elastic.h, which calls fea_sf_qp_supports for the geometry). */
+static int supports_scalar(const fea_problem *pb, int recompute, char *why, size_t len) {
+  if (pb->space->ncomp > 1)
+    return REFUSE("the space has %d components; the scalar kernel at points serves one",
+                  pb->space->ncomp);
+  return fea_sf_qp_supports(pb, recompute, why, len);
+}
+
 static int supports_stored(const fea_problem *pb, char *why, size_t len) {
-  return fea_sf_qp_supports(pb, 0, why, len);
+  return supports_scalar(pb, 0, why, len);
 }
 
 static int supports_recomputed(const fea_problem *pb, char *why, size_t len) {
-  return fea_sf_qp_supports(pb, 1, why, len);
+  return supports_scalar(pb, 1, why, len);
 }
 
 static int fea_sf_qp_batch(const void *state) {

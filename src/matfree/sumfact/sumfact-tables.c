@@ -69,8 +69,11 @@ static void structured_jacobian(const fea_mesh *m, double J[9]) {
 }
 
 int fea_sf_supports(const fea_problem *pb, char *why, size_t len) {
-  const fea_space *s = pb->space;
-  int nq[3];
+  if (pb->space->ncomp > 1)
+    return REFUSE(
+        "the space has %d components; the scalar sum-factorization kernel serves one (linear "
+        "elasticity has its own)",
+        pb->space->ncomp);
   if (pb->desc.sigma_fn)
     return REFUSE(
         "sigma is a function of x; the sum-factorization kernel serves a constant sigma "
@@ -91,6 +94,12 @@ int fea_sf_supports(const fea_problem *pb, char *why, size_t len) {
     return REFUSE(
         "the problem has Robin sides; the sum-factorization kernel has no face "
         "terms");
+  return fea_sf_box_supports(pb, why, len);
+}
+
+int fea_sf_box_supports(const fea_problem *pb, char *why, size_t len) {
+  const fea_space *s = pb->space;
+  int nq[3];
   if (s->dim < 1 || s->dim > 3) return REFUSE("dimension %d is outside 1..3", s->dim);
   if (s->kind == FEA_SPACE_LAGRANGE) {
     const fea_mesh *m = s->mesh;

@@ -15,6 +15,7 @@
  *                     from sumfact-body.h
  * sumfact-lines-gen.h fused line batches of structured-mesh layouts, generated
  *                     by tools/gen-sumfact-lines.c from the plan
+ * (qp.h: the kernel at quadrature points; elastic.h: linear elasticity's)
  *
  * A batch kernel works on W elements at once, one per SIMD lane: every array
  * it sees is structure-of-arrays, entry j of lane l at [j * W + l]. */
@@ -156,6 +157,10 @@ typedef struct fea_sf_state {
 
 /* sumfact-tables.c */
 int fea_sf_supports(const fea_problem *pb, char *why, size_t len);
+/* The geometry part of fea_sf_supports: axis-aligned box elements (a
+ * structured box mesh, a B-spline space without a map) under the tensor
+ * Gauss rule, whatever the coefficients (the elasticity kernel's box way). */
+int fea_sf_box_supports(const fea_problem *pb, char *why, size_t len);
 /* The points per direction of the problem's rule, which must be the tensor
  * Gauss rule (1 when it is; else 0 and a sentence in why). */
 int fea_sf_rule_sizes(const fea_problem *pb, int nq[3], char *why, size_t len);
