@@ -13,6 +13,12 @@
  * DoFs are numbered patch by patch, each DoF at its first appearance. The sides that are on no
  * interface are the domain's boundary sides.
  *
+ * Patches may be vector-valued (fea_space_set_num_components(), the same count on every
+ * patch): the interfaces are found on the basis functions as above, and a global function's
+ * components are global DoFs c + ncomp G (interleaved, as a space numbers them), so an
+ * interface glues a function's components together; every count of DoFs below counts
+ * components.
+ *
  * The direct solver eliminates each patch's interior by its own multifrontal tree (the
  * context's backend, as fea_solver_create_multifrontal()), keeps every patch's boundary, forms
  * the interface system from the patches' boundary Schur complements, factors it, and recovers
@@ -68,14 +74,13 @@ typedef struct fea_multipatch_desc {
  * @param patches num_patches B-spline spaces of one dimension (2 or 3) and of context @p ctx
  * @param desc options, or NULL for the defaults
  * @retval FEA_ERR_INVALID_ARG for num_patches < 1, a NULL entry of @p patches, a space of another
- *         context or dimension, a tolerance outside [0, 0.1), one space listed twice, two
+ *         context or dimension or with another number of components than patches[0], a tolerance outside [0, 0.1), one space listed twice, two
  *         patches that cover the same region (corners, centre and interior points coinciding
  *         whatever the parametrization; naming both: their sides would all be interfaces and
  *         the domain would have no boundary), two sides whose corners coincide but whose DoFs
  *         do not (naming both and the first DoF that differs), or a side that would meet two
  *         others (naming the three patches)
- * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, a 1D space, or a space
- *         with several components (fea_space_set_num_components())
+ * @retval FEA_ERR_UNSUPPORTED for a space that is not a B-spline space, or a 1D space
  * @since 0.1.0
  */
 FEA_API fea_status fea_multipatch_create(fea_context *ctx, int num_patches,
@@ -92,7 +97,8 @@ typedef struct fea_multipatch_info {
   int num_patches;        /**< patches */
   int num_interfaces;     /**< pairs of sides joined */
   int num_boundary_sides; /**< sides on no interface */
-  fea_index num_dofs;     /**< global DoFs (patch DoFs joined across the interfaces) */
+  fea_index num_dofs;     /**< global DoFs (patch DoFs joined across the interfaces; functions
+                               times components) */
 } fea_multipatch_info;
 
 /** Initializer for fea_multipatch_info. @since 0.1.0 */
@@ -123,7 +129,7 @@ typedef struct fea_multipatch_interface {
                                tangential direction 0 or 1 (in order of the patch's directions) */
   int swap;               /**< 3D: 1 when the first's tangential directions are the second's in
                                the other order */
-  fea_index num_dofs;     /**< DoFs on the shared side */
+  fea_index num_dofs;     /**< DoFs on the shared side (functions times components) */
 } fea_multipatch_interface;
 
 /** Initializer for fea_multipatch_interface. @since 0.1.0 */
@@ -156,7 +162,8 @@ FEA_API fea_status fea_multipatch_get_boundary_side(const fea_multipatch *mp, in
                                                     fea_patch_side *side);
 
 /**
- * @brief The global DoF of each DoF of patch @p patch, in the patch space's numbering.
+ * @brief The global DoF of each DoF of patch @p patch, in the patch space's numbering
+ *        (vector patches: DoF c + ncomp i of the patch is global c + ncomp G).
  * @param capacity entries @p global has room for (at least the patch's DoFs)
  * @retval FEA_ERR_INVALID_ARG for @p patch outside [0, num_patches)
  * @retval FEA_ERR_DIMENSION when @p capacity is below the patch's DoFs
@@ -187,8 +194,8 @@ typedef struct fea_multipatch_bc {
  *        @p bcs)
  * @param num_bcs entries of @p bcs (>= 0)
  * @param bcs conditions per boundary side, or NULL when num_bcs = 0
- * @retval FEA_ERR_INVALID_ARG for what fea_problem_create_poisson() refuses in the
- *         coefficients, a desc whose sides or parts are not the defaults, a negative num_bcs,
+ * @retval FEA_ERR_INVALID_ARG for a domain of vector-valued patches, what
+ *         fea_problem_create_poisson() refuses in the coefficients, a desc whose sides or parts are not the defaults, a negative num_bcs,
  *         an entry naming a patch out of range, a side that is not a boundary side of the
  *         domain (an interface, or beyond the dimension), a side listed twice, a bad condition
  *         (type, Robin alpha), or no Dirichlet or Robin side with c = 0 (u determined up to a
@@ -200,6 +207,42 @@ FEA_API fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp,
                                                          const fea_problem_desc *desc, int num_bcs,
                                                          const fea_multipatch_bc *bcs,
                                                          fea_multipatch_problem **out);
+
+/** The condition on one boundary side of a multipatch elasticity problem. @since 0.1.0 */
+typedef struct fea_multipatch_elastic_bc {
+  int patch;                /**< the patch */
+  fea_patch_side side;      /**< its side: one of the domain's boundary sides */
+  fea_elastic_condition bc; /**< what holds there (a roller fixes one component) */
+} fea_multipatch_elastic_bc;
+
+/**
+ * @brief The linear elasticity problem of @p desc on every patch of @p mp
+ *        (fea_problem_create_elasticity(), patch by patch, coupled C0 across the interfaces).
+ *
+ * The patches must have dim components (the displacement). The body force, the prescribed
+ * displacement g, the model and the rule come from @p desc for every patch; the material too,
+ * unless @p materials gives a patch its own (E, nu, E_fn, nu_fn, material_user, lambda, mu of
+ * materials[p]; its other fields are ignored). The boundary sides take the conditions of
+ * @p bcs; a boundary side not listed is clamped (u = g on every component). The interface
+ * sides carry no condition. The fixed DoFs of the whole domain must remove every rigid-body
+ * mode (a single patch need not be held). The problem holds a reference on the domain.
+ * @param desc the equation; its sides and parts must keep their defaults
+ * @param materials NULL, or num_patches pointers (each NULL for desc's material)
+ * @param num_bcs entries of @p bcs (>= 0)
+ * @param bcs conditions per boundary side, or NULL when num_bcs = 0
+ * @retval FEA_ERR_INVALID_ARG for patches without dim components, a `size` outside the accepted
+ *         sizes (desc or a material), what fea_problem_create_elasticity() refuses in the
+ *         material (naming materials[p] for a patch's own), model or rule, a desc whose sides
+ *         or parts are not the defaults, a negative num_bcs, an entry naming a patch out of
+ *         range, a side that is not a boundary side of the domain, a side listed twice, a bad
+ *         condition (type, a component the space lacks, a pressure that is not finite), or
+ *         conditions that leave a rigid-body mode of the domain free (the modes are named)
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_multipatch_problem_create_elasticity(
+    fea_multipatch *mp, const fea_elasticity_desc *desc,
+    const fea_elasticity_desc *const *materials, int num_bcs, const fea_multipatch_elastic_bc *bcs,
+    fea_multipatch_problem **out);
 
 /** @brief Destroy a problem (accepts NULL; sets `*problem = NULL`). @since 0.1.0 */
 FEA_EXPORT fea_status fea_multipatch_problem_destroy(fea_multipatch_problem **problem);
@@ -244,6 +287,19 @@ FEA_API fea_status fea_multipatch_problem_error_norms(const fea_multipatch_probl
                                                       const double *u_full, fea_scalar_fn exact,
                                                       fea_gradient_fn exact_grad, void *user,
                                                       double *l2, double *h1_semi);
+
+/**
+ * @brief The errors of a vector-valued u_h (global coefficients) over the whole domain, per
+ *        component and together, as fea_problem_error_norms_vector() (each patch on its rule).
+ * @param[out] l2 ncomp + 1 values; @param[out] h1_semi ncomp + 1 values, or NULL
+ * @retval FEA_ERR_INVALID_ARG for a NULL exact or l2, or h1_semi asked for without exact_grad
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_multipatch_problem_error_norms_vector(const fea_multipatch_problem *problem,
+                                                             const double *u_full,
+                                                             fea_vector_fn exact,
+                                                             fea_vector_fn exact_grad, void *user,
+                                                             double *l2, double *h1_semi);
 
 /**
  * @brief Create the multipatch direct solver for @p problem.

@@ -68,7 +68,12 @@ typedef struct fea_petsc_multipatch fea_petsc_multipatch;
  * a KSP with options prefix `feaccel_`: by default preonly with MUMPS's LU where PETSc has
  * MUMPS (`-feaccel_ksp_type cg -feaccel_pc_type jacobi`, and any other KSP options, override).
  * With `-feaccel_pc_type bddc` the matrix is unassembled (MATIS: each rank's patches form its
- * subdomain's Neumann matrix) for PCBDDC.
+ * subdomain's Neumann matrix) for PCBDDC. On an elasticity problem
+ * (fea_multipatch_problem_create_elasticity()) the matrix has block size ncomp (a function's
+ * components one block; a component fixed by a roller an identity row scaled to the mean
+ * diagonal) and the rigid-body modes as its near-null space (MatSetNearNullSpace, from the
+ * functions' anchors), so `-feaccel_ksp_type cg -feaccel_pc_type gamg` works as it is;
+ * `-feaccel_near_null_space false` leaves the modes off.
  * @param desc the patches' tree options (as fea_solver_create_multipatch()), or NULL
  * @retval FEA_ERR_INVALID_ARG for a problem of another context, a communicator with more ranks
  *         than the domain has patches (naming the rank without a patch), keep_boundary set, or

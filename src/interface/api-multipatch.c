@@ -2,8 +2,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/context.h"
+#include "disc/problem.h"
 #include "internal/error.h"
 #include "multipatch/multipatch.h"
 #include "base/solver-object.h"
@@ -35,9 +37,14 @@ fea_status fea_multipatch_create(fea_context *ctx, int num_patches, fea_space *c
               s->kind == FEA_SPACE_LAGRANGE ? "Lagrange" : "non-B-spline");
     FEA_CHECK(s->dim >= 2, ctx, FEA_ERR_UNSUPPORTED,
               "patches[%d] is 1D; multipatch domains are 2D or 3D", p);
-    FEA_CALL(fea_space_require_scalar(s, "a multipatch domain"));
     FEA_CHECK(s->dim == patches[0]->dim, ctx, FEA_ERR_INVALID_ARG,
               "patches[%d] is %dD but patches[0] is %dD", p, s->dim, patches[0]->dim);
+    /* Vector-valued patches: one component count, so that an interface
+     * joins a function's components with its partner's. */
+    FEA_CHECK(s->ncomp == patches[0]->ncomp, ctx, FEA_ERR_INVALID_ARG,
+              "patches[%d] has %d components but patches[0] has %d: every patch of a domain has "
+              "the same number of components",
+              p, s->ncomp, patches[0]->ncomp);
     /* A space listed twice would meet itself on every side (src/multipatch/
      * overlap.c refuses copies; this names the plainer mistake). */
     for (int q = 0; q < p; q++)
@@ -83,7 +90,7 @@ fea_status fea_multipatch_get_interface(const fea_multipatch *mp, int index,
     full.flip[k] = l->flip[k];
   }
   full.swap = l->swap;
-  full.num_dofs = l->num_dofs;
+  full.num_dofs = l->num_dofs * mp->ncomp; /* the link counts functions */
   return fea_struct_copy_out(mp->ctx, info, &full, "info", &fea_struct_multipatch_interface);
 }
 
@@ -161,6 +168,10 @@ fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp, const fea_p
   fea_context *ctx = mp->ctx;
   FEA_CHECK_NULL(desc, ctx);
   FEA_CHECK_NULL(out, ctx);
+  FEA_CHECK(mp->ncomp == 1, ctx, FEA_ERR_INVALID_ARG,
+            "the domain's patches have %d components: a Poisson problem takes scalar patches "
+            "(fea_multipatch_problem_create_elasticity() takes vector ones)",
+            mp->ncomp);
   fea_problem_desc d = FEA_PROBLEM_DESC_INIT;
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_problem_desc));
   FEA_CALL(fea_problem_check_coefficients(ctx, &d));
@@ -184,6 +195,98 @@ fea_status fea_multipatch_problem_create_poisson(fea_multipatch *mp, const fea_p
             "no boundary side is Dirichlet or Robin and c = 0: u would be determined up to a "
             "constant only (make one side Dirichlet or Robin, or give c > 0)");
   return fea_multipatch_problem_build(mp, &d, num_bcs, bcs, out);
+}
+
+/* The elasticity conditions: each names a boundary side once and is valid
+ * on its patch's space (component masks, pressure). */
+static fea_status check_elastic_bcs(const fea_multipatch *mp, int num_bcs,
+                                    const fea_multipatch_elastic_bc *bcs) {
+  fea_context *ctx = mp->ctx;
+  FEA_CHECK(num_bcs >= 0, ctx, FEA_ERR_INVALID_ARG, "num_bcs = %d is negative", num_bcs);
+  FEA_CHECK(bcs || num_bcs == 0, ctx, FEA_ERR_INVALID_ARG, "bcs is NULL but num_bcs = %d", num_bcs);
+  for (int i = 0; i < num_bcs; i++) {
+    const int p = bcs[i].patch, s = (int)bcs[i].side;
+    FEA_CHECK(p >= 0 && p < mp->num_patches, ctx, FEA_ERR_INVALID_ARG,
+              "bcs[%d].patch = %d is outside [0, %d)", i, p, mp->num_patches);
+    FEA_CHECK(s >= 0 && s < 2 * mp->dim, ctx, FEA_ERR_INVALID_ARG,
+              "bcs[%d].side = %d is outside the %dD patch's sides 0..%d", i, s, mp->dim,
+              2 * mp->dim - 1);
+    FEA_CHECK(!fea_multipatch_side_is_interface(mp, p, s), ctx, FEA_ERR_INVALID_ARG,
+              "bcs[%d] names patch %d side %s, which is an interface, not a boundary side", i, p,
+              side_names[s]);
+    for (int j = 0; j < i; j++)
+      FEA_CHECK(bcs[j].patch != p || (int)bcs[j].side != s, ctx, FEA_ERR_INVALID_ARG,
+                "bcs[%d] and bcs[%d] both name patch %d side %s", j, i, p, side_names[s]);
+    char what[64];
+    snprintf(what, sizeof what, "bcs[%d] (patch %d side %s)", i, p, side_names[s]);
+    FEA_CALL(fea_elasticity_check_condition(mp->patches[p], &bcs[i].bc, what));
+  }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_multipatch_problem_create_elasticity(fea_multipatch *mp,
+                                                    const fea_elasticity_desc *desc,
+                                                    const fea_elasticity_desc *const *materials,
+                                                    int num_bcs,
+                                                    const fea_multipatch_elastic_bc *bcs,
+                                                    fea_multipatch_problem **out) {
+  FEA_ENTRY();
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(mp, NULL);
+  fea_context *ctx = mp->ctx;
+  FEA_CHECK_NULL(desc, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  FEA_CHECK(mp->ncomp == mp->dim, ctx, FEA_ERR_INVALID_ARG,
+            "elasticity needs patches with %d components (the displacement's); the domain's have "
+            "%d: set the patches' components to %d before the domain",
+            mp->dim, mp->ncomp, mp->dim);
+  fea_elasticity_desc d;
+  FEA_CALL(fea_elasticity_desc_copy_in(ctx, desc, "desc", &d));
+  for (int s = 0; s < 6; s++) {
+    const fea_elastic_condition *bc = &d.sides[s];
+    FEA_CHECK(bc->type == FEA_ELASTIC_DISPLACEMENT && bc->components == 0 && !bc->traction &&
+                  !bc->traction_user && bc->pressure == 0.0 && !bc->pressure_fn &&
+                  !bc->pressure_user,
+              ctx, FEA_ERR_INVALID_ARG,
+              "desc.sides[%d] (%s) is not the default: a multipatch problem takes its "
+              "conditions per patch side from bcs",
+              s, side_names[s]);
+  }
+  FEA_CHECK(d.num_parts == 0 && !d.parts, ctx, FEA_ERR_INVALID_ARG,
+            "desc.parts is set (%d parts): parts name groups of a Gmsh mesh, not patch sides",
+            d.num_parts);
+  FEA_CHECK(d.model == FEA_ELASTICITY_PLANE_STRAIN || d.model == FEA_ELASTICITY_PLANE_STRESS, ctx,
+            FEA_ERR_INVALID_ARG,
+            "desc.model = %d is not FEA_ELASTICITY_PLANE_STRAIN (0) or _PLANE_STRESS (1)",
+            (int)d.model);
+  FEA_CHECK(d.quad_points >= 0 && d.quad_points <= FEA_QUAD_MAX_1D, ctx, FEA_ERR_INVALID_ARG,
+            "desc.quad_points = %d is outside 0..%d (0: degree + 1)", d.quad_points,
+            FEA_QUAD_MAX_1D);
+  FEA_CALL(check_elastic_bcs(mp, num_bcs, bcs));
+  /* Per-patch materials: each copied in and checked, naming its patch. */
+  fea_elasticity_desc *mat = NULL;
+  if (materials) {
+    mat = malloc((size_t)mp->num_patches * sizeof *mat);
+    FEA_CHECK(mat, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d materials", mp->num_patches);
+  }
+  fea_status st = fea_elasticity_check_material(ctx, &d, mp->dim);
+  for (int p = 0; materials && p < mp->num_patches && st == FEA_SUCCESS; p++) {
+    char what[32];
+    snprintf(what, sizeof what, "materials[%d]", p);
+    if (!materials[p])
+      mat[p] = d;
+    else if ((st = fea_elasticity_desc_copy_in(ctx, materials[p], what, &mat[p])) == FEA_SUCCESS)
+      st = fea_elasticity_check_material(ctx, &mat[p], mp->dim);
+    if (st != FEA_SUCCESS) { /* the message names the patch */
+      const char *last = fea_context_last_error(ctx), *body = strstr(last, "(): ");
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", body ? body + 4 : last);
+      st = FEA_ERROR(ctx, st, "materials[%d] (patch %d): %s", p, p, msg);
+    }
+  }
+  if (st == FEA_SUCCESS) st = fea_multipatch_problem_build_elastic(mp, &d, mat, num_bcs, bcs, out);
+  free(mat);
+  return st;
 }
 
 fea_status fea_multipatch_problem_destroy(fea_multipatch_problem **problem) {
@@ -235,6 +338,20 @@ fea_status fea_multipatch_problem_error_norms(const fea_multipatch_problem *prob
   FEA_CHECK(!h1_semi || exact_grad, problem->ctx, FEA_ERR_INVALID_ARG,
             "h1_semi asked for without exact_grad");
   return fea_multipatch_problem_norms(problem, u_full, exact, exact_grad, user, l2, h1_semi);
+}
+
+fea_status fea_multipatch_problem_error_norms_vector(const fea_multipatch_problem *problem,
+                                                     const double *u_full, fea_vector_fn exact,
+                                                     fea_vector_fn exact_grad, void *user,
+                                                     double *l2, double *h1_semi) {
+  FEA_ENTRY();
+  FEA_CHECK_NULL(problem, NULL);
+  FEA_CHECK_NULL(u_full, problem->ctx);
+  FEA_CHECK_NULL(exact, problem->ctx);
+  FEA_CHECK_NULL(l2, problem->ctx);
+  FEA_CHECK(!h1_semi || exact_grad, problem->ctx, FEA_ERR_INVALID_ARG,
+            "h1_semi asked for without exact_grad");
+  return fea_multipatch_problem_norms_vector(problem, u_full, exact, exact_grad, user, l2, h1_semi);
 }
 
 fea_status fea_solver_create_multipatch(fea_context *ctx, fea_multipatch_problem *problem,

@@ -85,3 +85,24 @@ fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const
   free(g);
   return FEA_SUCCESS;
 }
+
+fea_status fea_multipatch_function_anchors(const fea_multipatch *mp, double *x) {
+  const int dim = mp->dim, nc = mp->ncomp;
+  fea_status st = FEA_SUCCESS;
+  for (int p = 0; p < mp->num_patches && st == FEA_SUCCESS; p++) {
+    const fea_space *s = mp->patches[p];
+    const fea_index n = s->num_dofs, *g = mp->global + mp->patch_off[p];
+    fea_index *dofs = malloc((size_t)(n ? n : 1) * sizeof *dofs);
+    double *y = malloc((size_t)(n ? n : 1) * (size_t)dim * sizeof *y);
+    if (!dofs || !y)
+      st = FEA_ERROR(mp->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the anchors of patch %d", p);
+    for (fea_index i = 0; i < n && st == FEA_SUCCESS; i++) dofs[i] = i;
+    if (st == FEA_SUCCESS) st = fea_multipatch_dof_anchors(s, n, dofs, y);
+    /* A shared function's anchors agree (interfaces.c checked them). */
+    for (fea_index i = 0; i < n && st == FEA_SUCCESS; i++)
+      for (int k = 0; k < dim; k++) x[g[nc * i] / nc * dim + k] = y[i * dim + k];
+    free(dofs);
+    free(y);
+  }
+  return st;
+}

@@ -22,6 +22,7 @@ fea_status fea_multipatch_build(fea_context *ctx, int num_patches, fea_space *co
   fea_multipatch *mp;
   FEA_CALL(fea_object_alloc(ctx, sizeof *mp, "multipatch domain", multipatch_free, (void **)&mp));
   mp->dim = patches[0]->dim;
+  mp->ncomp = patches[0]->ncomp;
   mp->tolerance = tolerance;
   mp->patches = calloc((size_t)num_patches, sizeof *mp->patches);
   mp->patch_off = malloc((size_t)(num_patches + 1) * sizeof *mp->patch_off);

@@ -1,5 +1,8 @@
 /* The multipatch direct solver: static condensation of every patch onto
- * its boundary, a dense interface system, back-substitution.
+ * its boundary, a dense interface system, back-substitution. Systems
+ * (elasticity) need nothing of their own: a patch's tree keeps every
+ * component of its boundary functions, and the interface rows are the
+ * free global vector DoFs on some patch boundary.
  *
  * Each patch has a multifrontal solver that keeps its free boundary DoFs
  * in the root (its Dirichlet DoFs are lifted in the leaves), so its setup
@@ -160,10 +163,13 @@ static fea_status number_interface(fea_solver *s) {
   for (int p = 0; p < mp->num_patches; p++) {
     const fea_space *sp = mp->patches[p];
     const fea_index *g = mp->global + mp->patch_off[p];
-    for (fea_index k = 0; k < sp->num_boundary_dofs; k++) m->irow[g[sp->boundary_dofs[k]]] = 0;
-    for (fea_index d = 0; d < sp->num_dofs; d++)
+    /* boundary_dofs lists functions; every component of one is on the boundary. */
+    const int nc = sp->ncomp;
+    for (fea_index k = 0; k < sp->num_boundary_dofs; k++)
+      for (int c = 0; c < nc; c++) m->irow[g[c + nc * sp->boundary_dofs[k]]] = 0;
+    for (fea_index d = 0; d < fea_space_total_dofs(sp); d++)
       if (m->owner[g[d]] < 0) m->owner[g[d]] = p;
-    m->interior_dofs += sp->num_dofs - sp->num_boundary_dofs;
+    m->interior_dofs += (sp->num_dofs - sp->num_boundary_dofs) * nc;
   }
   m->ni = 0;
   for (fea_index G = 0; G < N; G++)
@@ -194,6 +200,12 @@ fea_index fea_multipatch_patch_boundary_size(const fea_solver *s, int p) {
 }
 
 fea_index fea_multipatch_interface_size(const fea_solver *s) { return multipatch_of(s)->ni; }
+
+void fea_multipatch_interface_dofs(const fea_solver *s, fea_index *dofs) {
+  const multipatch_solver *m = multipatch_of(s);
+  for (fea_index G = 0; G < m->pb->mp->num_dofs; G++)
+    if (m->irow[G] >= 0) dofs[m->irow[G]] = G;
+}
 
 /* S_p into the dense interface matrix (lower triangle) at the patch's rows. */
 static fea_status add_patch_schur(fea_solver *s, int p) {

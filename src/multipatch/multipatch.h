@@ -32,6 +32,11 @@ struct fea_multipatch {
   fea_multipatch_link *links;
   int num_boundary_sides;
   int *boundary_sides; /* patch * 6 + side, ascending */
+  int ncomp;           /* components of every patch's space (1: scalar) */
+  /* DoFs count components: with ncomp > 1, patch DoF c + ncomp i (the
+   * space's interleaved numbering) is global DoF c + ncomp G for the global
+   * function G of its function i (numbering.c). Interfaces and side grids
+   * (fea_side_grid, links) count functions. */
   fea_index num_dofs;
   fea_index *patch_off; /* num_patches + 1: patch p's DoFs at [patch_off[p], patch_off[p + 1]) */
   fea_index *global;    /* per patch DoF (at patch_off): its global DoF */
@@ -65,6 +70,11 @@ static inline fea_index fea_side_grid_dof(const fea_side_grid *g, fea_index i, f
 fea_status fea_multipatch_dof_anchors(const fea_space *s, fea_index count, const fea_index *dofs,
                                       double *x);
 
+/* The anchor of every global function of mp (num_dofs / ncomp of them; x:
+ * that many x dim): the coordinates the PETSc library builds the
+ * rigid-body near-null space from. */
+FEA_PRIVATE_EXPORT fea_status fea_multipatch_function_anchors(const fea_multipatch *mp, double *x);
+
 /* The physical point of patch s at relative parameter u (each in [0, 1]
  * across the patch's knot range). */
 void fea_multipatch_patch_point(const fea_space *s, const double u[3], double *x);
@@ -88,6 +98,7 @@ struct fea_multipatch_problem {
   fea_index num_free;
   fea_index *free_index; /* per global DoF: its free row, or -1 (Dirichlet) */
   double *dirichlet;     /* per global DoF: the Dirichlet value (0 on free DoFs) */
+  int elastic;           /* 1: linear elasticity (patch problems of fea_problem_build_elastic) */
 };
 
 /* The problem: desc complete and checked (coefficients), bcs checked
@@ -95,6 +106,16 @@ struct fea_multipatch_problem {
 fea_status fea_multipatch_problem_build(fea_multipatch *mp, const fea_problem_desc *desc,
                                         int num_bcs, const fea_multipatch_bc *bcs,
                                         fea_multipatch_problem **out);
+/* The elasticity problem: desc complete and checked (its sides ignored),
+ * materials NULL or num_patches complete descriptors whose material fields
+ * replace desc's on their patch, bcs checked against mp's boundary sides. */
+fea_status fea_multipatch_problem_build_elastic(fea_multipatch *mp, const fea_elasticity_desc *desc,
+                                                const fea_elasticity_desc *materials, int num_bcs,
+                                                const fea_multipatch_elastic_bc *bcs,
+                                                fea_multipatch_problem **out);
+/* FEA_ERR_INVALID_ARG naming the rigid-body modes that no fixed DoF of an
+ * elasticity problem removes (src/multipatch/multipatch-rigid.c). */
+fea_status fea_multipatch_check_rigid_modes(const fea_multipatch_problem *pb);
 fea_status fea_multipatch_problem_reference(const fea_multipatch_problem *pb, double *b,
                                             fea_matrix **A);
 void fea_multipatch_problem_expand(const fea_multipatch_problem *pb, const double *u_free,
@@ -102,6 +123,11 @@ void fea_multipatch_problem_expand(const fea_multipatch_problem *pb, const doubl
 fea_status fea_multipatch_problem_norms(const fea_multipatch_problem *pb, const double *u_full,
                                         fea_scalar_fn exact, fea_gradient_fn exact_grad, void *user,
                                         double *l2, double *h1_semi);
+/* Per component and together (ncomp + 1 entries each). */
+fea_status fea_multipatch_problem_norms_vector(const fea_multipatch_problem *pb,
+                                               const double *u_full, fea_vector_fn exact,
+                                               fea_vector_fn exact_grad, void *user, double *l2,
+                                               double *h1_semi);
 
 /* The multipatch solver kind (src/multipatch/multipatch-solver-kind.c): every patch,
  * the dense interface system, the solver ops. */
@@ -131,6 +157,8 @@ FEA_PRIVATE_EXPORT fea_status fea_multipatch_solver_create_part(fea_context *ctx
                                                                 struct fea_solver **out);
 FEA_PRIVATE_EXPORT fea_status fea_multipatch_factor_patches(struct fea_solver *s);
 FEA_PRIVATE_EXPORT fea_index fea_multipatch_interface_size(const struct fea_solver *s);
+/* The global DoF of each interface row (interface_size of them, ascending). */
+FEA_PRIVATE_EXPORT void fea_multipatch_interface_dofs(const struct fea_solver *s, fea_index *dofs);
 FEA_PRIVATE_EXPORT fea_index fea_multipatch_patch_boundary_size(const struct fea_solver *s, int p);
 FEA_PRIVATE_EXPORT fea_status fea_multipatch_patch_schur(const struct fea_solver *s, int p,
                                                          fea_index *rows, double *S);

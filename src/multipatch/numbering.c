@@ -3,7 +3,13 @@
  * joins each interface's pairs, so DoFs shared by more than two patches
  * (corners and edges where several patches meet) end in one class without
  * listing those meetings; classes are then numbered patch by patch, each at
- * its first DoF. */
+ * its first DoF.
+ *
+ * Vector-valued patches (ncomp components) are numbered as their spaces
+ * are: the functions are joined as above, then function G's component c is
+ * global DoF c + ncomp G (interleaved, docs/spaces.md), so the interface
+ * glues a function's components together and a global function's
+ * components stay adjacent for fronts and for PETSc's block size. */
 #include <stdlib.h>
 
 #include "internal/error.h"
@@ -41,6 +47,22 @@ static void join_link(const fea_multipatch *mp, const fea_multipatch_link *l, fe
     }
 }
 
+/* The scalar numbering (functions) made one of vector DoFs: patch p's DoF
+ * c + nc i is global c + nc global(i); patch_off and num_dofs count them. */
+static fea_status expand_components(fea_multipatch *mp) {
+  const fea_index nc = mp->ncomp, total = mp->patch_off[mp->num_patches];
+  fea_index *v = malloc((size_t)(total ? total * nc : 1) * sizeof *v);
+  FEA_CHECK(v, mp->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory to number %lld patch DoFs",
+            (long long)(total * nc));
+  for (fea_index a = 0; a < total; a++)
+    for (fea_index c = 0; c < nc; c++) v[c + nc * a] = c + nc * mp->global[a];
+  free(mp->global);
+  mp->global = v;
+  for (int p = 0; p <= mp->num_patches; p++) mp->patch_off[p] *= nc;
+  mp->num_dofs *= nc;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_multipatch_number_dofs(fea_multipatch *mp) {
   fea_context *ctx = mp->ctx;
   const fea_index total = mp->patch_off[mp->num_patches];
@@ -61,5 +83,5 @@ fea_status fea_multipatch_number_dofs(fea_multipatch *mp) {
   }
   mp->num_dofs = n;
   free(parent);
-  return FEA_SUCCESS;
+  return mp->ncomp > 1 ? expand_components(mp) : FEA_SUCCESS;
 }

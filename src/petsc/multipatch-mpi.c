@@ -11,7 +11,18 @@
  * (src/petsc/patch-partition.c).
  * Vectors over the free global DoFs are replicated: after the
  * back-substitution each free DoF is written by the one rank that owns its
- * first patch, and an MPI sum gives every rank the whole solution. */
+ * first patch, and an MPI sum gives every rank the whole solution.
+ *
+ * Systems (elasticity, ncomp components per function): the PETSc matrix
+ * has block size ncomp, its rows numbered by interface function, so that
+ * each function's components form one block, and a component fixed on a
+ * roller (no interface row) gets an identity row scaled to the mean
+ * diagonal, which keeps the blocks whole and changes no other row. The
+ * rigid-body modes built from the functions' anchors
+ * (MatNullSpaceCreateRigidBody) are attached as the near-null space, so
+ * that `-feaccel_pc_type gamg` aggregates with them out of the box;
+ * `-feaccel_near_null_space false` leaves them off (GAMG then falls back to
+ * the block size's translations). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +49,14 @@ struct fea_petsc_multipatch {
   fea_index local_dofs;
   int *owner; /* per patch: its rank */
   PetscInt ni;
+  /* The PETSc numbering: per interface row of the solver (ni) its PETSc row
+   * (bs per interface function, bs = ncomp); N rows in all, nloc (whole
+   * blocks) on this rank, npad of them (pad) without an interface row. */
+  int bs;
+  PetscInt N, nloc, npad;
+  PetscInt *prow, *pad;
+  double *coords; /* per block: its function's anchor (dim values); NULL for bs = 1 */
+  int near_null;  /* rigid-body modes attached at the last setup */
   Mat A;
   KSP ksp;
   Vec b, x, x_all;
@@ -83,6 +102,67 @@ static fea_status mp_ksp_defaults(fea_petsc_multipatch *s) {
   return FEA_SUCCESS;
 }
 
+/* The PETSc numbering of the interface rows: the identity for scalar
+ * problems; for systems bs rows per interface function (in the order of the
+ * functions), the function's anchor per block, and the rows left without an
+ * interface row. Blocks are split evenly among the ranks. */
+static fea_status mp_blocks(fea_petsc_multipatch *s) {
+  fea_context *ctx = s->ctx;
+  const fea_multipatch *mp = s->pb->mp;
+  const fea_index ni = fea_multipatch_interface_size(s->part);
+  const int bs = mp->ncomp, dim = mp->dim;
+  s->bs = bs;
+  s->prow = malloc((size_t)(ni ? ni : 1) * sizeof *s->prow);
+  fea_index *dofs = malloc((size_t)(ni ? ni : 1) * sizeof *dofs);
+  fea_index *block_of = NULL; /* per global function: its block, or -1 */
+  double *anchors = NULL;
+  const fea_index nfun = mp->num_dofs / bs;
+  fea_status st = s->prow && dofs ? FEA_SUCCESS
+                                  : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                                              "no memory for %lld interface rows", (long long)ni);
+  PetscInt nb = 0;
+  if (st == FEA_SUCCESS && bs == 1) {
+    for (fea_index i = 0; i < ni; i++) s->prow[i] = (PetscInt)i;
+    nb = (PetscInt)ni;
+  } else if (st == FEA_SUCCESS) {
+    fea_multipatch_interface_dofs(s->part, dofs);
+    block_of = malloc((size_t)(nfun ? nfun : 1) * sizeof *block_of);
+    anchors = malloc((size_t)(nfun ? nfun : 1) * (size_t)dim * sizeof *anchors);
+    if (!block_of || !anchors)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the blocks of %lld functions",
+                     (long long)nfun);
+    if (st == FEA_SUCCESS) st = fea_multipatch_function_anchors(mp, anchors);
+    for (fea_index G = 0; st == FEA_SUCCESS && G < nfun; G++) block_of[G] = -1;
+    /* The rows ascend by global DoF c + bs G: a function's rows are adjacent. */
+    for (fea_index i = 0; st == FEA_SUCCESS && i < ni; i++) {
+      const fea_index G = dofs[i] / bs;
+      if (block_of[G] < 0) block_of[G] = nb++;
+      s->prow[i] = (PetscInt)(bs * block_of[G] + dofs[i] % bs);
+    }
+    if (st == FEA_SUCCESS) {
+      s->coords = malloc((size_t)(nb ? nb : 1) * (size_t)dim * sizeof *s->coords);
+      s->pad = malloc((size_t)(nb ? nb * bs : 1) * sizeof *s->pad);
+      unsigned char *used = calloc((size_t)(nb ? nb * bs : 1), 1);
+      if (!s->coords || !s->pad || !used)
+        st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld blocks", (long long)nb);
+      for (fea_index G = 0; st == FEA_SUCCESS && G < nfun; G++)
+        if (block_of[G] >= 0)
+          for (int k = 0; k < dim; k++) s->coords[block_of[G] * dim + k] = anchors[G * dim + k];
+      for (fea_index i = 0; st == FEA_SUCCESS && i < ni; i++) used[s->prow[i]] = 1;
+      for (PetscInt r = 0; st == FEA_SUCCESS && r < nb * bs; r++)
+        if (!used[r]) s->pad[s->npad++] = r;
+      free(used);
+    }
+  }
+  free(dofs);
+  free(block_of);
+  free(anchors);
+  FEA_CALL(st);
+  s->N = nb * bs;
+  s->nloc = bs * (nb / s->size + (s->rank < nb % s->size));
+  return FEA_SUCCESS;
+}
+
 static fea_status mp_create(fea_petsc_multipatch *s, const fea_solver_desc *d) {
   fea_context *ctx = s->ctx;
   const fea_multipatch *mp = s->pb->mp;
@@ -107,6 +187,7 @@ static fea_status mp_create(fea_petsc_multipatch *s, const fea_solver_desc *d) {
             "the interface's %lld DoFs exceed PetscInt's %lld", (long long)ni,
             (long long)PETSC_MAX_INT);
   s->ni = (PetscInt)ni;
+  FEA_CALL(mp_blocks(s));
   return mp_ksp_defaults(s);
 }
 
@@ -119,6 +200,9 @@ static void mp_release(fea_petsc_multipatch *s) {
   (void)VecScatterDestroy(&s->to_all);
   fea_solver_destroy(&s->part);
   free(s->owner);
+  free(s->prow);
+  free(s->pad);
+  free(s->coords);
   if (s->pb) fea_object_release(s->pb);
   if (s->ctx) fea_object_release(s->ctx);
   free(s);
@@ -167,6 +251,7 @@ static fea_status mp_triplets(fea_petsc_multipatch *s, PetscCount *count, PetscI
     const fea_index r = fea_multipatch_patch_boundary_size(s->part, p); /* 0: not ours */
     n += (PetscCount)(r * r);
   }
+  n += s->npad; /* the identity rows of fixed components (rank 0 adds them) */
   *ci = malloc((size_t)(n ? n : 1) * sizeof **ci);
   *cj = malloc((size_t)(n ? n : 1) * sizeof **cj);
   *v = malloc((size_t)(n ? n : 1) * sizeof **v);
@@ -186,12 +271,23 @@ static fea_status mp_triplets(fea_petsc_multipatch *s, PetscCount *count, PetscI
     for (fea_index j = 0; j < r && st == FEA_SUCCESS; j++)
       for (fea_index i = 0; i < r; i++)
         if (rows[i] >= 0 && rows[j] >= 0) {
-          (*ci)[k] = (PetscInt)rows[i], (*cj)[k] = (PetscInt)rows[j], (*v)[k] = S[i + j * r];
+          (*ci)[k] = s->prow[rows[i]], (*cj)[k] = s->prow[rows[j]], (*v)[k] = S[i + j * r];
           k++;
         }
     free(rows);
     free(S);
   }
+  /* The padded rows' diagonal: the mean of the assembled diagonal (the
+   * patches' diagonal entries summed over every rank, over its rows), so
+   * that they neither stiffen nor soften the system's scale. */
+  double diag[2] = {0, (double)s->ni};
+  for (PetscCount q = 0; q < k; q++)
+    if ((*ci)[q] == (*cj)[q]) diag[0] += (*v)[q];
+  if (st == FEA_SUCCESS && s->npad > 0 &&
+      MPI_Allreduce(MPI_IN_PLACE, diag, 1, MPI_DOUBLE, MPI_SUM, s->comm) != MPI_SUCCESS)
+    st = FEA_ERROR(ctx, FEA_ERR_BACKEND, "MPI_Allreduce of the interface diagonal failed");
+  for (PetscInt q = 0; st == FEA_SUCCESS && s->rank == 0 && q < s->npad; q++, k++)
+    (*ci)[k] = (*cj)[k] = s->pad[q], (*v)[k] = diag[1] > 0 ? diag[0] / diag[1] : 1.0;
   *count = k;
   return st;
 }
@@ -202,8 +298,9 @@ static fea_status mp_assembled(fea_petsc_multipatch *s, PetscCount n, const Pets
                                const PetscInt *cj, const PetscScalar *v) {
   fea_context *ctx = s->ctx;
   FEA_PETSC_CALL(ctx, MatCreate(s->comm, &s->A));
-  FEA_PETSC_CALL(ctx, MatSetSizes(s->A, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni));
+  FEA_PETSC_CALL(ctx, MatSetSizes(s->A, s->nloc, s->nloc, s->N, s->N));
   FEA_PETSC_CALL(ctx, MatSetType(s->A, MATAIJ));
+  if (s->bs > 1) FEA_PETSC_CALL(ctx, MatSetBlockSize(s->A, s->bs));
   FEA_PETSC_CALL(ctx, MatSetPreallocationCOO(s->A, n, (PetscInt *)ci, (PetscInt *)cj));
   FEA_PETSC_CALL(ctx, MatSetValuesCOO(s->A, v, INSERT_VALUES));
   return FEA_SUCCESS;
@@ -233,7 +330,7 @@ static fea_status mp_unassembled(fea_petsc_multipatch *s, PetscCount n, const Pe
   ISLocalToGlobalMapping l2g = NULL;
   Mat local = NULL;
   PetscErrorCode e = ISLocalToGlobalMappingCreate(s->comm, 1, nloc, rows, PETSC_COPY_VALUES, &l2g);
-  if (!e) e = MatCreateIS(s->comm, 1, PETSC_DECIDE, PETSC_DECIDE, s->ni, s->ni, l2g, l2g, &s->A);
+  if (!e) e = MatCreateIS(s->comm, 1, s->nloc, s->nloc, s->N, s->N, l2g, l2g, &s->A);
   if (!e) e = MatCreateSeqDense(PETSC_COMM_SELF, nloc, nloc, NULL, &local);
   for (PetscCount k = 0; k < n && !e; k++) {
     const PetscInt *a = bsearch(&ci[k], rows, (size_t)nloc, sizeof *rows, by_value);
@@ -256,6 +353,37 @@ static fea_status mp_unassembled(fea_petsc_multipatch *s, PetscCount n, const Pe
   return FEA_SUCCESS;
 }
 
+/* The rigid-body modes of a system as the matrix's near-null space (unless
+ * -feaccel_near_null_space false): a coordinate vector laid out as the
+ * matrix's rows, one anchor per block. */
+static fea_status mp_near_null_space(fea_petsc_multipatch *s) {
+  fea_context *ctx = s->ctx;
+  const int dim = s->pb->mp->dim;
+  PetscBool use = PETSC_TRUE;
+  s->near_null = 0;
+  FEA_PETSC_CALL(ctx, PetscOptionsGetBool(NULL, "feaccel_", "-near_null_space", &use, NULL));
+  if (s->bs == 1 || !s->pb->elastic || s->bs != dim || !use) return FEA_SUCCESS;
+  PetscInt r0 = 0, r1 = 0;
+  FEA_PETSC_CALL(ctx, MatGetOwnershipRange(s->A, &r0, &r1));
+  Vec x = NULL;
+  MatNullSpace nsp = NULL;
+  PetscScalar *a = NULL;
+  PetscErrorCode e = VecCreateMPI(s->comm, (r1 - r0) / s->bs * dim, s->N / s->bs * dim, &x);
+  if (!e) e = VecSetBlockSize(x, dim);
+  if (!e) e = VecGetArray(x, &a);
+  for (PetscInt b = r0 / s->bs; !e && b < r1 / s->bs; b++)
+    for (int k = 0; k < dim; k++) a[(b - r0 / s->bs) * dim + k] = s->coords[b * dim + k];
+  if (!e) e = VecRestoreArray(x, &a);
+  if (!e) e = MatNullSpaceCreateRigidBody(x, &nsp);
+  if (!e) e = MatSetNearNullSpace(s->A, nsp);
+  (void)MatNullSpaceDestroy(&nsp);
+  (void)VecDestroy(&x);
+  if (e)
+    return fea_petsc_error(ctx, e, "the rigid-body near-null space", __FILE__, __LINE__, __func__);
+  s->near_null = dim == 2 ? 3 : 6;
+  return FEA_SUCCESS;
+}
+
 /* The interface matrix in the form the KSP's preconditioner takes. */
 static fea_status mp_interface_matrix(fea_petsc_multipatch *s, int unassembled) {
   PetscCount n = 0;
@@ -269,6 +397,7 @@ static fea_status mp_interface_matrix(fea_petsc_multipatch *s, int unassembled) 
     const PetscErrorCode e = MatSetOption(s->A, MAT_SPD, PETSC_TRUE);
     if (e) st = fea_petsc_error(s->ctx, e, "MatSetOption(MAT_SPD)", __FILE__, __LINE__, __func__);
   }
+  if (st == FEA_SUCCESS) st = mp_near_null_space(s);
   free(ci);
   free(cj);
   free(v);
@@ -323,7 +452,7 @@ static fea_status mp_solve(fea_petsc_multipatch *s, const double *b, double *x) 
   fea_status st = fea_multipatch_condense(s->part, 1, b, nf > 0 ? nf : 1, rhs);
   PetscInt m = 0;
   for (PetscInt i = 0; i < s->ni; i++)
-    if (rhs[i] != 0.0) idx[m] = i, rhs[m++] = rhs[i];
+    if (rhs[i] != 0.0) idx[m] = s->prow[i], rhs[m++] = rhs[i];
   PetscErrorCode e = 0;
   if (st == FEA_SUCCESS) {
     e = VecSet(s->b, 0.0);
@@ -343,11 +472,18 @@ static fea_status mp_solve(fea_petsc_multipatch *s, const double *b, double *x) 
     FEA_PETSC_CALL(ctx, KSPGetConvergedReason(s->ksp, &reason));
     FEA_PETSC_CALL(ctx, KSPGetIterationNumber(s->ksp, &its));
     s->iterations = (int)its;
-    const PetscScalar *xi = NULL;
-    FEA_PETSC_CALL(ctx, VecGetArrayRead(s->x_all, &xi));
+    const PetscScalar *xa = NULL;
+    double *xi = malloc((size_t)(s->ni ? s->ni : 1) * sizeof *xi);
+    FEA_CHECK(xi, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld interface values",
+              (long long)s->ni);
+    const PetscErrorCode e2 = VecGetArrayRead(s->x_all, &xa);
+    if (e2) free(xi);
+    FEA_PETSC_CALL(ctx, e2);
+    for (PetscInt i = 0; i < s->ni; i++) xi[i] = xa[s->prow[i]];
+    FEA_PETSC_CALL(ctx, VecRestoreArrayRead(s->x_all, &xa));
     memset(x, 0, (size_t)nf * sizeof *x);
     st = fea_multipatch_expand(s->part, xi, x, nf > 0 ? nf : 1, 1);
-    FEA_PETSC_CALL(ctx, VecRestoreArrayRead(s->x_all, &xi));
+    free(xi);
   }
   /* Every rank takes part in the sum, even after a local failure. */
   int ok = st == FEA_SUCCESS, all_ok = 0;
