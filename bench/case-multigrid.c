@@ -14,7 +14,13 @@
  * Peers when hypre was found at configure time (peer-hypre.h): PCG + PFMG on
  * hypre's own finite-difference stencil for the same box and grid (not the
  * same matrix: 5/7-point FD against our 9/27-point Q1 FE matrix), and
- * PCG + BoomerAMG on our assembled CSR matrix (the same system). */
+ * PCG + BoomerAMG on our assembled CSR matrix (the same system).
+ *
+ * --space bspline (issue #40): the exact NURBS quarter annulus (2D) or thick
+ * quarter ring (3D) of degree --p, CG + multigrid with the Schwarz smoother
+ * against CG + Chebyshev-Jacobi multigrid on the same hierarchy, CG + Jacobi
+ * on the CSR operator and the multifrontal solver, the same problem in the
+ * same run. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -233,10 +239,245 @@ done:
   return rc;
 }
 
+/* ---- --space bspline: the NURBS quarter annulus / thick quarter ring --------------------- */
+
+/* The exact NURBS patch of tests/api/ring-common.h: radial degree 1, the
+ * arc degree 2 (weights 1, 1/sqrt 2, 1), in 3D extruded to 0 <= z <= 1. */
+typedef struct ring_patch {
+  double kr[4], kt[6], pts[36], w[12];
+  fea_geometry_desc g;
+} ring_patch;
+
+static void ring_patch_init(ring_patch *q, int dim) {
+  static const double kr[4] = {0, 0, 1, 1}, kt[6] = {0, 0, 0, 1, 1, 1};
+  memcpy(q->kr, kr, sizeof kr);
+  memcpy(q->kt, kt, sizeof kt);
+  const double arc[3][2] = {{1, 0}, {1, 1}, {0, 1}}, w[3] = {1, 1 / sqrt(2.0), 1};
+  int i = 0;
+  for (int c = 0; c < (dim == 3 ? 2 : 1); c++)
+    for (int b = 0; b < 3; b++)
+      for (int a = 0; a < 2; a++, i++) {
+        q->pts[i * dim + 0] = (1.0 + a) * arc[b][0];
+        q->pts[i * dim + 1] = (1.0 + a) * arc[b][1];
+        if (dim == 3) q->pts[i * dim + 2] = c;
+        q->w[i] = w[b];
+      }
+  fea_geometry_desc g = FEA_GEOMETRY_DESC_INIT;
+  g.degree[0] = 1, g.degree[1] = 2, g.degree[2] = 1;
+  g.knots[0] = q->kr, g.num_knots[0] = 4;
+  g.knots[1] = q->kt, g.num_knots[1] = 6;
+  g.knots[2] = q->kr, g.num_knots[2] = 4;
+  g.control_points = q->pts;
+  g.num_control_points = i;
+  g.weights = q->w;
+  q->g = g;
+}
+
+/* u = (e^(x/2) sin(0.7 y) + x y) (1 + z in 3D) and its -Laplace. */
+static double ring_load(const double *x, void *user) {
+  const double f = 0.24 * exp(0.5 * x[0]) * sin(0.7 * x[1]);
+  return *(const int *)user == 3 ? f * (1.0 + x[2]) : f;
+}
+static double ring_g(const double *x, void *user) {
+  const double u = exp(0.5 * x[0]) * sin(0.7 * x[1]) + x[0] * x[1];
+  return *(const int *)user == 3 ? u * (1.0 + x[2]) : u;
+}
+
+/* One configuration's medians into rec: multigrid (smoother sm, Chebyshev
+ * degree 3, CG) through fea_mg_create for its phases. */
+static fea_status bspline_mg(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
+                             double rtol, fea_mg_smoother sm, const char *peer, double *b,
+                             double *x, fea_index nf) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.smoother = sm;
+  d.operator_kind = FEA_OPERATOR_CSR;
+  d.rtol = rtol;
+  d.max_iterations = 500;
+  double *t = calloc(3 * (size_t)reps, sizeof *t);
+  if (!t) return FEA_ERR_OUT_OF_MEMORY;
+  fea_multigrid_stats ms = FEA_MULTIGRID_STATS_INIT;
+  fea_mg_setup_phases ph = {0};
+  fea_status st = FEA_SUCCESS;
+  for (int k = -1; k < reps && st >= 0; k++) {
+    fea_mg *mg = NULL;
+    st = fea_mg_create(ctx, pb, &d, &mg);
+    if (st == FEA_SUCCESS) st = fea_mg_get_rhs(mg, b);
+    if (st == FEA_SUCCESS) {
+      memset(x, 0, (size_t)nf * sizeof *x);
+      st = fea_mg_solve(mg, b, x);
+    }
+    if (mg) {
+      fea_mg_get_stats(mg, &ms);
+      fea_mg_get_setup_phases(mg, &ph);
+    }
+    fea_mg_destroy(&mg);
+    if (k >= 0 && st >= 0) {
+      t[k] = ms.setup_s;
+      t[reps + k] = ms.solve_s;
+      t[2 * reps + k] = ph.operators;
+    }
+  }
+  if (st >= 0) {
+    const int p = peer ? bench_peer(rec, peer) : -1;
+    const double setup = bench_median(t, reps), solve = bench_median(t + reps, reps);
+    const double ops = bench_median(t + 2 * reps, reps);
+    if (p < 0) {
+      bench_param_int(rec, "levels", ms.num_levels);
+      bench_metric(rec, "setup_s", setup);
+      bench_metric(rec, "operators_s", ops);
+      bench_metric(rec, "solve_s", solve);
+      bench_metric(rec, "setup_solve_s", setup + solve);
+      bench_metric(rec, "iterations", (double)ms.iterations);
+      bench_metric(rec, "rel_residual", ms.final_residual / ms.initial_residual);
+      bench_metric(rec, "lambda_max", ms.lambda_max);
+      bench_metric(rec, "memory_mb", (double)ms.memory_bytes * 1e-6);
+    } else {
+      bench_peer_metric(rec, p, "setup_s", setup);
+      bench_peer_metric(rec, p, "solve_s", solve);
+      bench_peer_metric(rec, p, "setup_solve_s", setup + solve);
+      bench_peer_metric(rec, p, "iterations", (double)ms.iterations);
+      bench_peer_metric(rec, p, "converged", ms.converged);
+    }
+  }
+  free(t);
+  return st;
+}
+
+/* CG + Jacobi on the CSR operator, and the multifrontal solver, as peers. */
+static fea_status bspline_peers(bench_record *rec, fea_context *ctx, fea_space *space,
+                                fea_problem *pb, int reps, double rtol, fea_index nf,
+                                int multifrontal) {
+  double *t = calloc(4 * (size_t)reps, sizeof *t);
+  if (!t) return FEA_ERR_OUT_OF_MEMORY;
+  fea_status st = FEA_SUCCESS;
+  fea_cg_stats cs = FEA_CG_STATS_INIT;
+  for (int k = -1; k < reps && st >= 0; k++) {
+    const double t0 = bench_now();
+    fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+    od.kind = FEA_OPERATOR_CSR;
+    fea_operator *op = NULL;
+    fea_vector *vb = NULL, *vx = NULL;
+    st = fea_operator_create(ctx, pb, &od, &op);
+    if (st == FEA_SUCCESS) st = fea_vector_create(ctx, nf, FEA_F64, &vb);
+    if (st == FEA_SUCCESS) st = fea_vector_create(ctx, nf, FEA_F64, &vx);
+    if (st == FEA_SUCCESS) st = fea_operator_get_rhs(op, vb);
+    const double t1 = bench_now();
+    fea_cg_desc cd = FEA_CG_DESC_INIT;
+    cd.rtol = rtol;
+    cd.jacobi = 1;
+    cd.max_iterations = 100000;
+    if (st == FEA_SUCCESS) st = fea_cg_solve(op, vb, vx, &cd, &cs);
+    const double t2 = bench_now();
+    fea_vector_destroy(&vb);
+    fea_vector_destroy(&vx);
+    fea_operator_destroy(&op);
+    if (k >= 0) t[k] = t1 - t0, t[reps + k] = t2 - t1;
+    if (st < 0 || !multifrontal) continue;
+    fea_solver *sv = NULL;
+    double *x = malloc(((size_t)nf + 1) * sizeof *x);
+    const double t3 = bench_now();
+    st = x ? fea_solver_create_multifrontal(ctx, space, pb, NULL, &sv) : FEA_ERR_OUT_OF_MEMORY;
+    if (st == FEA_SUCCESS) st = fea_solver_setup(sv);
+    const double t4 = bench_now();
+    if (st == FEA_SUCCESS) st = fea_solver_solve(sv, 1, NULL, 0, x, nf);
+    const double t5 = bench_now();
+    fea_solver_destroy(&sv);
+    free(x);
+    if (k >= 0) t[2 * reps + k] = t4 - t3, t[3 * reps + k] = t5 - t4;
+  }
+  if (st >= 0) {
+    int p = bench_peer(rec, "cg_jacobi_csr");
+    const double a = bench_median(t, reps), b = bench_median(t + reps, reps);
+    bench_peer_metric(rec, p, "setup_s", a);
+    bench_peer_metric(rec, p, "solve_s", b);
+    bench_peer_metric(rec, p, "setup_solve_s", a + b);
+    bench_peer_metric(rec, p, "iterations", (double)cs.iterations);
+    if (multifrontal) {
+      p = bench_peer(rec, "multifrontal");
+      const double c = bench_median(t + 2 * reps, reps), d = bench_median(t + 3 * reps, reps);
+      bench_peer_metric(rec, p, "setup_s", c);
+      bench_peer_metric(rec, p, "solve_s", d);
+      bench_peer_metric(rec, p, "setup_solve_s", c + d);
+    }
+  }
+  free(t);
+  return st;
+}
+
+/* B-spline multigrid on the ring: CG + Schwarz multigrid, against CG +
+ * Chebyshev-Jacobi multigrid, CG + Jacobi and the multifrontal solver on
+ * the same problem, same run. */
+static int run_bspline(const bench_options *opts, int dim, int p, long long n, double rtol,
+                       int peers) {
+  fea_context *ctx = NULL;
+  int rc = bench_open_context(opts, "/cpu/threads", &ctx);
+  if (rc != BENCH_OK) return rc;
+  bench_report rep;
+  bench_report_init(&rep, opts);
+  static int dims[2];
+  ring_patch rp;
+  ring_patch_init(&rp, dim);
+  dims[0] = dim;
+  fea_bspline_desc bd = FEA_BSPLINE_DESC_INIT;
+  bd.dim = dim;
+  for (int k = 0; k < dim; k++) bd.degree[k] = p, bd.n[k] = (fea_index)n;
+  bd.geometry = &rp.g;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  fea_index nf = 0;
+  double *b = NULL, *x = NULL;
+  fea_status st = fea_space_create_bspline(ctx, &bd, &space);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = ring_load;
+  pd.source_user = dims;
+  pd.dirichlet = ring_g;
+  pd.dirichlet_user = dims;
+  if (st == FEA_SUCCESS) st = fea_problem_create_poisson(space, &pd, &pb);
+  if (st == FEA_SUCCESS) st = fea_problem_get_num_free_dofs(pb, &nf);
+  if (st == FEA_SUCCESS) {
+    b = malloc(((size_t)nf + 1) * sizeof *b);
+    x = malloc(((size_t)nf + 1) * sizeof *x);
+    if (!b || !x) st = FEA_ERR_OUT_OF_MEMORY;
+  }
+  bench_record rec;
+  (void)bench_record_init(&rec, CASE_NAME, ctx);
+  bench_param_str(&rec, "config", "Schwarz-Chebyshev(3) PCG, CSR levels");
+  bench_param_str(&rec, "space", dim == 2 ? "NURBS quarter annulus" : "NURBS thick quarter ring");
+  bench_param_int(&rec, "dim", dim);
+  bench_param_int(&rec, "p", p);
+  bench_param_int(&rec, "n", n);
+  bench_param_int(&rec, "dofs", nf);
+  bench_param_int(&rec, "reps", opts->reps);
+  if (st == FEA_SUCCESS)
+    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_SCHWARZ, NULL, b, x, nf);
+  if (st >= 0)
+    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_CHEBYSHEV,
+                    "mg_chebyshev_jacobi", b, x, nf);
+  if (st >= 0 && peers) st = bspline_peers(&rec, ctx, space, pb, opts->reps, rtol, nf, 1);
+  if (st < 0) {
+    rc = bench_fail("B-spline multigrid", st);
+  } else {
+    bench_report_emit(&rep, &rec);
+    bench_report_note(&rep,
+                      "medians of %d setups and solves to a relative residual of %g; "
+                      "mg_chebyshev_jacobi: the same hierarchy with Chebyshev(3)-Jacobi; "
+                      "cg_jacobi_csr: CG + Jacobi on the CSR operator (setup: assembly); "
+                      "multifrontal: fea_solver_create_multifrontal, setup = symbolic + "
+                      "numeric factorization",
+                      opts->reps, rtol);
+  }
+  free(b);
+  free(x);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_context_destroy(&ctx);
+  return rc;
+}
+
 static int run(const bench_options *opts, int argc, char **argv) {
   long long dim = 0, n = 0, p = 1;
   double rtol = 1e-8;
-  int peers = 1, sweep = 0;
+  int peers = 1, sweep = 0, bspline = 0;
   long long only_kind = -1;
   for (int i = 0; i < argc; i++) {
     const char *v;
@@ -255,6 +496,13 @@ static int run(const bench_options *opts, int argc, char **argv) {
                 got < 0 ? "" : v);
         return BENCH_USAGE;
       }
+    } else if ((got = bench_option_value(argc, argv, &i, "--space", &v)) != 0) {
+      if (got < 0 || (strcmp(v, "lagrange") != 0 && strcmp(v, "bspline") != 0)) {
+        fprintf(stderr, "feaccel-bench: %s: --space '%s' is not lagrange or bspline\n", CASE_NAME,
+                got < 0 ? "" : v);
+        return BENCH_USAGE;
+      }
+      bspline = strcmp(v, "bspline") == 0;
     } else if (strcmp(argv[i], "--no-peers") == 0) {
       peers = 0;
     } else if (strcmp(argv[i], "--sweep") == 0) {
@@ -267,6 +515,10 @@ static int run(const bench_options *opts, int argc, char **argv) {
       return BENCH_USAGE;
     }
   }
+  /* B-splines: one patch, default 2D p = 3 n = 256 (66k DoFs). */
+  if (bspline)
+    return run_bspline(opts, dim ? (int)dim : 2, p > 1 ? (int)p : 3, n ? n : (dim == 3 ? 16 : 256),
+                       rtol, peers);
   /* 1023^2 = 1.05M and 103^3 = 1.09M free DoFs; 104 = 8 x 13 coarsens to a
    * 13^3-cell level with 1728 free DoFs, solved densely. */
   /* hypre's peers discretize Q1 (PFMG's stencil, or our Q1 matrix): p = 1 only. */
@@ -356,7 +608,9 @@ static int run(const bench_options *opts, int argc, char **argv) {
 
 const bench_case bench_case_multigrid = {
     .name = CASE_NAME,
-    .description = "geometric multigrid setup phases and solve, Q1 (hypre peers) or Q_p Poisson",
+    .description =
+        "geometric multigrid setup phases and solve, Q1 (hypre peers), Q_p or "
+        "B-spline Poisson",
     .usage =
         "options:\n"
         "  --dim D      2 or 3: one mesh only (default: 2D n=1024 and 3D n=104, about 1M\n"
@@ -369,6 +623,11 @@ const bench_case bench_case_multigrid = {
         "  --sweep      the paper's configuration and Chebyshev(2..4)-PCG on each level operator\n"
         "               kind, instead of the three fixed configurations (a refused or\n"
         "               unconverged one is a note)\n"
+        "  --space S    lagrange (default) or bspline: the NURBS quarter annulus (2D) or\n"
+        "               thick quarter ring (3D) of degree --p (default 3, 2..6) with --n\n"
+        "               elements per direction (default 256 in 2D, 16 in 3D); CG + Schwarz\n"
+        "               multigrid against CG + Chebyshev-Jacobi multigrid, CG + Jacobi and\n"
+        "               the multifrontal solver (--no-peers: the last two left out)\n"
         "  --kind K     with --sweep: only level operator kind K (fea_operator_kind: 0 CSR,\n"
         "               1 element matrices, 2 sum factorization; the paper's configuration\n"
         "               with 0 only)\n",

@@ -32,9 +32,11 @@
 static fea_status check_desc(fea_context *ctx, const fea_multigrid_desc *d) {
   FEA_CHECK(d->cycle == FEA_MG_CYCLE_V || d->cycle == FEA_MG_CYCLE_W, ctx, FEA_ERR_INVALID_ARG,
             "cycle is %d; valid: FEA_MG_CYCLE_V (0), FEA_MG_CYCLE_W (1)", (int)d->cycle);
-  FEA_CHECK(d->smoother == FEA_MG_SMOOTHER_RICHARDSON || d->smoother == FEA_MG_SMOOTHER_CHEBYSHEV,
+  FEA_CHECK(d->smoother == FEA_MG_SMOOTHER_RICHARDSON || d->smoother == FEA_MG_SMOOTHER_CHEBYSHEV ||
+                d->smoother == FEA_MG_SMOOTHER_SCHWARZ,
             ctx, FEA_ERR_INVALID_ARG,
-            "smoother is %d; valid: FEA_MG_SMOOTHER_RICHARDSON (0), FEA_MG_SMOOTHER_CHEBYSHEV (1)",
+            "smoother is %d; valid: FEA_MG_SMOOTHER_RICHARDSON (0), FEA_MG_SMOOTHER_CHEBYSHEV (1), "
+            "FEA_MG_SMOOTHER_SCHWARZ (2)",
             (int)d->smoother);
   FEA_CHECK(d->omega > 0.0 && isfinite(d->omega), ctx, FEA_ERR_INVALID_ARG,
             "omega is %g; it must be positive and finite", d->omega);
@@ -97,6 +99,16 @@ static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l)
   double *b = NULL;
   /* The stencil shortcuts make host operators: elsewhere the context's own. */
   if (!mg->k->host) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
+  /* B-spline levels: the Schwarz smoother's blocks come from CSR matrices,
+   * so its levels are assembled whatever the kind asked; other smoothers
+   * take the kind asked (sum factorization falls back to element matrices
+   * on mapped patches, as fea_operator_build says). */
+  if (mg->bspline && mg->desc.smoother == FEA_MG_SMOOTHER_SCHWARZ) {
+    fea_operator_desc csr = *od;
+    csr.kind = FEA_OPERATOR_CSR;
+    return fea_operator_build(mg->ctx, lv->problem, &csr, &lv->op);
+  }
+  if (mg->bspline) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
   if (od->kind == FEA_OPERATOR_MATFREE_SUMFACT) {
     int done = 0;
     FEA_CALL(stencil_level(mg, l, &done));
@@ -171,6 +183,7 @@ static uint64_t memory_bytes(const fea_mg *mg) {
     const fea_mg_level *lv = &mg->levels[l];
     const uint64_t n = (uint64_t)lv->n;
     if (lv->op) bytes += lv->op->info.memory_bytes;
+    bytes += fea_mg_schwarz_bytes(lv->schwarz);
     const fea_matrix *T[2] = {lv->P, lv->PT};
     for (int k = 0; k < 2; k++)
       if (T[k]) bytes += (uint64_t)T[k]->nnz * 16 + ((uint64_t)T[k]->rows + 1) * 8;
@@ -239,6 +252,14 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   FEA_CHECK_NULL(k, ctx);
   FEA_CALL(check_desc(ctx, desc));
   FEA_CALL(fea_mg_check_problem(ctx, problem));
+  /* The Schwarz blocks are boxes of B-spline coefficients, applied by host loops. */
+  FEA_CHECK(desc->smoother != FEA_MG_SMOOTHER_SCHWARZ || fea_mg_is_bspline(problem), ctx,
+            FEA_ERR_UNSUPPORTED,
+            "the Schwarz smoother (FEA_MG_SMOOTHER_SCHWARZ) takes B-spline and NURBS spaces; "
+            "the problem's space is a Lagrange space (use FEA_MG_SMOOTHER_CHEBYSHEV)");
+  FEA_CHECK(desc->smoother != FEA_MG_SMOOTHER_SCHWARZ || k->host, ctx, FEA_ERR_UNSUPPORTED,
+            "the Schwarz smoother (FEA_MG_SMOOTHER_SCHWARZ) runs on host backends only; the "
+            "context's backend keeps its vectors on a device");
   /* From below, before any level exists: the finest level alone, its CSR
    * matrix with at least the 2d + 1 entries of a row's nearest neighbours
    * (value and column), four work vectors and the prolongation's one entry

@@ -1,4 +1,6 @@
-/* Multigrid hierarchy: the coarse levels and the transfers between them.
+/* Multigrid hierarchy: the coarse levels and the transfers between them
+ * (Lagrange spaces on structured meshes here; B-spline and NURBS patches in
+ * hierarchy-bspline.c, which the build below hands them to).
  *
  * Coarse levels are rediscretizations, not Galerkin products: the structured
  * mesh with half the cells per direction (same box, same simplex split, same
@@ -53,10 +55,7 @@
 
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
   const fea_space *s = pb->space;
-  FEA_CHECK(s->kind == FEA_SPACE_LAGRANGE, ctx, FEA_ERR_UNSUPPORTED,
-            "multigrid needs a Lagrange space on a structured mesh; the problem's space is a "
-            "B-spline space of degree %d",
-            s->degree[0]);
+  if (fea_mg_is_bspline(pb)) return fea_mg_bspline_check(ctx, pb);
   const fea_mesh *m = s->mesh;
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs a structured box mesh (fea_mesh_create_structured); the problem's "
@@ -242,11 +241,74 @@ static fea_status alloc_work(const fea_mg *mg, fea_mg_level *lv, int coarse) {
 static void level_set(fea_mg_level *lv, fea_problem *pb) {
   lv->problem = pb;
   lv->n = pb->num_free;
-  for (int k = 0; k < 3; k++) lv->cells[k] = pb->space->mesh->n[k];
+  /* Structured meshes: cells per direction; B-splines: elements (1 beyond dim). */
+  for (int k = 0; k < 3; k++)
+    lv->cells[k] = pb->space->mesh ? pb->space->mesh->n[k]
+                                   : (pb->space->elements[k] > 0 ? pb->space->elements[k] : 1);
+}
+
+/* The levels of a B-spline problem: the coarse spaces first (how many
+ * depends on the knots and the geometry), then their problems and the
+ * knot-insertion prolongations (CSR on every backend). */
+#define FEA_MG_MAX_LEVELS 64
+static fea_status bspline_hierarchy(fea_mg *mg, const fea_problem *problem) {
+  fea_context *ctx = mg->ctx;
+  fea_space *sp[FEA_MG_MAX_LEVELS];
+  int L = 1;
+  sp[0] = problem->space;
+  fea_status st = FEA_SUCCESS;
+  double t0 = omp_get_wtime();
+  while (L < FEA_MG_MAX_LEVELS && fea_mg_bspline_can_halve(sp[L - 1], mg->desc.coarsest_cells)) {
+    st = fea_mg_bspline_coarse_space(sp[L - 1], &sp[L]);
+    if (st != FEA_SUCCESS) break;
+    L++;
+  }
+  mg->phases.meshes += omp_get_wtime() - t0;
+  mg->levels = st == FEA_SUCCESS ? calloc((size_t)L, sizeof *mg->levels) : NULL;
+  if (st == FEA_SUCCESS && !mg->levels)
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %d levels", L);
+  if (st == FEA_SUCCESS) {
+    mg->num_levels = L;
+    fea_problem *pb = (fea_problem *)problem;
+    fea_object_retain(pb);
+    level_set(&mg->levels[0], pb);
+  }
+  t0 = omp_get_wtime();
+  for (int l = 1; l < L && st == FEA_SUCCESS; l++) {
+    st = fea_progress_of(ctx, FEA_PROGRESS_MG_HIERARCHY, l - 1, 2 * L - 1);
+    fea_problem *pb = NULL;
+    if (st == FEA_SUCCESS) st = fea_problem_build(sp[l], &problem->desc, &pb);
+    if (st == FEA_SUCCESS) level_set(&mg->levels[l], pb);
+  }
+  mg->phases.problems += omp_get_wtime() - t0;
+  for (int l = 1; l < L; l++) fea_object_release(sp[l]); /* the problems hold theirs */
+  FEA_CALL(st);
+  const fea_mg_level *last = &mg->levels[L - 1];
+  FEA_CHECK(last->n <= FEA_MG_MAX_COARSE_DOFS, ctx, FEA_ERR_UNSUPPORTED,
+            "the coarsest B-spline level (%lld x %lld x %lld elements) has %lld free DoFs, more "
+            "than the %d a dense coarse solve takes: use element counts with more factors of 2, "
+            "or a smaller coarsest_cells (%lld)",
+            (long long)last->cells[0], (long long)last->cells[1], (long long)last->cells[2],
+            (long long)last->n, FEA_MG_MAX_COARSE_DOFS, (long long)mg->desc.coarsest_cells);
+  for (int l = 0; l < L; l++) {
+    FEA_CALL(fea_progress_of(ctx, FEA_PROGRESS_MG_HIERARCHY, L - 1 + l, 2 * L - 1));
+    fea_mg_level *lv = &mg->levels[l];
+    FEA_CALL(alloc_work(mg, lv, l > 0));
+    if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
+    t0 = omp_get_wtime();
+    FEA_CALL(fea_mg_bspline_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
+    FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
+    FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
+    FEA_CALL(mg->k->matrix_create(ctx, lv->PT, &lv->PTk));
+    mg->phases.transfers += omp_get_wtime() - t0;
+  }
+  return fea_progress(ctx, FEA_PROGRESS_MG_HIERARCHY, 1.0);
 }
 
 fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
   fea_context *ctx = mg->ctx;
+  mg->bspline = fea_mg_is_bspline(problem);
+  if (mg->bspline) return bspline_hierarchy(mg, problem);
   const fea_mesh *m = problem->space->mesh;
   /* Q_p, p > 1: first Q1 on the same mesh (p-multigrid), then the meshes. */
   const int plevel = problem->space->degree[0] > 1;
@@ -309,6 +371,8 @@ void fea_mg_hierarchy_free(fea_mg *mg) {
     FEA_OBJECT_DROP(lv->P);
     FEA_OBJECT_DROP(lv->PT);
     FEA_OBJECT_DROP(lv->problem);
+    fea_mg_schwarz_free(lv->schwarz);
+    lv->schwarz = NULL;
     double *arrays[] = {lv->dinv, lv->b, lv->x, lv->r, lv->w};
     for (int i = 0; i < 5; i++)
       if (arrays[i]) k->release(mg->ctx, arrays[i]);

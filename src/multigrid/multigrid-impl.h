@@ -1,7 +1,8 @@
-/* The multigrid object, shared by its three translation units only (and the
- * unit test): the hierarchy (src/multigrid/hierarchy.c), the smoothers
- * (smoother.c) and the cycles, the iterations and the object's
- * life cycle (cycle.c). */
+/* The multigrid object, shared by its translation units only (and the
+ * unit tests): the hierarchy (src/multigrid/hierarchy.c; B-spline and NURBS
+ * levels in hierarchy-bspline.c), the smoothers (smoother.c; the Schwarz
+ * blocks of B-spline levels in smoother-schwarz.c) and the cycles, the
+ * iterations and the object's life cycle (cycle.c). */
 #ifndef FEA_INTERNAL_MULTIGRID_IMPL_H
 #define FEA_INTERNAL_MULTIGRID_IMPL_H
 
@@ -18,6 +19,8 @@
  * than the loop). */
 #define FEA_MG_PARALLEL_MIN 8192
 
+typedef struct fea_mg_schwarz fea_mg_schwarz; /* smoother-schwarz.c */
+
 typedef struct fea_mg_level {
   fea_problem *problem; /* owned: the level's problem (level 0: a copy of the caller's) */
   fea_index cells[3];   /* cells per direction (1 beyond dim) */
@@ -33,6 +36,7 @@ typedef struct fea_mg_level {
                   matrix-free sweep (level-stencil-op.c); 0 built by fea_operator_build */
   double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
   double *r, *w;      /* residual and smoother work */
+  fea_mg_schwarz *schwarz; /* the Schwarz smoother's blocks (B-spline levels), else NULL */
 } fea_mg_level;
 
 struct fea_mg {
@@ -41,6 +45,7 @@ struct fea_mg {
   fea_multigrid_desc desc;
   int num_levels;
   fea_mg_level *levels; /* num_levels, 0 the finest */
+  int bspline;          /* a B-spline / NURBS hierarchy (hierarchy-bspline.c) */
   double *coarse_chol;  /* n x n lower Cholesky factor of the coarsest level, or NULL (host) */
   double *coarse_rhs;   /* n: the coarse solve's right-hand side on the host */
   fea_vector *vb, *vx;  /* the finest level's b and x as vectors, for CG */
@@ -96,6 +101,41 @@ static inline int fea_mg_row_insert(fea_index *col, double *val, int count, fea_
  * at the Q_p nodes. */
 fea_status fea_mg_p_prolongation(fea_context *ctx, const fea_problem *fine,
                                  const fea_problem *coarse, fea_matrix **P);
+
+/* ---- B-spline and NURBS hierarchies (hierarchy-bspline.c) ---- */
+
+/* 1 when the problem's space is a B-spline (or NURBS) space. */
+int fea_mg_is_bspline(const fea_problem *pb);
+/* FEA_ERR_UNSUPPORTED naming it unless a 2D or 3D single-patch Poisson problem. */
+fea_status fea_mg_bspline_check(fea_context *ctx, const fea_problem *pb);
+/* 1 when every direction of s can halve once more: an even element count, at
+ * least coarsest elements after, the geometry's breakpoints kept. */
+int fea_mg_bspline_can_halve(const fea_space *s, fea_index coarsest);
+/* The space of fine with every other breakpoint dropped (same degrees, box
+ * and geometry): fine is its uniform h-refinement. */
+fea_status fea_mg_bspline_coarse_space(const fea_space *fine, fea_space **out);
+/* P: coarse free DoFs -> fine free DoFs by knot insertion (the Kronecker
+ * product of the 1D transfer matrices, free rows and columns). */
+fea_status fea_mg_bspline_prolongation(fea_context *ctx, const fea_problem *fine,
+                                       const fea_problem *coarse, fea_matrix **P);
+
+/* ---- the overlapping Schwarz smoother (smoother-schwarz.c) ---- */
+
+/* The blocks of level `level` of B-spline problem pb over its CSR matrix A
+ * (num_free square): boxes of p + 1 coefficients per direction, every
+ * fea_mg_schwarz_stride(p) coefficients, their dense inverses. */
+fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const fea_matrix *A,
+                                int level, fea_mg_schwarz **out);
+void fea_mg_schwarz_free(fea_mg_schwarz *s);
+uint64_t fea_mg_schwarz_bytes(const fea_mg_schwarz *s);
+/* The block stride for degree p. */
+int fea_mg_schwarz_stride(int p);
+/* lambda_max of M^-1 A (CG-Lanczos, from below). */
+fea_status fea_mg_schwarz_lambda_max(fea_context *ctx, const fea_mg_schwarz *s, fea_operator *op,
+                                     fea_index n, int level, double *lambda_max);
+/* Chebyshev of that degree in M^-1 A on level l (as the Jacobi one, zero: x = 0 on entry). */
+fea_status fea_mg_schwarz_chebyshev(const fea_mg *mg, int l, const double *b, double *x, int degree,
+                                    int zero);
 
 /* ---- level matrices on structured meshes (level-stencil.c) ---- */
 

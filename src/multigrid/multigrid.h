@@ -6,7 +6,10 @@
  * mesh with half the cells per direction; every level has its own
  * fea_operator of the requested kind and its own free-DoF numbering.
  * Prolongation P_l: coarse free DoFs -> fine free DoFs (CSR), the coarse
- * space's interpolation at the fine nodes; restriction is P_l^T. */
+ * space's interpolation at the fine nodes; restriction is P_l^T. On a
+ * B-spline or NURBS patch level l + 1 is the space with half the knot spans
+ * (same degrees and geometry) and P_l is knot insertion
+ * (hierarchy-bspline.c). */
 #ifndef FEA_INTERNAL_MULTIGRID_H
 #define FEA_INTERNAL_MULTIGRID_H
 
@@ -16,7 +19,8 @@
 
 typedef struct fea_mg fea_mg;
 
-/* Checks the problem (Lagrange order 1 on a structured mesh; anything else is
+/* Checks the problem (a Lagrange space on a structured mesh, or a 2D or 3D
+ * B-spline / NURBS patch, whose levels halve the knot spans; anything else is
  * FEA_ERR_UNSUPPORTED naming what it is) and the options of desc (complete:
  * every field set; invalid values are FEA_ERR_INVALID_ARG naming the field
  * and value), builds the hierarchy (meshes, spaces, problems, operators,

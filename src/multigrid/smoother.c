@@ -5,7 +5,9 @@
  *   12.1, three-term recurrence; one operator application per degree). It
  *   damps the upper part of the spectrum, which the coarse grid cannot, and
  *   needs no omega; the factor 1.1 covers Lanczos's estimate from below.
- * Both are polynomials in A (or D^-1 A), hence self-adjoint in the A inner
+ * - Schwarz (B-spline levels): Chebyshev in M^-1 A with M^-1 the additive
+ *   Schwarz over overlapping coefficient boxes (smoother-schwarz.c).
+ * All are polynomials in A (or D^-1 A, M^-1 A), hence self-adjoint in the A inner
  * product: with equal pre- and post-smoothing the cycle is a symmetric
  * preconditioner for CG.
  *
@@ -90,6 +92,8 @@ static fea_status chebyshev(const fea_mg *mg, int l, const double *b, double *x,
 fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, int steps, int zero) {
   if (steps <= 0) return FEA_SUCCESS;
   if (mg->desc.smoother == FEA_MG_SMOOTHER_CHEBYSHEV) return chebyshev(mg, l, b, x, steps, zero);
+  if (mg->desc.smoother == FEA_MG_SMOOTHER_SCHWARZ)
+    return fea_mg_schwarz_chebyshev(mg, l, b, x, steps, zero);
   return richardson(mg, l, b, x, steps, zero);
 }
 
@@ -217,6 +221,13 @@ fea_status fea_mg_smoother_setup(fea_mg *mg) {
   /* The coarsest level is solved, not smoothed. */
   for (int l = 0; l + 1 < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
+    if (d->smoother == FEA_MG_SMOOTHER_SCHWARZ) { /* blocks from the level's CSR matrix */
+      const fea_matrix *A = fea_operator_csr_matrix(lv->op);
+      FEA_CHECK(A, mg->ctx, FEA_ERR_STATE, "level %d: the Schwarz smoother needs a CSR level", l);
+      FEA_CALL(fea_mg_schwarz_setup(mg->ctx, lv->problem, A, l, &lv->schwarz));
+      FEA_CALL(fea_mg_schwarz_lambda_max(mg->ctx, lv->schwarz, lv->op, lv->n, l, &lv->lambda_max));
+      continue;
+    }
     double *dinv_host = NULL;
     if (scaled) FEA_CALL(inverse_diagonal(mg, lv, l, &dinv_host));
     fea_status st = estimate_lambda_max(mg, lv, l, dinv_host);
