@@ -1,0 +1,78 @@
+/* The Kronecker operator: the reduced Poisson operator of a B-spline space on
+ * an axis-aligned box, applied at the level of the whole patch from the 1D
+ * stiffness and mass matrices of its directions (src/matfree/kron/).
+ *
+ * On a box with a constant sigma the stiffness matrix is exactly the
+ * Kronecker sum  A = sigma (K0 x M1 x M2 + M0 x K1 x M2 + M0 x M1 x K2)  of
+ * the 1D matrices (direction 0 acting on the fastest index), each banded
+ * with half-bandwidth p. Applying it direction by direction costs about
+ * 14 (2p + 1) flops per DoF in 3D (70 at p = 2) and moves x and y once,
+ * where element-wise sum factorization repeats each B-spline DoF's work in
+ * the (p + 1)^d elements that share it (issue #40; the IGA literature's
+ * patch-level sum factorization, here without quadrature points because the
+ * box makes every 1D integral a band matrix computed once). Dirichlet sides
+ * drop the end functions of a direction, so the free DoFs stay a tensor
+ * product and the reduced operator keeps the structure.
+ *
+ * Three parts: this state and its setup (kron-setup.c: the 1D matrices, the
+ * tensor check of the free DoFs, the operator's table), and the kernels per
+ * instruction set (kron-body.h in kron-isa-{base,avx2,avx512}.c). */
+#ifndef FEA_MATFREE_KRON_H
+#define FEA_MATFREE_KRON_H
+
+#include <stddef.h>
+
+#include "disc/problem.h"
+
+struct fea_operator;
+struct fea_kron_isa;
+
+typedef struct fea_kron_state {
+  int dim;
+  fea_index n[3]; /* free functions per direction (the reduced 1D size) */
+  int p[3];       /* half-bandwidth of direction k's matrices */
+  /* Band tables of the reduced 1D matrices: entry (i, i + o) at
+   * B[(o + p) n + i], zero where i + o is outside [0, n). sigma is folded
+   * into direction 0's pair. */
+  double *K[3], *M[3];
+  fea_index num_free; /* n0 n1 n2 */
+  int threads;        /* work buffers were made for this many */
+  double *work;       /* threads x (4 planes of n0 n1 in 3D, 2 rows of n0 in 2D) */
+  const struct fea_kron_isa *isa;
+  double flops; /* of one apply */
+} fea_kron_state;
+
+/* y = A x, or y += A x (add), on at most `threads` (<= s->threads) threads. */
+typedef void (*fea_kron_apply_fn)(const fea_kron_state *s, const double *x, double *y, int add,
+                                  int threads);
+
+typedef struct fea_kron_isa {
+  const char *name;
+  int (*available)(void);
+  fea_kron_apply_fn apply;
+} fea_kron_isa;
+
+extern const fea_kron_isa fea_kron_isa_baseline, fea_kron_isa_avx2, fea_kron_isa_avx512;
+
+/* Whether the Kronecker operator serves pb: the conditions of the box sum
+ * factorization (constant sigma, no reaction, Robin side or user form,
+ * axis-aligned box), a B-spline space without a geometry map, and free DoFs
+ * that are a tensor product numbered lexicographically. Else 0 and the
+ * reason in why. */
+int fea_kron_supports(const fea_problem *pb, char *why, size_t len);
+
+/* The state for pb (supported) with the named instruction set (NULL: the
+ * best this CPU runs; FEA_ERR_UNSUPPORTED where it does not run the named
+ * one) and work buffers for `threads` threads. */
+fea_status fea_kron_create_with(const fea_problem *pb, const char *isa, int threads,
+                                fea_kron_state **out);
+void fea_kron_destroy(fea_kron_state *s);
+
+/* diag(A), num_free entries. */
+void fea_kron_diagonal(const fea_kron_state *s, double *d);
+
+/* The operator's implementation (op->problem set, supported): fills
+ * op->impl, op->data and the info's kind, strategy, kernel and costs. */
+fea_status fea_operator_kron_build(struct fea_operator *op);
+
+#endif
