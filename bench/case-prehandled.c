@@ -31,6 +31,7 @@
 
 #include "discretization.h"
 #include "peak.h"
+#include "prehandled-table4.h"
 #include "report.h"
 #include "timing.h"
 
@@ -45,6 +46,8 @@ typedef struct ph_params {
   int model;                       /* --model: the paper's Tables 2 and 3 for this n, no solve */
   int fig8;                        /* --fig8: the paper's Fig. 8, level by level */
   int fig8_k;                      /* its exact solution's wavenumber: 1 = sine, else oscillatory */
+  int table4;                      /* --table4: the paper's Table 4 (several macro cells) */
+  long long fine_level;            /* its fine level L */
   long long lev0, lev1, nodal_max; /* --levels L0..L1, --nodal-max-level */
   unsigned precs;                  /* bit k: all_precs[k] */
   double mg_rtol;
@@ -949,6 +952,7 @@ static int parse(int argc, char **argv, ph_params *p) {
       {"--mg-nrhs", 1, 1 << 20, offsetof(ph_params, mg_nrhs)},
       {"--gemm-n", 64, 1 << 14, offsetof(ph_params, gemm_n)},
       {"--nodal-max-level", 0, 12, offsetof(ph_params, nodal_max)},
+      {"--fine-level", 2, 9, offsetof(ph_params, fine_level)},
   };
   for (int i = 0; i < argc; i++) {
     const char *v = NULL;
@@ -975,6 +979,10 @@ static int parse(int argc, char **argv, ph_params *p) {
     }
     if (strcmp(argv[i], "--fig8") == 0) {
       p->fig8 = 1;
+      continue;
+    }
+    if (strcmp(argv[i], "--table4") == 0) {
+      p->table4 = 1;
       continue;
     }
     if ((got = bench_option_value(argc, argv, &i, "--solution", &v)) != 0) {
@@ -1071,6 +1079,13 @@ static int parse(int argc, char **argv, ph_params *p) {
             CASE_NAME);
     return BENCH_USAGE;
   }
+  if (p->table4 && (p->sweep || p->kappa || p->model || p->fig8 || p->n_given)) {
+    fprintf(stderr,
+            "feaccel-bench: %s: --table4 runs its own mesh (--fine-level); leave --sweep, "
+            "--kappa, --model, --fig8 and --n out\n",
+            CASE_NAME);
+    return BENCH_USAGE;
+  }
   if (p->sweep && p->kappa) {
     fprintf(stderr, "feaccel-bench: %s: --kappa is for one (n, n0); leave --sweep out\n",
             CASE_NAME);
@@ -1098,7 +1113,8 @@ static int run(const bench_options *o, int argc, char **argv) {
                    .fig8_k = 8,
                    .lev0 = 3,
                    .lev1 = 8,
-                   .nodal_max = 8};
+                   .nodal_max = 8,
+                   .fine_level = 7};
   int rc = parse(argc, argv, &prm);
   if (rc != BENCH_OK) return rc;
   fea_context *ctx = NULL;
@@ -1124,8 +1140,10 @@ static int run(const bench_options *o, int argc, char **argv) {
   }
   bench_report rep;
   bench_report_init(&rep, o);
-  if (prm.model || prm.fig8) {
-    rc = prm.model ? model_emit(&rep, ctx, &prm) : run_fig8(&rep, ctx, &prm);
+  if (prm.model || prm.fig8 || prm.table4) {
+    rc = prm.model  ? model_emit(&rep, ctx, &prm)
+         : prm.fig8 ? run_fig8(&rep, ctx, &prm)
+                    : prehandled_table4(&rep, ctx, (int)prm.fine_level, 200);
     if (prm.mg_ctx != ctx) fea_context_destroy(&prm.mg_ctx);
     fea_context_destroy(&ctx);
     return rc;
@@ -1211,6 +1229,7 @@ const bench_case bench_case_prehandled = {
         "       [--kappa | --model] [--mg | --no-mg] [--mg-rtol R] [--mg-nrhs K] [--gemm-n G]\n"
         "   or: feaccel-bench [global options] prehandled --fig8 [--solution sine|oscillatory]\n"
         "       [--wavenumber K] [--levels L0..L1] [--nodal-max-level L]\n"
+        "   or: feaccel-bench [global options] prehandled --table4 [--fine-level L]\n"
         "\n"
         "  --n N          fine cells per direction, h = 1/N (default 256)\n"
         "  --sweep        n = 64, 128, ... up to --n-max (default 512)\n"
@@ -1236,6 +1255,11 @@ const bench_case bench_case_prehandled = {
         "  --wavenumber K k of the oscillatory solution (2..256, default 8)\n"
         "  --levels L0..L1  the levels (default 3..8)\n"
         "  --nodal-max-level L  the FP16 nodal Cholesky (O(N^2) work) up to level L (default 8)\n"
+        "  --table4       only the paper's Table 4: the flow-around-a-square mesh (28 macro\n"
+        "                 triangles in 3 groups, docs/prehandled.md) refined L times, P1; per\n"
+        "                 L0 = 0..3 |C|, |E|, |I|, max kappa(C_i), kappa(Pi), NNZ ratios beside\n"
+        "                 the paper's, and which match\n"
+        "  --fine-level L its fine level (2..9, default 7: the paper's first block)\n"
         "\n"
         "Default backend /cpu/threads. --reps R: median of R solves after one warm-up; setup\n"
         "runs once per precision (its FP64 Pi inversion is O(|E|^3)). Sizes whose FP64 setup\n"

@@ -4,6 +4,7 @@
 #include "disc/problem.h"
 #include "base/context.h"
 #include "internal/error.h"
+#include "prehandled/macro-mesh.h"
 #include "prehandled/prehandled.h"
 #include "base/struct-copy.h"
 
@@ -27,6 +28,33 @@ static fea_status check_desc(fea_context *ctx, const fea_prehandled_desc *d) {
   return FEA_SUCCESS;
 }
 
+/* A mesh refined uniformly from macro triangles: coarse_cells is the number
+ * of macro cells (0: the depth with the fewest FLOPs), src/prehandled/macro-mesh.c
+ * reads the hierarchy and the groups from the fine mesh. */
+static fea_status create_macro(fea_context *ctx, fea_problem *problem, fea_prehandled_desc *d,
+                               fea_solver **out) {
+  int levels = 0;
+  FEA_CALL(fea_ph_macro_choose_levels(ctx, problem, d->coarse_cells, &levels));
+  fea_ph_macro *macro = NULL;
+  FEA_CALL(fea_ph_macro_create(ctx, problem, levels, &macro));
+  d->coarse_cells = macro->cells;
+  fea_ph_grid g = {FEA_PH_P1, macro->r, 1, macro->r, levels, macro->num, macro};
+  fea_solver *s = NULL;
+  fea_status st = fea_solver_alloc(ctx, problem, problem->space, problem->num_free,
+                                   FEA_SOLVER_PREHANDLED, &fea_ph_solver_ops, &s);
+  if (st < 0) {
+    fea_ph_macro_destroy(&macro);
+    return st;
+  }
+  st = fea_ph_solver_attach(s, d, &g); /* takes macro over */
+  if (st < 0) {
+    fea_solver_free(s);
+    return st;
+  }
+  *out = s;
+  return FEA_SUCCESS;
+}
+
 fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
                                         const fea_prehandled_desc *desc, fea_solver **out) {
   FEA_ENTRY();
@@ -43,6 +71,7 @@ fea_status fea_solver_create_prehandled(fea_context *ctx, fea_problem *problem,
   fea_ph_element el;
   fea_index n;
   FEA_CALL(fea_ph_problem_kind(ctx, problem, &el, &n));
+  if (n == 0) return create_macro(ctx, problem, &d, out);
   if (d.coarse_cells == 0) {
     d.coarse_cells = fea_ph_auto_coarse_cells(el, n);
     FEA_CHECK(d.coarse_cells > 0, ctx, FEA_ERR_UNSUPPORTED,

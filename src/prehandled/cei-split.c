@@ -7,15 +7,36 @@
  * keeps the diagonal, the grid and the hierarchy, so the upper triangle takes
  * the local order of its reflected image and its block equals the lower one's. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal/error.h"
+#include "macro-mesh.h"
 #include "prehandle.h"
 
 void fea_ph_split_free(fea_ph_split *s) {
   if (!s) return;
   free(s->perm);
   free(s->pos);
-  s->perm = s->pos = NULL;
+  free(s->group_cells);
+  s->perm = s->pos = s->group_cells = NULL;
+}
+
+/* A mesh of macro cells: its hierarchy (macro-mesh.c) numbered the split. */
+static fea_status split_macro(fea_context *ctx, const fea_ph_macro *m, fea_ph_split *out) {
+  fea_ph_split s = {m->nc, m->ne, m->ni, m->cells, m->blk, NULL, NULL, m->groups, NULL};
+  s.perm = malloc((size_t)(m->num + 1) * sizeof *s.perm);
+  s.pos = malloc((size_t)(m->num + 1) * sizeof *s.pos);
+  s.group_cells = malloc((size_t)m->groups * sizeof *s.group_cells);
+  if (!s.perm || !s.pos || !s.group_cells) {
+    fea_ph_split_free(&s);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a splitting of %lld nodes",
+                     (long long)m->num);
+  }
+  memcpy(s.perm, m->perm, (size_t)m->num * sizeof *s.perm);
+  memcpy(s.pos, m->pos, (size_t)m->num * sizeof *s.pos);
+  memcpy(s.group_cells, m->group_cells, (size_t)m->groups * sizeof *s.group_cells);
+  *out = s;
+  return FEA_SUCCESS;
 }
 
 /* Local index of (a, b), 1 <= b < a <= r - 1, in a lower triangle: rows b
@@ -27,8 +48,10 @@ static fea_index lower_local(fea_index r, fea_index a, fea_index b) {
 fea_status fea_ph_split_create(fea_context *ctx, const fea_ph_grid *g, fea_ph_split *out) {
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(out, ctx);
+  if (g->macro) return split_macro(ctx, g->macro, out);
   const fea_index n = g->n, n0 = g->n0, r = g->r;
   fea_ph_split s = {0};
+  s.groups = 1;
   /* The sizes by counting the classes, so that they check formulas (6)-(8)
    * and (32)-(33) rather than restate them. */
   for (fea_index j = 1; j < n; j++)

@@ -9,6 +9,7 @@
 #include "linalg/csr-product.h"
 #include "base/progress.h"
 #include "internal/error.h"
+#include "macro-mesh.h"
 #include "prehandle.h"
 
 fea_status fea_ph_grid_init(fea_context *ctx, fea_ph_element element, fea_index n, fea_index n0,
@@ -30,7 +31,7 @@ fea_status fea_ph_grid_init(fea_context *ctx, fea_ph_element element, fea_index 
             (long long)r);
   FEA_CHECK(n >= 2, ctx, FEA_ERR_INVALID_ARG, "fine grid of %lld cells has no interior node",
             (long long)n);
-  *g = (fea_ph_grid){element, n, n0, r, levels, (n - 1) * (n - 1)};
+  *g = (fea_ph_grid){element, n, n0, r, levels, (n - 1) * (n - 1), NULL};
   return FEA_SUCCESS;
 }
 
@@ -78,6 +79,10 @@ static int parents(const fea_ph_grid *g, fea_index i, fea_index j, fea_index s, 
       if (!((i % (2 * s)) == 0 && (j % (2 * s)) == 0))
 
 void fea_ph_apply_s(const fea_ph_grid *g, double *x) {
+  if (g->macro) {
+    fea_ph_macro_apply_s(g->macro, x);
+    return;
+  }
   for (int k = 1; k <= g->levels; k++) {
     FOR_NEW_NODES(g, k, s, i, j) {
       fea_index pi[4], pj[4];
@@ -91,6 +96,10 @@ void fea_ph_apply_s(const fea_ph_grid *g, double *x) {
 }
 
 void fea_ph_apply_st(const fea_ph_grid *g, double *x) {
+  if (g->macro) {
+    fea_ph_macro_apply_st(g->macro, x);
+    return;
+  }
   for (int k = g->levels; k >= 1; k--) {
     FOR_NEW_NODES(g, k, s, i, j) {
       fea_index pi[4], pj[4];
@@ -139,14 +148,52 @@ static fea_status build_level(fea_context *ctx, const fea_ph_grid *g, int k, fea
   return FEA_SUCCESS;
 }
 
+/* S_k of a mesh of macro cells: the identity plus 1/2 at the free ends of
+ * the edge each node new on level k halves (macro-mesh.h's tables). */
+static fea_status build_level_macro(fea_context *ctx, const fea_ph_macro *h, int k,
+                                    fea_matrix **out) {
+  fea_matrix *m;
+  FEA_CALL(fea_matrix_alloc(ctx, h->num, h->num, 3 * h->num, &m));
+  fea_index *slot = malloc((size_t)(h->num + 1) * sizeof *slot);
+  if (!slot) {
+    FEA_OBJECT_DROP(m);
+    return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld indices", (long long)h->num);
+  }
+  for (fea_index u = 0; u < h->num; u++) slot[u] = -1;
+  if (k >= 1)
+    for (fea_index t = h->level_start[k - 1]; t < h->level_start[k]; t++) slot[h->new_node[t]] = t;
+  fea_index p = 0;
+  for (fea_index row = 0; row < h->num; row++) {
+    struct {
+      fea_index col;
+      double w;
+    } e[3] = {{row, 1.0}};
+    int ne = 1;
+    const fea_index t = slot[row];
+    for (int c = 0; t >= 0 && c < 2; c++)
+      if (h->new_parent[2 * t + c] >= 0) e[ne].col = h->new_parent[2 * t + c], e[ne++].w = 0.5;
+    qsort(e, (size_t)ne, sizeof e[0], cmp_entry);
+    for (int c = 0; c < ne; c++, p++) m->col_idx[p] = e[c].col, m->values[p] = e[c].w;
+    m->row_ptr[row + 1] = p;
+  }
+  free(slot);
+  m->nnz = p;
+  *out = m;
+  return FEA_SUCCESS;
+}
+
+static fea_status build_level_any(fea_context *ctx, const fea_ph_grid *g, int k, fea_matrix **out) {
+  return g->macro ? build_level_macro(ctx, g->macro, k, out) : build_level(ctx, g, k, out);
+}
+
 fea_status fea_ph_build_s(fea_context *ctx, const fea_ph_grid *g, fea_matrix **S) {
   FEA_CHECK_NULL(g, ctx);
   FEA_CHECK_NULL(S, ctx);
   fea_matrix *acc;
-  FEA_CALL(build_level(ctx, g, g->levels >= 1 ? 1 : 0, &acc));
+  FEA_CALL(build_level_any(ctx, g, g->levels >= 1 ? 1 : 0, &acc));
   for (int k = 2; k <= g->levels; k++) {
     fea_matrix *sk, *prod;
-    fea_status st = build_level(ctx, g, k, &sk);
+    fea_status st = build_level_any(ctx, g, k, &sk);
     if (st >= 0) st = fea_csr_multiply(ctx, sk, acc, &prod);
     FEA_OBJECT_DROP(sk);
     FEA_OBJECT_DROP(acc);

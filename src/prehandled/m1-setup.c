@@ -27,6 +27,8 @@ void fea_ph_m1_destroy(fea_ph_m1 **m) {
   if (!m || !*m) return;
   fea_ph_m1 *s = *m;
   free(s->perm);
+  free(s->gfirst);
+  free(s->cell_group);
   free(s->b);
   free(s->cinv);
   free(s->pinv);
@@ -38,8 +40,10 @@ void fea_ph_m1_destroy(fea_ph_m1 **m) {
 }
 
 void fea_ph_m1_get_info(const fea_ph_m1 *m, fea_ph_m1_info *info) {
-  *info = (fea_ph_m1_info){m->nc, m->ne, m->ni, m->cells, m->blk, m->prec, 0, m->scale_rhs};
-  info->dense_bytes = m->esize * (size_t)(m->nc * m->ne + m->blk * m->blk + m->ne * m->ne);
+  *info = (fea_ph_m1_info){m->nc,   m->ne, m->ni,        m->cells, m->blk,
+                           m->prec, 0,     m->scale_rhs, m->groups};
+  info->dense_bytes = m->esize *
+                      (size_t)(m->nc * m->ne + m->groups * m->blk * m->blk + m->ne * m->ne);
 }
 
 void fea_ph_m1_export(const fea_ph_m1 *m, fea_ph_m1_device_data *data) {
@@ -61,8 +65,8 @@ typedef struct m1_setup {
   double *sd;      /* sqrt(diag At) per lexicographic node: the scaling of L */
   double *bt;      /* nc x ne: At_CE scaled, then B = L0^-1 (At_CE / sqrt(d_E)) */
   double *lambda;  /* ne x ne: E, then Lambda, Pi, and Pi's Cholesky factor */
-  double *c1;      /* blk x blk: the block of macro cell 0, then its factor */
-  double *cinv;    /* blk x blk */
+  double *c1;      /* groups x blk x blk: each group's first cell's block, then its factor */
+  double *cinv;    /* groups x blk x blk */
   double *pinv;    /* ne x ne */
   fea_matrix *dt;  /* ni x ne: D^T */
   int have_lambda; /* lambda is allocated (not in a C_1-only diagnostic) */
@@ -140,7 +144,10 @@ static fea_status extract(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix 
                          (long long)cq, v);
           break;
         }
-        if (cp == 0 && cq == 0) w->c1[(p - i0) + (q - i0) * blk] = v / (w->sd[l] * w->sd[col]);
+        const fea_index g = m->cell_group[cp];
+        if (cp == cq && cp == m->gfirst[g])
+          w->c1[(size_t)g * blk * blk + (p - cp * blk - i0) + (q - cq * blk - i0) * blk] =
+              v / (w->sd[l] * w->sd[col]);
       }
     }
   }
@@ -148,7 +155,8 @@ static fea_status extract(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix 
   return st;
 }
 
-/* Every macro cell's block equals cell 0's: the reason C_1 is stored once. */
+/* Every macro cell's block equals its group's first cell's: the reason one
+ * C_i is stored per group. */
 static fea_status check_cells(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *At,
                               const m1_setup *w, double tol) {
   const fea_index i0 = m->nc + m->ne, blk = m->blk;
@@ -160,10 +168,13 @@ static fea_status check_cells(fea_ph_m1 *m, const fea_ph_split *s, const fea_mat
       const fea_index col = At->col_idx[k], q = s->pos[col];
       if (q < i0 || (q - i0) / blk != cell) continue;
       const fea_index lq = (q - i0) % blk;
-      const double v = At->values[k] / (w->sd[l] * w->sd[col]), ref = w->c1[lp + lq * blk];
+      const fea_index g = m->cell_group[cell];
+      const double v = At->values[k] / (w->sd[l] * w->sd[col]);
+      const double ref = w->c1[(size_t)g * blk * blk + lp + lq * blk];
       FEA_CHECK(fabs(v - ref) <= tol, m->ctx, FEA_ERR_INVALID_ARG,
-                "block of macro cell %lld differs from cell 0 at (%lld, %lld): %.17g vs %.17g",
-                (long long)cell, (long long)lp, (long long)lq, v, ref);
+                "block of macro cell %lld differs from cell %lld (its group's first) at (%lld, "
+                "%lld): %.17g vs %.17g",
+                (long long)cell, (long long)m->gfirst[g], (long long)lp, (long long)lq, v, ref);
     }
   }
   return FEA_SUCCESS;
@@ -227,7 +238,8 @@ static fea_status schur_interior(fea_ph_m1 *m, m1_setup *w) {
       for (fea_index p = dt->row_ptr[c * blk + l]; p < dt->row_ptr[c * blk + l + 1]; p++)
         dc[slot[dt->col_idx[p]] + l * k] = dt->values[p];
     fea_dmat D = {dc, k, blk, k, FEA_F64}, W = {wk, k, blk, k, FEA_F64};
-    fea_dmat Ci = {w->cinv, blk, blk, blk, FEA_F64}, G = {g, k, k, k, FEA_F64};
+    double *ci = w->cinv + (size_t)m->cell_group[c] * blk * blk;
+    fea_dmat Ci = {ci, blk, blk, blk, FEA_F64}, G = {g, k, k, k, FEA_F64};
     st = fea_dense_gemm(ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &D, &Ci, 0.0, &W,
                         FEA_COMPUTE_DEFAULT);
     if (st >= 0)
@@ -300,6 +312,95 @@ static fea_status dense_kappa(fea_context *ctx, const double *a, fea_index n, in
   return FEA_SUCCESS;
 }
 
+/* Pi = E - D C^-1 D^T - B^T B applied without forming it, for kappa(Pi) on
+ * meshes of several macro cells (Table 4), where the dense Pi would take
+ * 8 |E|^2 bytes (12.6 GB at L = 7, L0 = 3) and the dense C_i^-1 at L0 = 0
+ * O(blk^3) flops per group: E x from the rows of At, C^-1 by the Cholesky
+ * factors of the groups' blocks (two TRSMs per group), B x and B^T by GEMV. */
+typedef struct pi_operator {
+  fea_ph_m1 *m;
+  const fea_ph_split *s;
+  const fea_matrix *At;
+  const m1_setup *w; /* sd, bt (B), dt (D^T), c1 (the groups' Cholesky factors) */
+  double *t, *z;     /* ni and nc */
+} pi_operator;
+
+static fea_status apply_pi(void *user, const double *x, double *y) {
+  const pi_operator *o = user;
+  fea_ph_m1 *m = o->m;
+  const fea_index nc = m->nc, ne = m->ne, i0 = nc + ne, blk = m->blk;
+  const fea_matrix *At = o->At, *dt = o->w->dt, *d = m->d;
+  const double *sd = o->w->sd;
+  for (fea_index l = 0; l < m->num; l++) { /* y = E x */
+    const fea_index p = o->s->pos[l];
+    if (p < nc || p >= i0) continue;
+    double sum = 0;
+    for (fea_index k = At->row_ptr[l]; k < At->row_ptr[l + 1]; k++) {
+      const fea_index col = At->col_idx[k], q = o->s->pos[col];
+      if (q >= nc && q < i0) sum += At->values[k] / (sd[l] * sd[col]) * x[q - nc];
+    }
+    y[p - nc] = sum;
+  }
+  for (fea_index r = 0; r < m->ni; r++) { /* t = D^T x */
+    double sum = 0;
+    for (fea_index k = dt->row_ptr[r]; k < dt->row_ptr[r + 1]; k++)
+      sum += dt->values[k] * x[dt->col_idx[k]];
+    o->t[r] = sum;
+  }
+  for (int g = 0; g < m->groups && blk > 0; g++) { /* t := C^-1 t, group by group */
+    const fea_index cells = m->gfirst[g + 1] - m->gfirst[g];
+    if (cells == 0) continue;
+    fea_dmat L = {o->w->c1 + (size_t)g * blk * blk, blk, blk, blk, FEA_F64};
+    fea_dmat T = {o->t + m->gfirst[g] * blk, blk, cells, blk, FEA_F64};
+    FEA_CALL(fea_dense_trsm(m->ctx, FEA_LEFT, FEA_LOWER, FEA_NO_TRANS, FEA_NON_UNIT, 1.0, &L, &T));
+    FEA_CALL(fea_dense_trsm(m->ctx, FEA_LEFT, FEA_LOWER, FEA_TRANS, FEA_NON_UNIT, 1.0, &L, &T));
+  }
+  for (fea_index e = 0; e < ne; e++) { /* y -= D t */
+    double sum = 0;
+    for (fea_index k = d->row_ptr[e]; k < d->row_ptr[e + 1]; k++)
+      sum += d->values[k] * o->t[d->col_idx[k]];
+    y[e] -= sum;
+  }
+  if (nc > 0 && ne > 0) { /* y -= B^T (B x) */
+    fea_dmat Bm = {o->w->bt, nc, ne, nc, FEA_F64};
+    fea_dmat X = {(void *)x, ne, 1, ne, FEA_F64}, Z = {o->z, nc, 1, nc, FEA_F64};
+    fea_dmat Y = {y, ne, 1, ne, FEA_F64};
+    FEA_CALL(fea_dense_gemm(m->ctx, FEA_NO_TRANS, FEA_NO_TRANS, 1.0, &Bm, &X, 0.0, &Z,
+                            FEA_COMPUTE_DEFAULT));
+    FEA_CALL(fea_dense_gemm(m->ctx, FEA_TRANS, FEA_NO_TRANS, -1.0, &Bm, &Z, 1.0, &Y,
+                            FEA_COMPUTE_DEFAULT));
+  }
+  return FEA_SUCCESS;
+}
+
+/* kappa(Pi) through apply_pi; c1 holds the groups' blocks and is factored here. */
+static fea_status operator_kappa_pi(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *At,
+                                    m1_setup *w, int steps, double *kappa) {
+  const fea_index blk = m->blk;
+  for (int g = 0; g < m->groups && blk > 0; g++) {
+    fea_dmat a = {w->c1 + (size_t)g * blk * blk, blk, blk, blk, FEA_F64};
+    FEA_CALL(fea_dense_potrf(m->ctx, FEA_LOWER, &a));
+  }
+  if (m->ne <= 1) {
+    *kappa = 1.0;
+    return FEA_SUCCESS;
+  }
+  pi_operator o = {m, s, At, w, dalloc((size_t)m->ni), dalloc((size_t)m->nc)};
+  fea_status st = o.t && o.z ? FEA_SUCCESS
+                             : FEA_ERROR(m->ctx, FEA_ERR_OUT_OF_MEMORY,
+                                         "no memory for the vectors of Pi's operator");
+  double lmin = 0, lmax = 0;
+  if (st >= 0)
+    st = fea_lanczos_extremes(m->ctx, m->ne, apply_pi, &o, steps, 1, 12345, &lmin, &lmax);
+  free(o.t), free(o.z);
+  FEA_CALL(st);
+  FEA_CHECK(lmin > 0, m->ctx, FEA_ERR_NOT_POSDEF,
+            "Lanczos finds the eigenvalue %g in the Schur complement Pi, which should be SPD",
+            lmin);
+  *kappa = lmax / lmin;
+  return FEA_SUCCESS;
+}
+
 /* What a diagnostic build computes instead of the inverses. */
 typedef struct m1_condition {
   int steps;
@@ -327,12 +428,14 @@ static fea_status build(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *A
             (long long)nc);
   w->sd = dalloc((size_t)m->num);
   w->bt = dalloc((size_t)(nc * ne));
-  /* A diagnostic build needs no inverse of Pi (nor Lambda for C_1 alone). */
-  const int need_pi = !cond || cond->want_pi;
+  /* A diagnostic build needs no inverse of Pi (nor Lambda for C_1 alone);
+   * on several groups of macro cells it applies Pi as an operator instead. */
+  const int pi_operator_only = cond && cond->want_pi && m->groups > 1;
+  const int need_pi = (!cond || cond->want_pi) && !pi_operator_only;
   w->lambda = need_pi ? dalloc((size_t)(ne * ne)) : dalloc(1);
   w->have_lambda = need_pi;
-  w->c1 = dalloc((size_t)(blk * blk));
-  w->cinv = dalloc((size_t)(blk * blk));
+  w->c1 = dalloc((size_t)m->groups * (size_t)(blk * blk));
+  w->cinv = dalloc((size_t)m->groups * (size_t)(blk * blk));
   w->pinv = cond || pi ? dalloc(1) : dalloc((size_t)(ne * ne));
   FEA_CHECK(w->sd && w->bt && w->lambda && w->c1 && w->cinv && w->pinv, ctx, FEA_ERR_OUT_OF_MEMORY,
             "no memory for the FP64 blocks (|E| = %lld, block %lld)", (long long)ne,
@@ -362,11 +465,24 @@ static fea_status build(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *A
   }
   FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 0.8));
   if (cond) {
-    FEA_CALL(dense_kappa(ctx, w->c1, blk, cond->steps, &cond->kappa_c));
+    cond->kappa_c = 0;
+    for (int g = 0; g < m->groups; g++) {
+      double kg = 0;
+      FEA_CALL(dense_kappa(ctx, w->c1 + (size_t)g * blk * blk, blk, cond->steps, &kg));
+      cond->kappa_c = fmax(cond->kappa_c, kg);
+    }
     if (!cond->want_pi) return fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 1.0);
+    if (pi_operator_only) {
+      FEA_CALL(operator_kappa_pi(m, s, At, w, cond->steps, &cond->kappa_pi));
+      return fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 1.0);
+    }
   }
-  FEA_CALL(invert_spd(ctx, w->c1, w->cinv, blk, "the macro-cell block C_1",
-                      FEA_PROGRESS_PH_BLOCKS));
+  for (int g = 0; g < m->groups; g++) {
+    char what[64];
+    snprintf(what, sizeof what, "the macro-cell block C_%d", g + 1);
+    FEA_CALL(invert_spd(ctx, w->c1 + (size_t)g * blk * blk, w->cinv + (size_t)g * blk * blk, blk,
+                        what, FEA_PROGRESS_PH_BLOCKS));
+  }
   FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_BLOCKS, 1.0));
   FEA_CALL(schur_interior(m, w));
   if (nc > 0 && ne > 0) { /* Pi = Lambda - B^T B, in column panels (progress) */
@@ -394,13 +510,13 @@ static fea_status build(fea_ph_m1 *m, const fea_ph_split *s, const fea_matrix *A
   /* The copies in the working precision. */
   double done = 0;
   const double total = (pi ? 0.0 : (double)ne * (double)ne) + (double)nc * (double)ne +
-                       (double)blk * (double)blk + (double)m->d->nnz;
+                       (double)m->groups * (double)blk * (double)blk + (double)m->d->nnz;
   FEA_CALL(fea_progress(ctx, FEA_PROGRESS_PH_ROUND, 0.0));
   if (!pi)
     FEA_CALL(convert_copy(m, w->pinv, (size_t)(ne * ne), m->prec, "Pi^-1", &m->pinv, &done, total));
   FEA_CALL(convert_copy(m, w->bt, (size_t)(nc * ne), m->prec, "B", &m->b, &done, total));
-  FEA_CALL(convert_copy(m, w->cinv, (size_t)(blk * blk), m->prec, "C_1^-1", &m->cinv, &done,
-                        total));
+  FEA_CALL(convert_copy(m, w->cinv, (size_t)m->groups * (size_t)(blk * blk), m->prec, "C_i^-1",
+                        &m->cinv, &done, total));
   FEA_CALL(convert_copy(m, m->d->values, (size_t)m->d->nnz, m->vprec, "D", &m->dval, &done, total));
   return fea_progress(ctx, FEA_PROGRESS_PH_ROUND, 1.0);
 }
@@ -439,9 +555,23 @@ static fea_status create(fea_context *ctx, const fea_ph_grid *g, const fea_ph_sp
   m->num = g->num, m->nc = s->nc, m->ne = s->ne, m->ni = s->ni;
   m->cells = s->num_cells, m->blk = s->block;
   m->perm = malloc((size_t)g->num * sizeof *m->perm);
-  fea_status st = m->perm ? FEA_SUCCESS
-                          : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld indices",
-                                      (long long)g->num);
+  m->groups = s->groups > 1 ? s->groups : 1;
+  m->gfirst = malloc((size_t)(m->groups + 1) * sizeof *m->gfirst);
+  m->cell_group = malloc((size_t)(m->cells + 1) * sizeof *m->cell_group);
+  fea_status st = m->perm && m->gfirst && m->cell_group
+                      ? FEA_SUCCESS
+                      : FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld indices",
+                                  (long long)g->num);
+  if (st >= 0) {
+    m->gfirst[0] = 0;
+    for (int q = 0; q < m->groups; q++)
+      m->gfirst[q + 1] = m->gfirst[q] + (s->group_cells ? s->group_cells[q] : m->cells);
+    if (m->gfirst[m->groups] != m->cells)
+      st = FEA_ERROR(ctx, FEA_ERR_INVALID_ARG, "groups of %lld cells in all, the split has %lld",
+                     (long long)m->gfirst[m->groups], (long long)m->cells);
+    for (int q = 0; q < m->groups && st >= 0; q++)
+      for (fea_index c = m->gfirst[q]; c < m->gfirst[q + 1]; c++) m->cell_group[c] = q;
+  }
   m1_setup w = {0};
   if (st >= 0) {
     memcpy(m->perm, s->perm, (size_t)g->num * sizeof *m->perm);

@@ -135,13 +135,30 @@ static void scatter(fea_ph_m1 *m, void *wc, void *we, void *wi, fea_index c, dou
   for (fea_index p = 0; p < m->num; p++) x[m->perm[p] + c * m->num] = tmp[p];
 }
 
+/* y := C^-1 v on the I panel (ni x k): with one group a single GEMM with
+ * cells k columns; with several, one GEMM per group and right-hand side on
+ * the group's m_g cells (Ruda et al. 2022, eq. (25): V_i has m_i columns). */
+static fea_status apply_cinv(fea_ph_m1 *m, fea_index k, void *v, void *y) {
+  const fea_index blk = m->blk;
+  if (m->groups == 1)
+    return gemm(m, FEA_NO_TRANS, 1.0, m->cinv, blk, blk, v, blk, m->cells * k, 0.0, y);
+  for (fea_index c = 0; c < k; c++)
+    for (int g = 0; g < m->groups; g++) {
+      const fea_index off = c * m->ni + m->gfirst[g] * blk;
+      void *cg = (char *)m->cinv + (size_t)g * (size_t)(blk * blk) * m->esize;
+      FEA_CALL(gemm(m, FEA_NO_TRANS, 1.0, cg, blk, blk, at(m, v, off), blk,
+                    m->gfirst[g + 1] - m->gfirst[g], 0.0, at(m, y, off)));
+    }
+  return FEA_SUCCESS;
+}
+
 /* Steps (15)-(17) on gathered panels: wc = b_C, we = b_E, wi = b_I in; x_C,
  * x_E in wc, we and x_I in yi out. */
 static fea_status steps(fea_ph_m1 *m, fea_index k, void *wc, void *we, void *wi, void *yi,
                         void *re) {
-  const fea_index nc = m->nc, ne = m->ne, blk = m->blk, cols = m->cells * k;
+  const fea_index nc = m->nc, ne = m->ne;
   /* y_I = C^-1 b_I: one GEMM over all cells and right-hand sides. */
-  FEA_CALL(gemm(m, FEA_NO_TRANS, 1.0, m->cinv, blk, blk, wi, blk, cols, 0.0, yi));
+  FEA_CALL(apply_cinv(m, k, wi, yi));
   /* r_E = b_E - B^T b_C - D y_I */
   memcpy(re, we, (size_t)(ne * k) * m->vsize);
   FEA_CALL(gemm(m, FEA_TRANS, -1.0, m->b, nc, ne, wc, nc, k, 1.0, re));
@@ -152,7 +169,7 @@ static fea_status steps(fea_ph_m1 *m, fea_index k, void *wc, void *we, void *wi,
   FEA_CALL(gemm(m, FEA_NO_TRANS, -1.0, m->b, nc, ne, we, ne, k, 1.0, wc));
   /* x_I = C^-1 (b_I - D^T x_E) */
   dt_sub(m, k, we, wi);
-  return gemm(m, FEA_NO_TRANS, 1.0, m->cinv, blk, blk, wi, blk, cols, 0.0, yi);
+  return apply_cinv(m, k, wi, yi);
 }
 
 fea_status fea_ph_m1_solve(fea_ph_m1 *m, fea_index k, const double *b, double *x) {

@@ -9,6 +9,7 @@
 #include "linalg/dense.h"
 #include "internal/error.h"
 #include "linalg/matrix.h"
+#include "macro-mesh.h"
 #include "prehandle.h"
 
 struct fea_ph_factor {
@@ -20,14 +21,17 @@ struct fea_ph_factor {
   double *work;      /* nc: the coarse entries of a vector */
 };
 
-/* The coarse position of interior node (i, j), or -1. */
+/* The coarse position of interior node (i, j), or -1. On a mesh of macro
+ * cells, the position among its C nodes (the split's order). */
 static fea_index coarse_of(const fea_ph_grid *g, fea_index lexi) {
+  if (g->macro) return g->macro->pos[lexi] < g->macro->nc ? g->macro->pos[lexi] : -1;
   fea_index i = lexi % (g->n - 1) + 1, j = lexi / (g->n - 1) + 1;
   if (i % g->r || j % g->r) return -1;
   return (i / g->r - 1) + (j / g->r - 1) * (g->n0 - 1);
 }
 
 static fea_index coarse_node(const fea_ph_grid *g, fea_index c) {
+  if (g->macro) return g->macro->perm[c];
   fea_index ci = c % (g->n0 - 1) + 1, cj = c / (g->n0 - 1) + 1;
   return (ci * g->r - 1) + (cj * g->r - 1) * (g->n - 1);
 }
@@ -60,7 +64,7 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
   f->ctx = ctx;
   fea_object_retain(ctx);
   f->g = *g;
-  f->nc = (g->n0 - 1) * (g->n0 - 1);
+  f->nc = g->macro ? g->macro->nc : (g->n0 - 1) * (g->n0 - 1);
   const size_t nc = (size_t)(f->nc ? f->nc : 1);
   f->l0 = calloc(nc * nc, sizeof *f->l0);
   f->sqrt_diag = calloc((size_t)g->num, sizeof *f->sqrt_diag);
@@ -68,7 +72,7 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
   if (!f->l0 || !f->sqrt_diag || !f->work) {
     fea_ph_factor_destroy(&f);
     return FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a coarse block of %lld nodes",
-                     (long long)((g->n0 - 1) * (g->n0 - 1)));
+                     (long long)nc);
   }
   for (fea_index row = 0; row < g->num; row++) {
     const fea_index cr = coarse_of(g, row);
@@ -85,6 +89,10 @@ fea_status fea_ph_factor_create(fea_context *ctx, const fea_ph_grid *g, const fe
       if (!(d > 0) || !isfinite(d)) {
         fea_index i = row % (g->n - 1) + 1, j = row / (g->n - 1) + 1;
         fea_ph_factor_destroy(&f);
+        if (g->macro)
+          return FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
+                           "diagonal %g of the transformed matrix at unknown %lld is not positive",
+                           d, (long long)row);
         return FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
                          "diagonal %g of the transformed matrix at node (%lld, %lld) is not "
                          "positive",

@@ -31,6 +31,11 @@ typedef struct fea_ph_grid {
   fea_index n, n0, r; /* r = n / n0 */
   int levels;         /* log2 r: the S_k of S = S_levels ... S_1 */
   fea_index num;      /* (n - 1)^2 interior nodes */
+  /* A mesh of several macro cells (macro-mesh.h), or NULL for the unit
+   * square. With it, the transforms, the coarse nodes and the split follow
+   * its tables, num is its unknowns, r = n = 2^levels, n0 = 1, and element
+   * is P1. Owned by the solver that holds the grid. */
+  const struct fea_ph_macro *macro;
 } fea_ph_grid;
 
 /* Checks n0 >= 1, n = 2^levels n0 with levels >= 0, and the element. */
@@ -85,6 +90,11 @@ typedef struct fea_ph_split {
   fea_index block;     /* interior nodes per macro cell */
   fea_index *perm;
   fea_index *pos;
+  /* Groups of macro cells with one interior block (Ruda et al. 2022, eq.
+   * (25)): I holds group 0's cells, then group 1's, ...; group_cells[g] cells
+   * each. The unit square has one group (group_cells NULL: all cells). */
+  int groups;
+  fea_index *group_cells;
 } fea_ph_split;
 
 fea_status fea_ph_split_create(fea_context *ctx, const fea_ph_grid *g, fea_ph_split *out);

@@ -28,14 +28,16 @@
 #include "base/memory-limit.h"
 #include "internal/prehandled-device.h"
 #include "linalg/matrix.h"
+#include "macro-mesh.h"
 #include "prehandled.h"
 #include "schur-m1.h"
 
 typedef struct ph_solver {
   fea_prehandled_desc desc; /* complete */
   fea_ph_grid grid;
-  fea_matrix *A; /* A_h over the interior nodes (last setup) */
-  double *load;  /* the problem's reduced right-hand side (last setup) */
+  fea_ph_macro *macro; /* a mesh of macro cells (grid.macro), or NULL */
+  fea_matrix *A;       /* A_h over the interior nodes (last setup) */
+  double *load;        /* the problem's reduced right-hand side (last setup) */
   fea_ph_factor *f;
   fea_ph_m1 *m1;                           /* host M1 (host contexts) */
   fea_context *hctx;                       /* the setup context a backend's own M1 names, or NULL */
@@ -63,11 +65,16 @@ static void ph_reset(fea_solver *s) {
 
 static void ph_destroy(fea_solver *s) {
   ph_reset(s);
+  fea_ph_macro_destroy(&ph_of(s)->macro);
   free(s->data);
   s->data = NULL;
 }
 
 static fea_index split_sizes(const fea_ph_grid *g, fea_index *nc, fea_index *ne, fea_index *blk) {
+  if (g->macro) {
+    *nc = g->macro->nc, *ne = g->macro->ne, *blk = g->macro->blk;
+    return g->macro->ni;
+  }
   const fea_index n = g->n, n0 = g->n0, r = g->r;
   *nc = (n0 - 1) * (n0 - 1);
   fea_index cells = g->element == FEA_PH_Q1 ? n0 * n0 : 2 * n0 * n0;
@@ -84,6 +91,7 @@ double fea_ph_flops(const fea_ph_grid *g) {
 }
 
 double fea_ph_model_flops(const fea_ph_grid *g) {
+  if (g->macro) return 0; /* the paper's model is the unit square's */
   /* h0 = 2^l sqrt(h): l = log2(h0 / sqrt(h)) = log2(sqrt(n) / n0). */
   const double N = (double)g->num, l = log2(sqrt((double)g->n) / (double)g->n0);
   const double q = pow(4.0, l);
@@ -102,7 +110,8 @@ static uint64_t setup_bytes(const ph_solver *p) {
   const double e2 = (double)ne * (double)ne;
   const double pi_bytes = p->dops && p->dops->pi_inverse ? 8.0 : 16.0 + (double)es;
   double bytes = e2 * pi_bytes + (double)nc * (double)ne * (8.0 + (double)es) +
-                 (double)nc * (double)nc * 8.0 + (double)blk * (double)blk * 24.0 +
+                 (double)nc * (double)nc * 8.0 +
+                 (double)(p->macro ? p->macro->groups : 1) * (double)blk * (double)blk * 24.0 +
                  (double)p->grid.num * 400.0;
   return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
 }
@@ -340,14 +349,27 @@ const fea_solver_ops fea_ph_solver_ops = {
 
 fea_status fea_ph_solver_attach(fea_solver *s, const fea_prehandled_desc *desc,
                                 const fea_ph_grid *g) {
+  fea_ph_macro *macro = (fea_ph_macro *)g->macro; /* taken over, whatever happens */
+  if (macro && s->ctx->backend->m1) {
+    fea_ph_macro_destroy(&macro);
+    return FEA_ERROR(s->ctx, FEA_ERR_UNSUPPORTED,
+                     "the prehandled solver on a mesh of several macro cells runs on host "
+                     "contexts only: backend '%s' keeps one macro-cell block, not one per group",
+                     s->ctx->backend->prefix);
+  }
   ph_solver *p = calloc(1, sizeof *p);
+  if (!p) fea_ph_macro_destroy(&macro);
   FEA_CHECK(p, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a prehandled solver");
   p->desc = *desc;
   p->grid = *g;
+  p->macro = macro;
   fea_index blk;
   p->info.ni = split_sizes(g, &p->info.nc, &p->info.ne, &blk);
   p->info.block = blk;
-  p->info.num_cells = g->element == FEA_PH_Q1 ? g->n0 * g->n0 : 2 * g->n0 * g->n0;
+  p->info.num_cells = macro                     ? macro->cells
+                      : g->element == FEA_PH_Q1 ? g->n0 * g->n0
+                                                : 2 * g->n0 * g->n0;
+  p->info.groups = macro ? macro->groups : 1;
   p->info.prec = desc->precision;
   if (s->ctx->backend->m1) {
     /* A backend with an M1 of its own: it names the host context the setup runs on. */
@@ -426,9 +448,14 @@ static fea_status dense_block_kappa(fea_solver *s, fea_prehandled_matrix which, 
                                     double *kappa) {
   ph_solver *p = ph_of(s);
   const int block = which == FEA_PREHANDLED_MACRO_BLOCK;
-  /* Pi in FP64 is |E|^2 doubles, as in setup (less the inverse). */
-  const double need = block ? 8.0 * (double)p->info.block * (double)p->info.block
-                            : 8.0 * (double)p->info.ne * (double)p->info.ne;
+  /* Pi in FP64 is |E|^2 doubles, as in setup (less the inverse); on several
+   * groups of macro cells Pi is applied as an operator (m1-setup.c), which
+   * holds B and the groups' blocks. */
+  const double groups = p->info.groups > 1 ? (double)p->info.groups : 1.0;
+  const double blocks = 8.0 * groups * (double)p->info.block * (double)p->info.block;
+  const double need = block                ? blocks
+                      : p->info.groups > 1 ? blocks + 8.0 * (double)p->info.nc * (double)p->info.ne
+                                           : 8.0 * (double)p->info.ne * (double)p->info.ne;
   FEA_CALL(fea_memory_require(s->ctx, p->desc.memory_limit_bytes, need,
                               block ? "the macro-cell block in FP64"
                                     : "the Schur complement Pi in FP64"));

@@ -11,7 +11,8 @@
 extern const fea_solver_ops fea_ph_solver_ops;
 
 /* Attach the kind's state to s (created by fea_solver_alloc with
- * fea_ph_solver_ops): desc complete and checked, g the grid of s's problem. */
+ * fea_ph_solver_ops): desc complete and checked, g the grid of s's problem.
+ * A g->macro is taken over (destroyed with the solver, or here on failure). */
 fea_status fea_ph_solver_attach(fea_solver *s, const fea_prehandled_desc *desc,
                                 const fea_ph_grid *g);
 

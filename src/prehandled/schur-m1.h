@@ -49,8 +49,9 @@ typedef struct fea_ph_m1 fea_ph_m1;
 typedef struct fea_ph_m1_info {
   fea_index nc, ne, ni, num_cells, block;
   fea_precision prec;
-  size_t dense_bytes; /* B, C_1^-1 and Pi^-1 in the working precision */
+  size_t dense_bytes; /* B, the C_i^-1 and Pi^-1 in the working precision */
   int rhs_scaling;    /* whether 16-bit solves scale the GEMM operands */
+  int groups;         /* distinct macro-cell blocks C_i (1 on the unit square) */
 } fea_ph_m1_info;
 
 /* Set up M1 from At = S^T A_h S (CSR, lexicographic interior nodes, as
@@ -77,7 +78,8 @@ fea_status fea_ph_m1_create_pi_elsewhere(fea_context *ctx, const fea_ph_grid *g,
                                          const fea_ph_factor *f, fea_precision prec,
                                          fea_ph_m1_pi_fn invert_pi, void *user, fea_ph_m1 **out);
 
-/* The FP64 setup up to Pi, then kappa(C_1) and kappa(Pi) by `steps` Lanczos
+/* The FP64 setup up to Pi, then kappa(C_1) (the largest over the groups of
+ * macro cells) and kappa(Pi) by `steps` Lanczos
  * steps on the FP64 blocks (full reorthogonalization; estimates from below),
  * without inverting Pi: a diagnostic as cheap as the setup minus its
  * O(|E|^3) inversion. Either output may be NULL; without kappa_pi it stops
