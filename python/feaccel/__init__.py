@@ -24,8 +24,8 @@ from .misc import cost_memory_3d_paper, cost_model_exact, cost_model_fits, cost_
     cost_strong_scaling_paper, tsx_available, update_strategy_name
 from .multipatch import Multipatch, MultipatchProblem
 from .operators import CSR, MATFREE_ELEMENT_MATRIX, MATFREE_SUMFACT, Operator
-from .problem import BC, DIRICHLET, ELASTIC_DISPLACEMENT, ELASTIC_PRESSURE, ELASTIC_TRACTION, \
-    NEUMANN, PLANE_STRAIN, PLANE_STRESS, ROBIN, Elastic, Matrix, Problem, write_mtx_array
+from .problem import BC, DIRICHLET, ELASTIC_DISPLACEMENT, ELASTIC_PRESSURE, ELASTIC_SPRING, \
+    ELASTIC_TRACTION, NEUMANN, PLANE_STRAIN, PLANE_STRESS, ROBIN, Elastic, Matrix, Problem, write_mtx_array
 from .solver import MERGE_AUTO, MERGE_PAIRWISE, MERGE_TENSOR, Solver
 from .space import BACK, EAST, FRONT, NORTH, SOUTH, WEST, Geometry, GeometryFile, Space
 from .vector import BF16, F16, F32, F64, Vector

@@ -7,7 +7,7 @@ from ._core import Handle, call, create, ffi, in_array, new_struct, out_array, t
 from ._loader import lib
 
 DIRICHLET, NEUMANN, ROBIN = 0, 1, 2
-ELASTIC_DISPLACEMENT, ELASTIC_TRACTION, ELASTIC_PRESSURE = 0, 1, 2
+ELASTIC_DISPLACEMENT, ELASTIC_TRACTION, ELASTIC_PRESSURE, ELASTIC_SPRING = 0, 1, 2, 3
 PLANE_STRAIN, PLANE_STRESS = 0, 1
 _MODELS = {"plane_strain": PLANE_STRAIN, "plane_stress": PLANE_STRESS}
 
@@ -67,8 +67,9 @@ class Elastic:
     Elastic.traction(h=None): sigma n = h(x), a constant vector or a function
     of an (npts, dim) array returning (npts, dim) (None: a free side);
     Elastic.pressure(p): sigma n = -p n, p a constant or a function returning
-    (npts,). The C API calls h and p one point at a time, from several
-    threads (see _callbacks)."""
+    (npts,); Elastic.spring(k, h=None): an elastic support sigma n + k u = h,
+    k >= 0 a constant or a function returning (npts,). The C API calls h, p
+    and k one point at a time, from several threads (see _callbacks)."""
 
     def __init__(self, type=ELASTIC_DISPLACEMENT, components=None, traction=None, pressure=0.0):
         self.type, self.components = type, _component_mask(components)
@@ -90,6 +91,11 @@ class Elastic:
     def pressure(cls, p):
         return cls(ELASTIC_PRESSURE, pressure=p)
 
+    @classmethod
+    def spring(cls, k, h=None):
+        # The C condition keeps k in its pressure fields (docs/problems.md).
+        return cls(ELASTIC_SPRING, traction=h, pressure=k)
+
     def fill(self, c, dim, keep):
         c.type = self.type
         c.components = self.components
@@ -98,15 +104,16 @@ class Elastic:
             keep.append(cb)
             c.traction = cb
         if callable(self.pressure_value):
-            cb = _callbacks.pointwise_scalar(self.pressure_value, dim, "pressure")
+            cb = _callbacks.pointwise_scalar(
+                self.pressure_value, dim, "spring k" if self.type == ELASTIC_SPRING else "pressure")
             keep.append(cb)
             c.pressure_fn = cb
         else:
             c.pressure = float(self.pressure_value)
 
     def __repr__(self):
-        kind = ("displacement", "traction", "pressure")[self.type] if self.type in (0, 1, 2) \
-            else self.type
+        kind = ("displacement", "traction", "pressure", "spring")[self.type] \
+            if self.type in (0, 1, 2, 3) else self.type
         return f"<feaccel.Elastic {kind}>"
 
 
@@ -294,11 +301,14 @@ class Problem(Handle):
 
     @classmethod
     def elasticity(cls, space, E=1.0, nu=0.3, lam=None, mu=None, model="plane_strain",
-                   body_force=None, displacement=None, sides=None, parts=None, quad_points=0):
+                   body_force=None, displacement=None, sides=None, parts=None, quad_points=0,
+                   C=None):
         """Linear elasticity -div sigma(u) = f (fea_problem_create_elasticity) on
         a space with dim components (Space.set_num_components). E, nu:
         constants or functions of an (npts, dim) array returning (npts,); or
-        the Lame parameters lam and mu (mu > 0) in their place. model:
+        the Lame parameters lam and mu (mu > 0) in their place; or C, a general
+        elasticity tensor in Voigt notation (a constant 6 x 6 in 3D, 3 x 3 in
+        2D, or a function returning (npts, 6, 6) / (npts, 3, 3)). model:
         "plane_strain" or "plane_stress" (2D). body_force f and displacement g
         (the data of the fixed components): constant vectors or functions
         returning (npts, dim), or None (zero). sides: {side: Elastic} (the
@@ -327,6 +337,11 @@ class Problem(Handle):
                 setattr(d, name + "_fn", cb)
             else:
                 setattr(d, name, float(v))
+        if C is not None:
+            v = 6 if dim == 3 else 3
+            cb = _callbacks.pointwise_vector(C, dim, (v, v), "C")
+            keep.append(cb)
+            d.C_fn = cb
         if body_force is not None:
             cb = _callbacks.pointwise_vector(body_force, dim, (dim,), "body_force")
             keep.append(cb)

@@ -277,3 +277,34 @@ def test_gmsh_parts_tension_exact(ctx, file):
     parts[42] = fa.Elastic.displacement("y")
     with pytest.raises(fa.Error, match="physical tag 42"):
         fa.Problem.elasticity(V, E=E, nu=nu, parts=parts)
+
+
+def test_isotropic_tensor_as_C_matches_E_nu(ctx):
+    """C given as the plane-strain isotropic Voigt tensor (a constant and a
+    function) solves what E and nu solve."""
+    mu = E_L / (2 * (1 + NU_L))
+    lam = E_L * NU_L / ((1 + NU_L) * (1 - 2 * NU_L))
+    C = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
+    ref_l2, ref_h1, _, ref_u = lame_errors(ctx, 2, 4)
+    for c in (C, lambda X: np.broadcast_to(C, (len(X), 3, 3))):
+        l2, h1, _, u = lame_errors(ctx, 2, 4, C=c)
+        np.testing.assert_allclose(u, ref_u, rtol=0, atol=1e-12 * np.abs(ref_u).max())
+        np.testing.assert_allclose(l2, ref_l2, rtol=1e-9)
+
+
+def test_springs_hold_a_free_body(ctx):
+    """Springs k on every side and a body force: no side is fixed, the
+    springs remove the rigid-body modes; a stiffer spring moves the body
+    less, and k = 0 is refused naming the modes."""
+    V = fa.Space.bspline(ctx, 2, n=(4, 4), num_components=2)
+    peak = []
+    for k in (1.0, 100.0, lambda X: np.full(len(X), 100.0)):
+        sides = {s: fa.Elastic.spring(k) for s in (fa.WEST, fa.EAST, fa.SOUTH, fa.NORTH)}
+        P = fa.Problem.elasticity(V, E=10.0, nu=0.3, body_force=[1.0, 0.5], sides=sides)
+        u = P.expand_solution(fa.Solver.multifrontal(P).setup().solve())
+        peak.append(np.abs(u).max())
+    assert peak[1] < peak[0] and peak[2] == pytest.approx(peak[1], rel=1e-12)
+    sides = {s: fa.Elastic.spring(0.0) for s in (fa.WEST, fa.EAST, fa.SOUTH, fa.NORTH)}
+    with pytest.raises(fa.Error, match="rigid"):
+        fa.Problem.elasticity(V, sides=sides)
+    assert "spring" in repr(fa.Elastic.spring(1.0))
