@@ -70,7 +70,9 @@ static int kron_serves(const fea_context *ctx, const fea_operator_desc *d, const
   char why[160];
   return d->kind == FEA_OPERATOR_MATFREE_SUMFACT && d->strategy == FEA_UPDATE_AUTO &&
          d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO && !ctx->backend->op &&
-         pb->space->kind == FEA_SPACE_BSPLINE && fea_kron_supports(pb, why, sizeof why);
+         pb->space->kind == FEA_SPACE_BSPLINE &&
+         (pb->elastic ? fea_kron_elastic_supports(pb, why, sizeof why)
+                      : fea_kron_supports(pb, why, sizeof why));
 }
 
 static void operator_free(void *object) {
@@ -113,7 +115,7 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   if (d->kind == FEA_OPERATOR_CSR) {
     st = fea_operator_csr_build(op);
   } else if (kron_serves(ctx, d, op->problem)) {
-    st = fea_operator_kron_build(op);
+    st = op->problem->elastic ? fea_operator_kron_elastic_build(op) : fea_operator_kron_build(op);
   } else {
     const fea_matfree_kernel_ops *k = pick_kernel(d, op->problem, why, sizeof why);
     st = fea_operator_matfree_build(op, k, d->strategy);

@@ -181,7 +181,8 @@ Test(kron, the_public_operator_runs_it_by_default_on_a_bspline_box) {
   fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
   od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
   fea_operator *op;
-  cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS, "%s", fea_context_last_error(ctx));
+  cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
   fea_operator_info info = FEA_OPERATOR_INFO_INIT;
   cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
   cr_assert(strstr(info.kernel, "Kronecker"), "kernel: %s", info.kernel);
@@ -192,6 +193,127 @@ Test(kron, the_public_operator_runs_it_by_default_on_a_bspline_box) {
   cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS);
   cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
   cr_assert_null(strstr(info.kernel, "Kronecker"), "kernel: %s", info.kernel);
+  fea_operator_destroy(&op);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&s);
+}
+
+/* ---- linear elasticity ----------------------------------------------------------------------- */
+
+/* Every ISA's elastic apply, apply-add and diagonal against the assembled
+ * matrix of the same elasticity problem. */
+static void check_elastic(const fea_problem *pb, const char *what) {
+  char why[200];
+  cr_assert(fea_kron_elastic_supports(pb, why, sizeof why), "%s: %s", what, why);
+  const fea_index n = pb->num_free;
+  double *b = malloc((size_t)n * sizeof *b + 8), *x = malloc((size_t)n * sizeof *x + 8);
+  double *y0 = malloc((size_t)n * sizeof *y0 + 8), *y = malloc((size_t)n * sizeof *y + 8);
+  double *d = malloc((size_t)n * sizeof *d + 8);
+  fea_matrix *A;
+  cr_assert_eq(fea_problem_assemble_reference(pb, b, &A), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  for (fea_index i = 0; i < n; i++) x[i] = urand();
+  cr_assert_eq(fea_matrix_multiply(A, x, y0), FEA_SUCCESS);
+  double scale = 0;
+  for (fea_index i = 0; i < n; i++) scale = fmax(scale, fabs(y0[i]));
+  static const char *isas[] = {"baseline", "avx2", "avx512"};
+  int ran = 0;
+  for (int v = 0; v < 3; v++)
+    for (int threads = 1; threads <= 3; threads += 2) {
+      fea_kron_elastic *e;
+      fea_status st = fea_kron_elastic_create_with(pb, isas[v], threads, &e);
+      if (st == FEA_ERR_UNSUPPORTED) continue;
+      cr_assert_eq(st, FEA_SUCCESS, "%s: %s", what, fea_context_last_error(ctx));
+      cr_assert_eq(e->ncomp * e->N, n);
+      ran++;
+      for (int add = 0; add < 2; add++) {
+        for (fea_index i = 0; i < n; i++) y[i] = add ? 0.5 * y0[i] : NAN;
+        fea_kron_elastic_apply(e, x, y, add, threads);
+        for (fea_index i = 0; i < n; i++) {
+          const double want = add ? 1.5 * y0[i] : y0[i];
+          cr_assert(fabs(y[i] - want) <= 1e-12 * scale,
+                    "%s, %s, %d threads, add %d: y[%lld] = %.17g, A x = %.17g", what, isas[v],
+                    threads, add, (long long)i, y[i], want);
+        }
+      }
+      fea_kron_elastic_diagonal(e, d);
+      for (fea_index i = 0; i < n; i++) {
+        double aii = 0;
+        for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+          if (A->col_idx[k] == i) aii = A->values[k];
+        cr_assert(fabs(d[i] - aii) <= 1e-12 * fabs(aii), "%s: diag[%lld] = %.17g, A_ii = %.17g",
+                  what, (long long)i, d[i], aii);
+      }
+      fea_kron_elastic_destroy(e);
+    }
+  cr_assert(ran >= 2, "the baseline kernels always run");
+  fea_matrix_destroy(&A);
+  free(b), free(x), free(y0), free(y), free(d);
+}
+
+static fea_problem *elastic_problem(fea_space *s, int loaded, fea_elasticity_model model) {
+  fea_elasticity_desc ed = FEA_ELASTICITY_DESC_INIT;
+  ed.E = 3.0;
+  ed.nu = 0.27;
+  ed.model = model;
+  if (loaded) /* a traction-free east and a loaded north: only the other sides clamped */
+    for (int side = 1; side <= 3; side += 2) ed.sides[side].type = FEA_ELASTIC_TRACTION;
+  fea_problem *pb;
+  cr_assert_eq(fea_problem_create_elasticity(s, &ed, &pb), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  return pb;
+}
+
+Test(kron, elasticity_2d_3d_every_degree_equals_the_assembled_matrix) {
+  for (int dim = 2; dim <= 3; dim++)
+    for (int p = 1; p <= (dim == 2 ? 4 : 3); p++)
+      for (int uneven = 0; uneven < 2; uneven++)
+        for (int loaded = 0; loaded < 2; loaded++) {
+          const fea_index n[3] = {4 + (dim < 3 ? 2 : 0), 3 + (dim < 3 ? 1 : 0), 3};
+          fea_space *s = box(dim, p, uneven, n);
+          cr_assert_eq(fea_space_set_num_components(s, dim), FEA_SUCCESS);
+          for (int model = 0; model < (dim == 2 ? 2 : 1); model++) {
+            fea_problem *pb = elastic_problem(s, loaded,
+                                              model ? FEA_ELASTICITY_PLANE_STRESS
+                                                    : FEA_ELASTICITY_PLANE_STRAIN);
+            char what[96];
+            snprintf(what, sizeof what, "elasticity %dD p = %d%s%s%s", dim, p,
+                     uneven ? " uneven" : "", loaded ? " free sides" : "",
+                     model ? " plane stress" : "");
+            check_elastic(pb, what);
+            fea_problem_destroy(&pb);
+          }
+          fea_space_destroy(&s);
+        }
+}
+
+Test(kron, elasticity_with_a_roller_keeps_the_element_wise_kernel) {
+  const fea_index n[3] = {4, 4, 1};
+  fea_space *s = box(2, 2, 0, n);
+  cr_assert_eq(fea_space_set_num_components(s, 2), FEA_SUCCESS);
+  fea_elasticity_desc ed = FEA_ELASTICITY_DESC_INIT;
+  ed.sides[1].type = FEA_ELASTIC_DISPLACEMENT;
+  ed.sides[1].components = FEA_COMPONENT_X; /* a roller on east */
+  fea_problem *pb;
+  cr_assert_eq(fea_problem_create_elasticity(s, &ed, &pb), FEA_SUCCESS);
+  char why[200] = "";
+  cr_assert_not(fea_kron_elastic_supports(pb, why, sizeof why));
+  cr_assert(strstr(why, "roller"), "%s", why);
+  fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+  od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
+  fea_operator *op;
+  cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS);
+  fea_operator_info info = FEA_OPERATOR_INFO_INIT;
+  cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
+  cr_assert_null(strstr(info.kernel, "Kronecker"), "kernel: %s", info.kernel);
+  fea_operator_destroy(&op);
+  fea_problem_destroy(&pb);
+  /* clamped: the public operator runs the Kronecker sums */
+  pb = elastic_problem(s, 1, FEA_ELASTICITY_PLANE_STRAIN);
+  cr_assert_eq(fea_operator_create(ctx, pb, &od, &op), FEA_SUCCESS);
+  cr_assert_eq(fea_operator_get_info(op, &info), FEA_SUCCESS);
+  cr_assert(strstr(info.kernel, "Kronecker") && strstr(info.kernel, "elasticity"), "kernel: %s",
+            info.kernel);
   fea_operator_destroy(&op);
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);

@@ -142,8 +142,73 @@ KR_TARGET static void kr_apply(const fea_kron_state *s, const double *x, double 
   }
 }
 
+/* Elasticity, component-major: per output plane (3D) or row (2D) the
+ * direction-2 (2D: direction-1) images of every input component under K,
+ * M, G and G^T that some term needs, once; then per term its direction-1
+ * image (3D) and the direction-0 band scaled by the term's coefficient,
+ * added into the output component's plane (the first term of a component
+ * writes, the others add). */
+KR_TARGET static void kr_elastic(const fea_kron_elastic *e, const double *xs, double *ys,
+                                 int threads) {
+  const int nc = e->ncomp;
+  const fea_index n0 = e->n[0], n1 = e->n[1], N = e->N;
+  if (threads < 1) threads = 1;
+  if (threads > e->threads) threads = e->threads;
+  int need[8][4] = {{0}}; /* [input component][op] of the last direction */
+  const int last = e->dim - 1;
+  for (int t = 0; t < e->nterms; t++) need[e->term[t].d][e->term[t].op[last]] = 1;
+  if (e->dim == 2) {
+#pragma omp parallel num_threads(threads)
+    {
+      double *rows = e->work + (size_t)omp_get_thread_num() * 4 * (size_t)nc * (size_t)n0;
+#pragma omp for schedule(static)
+      for (fea_index i1 = 0; i1 < n1; i1++) {
+        for (int d = 0; d < nc; d++)
+          for (int o = 0; o < 4; o++)
+            if (need[d][o])
+              band_rows(e->p[1], n1, i1, e->B[1][o], xs + (size_t)d * N, NULL, NULL,
+                        rows + (size_t)(4 * d + o) * n0, n0, 0);
+        int prev = -1;
+        for (int t = 0; t < e->nterms; t++) {
+          const fea_kron_term *T = &e->term[t];
+          band_line(e->p[0], n0, T->B0, rows + (size_t)(4 * T->d + T->op[1]) * n0, NULL, NULL,
+                    ys + (size_t)T->c * N + i1 * n0, T->c == prev);
+          prev = T->c;
+        }
+      }
+    }
+    return;
+  }
+  const fea_index n2 = e->n[2], P = n0 * n1;
+#pragma omp parallel num_threads(threads)
+  {
+    double *planes = e->work + (size_t)omp_get_thread_num() * (4 * (size_t)nc + 1) * (size_t)P;
+    double *q = planes + 4 * (size_t)nc * (size_t)P;
+#pragma omp for schedule(static)
+    for (fea_index i2 = 0; i2 < n2; i2++) {
+      for (int d = 0; d < nc; d++)
+        for (int o = 0; o < 4; o++)
+          if (need[d][o])
+            band_rows(e->p[2], n2, i2, e->B[2][o], xs + (size_t)d * N, NULL, NULL,
+                      planes + (size_t)(4 * d + o) * P, P, 0);
+      int prev = -1;
+      for (int t = 0; t < e->nterms; t++) {
+        const fea_kron_term *T = &e->term[t];
+        const double *a = planes + (size_t)(4 * T->d + T->op[2]) * P;
+        for (fea_index i1 = 0; i1 < n1; i1++)
+          band_rows(e->p[1], n1, i1, e->B[1][T->op[1]], a, NULL, NULL, q + i1 * n0, n0, 0);
+        double *yp = ys + (size_t)T->c * N + i2 * P;
+        for (fea_index i1 = 0; i1 < n1; i1++)
+          band_line(e->p[0], n0, T->B0, q + i1 * n0, NULL, NULL, yp + i1 * n0, T->c == prev);
+        prev = T->c;
+      }
+    }
+  }
+}
+
 const fea_kron_isa KR_ISA_VAR = {
     .name = KR_ISA_NAME,
     .available = KR_ISA_AVAILABLE,
     .apply = kr_apply,
+    .elastic = kr_elastic,
 };

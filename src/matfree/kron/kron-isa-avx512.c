@@ -16,5 +16,8 @@ static int has_avx512(void) {
 #else
 #include "kron.h"
 static int never(void) { return 0; }
-const fea_kron_isa fea_kron_isa_avx512 = {.name = "avx512", .available = never, .apply = NULL};
+const fea_kron_isa fea_kron_isa_avx512 = {.name = "avx512",
+                                          .available = never,
+                                          .apply = NULL,
+                                          .elastic = NULL};
 #endif

@@ -28,7 +28,7 @@ static const fea_kron_isa *const isas[] = {&fea_kron_isa_avx512, &fea_kron_isa_a
 
 /* Functions of direction k, and per function its free index in that
  * direction (-1: a fixed end), from which functions some free DoF uses. */
-static fea_index dir_size(const fea_space *s, int k) {
+fea_index fea_kron_dir_size(const fea_space *s, int k) {
   const fea_bspline_space *b = s->impl;
   return fea_knots_num_functions(&b->knots[k]);
 }
@@ -42,7 +42,7 @@ static int tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m
   const int d = s->dim;
   fea_index n[3] = {1, 1, 1};
   for (int k = 0; k < d; k++) {
-    n[k] = dir_size(s, k);
+    n[k] = fea_kron_dir_size(s, k);
     for (fea_index i = 0; i < n[k]; i++) red[k][i] = -1;
   }
   for (fea_index dof = 0; dof < s->num_dofs; dof++) {
@@ -80,11 +80,11 @@ int fea_kron_supports(const fea_problem *pb, char *why, size_t len) {
     return REFUSE("the Kronecker operator serves B-spline spaces; this one is Lagrange");
   if (!fea_sf_supports(pb, why, len)) return 0;
   fea_index total = 0;
-  for (int k = 0; k < s->dim; k++) total += dir_size(s, k);
+  for (int k = 0; k < s->dim; k++) total += fea_kron_dir_size(s, k);
   fea_index *buf = malloc((size_t)total * sizeof *buf + 1);
   if (!buf) return REFUSE("no memory for %lld 1D indices", (long long)total);
   fea_index *red[3] = {buf, buf, buf}, m[3];
-  for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + dir_size(s, k - 1);
+  for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + fea_kron_dir_size(s, k - 1);
   const int ok = tensor_free_set(pb, red, m);
   free(buf);
   if (!ok)
@@ -94,10 +94,7 @@ int fea_kron_supports(const fea_problem *pb, char *why, size_t len) {
   return 1;
 }
 
-/* The 1D stiffness (K) and mass (M) matrices of direction k on its whole
- * knot vector, in band storage of half-width p over n functions, with the
- * problem's nq-point Gauss rule per span, in physical coordinates. */
-static fea_status assemble_1d(const fea_problem *pb, int k, double *K, double *M) {
+fea_status fea_kron_assemble_1d(const fea_problem *pb, int k, double *K, double *M, double *G) {
   const fea_space *s = pb->space;
   const fea_bspline_space *b = s->impl;
   const fea_knots *kn = &b->knots[k];
@@ -111,6 +108,7 @@ static fea_status assemble_1d(const fea_problem *pb, int k, double *K, double *M
   const double scale = (b->upper[k] - b->lower[k]) / (kn->t[kn->m - 1] - kn->t[0]);
   memset(K, 0, (size_t)(2 * p + 1) * (size_t)n * sizeof *K);
   memset(M, 0, (size_t)(2 * p + 1) * (size_t)n * sizeof *M);
+  if (G) memset(G, 0, (size_t)(2 * p + 1) * (size_t)n * sizeof *G);
   for (fea_index e = 0; e < kn->nelem; e++) {
     const fea_index sp = kn->span[e];
     const double a = kn->t[sp], h = kn->t[sp + 1] - a;
@@ -123,16 +121,15 @@ static fea_status assemble_1d(const fea_problem *pb, int k, double *K, double *M
           const size_t at = (size_t)(o + p) * (size_t)n + (size_t)row;
           M[at] += dx * ders[i] * ders[j];
           K[at] += dx * (ders[nb + i] / scale) * (ders[nb + j] / scale);
+          if (G) G[at] += dx * (ders[nb + i] / scale) * ders[j];
         }
     }
   }
   return FEA_SUCCESS;
 }
 
-/* The reduced band of direction k: rows and columns of the free functions
- * only (red), half-width p (dropping functions only shortens the band). */
-static void reduce_band(int p, fea_index n, const fea_index *red, fea_index m, const double *B,
-                        double *R) {
+void fea_kron_reduce_band(int p, fea_index n, const fea_index *red, fea_index m, const double *B,
+                          double *R) {
   memset(R, 0, (size_t)(2 * p + 1) * (size_t)m * sizeof *R);
   for (fea_index i = 0; i < n; i++) {
     if (red[i] < 0) continue;
@@ -168,7 +165,7 @@ fea_status fea_kron_create_with(const fea_problem *pb, const char *isa, int thre
   FEA_CHECK(threads >= 1, ctx, FEA_ERR_INVALID_ARG, "threads is %d; it must be >= 1", threads);
   fea_kron_state *st = calloc(1, sizeof *st);
   fea_index n[3] = {1, 1, 1}, total = 0;
-  for (int k = 0; k < s->dim; k++) total += n[k] = dir_size(s, k);
+  for (int k = 0; k < s->dim; k++) total += n[k] = fea_kron_dir_size(s, k);
   fea_index *redbuf = st ? malloc((size_t)total * sizeof *redbuf) : NULL;
   if (!redbuf) {
     free(st);
@@ -198,10 +195,10 @@ fea_status fea_kron_create_with(const fea_problem *pb, const char *isa, int thre
     }
     st->M[k] = st->K[k] + part;
     st->p[k] = p;
-    rc = assemble_1d(pb, k, tmp, tmp + full);
+    rc = fea_kron_assemble_1d(pb, k, tmp, tmp + full, NULL);
     if (rc == FEA_SUCCESS) {
-      reduce_band(p, n[k], red[k], st->n[k], tmp, st->K[k]);
-      reduce_band(p, n[k], red[k], st->n[k], tmp + full, st->M[k]);
+      fea_kron_reduce_band(p, n[k], red[k], st->n[k], tmp, st->K[k]);
+      fea_kron_reduce_band(p, n[k], red[k], st->n[k], tmp + full, st->M[k]);
     }
     free(tmp);
   }

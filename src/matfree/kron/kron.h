@@ -42,14 +42,52 @@ typedef struct fea_kron_state {
   double flops; /* of one apply */
 } fea_kron_state;
 
+/* Linear elasticity on the same boxes (kron-elastic.c): with u = phi_j e_d
+ * and v = phi_i e_c the stiffness is lambda d_c phi_i d_d phi_j +
+ * mu (delta_cd grad phi_i . grad phi_j + d_d phi_i d_c phi_j), so each block
+ * A_cd is a sum of Kronecker products of the 1D matrices K, M, G (G(i, j) =
+ * int phi_i' phi_j, the test function differentiated) and G^T: on the
+ * diagonal (lambda + 2 mu) K_c + mu sum_(k != c) K_k (M elsewhere), off it
+ * lambda G_c G^T_d + mu G^T_c G_d. Every component must have the same free
+ * functions (clamped or loaded sides; a roller fixes one component and
+ * keeps the element-wise kernel). */
+enum { FEA_KRON_K = 0, FEA_KRON_M = 1, FEA_KRON_G = 2, FEA_KRON_GT = 3 };
+#define FEA_KRON_MAX_TERMS 21 /* 3D: 3 x 3 diagonal, 6 x 2 off-diagonal */
+
+typedef struct fea_kron_term {
+  int c, d;    /* output and input component */
+  int op[3];   /* per direction: FEA_KRON_K, _M, _G or _GT */
+  double *B0;  /* direction 0's band of op[0], times the term's coefficient */
+  double coef; /* lambda + 2 mu, mu or lambda */
+} fea_kron_term;
+
+typedef struct fea_kron_elastic {
+  int dim, ncomp;
+  fea_index n[3]; /* free functions per direction, alike for every component */
+  int p[3];
+  double *B[3][4]; /* per direction the reduced bands of K, M, G, G^T */
+  fea_index N;     /* free nodes n0 n1 n2; num_free = ncomp N */
+  int nterms;      /* terms grouped by output component, in order */
+  fea_kron_term term[FEA_KRON_MAX_TERMS];
+  int threads;
+  double *xs, *ys; /* component-major copies of x and A x (ncomp N each) */
+  double *work;    /* per thread: 4 ncomp + 1 planes (3D) or 4 ncomp rows (2D) */
+  const struct fea_kron_isa *isa;
+  double flops;
+} fea_kron_elastic;
+
 /* y = A x, or y += A x (add), on at most `threads` (<= s->threads) threads. */
 typedef void (*fea_kron_apply_fn)(const fea_kron_state *s, const double *x, double *y, int add,
                                   int threads);
+/* The same for elasticity on component-major xs -> ys (ncomp N each). */
+typedef void (*fea_kron_elastic_fn)(const fea_kron_elastic *e, const double *xs, double *ys,
+                                    int threads);
 
 typedef struct fea_kron_isa {
   const char *name;
   int (*available)(void);
   fea_kron_apply_fn apply;
+  fea_kron_elastic_fn elastic;
 } fea_kron_isa;
 
 extern const fea_kron_isa fea_kron_isa_baseline, fea_kron_isa_avx2, fea_kron_isa_avx512;
@@ -74,5 +112,29 @@ void fea_kron_diagonal(const fea_kron_state *s, double *d);
 /* The operator's implementation (op->problem set, supported): fills
  * op->impl, op->data and the info's kind, strategy, kernel and costs. */
 fea_status fea_operator_kron_build(struct fea_operator *op);
+
+/* Shared by the scalar and the elastic setup (kron-setup.c): functions of
+ * direction k; its 1D stiffness K, mass M and, unless NULL, G (G(i, j) =
+ * int phi_i' phi_j) over the whole knot vector in band storage of half-width
+ * p over n functions, with the problem's Gauss rule per span, physical
+ * coordinates; the band restricted to the free functions red (reduced index
+ * or -1) of m, half-width p (dropping functions only shortens a band). */
+fea_index fea_kron_dir_size(const fea_space *s, int k);
+fea_status fea_kron_assemble_1d(const fea_problem *pb, int k, double *K, double *M, double *G);
+void fea_kron_reduce_band(int p, fea_index n, const fea_index *red, fea_index m, const double *B,
+                          double *R);
+
+/* Elasticity (kron-elastic.c): whether it serves pb (a B-spline box, a
+ * constant isotropic material, no spring side, every component with the
+ * same tensor-product free set); the state with the named instruction set;
+ * the diagonal; the operator's implementation. */
+int fea_kron_elastic_supports(const fea_problem *pb, char *why, size_t len);
+fea_status fea_kron_elastic_create_with(const fea_problem *pb, const char *isa, int threads,
+                                        fea_kron_elastic **out);
+void fea_kron_elastic_destroy(fea_kron_elastic *e);
+void fea_kron_elastic_apply(const fea_kron_elastic *e, const double *x, double *y, int add,
+                            int threads);
+void fea_kron_elastic_diagonal(const fea_kron_elastic *e, double *d);
+fea_status fea_operator_kron_elastic_build(struct fea_operator *op);
 
 #endif
