@@ -302,6 +302,9 @@ int updates_nbody(bench_report *rep, fea_context *ctx, int max_threads, int reps
         total.tx_started += ctr[q].tx_started;
         total.tx_committed += ctr[q].tx_committed;
         total.tx_fallback += ctr[q].tx_fallback;
+        total.aborts_conflict += ctr[q].aborts_conflict;
+        total.aborts_capacity += ctr[q].aborts_capacity;
+        total.aborts_other += ctr[q].aborts_explicit + ctr[q].aborts_other;
       }
       double diff = 0, scale = 0;
       if (m == NB_SERIAL) {
@@ -330,7 +333,9 @@ int updates_nbody(bench_report *rep, fea_context *ctx, int max_threads, int reps
       bench_metric(&rec, "retries", (double)total.retries);
       bench_metric(&rec, "lock_contended", (double)total.lock_contended);
       bench_metric(&rec, "tx_aborts", (double)(total.tx_started - total.tx_committed));
-      bench_metric(&rec, "tx_fallback", (double)total.tx_fallback);
+      if (m == NB_TSX_BASIC || m == NB_TSX_BLOCKED)
+        updates_tx_metrics(&rec, total.tx_started, total.tx_committed, total.tx_fallback,
+                           total.aborts_conflict, total.aborts_capacity, total.aborts_other);
       bench_report_emit(rep, &rec);
       if (!(diff <= AGREE)) {
         fprintf(stderr,
