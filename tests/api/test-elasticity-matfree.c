@@ -403,7 +403,7 @@ static void lame_cg_errors(int dim, int p, fea_index n, fea_operator_kind kind, 
 
 static void lame_cg_orders(int dim, int p, fea_operator_kind kind) {
   /* The pairs test-elasticity.c measures the CSR path on (in the asymptotic range to 0.1). */
-  const fea_index n0 = dim == 3 || p == 2 ? 8 : 16;
+  const fea_index n0 = p == 2 ? 8 : p == 3 || dim == 3 ? 16 : 32;
   double l2a, h1a, l2b, h1b;
   lame_cg_errors(dim, p, n0, kind, &l2a, &h1a);
   lame_cg_errors(dim, p, 2 * n0, kind, &l2b, &h1b);
@@ -431,4 +431,13 @@ Test(elasticity_matfree, lame_3d_p2_sumfact, .timeout = 120) {
 }
 Test(elasticity_matfree, lame_3d_p2_element_matrix, .timeout = 120) {
   lame_cg_orders(3, 2, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
+}
+/* The issue's other degrees: 2D p = 4 and 3D p = 3 (sum factorization at
+ * points, stored; the element-matrix kind is the same operator to 1e-12
+ * above). */
+Test(elasticity_matfree, lame_2d_p4_sumfact, .timeout = 300) {
+  lame_cg_orders(2, 4, FEA_OPERATOR_MATFREE_SUMFACT);
+}
+Test(elasticity_matfree, lame_3d_p3_sumfact, .timeout = 300) {
+  lame_cg_orders(3, 3, FEA_OPERATOR_MATFREE_SUMFACT);
 }
