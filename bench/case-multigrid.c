@@ -20,7 +20,12 @@
  * quarter ring (3D) of degree --p, CG + multigrid with the Schwarz smoother
  * against CG + Chebyshev-Jacobi multigrid on the same hierarchy, CG + Jacobi
  * on the CSR operator and the multifrontal solver, the same problem in the
- * same run. */
+ * same run.
+ *
+ * --elasticity (issue #39): linear elasticity on the unit box, Q2 in 3D by
+ * default at n = 8, 16, 32: CG + multigrid with node-block Chebyshev on
+ * sum-factorization levels against point Jacobi and CSR levels: iterations,
+ * setup and solve. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -283,16 +288,13 @@ static double ring_g(const double *x, void *user) {
   return *(const int *)user == 3 ? u * (1.0 + x[2]) : u;
 }
 
-/* One configuration's medians into rec: multigrid (smoother sm, Chebyshev
- * degree 3, CG) through fea_mg_create for its phases. */
-static fea_status bspline_mg(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
-                             double rtol, fea_mg_smoother sm, const char *peer, double *b,
-                             double *x, fea_index nf) {
-  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
-  d.smoother = sm;
-  d.operator_kind = FEA_OPERATOR_CSR;
-  d.rtol = rtol;
-  d.max_iterations = 500;
+/* One configuration's medians into rec (peer NULL: the record's own
+ * metrics): multigrid with the options d through fea_mg_create for its
+ * phases. */
+static fea_status mg_record(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
+                            const fea_multigrid_desc *desc, const char *peer, double *b, double *x,
+                            fea_index nf) {
+  const fea_multigrid_desc d = *desc;
   double *t = calloc(3 * (size_t)reps, sizeof *t);
   if (!t) return FEA_ERR_OUT_OF_MEMORY;
   fea_multigrid_stats ms = FEA_MULTIGRID_STATS_INIT;
@@ -337,10 +339,23 @@ static fea_status bspline_mg(bench_record *rec, fea_context *ctx, fea_problem *p
       bench_peer_metric(rec, p, "setup_solve_s", setup + solve);
       bench_peer_metric(rec, p, "iterations", (double)ms.iterations);
       bench_peer_metric(rec, p, "converged", ms.converged);
+      bench_peer_metric(rec, p, "lambda_max", ms.lambda_max);
     }
   }
   free(t);
   return st;
+}
+
+/* Multigrid (smoother sm, Chebyshev degree 3, CG) on CSR levels. */
+static fea_status bspline_mg(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
+                             double rtol, fea_mg_smoother sm, const char *peer, double *b,
+                             double *x, fea_index nf) {
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.smoother = sm;
+  d.operator_kind = FEA_OPERATOR_CSR;
+  d.rtol = rtol;
+  d.max_iterations = 500;
+  return mg_record(rec, ctx, pb, reps, &d, peer, b, x, nf);
 }
 
 /* CG + Jacobi on the CSR operator, and the multifrontal solver, as peers. */
@@ -474,10 +489,106 @@ static int run_bspline(const bench_options *opts, int dim, int p, long long n, d
   return rc;
 }
 
+/* ---- --elasticity: linear elasticity on the unit box (issue #39) --------------------------- */
+
+/* Gravity along -z (-y in 2D) and a sideways push: every component loaded. */
+static void elastic_load(const double *x, double *f, void *user) {
+  const int dim = *(const int *)user;
+  f[0] = 0.3 * x[1];
+  f[1] = dim == 2 ? -1.0 : 0.2 * x[0];
+  if (dim == 3) f[2] = -1.0;
+}
+
+/* One mesh: E = 1000, nu = 0.3, clamped at x = 0, free elsewhere; CG +
+ * multigrid with node-block Chebyshev(3) on sum-factorization levels (the
+ * defaults), the same with point Jacobi, and node blocks on CSR levels (up
+ * to csr_max cells per direction: the Q2 CSR matrix outgrows memory). */
+static int elastic_one(const bench_options *opts, bench_report *rep, fea_context *ctx, int dim,
+                       int p, long long n, double nu, double rtol, long long csr_max) {
+  static int dims[4] = {0, 0, 2, 3};
+  fea_mesh_desc md = FEA_MESH_DESC_INIT;
+  md.dim = dim;
+  for (int k = 0; k < dim; k++) md.n[k] = (fea_index)n;
+  fea_mesh *mesh = NULL;
+  fea_space *space = NULL;
+  fea_problem *pb = NULL;
+  fea_index nf = 0;
+  double *b = NULL, *x = NULL;
+  fea_status st = fea_mesh_create_structured(ctx, &md, &mesh);
+  if (st == FEA_SUCCESS) st = fea_space_create_lagrange(mesh, p, FEA_NODES_EQUISPACED, &space);
+  if (st == FEA_SUCCESS) st = fea_space_set_num_components(space, dim);
+  fea_elasticity_desc ed = FEA_ELASTICITY_DESC_INIT;
+  ed.E = 1000.0;
+  ed.nu = nu;
+  for (int s = 1; s < 2 * dim; s++) ed.sides[s].type = FEA_ELASTIC_TRACTION;
+  ed.body_force = elastic_load;
+  ed.body_force_user = &dims[dim];
+  if (st == FEA_SUCCESS) st = fea_problem_create_elasticity(space, &ed, &pb);
+  if (st == FEA_SUCCESS) st = fea_problem_get_num_free_dofs(pb, &nf);
+  if (st == FEA_SUCCESS) {
+    b = malloc(((size_t)nf + 1) * sizeof *b);
+    x = malloc(((size_t)nf + 1) * sizeof *x);
+    if (!b || !x) st = FEA_ERR_OUT_OF_MEMORY;
+  }
+  bench_record rec;
+  (void)bench_record_init(&rec, CASE_NAME, ctx);
+  bench_param_str(&rec, "config", "node-block Chebyshev(3) PCG, sumfact levels");
+  bench_param_str(&rec, "problem", "elasticity, unit box clamped at x = 0");
+  char nus[32];
+  snprintf(nus, sizeof nus, "%g", nu);
+  bench_param_str(&rec, "nu", nus);
+  bench_param_int(&rec, "dim", dim);
+  bench_param_int(&rec, "p", p);
+  bench_param_int(&rec, "n", n);
+  bench_param_int(&rec, "dofs", nf);
+  bench_param_int(&rec, "reps", opts->reps);
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  d.rtol = rtol;
+  d.max_iterations = 500;
+  if (st == FEA_SUCCESS) st = mg_record(&rec, ctx, pb, opts->reps, &d, NULL, b, x, nf);
+  d.jacobi = 1;
+  if (st >= 0) st = mg_record(&rec, ctx, pb, opts->reps, &d, "point_jacobi_sumfact", b, x, nf);
+  d.jacobi = 0;
+  d.operator_kind = FEA_OPERATOR_CSR;
+  if (st >= 0 && n <= csr_max)
+    st = mg_record(&rec, ctx, pb, opts->reps, &d, "node_blocks_csr", b, x, nf);
+  int rc = BENCH_OK;
+  if (st < 0)
+    rc = bench_fail("elasticity multigrid", st);
+  else
+    bench_report_emit(rep, &rec);
+  free(b);
+  free(x);
+  fea_problem_destroy(&pb);
+  fea_space_destroy(&space);
+  fea_mesh_destroy(&mesh);
+  return rc;
+}
+
+static int run_elasticity(const bench_options *opts, int dim, int p, long long n, double nu,
+                          double rtol) {
+  fea_context *ctx = NULL;
+  int rc = bench_open_context(opts, "/cpu/threads", &ctx);
+  if (rc != BENCH_OK) return rc;
+  bench_report rep;
+  bench_report_init(&rep, opts);
+  const long long sizes[3] = {8, 16, 32};
+  for (int k = 0; k < (n ? 1 : 3) && rc == BENCH_OK; k++)
+    rc = elastic_one(opts, &rep, ctx, dim, p, n ? n : sizes[k], nu, rtol, dim == 3 ? 16 : 1024);
+  bench_report_note(&rep,
+                    "medians of %d setups (fea_mg_create) and solves to a relative residual of "
+                    "%g from a zero guess; point_jacobi_sumfact: the same with jacobi = 1 (the "
+                    "point diagonal); node_blocks_csr: node blocks on CSR levels (3D: n <= 16)",
+                    opts->reps, rtol);
+  fea_context_destroy(&ctx);
+  return rc;
+}
+
 static int run(const bench_options *opts, int argc, char **argv) {
   long long dim = 0, n = 0, p = 1;
   double rtol = 1e-8;
-  int peers = 1, sweep = 0, bspline = 0;
+  int peers = 1, sweep = 0, bspline = 0, elasticity = 0, p_given = 0;
+  double nu = 0.3;
   long long only_kind = -1;
   for (int i = 0; i < argc; i++) {
     const char *v;
@@ -486,6 +597,7 @@ static int run(const bench_options *opts, int argc, char **argv) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--dim", v, 2, 3, &dim) < 0) return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--p", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--p", v, 1, 6, &p) < 0) return BENCH_USAGE;
+      p_given = 1;
     } else if ((got = bench_option_value(argc, argv, &i, "--n", &v)) != 0) {
       if (got < 0 || bench_parse_ll(CASE_NAME, "--n", v, 2, 100000, &n) < 0) return BENCH_USAGE;
     } else if ((got = bench_option_value(argc, argv, &i, "--rtol", &v)) != 0) {
@@ -503,6 +615,16 @@ static int run(const bench_options *opts, int argc, char **argv) {
         return BENCH_USAGE;
       }
       bspline = strcmp(v, "bspline") == 0;
+    } else if ((got = bench_option_value(argc, argv, &i, "--nu", &v)) != 0) {
+      char *end = NULL;
+      nu = got > 0 ? strtod(v, &end) : 0.0;
+      if (got < 0 || !end || *end || !(nu > -1.0 && nu < 0.5)) {
+        fprintf(stderr, "feaccel-bench: %s: --nu '%s' is not a number in (-1, 0.5)\n", CASE_NAME,
+                got > 0 ? v : "");
+        return BENCH_USAGE;
+      }
+    } else if (strcmp(argv[i], "--elasticity") == 0) {
+      elasticity = 1;
     } else if (strcmp(argv[i], "--no-peers") == 0) {
       peers = 0;
     } else if (strcmp(argv[i], "--sweep") == 0) {
@@ -515,6 +637,9 @@ static int run(const bench_options *opts, int argc, char **argv) {
       return BENCH_USAGE;
     }
   }
+  /* Elasticity: 3D Q2 n = 8, 16, 32 unless --dim, --p, --n say otherwise. */
+  if (elasticity)
+    return run_elasticity(opts, dim ? (int)dim : 3, p_given ? (int)p : 2, n, nu, rtol);
   /* B-splines: one patch, default 2D p = 3 n = 256 (66k DoFs). */
   if (bspline)
     return run_bspline(opts, dim ? (int)dim : 2, p > 1 ? (int)p : 3, n ? n : (dim == 3 ? 16 : 256),
@@ -610,7 +735,7 @@ const bench_case bench_case_multigrid = {
     .name = CASE_NAME,
     .description =
         "geometric multigrid setup phases and solve, Q1 (hypre peers), Q_p or "
-        "B-spline Poisson",
+        "B-spline Poisson, Lagrange elasticity",
     .usage =
         "options:\n"
         "  --dim D      2 or 3: one mesh only (default: 2D n=1024 and 3D n=104, about 1M\n"
@@ -630,6 +755,11 @@ const bench_case bench_case_multigrid = {
         "               the multifrontal solver (--no-peers: the last two left out)\n"
         "  --kind K     with --sweep: only level operator kind K (fea_operator_kind: 0 CSR,\n"
         "               1 element matrices, 2 sum factorization; the paper's configuration\n"
-        "               with 0 only)\n",
+        "               with 0 only)\n"
+        "  --elasticity linear elasticity (nu = 0.3, unit box clamped at x = 0, body force),\n"
+        "               default 3D Q2 with n = 8, 16, 32 (--dim, --p, --n: one mesh): CG +\n"
+        "               multigrid with node-block Chebyshev on sum-factorization levels,\n"
+        "               against point Jacobi and (3D n <= 16) CSR levels\n"
+        "  --nu NU      with --elasticity: Poisson's ratio (default 0.3)\n",
     .run = run,
 };

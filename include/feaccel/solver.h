@@ -572,7 +572,8 @@ typedef enum fea_mg_smoother {
   /** x += omega M^-1 (b - A x), M = I (the paper's) or diag(A) with jacobi = 1 */
   FEA_MG_SMOOTHER_RICHARDSON = 0,
   /** Chebyshev polynomial in D^-1 A on [lambda_max / range, 1.1 lambda_max],
-   * lambda_max of D^-1 A estimated by Lanczos at setup */
+   * lambda_max of D^-1 A estimated by Lanczos at setup; D = diag(A), or on a space with
+   * components (elasticity) the node-block diagonal (each node's ncomp x ncomp block) */
   FEA_MG_SMOOTHER_CHEBYSHEV = 1,
   /** B-spline and NURBS spaces: Chebyshev polynomial in M^-1 A, M^-1 the additive
    * Schwarz preconditioner over overlapping boxes of (p + 1)^d coefficients (dense
@@ -589,7 +590,9 @@ typedef struct fea_multigrid_desc {
   fea_mg_cycle cycle;       /**< default V */
   fea_mg_smoother smoother; /**< default CHEBYSHEV (the paper's: RICHARDSON) */
   double omega;             /**< Richardson damping (default 0.3; Chebyshev ignores it) */
-  int jacobi;               /**< Richardson: 1 scales the residual by diag(A)^-1 (default 0) */
+  /** Richardson: 1 scales the residual by diag(A)^-1 (default 0). Chebyshev on a space with
+   * components: 1 uses the point diagonal diag(A) instead of the node blocks (default 0) */
+  int jacobi;
   /** Smoothing steps (Chebyshev: degree) before the correction (default 3, the paper's 4) */
   int pre_smooth;
   int post_smooth;        /**< after it (default 3, the paper's 4) */
@@ -672,7 +675,13 @@ typedef struct fea_multigrid_desc {
 /**
  * @brief Create a geometric multigrid solver for a Poisson @p problem on a
  * Lagrange space of a structured mesh (2D or 3D): Q1..Q6 on quadrilaterals or
- * hexahedra, P1 on triangles or Kuhn tetrahedra.
+ * hexahedra, P1 on triangles or Kuhn tetrahedra; or for a linear elasticity
+ * problem (fea_problem_create_elasticity()) on such a space with components.
+ *
+ * Elasticity: every level is the elasticity problem (same material, loads and
+ * fixed components per side) on its mesh, the transfers are the scalar ones
+ * applied to each component, and Chebyshev smooths with node-block Jacobi
+ * (jacobi = 1: point Jacobi) on host backends (docs/multigrid.md "Elasticity").
  *
  * The coarse levels are the structured meshes with half the cells per
  * direction (each nested in the next), with the problem rediscretized on
@@ -697,11 +706,11 @@ typedef struct fea_multigrid_desc {
  * @retval FEA_ERR_UNSUPPORTED for another space or mesh (P2, unstructured
  *         meshes, 1D), naming it, the Schwarz smoother on a Lagrange space
  *         or a device backend, a
- *         coarsest level too large for the dense coarse solve, a space with
- *         several components (fea_space_set_num_components()), or a backend
+ *         coarsest level too large for the dense coarse solve, a B-spline space
+ *         with several components (fea_space_set_num_components()), or a backend
  *         that keeps vectors on a device and has no multigrid kernels
- * @retval FEA_ERR_NOT_POSDEF when a level's diagonal or largest eigenvalue
- *         estimate is not positive
+ * @retval FEA_ERR_NOT_POSDEF when a level's diagonal, a node block, or largest
+ *         eigenvalue estimate is not positive (definite)
  * @retval FEA_ERR_INVALID_ARG for a problem without free DoFs or whose space
  *         belongs to another context, or a bad option: an unknown cycle,
  *         smoother, operator_kind or strategy, another field out of its

@@ -19,7 +19,6 @@ fea_status fea_solver_create_multigrid(fea_context *ctx, fea_problem *problem,
   FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_multigrid_desc));
   FEA_CHECK(problem->space->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
             "the problem's space was created on another context");
-  FEA_CALL(fea_space_require_scalar(problem->space, "the multigrid solver"));
   /* Check the problem and every option now, not at setup: the hierarchy
    * built here serves the first setup. */
   fea_mg *mg = NULL;

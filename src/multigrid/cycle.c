@@ -184,6 +184,7 @@ static uint64_t memory_bytes(const fea_mg *mg) {
     const uint64_t n = (uint64_t)lv->n;
     if (lv->op) bytes += lv->op->info.memory_bytes;
     bytes += fea_mg_schwarz_bytes(lv->schwarz);
+    bytes += fea_mg_blocks_bytes(lv->blocks);
     const fea_matrix *T[2] = {lv->P, lv->PT};
     for (int k = 0; k < 2; k++)
       if (T[k]) bytes += (uint64_t)T[k]->nnz * 16 + ((uint64_t)T[k]->rows + 1) * 8;

@@ -29,6 +29,13 @@
  * Coarse Dirichlet DoFs are dropped (their correction is zero), fine
  * Dirichlet DoFs have no row.
  *
+ * Vector spaces (ncomp > 1: elasticity, DoF c + ncomp i): every level keeps
+ * the components and the elasticity description (material, loads, which
+ * components each side fixes), and the transfer is the scalar one applied
+ * to each component: fine DoF (v, c) takes the scalar row of v on the coarse
+ * DoFs (w, c). A component fixed at a coarse node (a roller) is dropped from
+ * that row alone.
+ *
  * Mapped meshes (a point map F of the box, mesh-structured.c): every level
  * is F on its own box grid, so the levels are not nested (a fine node
  * between two coarse nodes lies on the curve, not on the coarse chord) and
@@ -55,7 +62,19 @@
 
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *pb) {
   const fea_space *s = pb->space;
-  if (fea_mg_is_bspline(pb)) return fea_mg_bspline_check(ctx, pb);
+  if (fea_mg_is_bspline(pb)) {
+    FEA_CHECK(s->ncomp == 1, ctx, FEA_ERR_UNSUPPORTED,
+              "B-spline multigrid takes scalar spaces; the problem's space has %d components "
+              "(vector problems are served on Lagrange spaces of structured meshes)",
+              s->ncomp);
+    return fea_mg_bspline_check(ctx, pb);
+  }
+  /* Vector levels are rediscretized from the elasticity description; a user's
+   * element_form system has no known coarse form or node blocks. */
+  FEA_CHECK(s->ncomp == 1 || pb->elastic, ctx, FEA_ERR_UNSUPPORTED,
+            "multigrid on a space with %d components takes elasticity problems "
+            "(fea_problem_create_elasticity()); this one is a system of its own element_form",
+            s->ncomp);
   const fea_mesh *m = s->mesh;
   FEA_CHECK(m && m->structured, ctx, FEA_ERR_UNSUPPORTED,
             "multigrid needs a structured box mesh (fea_mesh_create_structured); the problem's "
@@ -99,10 +118,10 @@ static fea_index vertex_number(const fea_mesh *m, const fea_index pos[3]) {
   return v;
 }
 
-/* The coarse free DoFs (sorted) and weights of the row of fine vertex v;
- * returns their count (at most 8). */
-static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_index v,
-                       fea_index col[8], double val[8]) {
+/* The coarse free DoFs (sorted) and weights of the row of component comp of
+ * fine vertex v (nc components); returns their count (at most 8). */
+static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_index v, int comp,
+                       int nc, fea_index col[8], double val[8]) {
   const fea_mesh *fm = fine->space->mesh, *cm = coarse->space->mesh;
   const int dim = fm->dim;
   fea_index pos[3], cpos[3];
@@ -120,7 +139,7 @@ static int row_entries(const fea_problem *fine, const fea_problem *coarse, fea_i
       const int step = (c >> k & 1) ? 1 : -1;
       cpos[k] = k >= dim ? 0 : (odd >> k & 1) ? (pos[k] + step) / 2 : pos[k] / 2;
     }
-    const fea_index r = coarse->free_index[vertex_number(cm, cpos)];
+    const fea_index r = coarse->free_index[comp + nc * vertex_number(cm, cpos)];
     if (r < 0) continue; /* coarse Dirichlet DoF: no correction there */
     const double w = fm->simplices ? (m ? 0.5 : 1.0) : 1.0 / (double)(1 << m);
     count = fea_mg_row_insert(col, val, count, r, w);
@@ -138,22 +157,28 @@ fea_status fea_mg_prolongation(fea_context *ctx, const fea_problem *fine, const 
     FEA_CHECK(fm->n[k] == 2 * cm->n[k], ctx, FEA_ERR_INVALID_ARG,
               "direction %d: the fine mesh has %lld cells, not twice the coarse mesh's %lld", k,
               (long long)fm->n[k], (long long)cm->n[k]);
+  FEA_CHECK(fine->space->ncomp == coarse->space->ncomp, ctx, FEA_ERR_INVALID_ARG,
+            "prolongation between spaces of %d and %d components", fine->space->ncomp,
+            coarse->space->ncomp);
+  const int nc = fine->space->ncomp;
   fea_index col[8], nnz = 0;
   double val[8];
   for (fea_index v = 0; v < fm->num_nodes; v++)
-    if (fine->free_index[v] >= 0) nnz += row_entries(fine, coarse, v, col, val);
+    for (int k = 0; k < nc; k++)
+      if (fine->free_index[k + nc * v] >= 0) nnz += row_entries(fine, coarse, v, k, nc, col, val);
   fea_matrix *p;
   FEA_CALL(fea_matrix_alloc(ctx, fine->num_free, coarse->num_free, nnz, &p));
   fea_index at = 0;
-  for (fea_index v = 0; v < fm->num_nodes; v++) {
-    const fea_index r = fine->free_index[v];
-    if (r < 0) continue;
-    const int c = row_entries(fine, coarse, v, col, val);
-    memcpy(p->col_idx + at, col, (size_t)c * sizeof *col);
-    memcpy(p->values + at, val, (size_t)c * sizeof *val);
-    at += c;
-    p->row_ptr[r + 1] = at; /* free DoFs are numbered in vertex order */
-  }
+  for (fea_index v = 0; v < fm->num_nodes; v++)
+    for (int k = 0; k < nc; k++) {
+      const fea_index r = fine->free_index[k + nc * v];
+      if (r < 0) continue;
+      const int c = row_entries(fine, coarse, v, k, nc, col, val);
+      memcpy(p->col_idx + at, col, (size_t)c * sizeof *col);
+      memcpy(p->values + at, val, (size_t)c * sizeof *val);
+      at += c;
+      p->row_ptr[r + 1] = at; /* free DoFs are numbered in vector DoF order */
+    }
   *P = p;
   return FEA_SUCCESS;
 }
@@ -180,6 +205,14 @@ static fea_status coarse_mesh(const fea_mg *mg, int l, const fea_mesh *fm, fea_m
                    l, why, (long long)cells, (long long)mg->desc.coarsest_cells);
 }
 
+/* fine's problem on the order-1 space s: its components, and the elasticity
+ * description (material, loads, fixed components per side) when it has one. */
+static fea_status rediscretize(const fea_problem *fine, fea_space *s, fea_problem **out) {
+  s->ncomp = fine->space->ncomp;
+  if (fine->elastic) return fea_problem_build_elastic(s, &fine->desc, fine->elastic, out);
+  return fea_problem_build(s, &fine->desc, out);
+}
+
 /* The problem of level l on coarse_mesh; the time of its mesh and space,
  * and of the problem, goes into mg->phases. */
 static fea_status coarse_problem(fea_mg *mg, int l, const fea_problem *fine, fea_problem **out) {
@@ -190,7 +223,7 @@ static fea_status coarse_problem(fea_mg *mg, int l, const fea_problem *fine, fea
   fea_status st = coarse_mesh(mg, l, fine->space->mesh, &m);
   if (st == FEA_SUCCESS) st = fea_space_lagrange_build(m, 1, FEA_NODES_EQUISPACED, &s);
   const double t1 = omp_get_wtime();
-  if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
+  if (st == FEA_SUCCESS) st = rediscretize(fine, s, out);
   phases->meshes += t1 - t0;
   phases->problems += omp_get_wtime() - t1;
   /* The problem holds references on its space and mesh. */
@@ -207,7 +240,7 @@ static fea_status order1_problem(fea_mg *mg, const fea_problem *fine, fea_proble
   fea_status st = fea_space_lagrange_build((fea_mesh *)fine->space->mesh, 1, FEA_NODES_EQUISPACED,
                                            &s);
   const double t1 = omp_get_wtime();
-  if (st == FEA_SUCCESS) st = fea_problem_build(s, &fine->desc, out);
+  if (st == FEA_SUCCESS) st = rediscretize(fine, s, out);
   mg->phases.meshes += t1 - t0;
   mg->phases.problems += omp_get_wtime() - t1;
   fea_object_release(s);
@@ -373,6 +406,8 @@ void fea_mg_hierarchy_free(fea_mg *mg) {
     FEA_OBJECT_DROP(lv->problem);
     fea_mg_schwarz_free(lv->schwarz);
     lv->schwarz = NULL;
+    fea_mg_blocks_free(lv->blocks);
+    lv->blocks = NULL;
     double *arrays[] = {lv->dinv, lv->b, lv->x, lv->r, lv->w};
     for (int i = 0; i < 5; i++)
       if (arrays[i]) k->release(mg->ctx, arrays[i]);

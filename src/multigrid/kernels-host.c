@@ -68,7 +68,7 @@ static fea_status host_chebyshev_first(fea_context *ctx, fea_index n, double the
                                        int zero) {
 #pragma omp parallel for schedule(static) TEAM(n)
   for (fea_index i = 0; i < n; i++) {
-    d[i] = dinv[i] * r[i] / theta;
+    d[i] = (dinv ? dinv[i] : 1.0) * r[i] / theta;
     x[i] = zero ? d[i] : x[i] + d[i];
   }
   return FEA_SUCCESS;
@@ -78,7 +78,7 @@ static fea_status host_chebyshev_step(fea_context *ctx, fea_index n, double c1, 
                                       const double *dinv, const double *r, double *d, double *x) {
 #pragma omp parallel for schedule(static) TEAM(n)
   for (fea_index i = 0; i < n; i++) {
-    d[i] = c1 * d[i] + c2 * dinv[i] * r[i];
+    d[i] = c1 * d[i] + c2 * (dinv ? dinv[i] : 1.0) * r[i];
     x[i] += d[i];
   }
   return FEA_SUCCESS;

@@ -148,8 +148,9 @@ int fea_mg_stencil_applies(const fea_problem *pb) {
   return m && m->structured && !m->mapped && !m->simplices && s->kind == FEA_SPACE_LAGRANGE &&
          s->degree[0] == 1 && s->dofs_per_element == 1 << m->dim && !pb->desc.sigma_fn &&
          !pb->desc.sigma_tensor && !pb->desc.element_form && s->num_dofs == m->num_nodes &&
-         !fea_problem_has_faces(pb) &&  /* no face terms in the one element matrix, */
-         !fea_problem_has_reaction(pb); /* and no mass term */
+         !fea_problem_has_faces(pb) &&    /* no face terms in the one element matrix, */
+         !fea_problem_has_reaction(pb) && /* and no mass term; */
+         s->ncomp == 1 && !pb->elastic;   /* the Laplacian's stencil, not a system's */
 }
 
 /* Row of the free vertex v at grid position pos: its columns and values in

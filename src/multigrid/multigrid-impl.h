@@ -20,6 +20,7 @@
 #define FEA_MG_PARALLEL_MIN 8192
 
 typedef struct fea_mg_schwarz fea_mg_schwarz; /* smoother-schwarz.c */
+typedef struct fea_mg_blocks fea_mg_blocks;   /* smoother-block.c */
 
 typedef struct fea_mg_level {
   fea_problem *problem; /* owned: the level's problem (level 0: a copy of the caller's) */
@@ -37,6 +38,7 @@ typedef struct fea_mg_level {
   double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
   double *r, *w;      /* residual and smoother work */
   fea_mg_schwarz *schwarz; /* the Schwarz smoother's blocks (B-spline levels), else NULL */
+  fea_mg_blocks *blocks;   /* node-block Jacobi (vector levels, Chebyshev), else NULL */
 } fea_mg_level;
 
 struct fea_mg {
@@ -67,7 +69,8 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
 
 /* FEA_ERR_UNSUPPORTED naming the space or mesh unless the problem is on a
  * Lagrange space of a 2D or 3D structured mesh: Q_p on quadrilaterals or
- * hexahedra, P1 on simplices. */
+ * hexahedra, P1 on simplices, scalar or with components (elasticity); or a
+ * scalar B-spline patch. */
 fea_status fea_mg_check_problem(fea_context *ctx, const fea_problem *problem);
 
 /* Levels (problems, cells, free DoFs) and transfers into mg->levels and
@@ -136,6 +139,22 @@ fea_status fea_mg_schwarz_lambda_max(fea_context *ctx, const fea_mg_schwarz *s, 
 /* Chebyshev of that degree in M^-1 A on level l (as the Jacobi one, zero: x = 0 on entry). */
 fea_status fea_mg_schwarz_chebyshev(const fea_mg *mg, int l, const double *b, double *x, int degree,
                                     int zero);
+
+/* ---- node-block Jacobi (smoother-block.c) ---- */
+
+/* The Cholesky factors L L^T = D of the node blocks of level l's operator
+ * (the free components of each node; host levels of a vector space), from
+ * its CSR matrix or by probing a matrix-free one. A block that is not
+ * positive definite is FEA_ERR_NOT_POSDEF naming the level and its rows. */
+fea_status fea_mg_blocks_setup(const fea_mg *mg, int l, fea_mg_blocks **out);
+void fea_mg_blocks_free(fea_mg_blocks *b);
+uint64_t fea_mg_blocks_bytes(const fea_mg_blocks *b);
+/* z = D^-1 r. */
+void fea_mg_blocks_solve(const fea_mg_blocks *b, const double *r, double *z);
+/* y = L^-1 x (transpose 0) or L^-T x (transpose 1); y may be x. */
+void fea_mg_blocks_half(const fea_mg_blocks *b, int transpose, const double *x, double *y);
+/* The blocks' work vector of the level's length (the smoother's D^-1 r). */
+double *fea_mg_blocks_scratch(const fea_mg_blocks *b);
 
 /* ---- level matrices on structured meshes (level-stencil.c) ---- */
 

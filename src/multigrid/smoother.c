@@ -5,6 +5,8 @@
  *   12.1, three-term recurrence; one operator application per degree). It
  *   damps the upper part of the spectrum, which the coarse grid cannot, and
  *   needs no omega; the factor 1.1 covers Lanczos's estimate from below.
+ *   On vector levels (elasticity) D is the node-block diagonal by default
+ *   (smoother-block.c; jacobi = 1 keeps the point diagonal, for comparison).
  * - Schwarz (B-spline levels): Chebyshev in M^-1 A with M^-1 the additive
  *   Schwarz over overlapping coefficient boxes (smoother-schwarz.c).
  * All are polynomials in A (or D^-1 A, M^-1 A), hence self-adjoint in the A inner
@@ -77,13 +79,19 @@ static fea_status chebyshev(const fea_mg *mg, int l, const double *b, double *x,
   const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
   double rho = 1.0 / sigma;
   double *r = lv->r, *d = lv->w;
+  /* Node blocks: D^-1 r into the blocks' vector z, which the kernels then
+   * take unscaled (host levels only). */
+  double *z = lv->blocks ? fea_mg_blocks_scratch(lv->blocks) : NULL;
   if (!zero) FEA_CALL(fea_mg_residual(mg, l, b, x, r));
-  FEA_CALL(k->chebyshev_first(mg->ctx, lv->n, theta, lv->dinv, zero ? b : r, d, x, zero));
+  const double *r0 = zero ? b : r;
+  if (z) fea_mg_blocks_solve(lv->blocks, r0, z);
+  FEA_CALL(k->chebyshev_first(mg->ctx, lv->n, theta, z ? NULL : lv->dinv, z ? z : r0, d, x, zero));
   for (int j = 1; j < degree; j++) {
     FEA_CALL(fea_mg_residual(mg, l, b, x, r));
+    if (z) fea_mg_blocks_solve(lv->blocks, r, z);
     const double rho_new = 1.0 / (2.0 * sigma - rho);
     const double c1 = rho_new * rho, c2 = 2.0 * rho_new / delta;
-    FEA_CALL(k->chebyshev_step(mg->ctx, lv->n, c1, c2, lv->dinv, r, d, x));
+    FEA_CALL(k->chebyshev_step(mg->ctx, lv->n, c1, c2, z ? NULL : lv->dinv, z ? z : r, d, x));
     rho = rho_new;
   }
   return FEA_SUCCESS;
@@ -105,7 +113,8 @@ fea_status fea_mg_smooth(const fea_mg *mg, int l, const double *b, double *x, in
 typedef struct lanczos_op {
   const fea_mg *mg;
   const fea_mg_level *lv;
-  const double *scale; /* NULL: A itself */
+  const double *scale;         /* NULL: A itself */
+  const fea_mg_blocks *blocks; /* or L^-1 A L^-T with D = L L^T the node blocks (host) */
   double *tmp;
   int threads;
 } lanczos_op;
@@ -114,6 +123,12 @@ static fea_status lanczos_apply(void *user, const double *x, double *y) {
   const lanczos_op *o = user;
   const fea_index n = o->lv->n;
   const double *in = x;
+  if (o->blocks) { /* host levels only */
+    fea_mg_blocks_half(o->blocks, 1, x, o->tmp);
+    FEA_CALL(apply(o->lv, o->tmp, y));
+    fea_mg_blocks_half(o->blocks, 0, y, y);
+    return FEA_SUCCESS;
+  }
   if (o->scale) {
 #pragma omp parallel for schedule(static) num_threads(o->threads) if (n >= FEA_MG_PARALLEL_MIN)
     for (fea_index i = 0; i < n; i++) o->tmp[i] = o->scale[i] * x[i];
@@ -142,9 +157,14 @@ static fea_status estimate_lambda_max(const fea_mg *mg, fea_mg_level *lv, int l,
   /* A stencil level knows its spectrum: exact, without the 20 products. */
   if (fea_mg_stencil_operator_lambda_max(lv->op, lv->dinv != NULL, &lv->lambda_max))
     return FEA_SUCCESS;
-  lanczos_op o = {mg, lv, NULL, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
+  lanczos_op o = {mg, lv, NULL, lv->blocks, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
   double *scale = NULL;
-  if (dinv_host) {
+  if (lv->blocks) {
+    scale = malloc(((size_t)lv->n + 1) * sizeof *scale);
+    FEA_CHECK(scale, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a vector of %lld entries",
+              (long long)lv->n);
+    o.tmp = scale;
+  } else if (dinv_host) {
     scale = malloc(2 * ((size_t)lv->n + 1) * sizeof *scale);
     FEA_CHECK(scale, ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a scaling of %lld entries",
               (long long)lv->n);
@@ -215,6 +235,14 @@ static void format_cells(const fea_mg_level *lv, char *buf, size_t len) {
              (long long)lv->cells[2]);
 }
 
+/* Chebyshev on a vector level smooths with node blocks unless jacobi = 1
+ * asks for the point diagonal; host levels only (the device kernels scale
+ * by a vector). */
+static int node_blocks(const fea_mg *mg, const fea_mg_level *lv) {
+  return mg->desc.smoother == FEA_MG_SMOOTHER_CHEBYSHEV && !mg->desc.jacobi && mg->k->host &&
+         lv->problem->space->ncomp > 1;
+}
+
 fea_status fea_mg_smoother_setup(fea_mg *mg) {
   const fea_multigrid_desc *d = &mg->desc;
   const int scaled = d->smoother == FEA_MG_SMOOTHER_CHEBYSHEV || d->jacobi;
@@ -229,7 +257,10 @@ fea_status fea_mg_smoother_setup(fea_mg *mg) {
       continue;
     }
     double *dinv_host = NULL;
-    if (scaled) FEA_CALL(inverse_diagonal(mg, lv, l, &dinv_host));
+    if (node_blocks(mg, lv))
+      FEA_CALL(fea_mg_blocks_setup(mg, l, &lv->blocks));
+    else if (scaled)
+      FEA_CALL(inverse_diagonal(mg, lv, l, &dinv_host));
     fea_status st = estimate_lambda_max(mg, lv, l, dinv_host);
     if (dinv_host != lv->dinv) free(dinv_host);
     FEA_CALL(st);

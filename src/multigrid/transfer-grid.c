@@ -27,7 +27,7 @@
 static int interior_grid(const fea_problem *pb, fea_index m[3]) {
   const fea_mesh *mesh = pb->space->mesh;
   if (!mesh || !mesh->structured || mesh->simplices || mesh->mapped ||
-      pb->space->kind != FEA_SPACE_LAGRANGE || pb->space->degree[0] != 1 ||
+      pb->space->kind != FEA_SPACE_LAGRANGE || pb->space->degree[0] != 1 || pb->space->ncomp != 1 ||
       pb->space->num_dofs != mesh->num_nodes || fea_problem_has_faces(pb))
     return 0;
   fea_index count = 1;
