@@ -432,12 +432,18 @@ Test(elasticity_matfree, lame_3d_p2_sumfact, .timeout = 120) {
 Test(elasticity_matfree, lame_3d_p2_element_matrix, .timeout = 120) {
   lame_cg_orders(3, 2, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
 }
-/* The issue's other degrees: 2D p = 4 and 3D p = 3 (sum factorization at
- * points, stored; the element-matrix kind is the same operator to 1e-12
- * above). */
+/* The issue's other degrees: 2D p = 4 and 3D p = 3, both kinds (on the
+ * NURBS patches: sum factorization at points, stored; per-element
+ * matrices). */
 Test(elasticity_matfree, lame_2d_p4_sumfact, .timeout = 300) {
   lame_cg_orders(2, 4, FEA_OPERATOR_MATFREE_SUMFACT);
 }
 Test(elasticity_matfree, lame_3d_p3_sumfact, .timeout = 300) {
   lame_cg_orders(3, 3, FEA_OPERATOR_MATFREE_SUMFACT);
+}
+Test(elasticity_matfree, lame_2d_p4_element_matrix, .timeout = 300) {
+  lame_cg_orders(2, 4, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
+}
+Test(elasticity_matfree, lame_3d_p3_element_matrix, .timeout = 300) {
+  lame_cg_orders(3, 3, FEA_OPERATOR_MATFREE_ELEMENT_MATRIX);
 }
