@@ -24,53 +24,6 @@
 
 #define REFUSE(...) (snprintf(why, len, __VA_ARGS__), 0)
 
-static const fea_kron_isa *const isas[] = {&fea_kron_isa_avx512, &fea_kron_isa_avx2,
-                                           &fea_kron_isa_baseline};
-
-/* red[k][i] and m[k] as kron-setup.c's tensor_free_set, over the nodes of
- * which every component is free; 1 when the free DoFs are exactly those
- * nodes' components, numbered c + ncomp r with r the node's lexicographic
- * reduced index. */
-static int tensor_free_nodes(const fea_problem *pb, fea_index *red[3], fea_index m[3]) {
-  const fea_space *s = pb->space;
-  const int d = s->dim, nc = s->ncomp;
-  fea_index n[3] = {1, 1, 1};
-  for (int k = 0; k < d; k++) {
-    n[k] = fea_kron_dir_size(s, k);
-    for (fea_index i = 0; i < n[k]; i++) red[k][i] = -1;
-  }
-  for (fea_index node = 0; node < s->num_dofs; node++) {
-    if (pb->free_index[(size_t)node * nc] < 0) continue;
-    fea_index r = node;
-    for (int k = 0; k < d; k++) {
-      red[k][r % n[k]] = 0;
-      r /= n[k];
-    }
-  }
-  for (int k = 0; k < d; k++) {
-    m[k] = 0;
-    for (fea_index i = 0; i < n[k]; i++)
-      if (red[k][i] == 0) red[k][i] = m[k]++;
-  }
-  for (int k = d; k < 3; k++) m[k] = 1;
-  for (fea_index node = 0; node < s->num_dofs; node++) {
-    fea_index r = node, row = 0, stride = 1;
-    int free = 1;
-    for (int k = 0; k < d; k++) {
-      const fea_index j = red[k][r % n[k]];
-      r /= n[k];
-      if (j < 0) free = 0;
-      row += j * stride;
-      stride *= m[k];
-    }
-    for (int c = 0; c < nc; c++) {
-      const fea_index fi = pb->free_index[(size_t)node * nc + c];
-      if (free ? fi != c + nc * row : fi >= 0) return 0;
-    }
-  }
-  return 1;
-}
-
 int fea_kron_elastic_supports(const fea_problem *pb, char *why, size_t len) {
   const fea_space *s = pb->space;
   if (!pb->elastic) return REFUSE("the problem is not linear elasticity");
@@ -92,7 +45,7 @@ int fea_kron_elastic_supports(const fea_problem *pb, char *why, size_t len) {
   if (!buf) return REFUSE("no memory for %lld 1D indices", (long long)total);
   fea_index *red[3] = {buf, buf, buf}, m[3];
   for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + fea_kron_dir_size(s, k - 1);
-  const int ok = tensor_free_nodes(pb, red, m);
+  const int ok = fea_kron_tensor_free_set(pb, red, m);
   free(buf);
   if (!ok)
     return REFUSE(
@@ -135,17 +88,11 @@ static void make_terms(fea_kron_elastic *e, double lambda, double mu) {
     }
 }
 
-static const fea_kron_isa *find_isa(const char *name) {
-  for (size_t i = 0; i < sizeof isas / sizeof *isas; i++)
-    if (isas[i]->available() && (!name || !strcmp(name, isas[i]->name))) return isas[i];
-  return NULL;
-}
-
 fea_status fea_kron_elastic_create_with(const fea_problem *pb, const char *isa, int threads,
                                         fea_kron_elastic **out) {
   const fea_space *s = pb->space;
   fea_context *ctx = s->ctx;
-  const fea_kron_isa *I = find_isa(isa);
+  const fea_kron_isa *I = fea_kron_find_isa(isa);
   FEA_CHECK(I, ctx, FEA_ERR_UNSUPPORTED, "this CPU does not run the '%s' Kronecker kernels",
             isa ? isa : "(any)");
   FEA_CHECK(threads >= 1, ctx, FEA_ERR_INVALID_ARG, "threads is %d; it must be >= 1", threads);
@@ -167,7 +114,7 @@ fea_status fea_kron_elastic_create_with(const fea_problem *pb, const char *isa, 
   fea_index *red[3] = {redbuf, redbuf, redbuf};
   for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + n[k - 1];
   fea_status rc = FEA_SUCCESS;
-  if (!tensor_free_nodes(pb, red, e->n))
+  if (!fea_kron_tensor_free_set(pb, red, e->n))
     rc = FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
                    "the components' free DoFs differ or are not a tensor product");
   e->N = e->n[0] * e->n[1] * e->n[2];

@@ -26,28 +26,22 @@
 static const fea_kron_isa *const isas[] = {&fea_kron_isa_avx512, &fea_kron_isa_avx2,
                                            &fea_kron_isa_baseline};
 
-/* Functions of direction k, and per function its free index in that
- * direction (-1: a fixed end), from which functions some free DoF uses. */
 fea_index fea_kron_dir_size(const fea_space *s, int k) {
   const fea_bspline_space *b = s->impl;
   return fea_knots_num_functions(&b->knots[k]);
 }
 
-/* red[k][i]: the reduced index of function i of direction k, or -1; m[k]
- * the reduced sizes. Returns 1 when the free DoFs are exactly the tensor
- * product of the directions' free functions, numbered lexicographically
- * (direction 0 fastest), as the reduced rows of the problem. */
-static int tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m[3]) {
+int fea_kron_tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m[3]) {
   const fea_space *s = pb->space;
-  const int d = s->dim;
+  const int d = s->dim, nc = s->ncomp;
   fea_index n[3] = {1, 1, 1};
   for (int k = 0; k < d; k++) {
     n[k] = fea_kron_dir_size(s, k);
     for (fea_index i = 0; i < n[k]; i++) red[k][i] = -1;
   }
-  for (fea_index dof = 0; dof < s->num_dofs; dof++) {
-    if (pb->free_index[dof] < 0) continue;
-    fea_index r = dof;
+  for (fea_index node = 0; node < s->num_dofs; node++) {
+    if (pb->free_index[(size_t)node * nc] < 0) continue;
+    fea_index r = node;
     for (int k = 0; k < d; k++) {
       red[k][r % n[k]] = 0;
       r /= n[k];
@@ -59,8 +53,8 @@ static int tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m
       if (red[k][i] == 0) red[k][i] = m[k]++;
   }
   for (int k = d; k < 3; k++) m[k] = 1;
-  for (fea_index dof = 0; dof < s->num_dofs; dof++) {
-    fea_index r = dof, row = 0, stride = 1;
+  for (fea_index node = 0; node < s->num_dofs; node++) {
+    fea_index r = node, row = 0, stride = 1;
     int free = 1;
     for (int k = 0; k < d; k++) {
       const fea_index j = red[k][r % n[k]];
@@ -69,7 +63,10 @@ static int tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m
       row += j * stride;
       stride *= m[k];
     }
-    if (free ? pb->free_index[dof] != row : pb->free_index[dof] >= 0) return 0;
+    for (int c = 0; c < nc; c++) {
+      const fea_index fi = pb->free_index[(size_t)node * nc + c];
+      if (free ? fi != c + nc * row : fi >= 0) return 0;
+    }
   }
   return 1;
 }
@@ -85,7 +82,7 @@ int fea_kron_supports(const fea_problem *pb, char *why, size_t len) {
   if (!buf) return REFUSE("no memory for %lld 1D indices", (long long)total);
   fea_index *red[3] = {buf, buf, buf}, m[3];
   for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + fea_kron_dir_size(s, k - 1);
-  const int ok = tensor_free_set(pb, red, m);
+  const int ok = fea_kron_tensor_free_set(pb, red, m);
   free(buf);
   if (!ok)
     return REFUSE(
@@ -149,7 +146,7 @@ void fea_kron_destroy(fea_kron_state *s) {
   free(s);
 }
 
-static const fea_kron_isa *find_isa(const char *name) {
+const fea_kron_isa *fea_kron_find_isa(const char *name) {
   for (size_t i = 0; i < sizeof isas / sizeof *isas; i++)
     if (isas[i]->available() && (!name || !strcmp(name, isas[i]->name))) return isas[i];
   return NULL;
@@ -159,7 +156,7 @@ fea_status fea_kron_create_with(const fea_problem *pb, const char *isa, int thre
                                 fea_kron_state **out) {
   const fea_space *s = pb->space;
   fea_context *ctx = s->ctx;
-  const fea_kron_isa *I = find_isa(isa);
+  const fea_kron_isa *I = fea_kron_find_isa(isa);
   FEA_CHECK(I, ctx, FEA_ERR_UNSUPPORTED, "this CPU does not run the '%s' Kronecker kernels",
             isa ? isa : "(any)");
   FEA_CHECK(threads >= 1, ctx, FEA_ERR_INVALID_ARG, "threads is %d; it must be >= 1", threads);
@@ -177,7 +174,7 @@ fea_status fea_kron_create_with(const fea_problem *pb, const char *isa, int thre
   fea_index *red[3] = {redbuf, redbuf, redbuf};
   for (int k = 1; k < s->dim; k++) red[k] = red[k - 1] + n[k - 1];
   fea_status rc = FEA_SUCCESS;
-  if (!tensor_free_set(pb, red, st->n))
+  if (!fea_kron_tensor_free_set(pb, red, st->n))
     rc = FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
                    "the free DoFs are not a tensor product of each direction's functions");
   st->num_free = st->n[0] * st->n[1] * st->n[2];

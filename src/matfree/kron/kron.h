@@ -120,6 +120,15 @@ fea_status fea_operator_kron_build(struct fea_operator *op);
  * coordinates; the band restricted to the free functions red (reduced index
  * or -1) of m, half-width p (dropping functions only shortens a band). */
 fea_index fea_kron_dir_size(const fea_space *s, int k);
+/* The instruction set by name (NULL: the best this CPU runs), or NULL where
+ * this CPU does not run it. */
+const fea_kron_isa *fea_kron_find_isa(const char *name);
+/* red[k][i]: the reduced index of function i of direction k over the nodes
+ * of which every component is free, or -1; m[k] the reduced sizes. 1 when
+ * the free DoFs are exactly those nodes' components, numbered c + ncomp r
+ * with r the node's lexicographic reduced index (direction 0 fastest), as
+ * the problem's reduced rows (a scalar space: the free functions in order). */
+int fea_kron_tensor_free_set(const fea_problem *pb, fea_index *red[3], fea_index m[3]);
 fea_status fea_kron_assemble_1d(const fea_problem *pb, int k, double *K, double *M, double *G);
 void fea_kron_reduce_band(int p, fea_index n, const fea_index *red, fea_index m, const double *B,
                           double *R);
