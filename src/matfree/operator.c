@@ -75,6 +75,16 @@ static int kron_serves(const fea_context *ctx, const fea_operator_desc *d, const
                       : fea_kron_supports(pb, why, sizeof why));
 }
 
+/* The same on a mapped patch (kron-mapped.c): the operator's own setup
+ * finds out whether the map's coefficients are few enough terms. */
+static int kron_mapped_serves(const fea_context *ctx, const fea_operator_desc *d,
+                              const fea_problem *pb) {
+  char why[160];
+  return d->kind == FEA_OPERATOR_MATFREE_SUMFACT && d->strategy == FEA_UPDATE_AUTO &&
+         d->geometry_terms == FEA_GEOMETRY_TERMS_AUTO && !ctx->backend->op && !pb->elastic &&
+         pb->space->kind == FEA_SPACE_BSPLINE && fea_kron_mapped_supports(pb, why, sizeof why);
+}
+
 static void operator_free(void *object) {
   fea_operator *op = object;
   if (op->impl && op->impl->destroy) op->impl->destroy(op->data);
@@ -112,7 +122,16 @@ static fea_status host_build(fea_context *ctx, const fea_problem *problem,
   FEA_CALL(operator_alloc(ctx, problem, &op));
   fea_status st = FEA_SUCCESS;
   char why[96] = "";
-  if (d->kind == FEA_OPERATOR_CSR) {
+  int built = 0; /* by the mapped Kronecker operator (or failed there) */
+  if (kron_mapped_serves(ctx, d, op->problem)) {
+    char rank_why[160]; /* FEA_ERR_UNSUPPORTED, no error set: too many terms */
+    st = fea_operator_kron_mapped_build(op, rank_why, sizeof rank_why);
+    built = st != FEA_ERR_UNSUPPORTED;
+    if (!built) st = FEA_SUCCESS;
+  }
+  if (built) {
+    /* done above */
+  } else if (d->kind == FEA_OPERATOR_CSR) {
     st = fea_operator_csr_build(op);
   } else if (kron_serves(ctx, d, op->problem)) {
     st = op->problem->elastic ? fea_operator_kron_elastic_build(op) : fea_operator_kron_build(op);

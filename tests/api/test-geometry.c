@@ -210,14 +210,21 @@ Test(geometry, direct_and_cg_agree) {
     norm = fmax(norm, fabs(xd[i]));
   }
   cr_assert(diff <= 1e-9 * norm, "direct and CG differ by %.3g (max %.3g)", diff, norm);
-  /* The sum-factorization kind runs at the quadrature points on a mapped
-   * space (test-operator-mapped.c compares it with element matrices). */
+  /* The sum-factorization kind runs as Kronecker terms on this separable
+   * map by default (tests/unit/test-kron-mapped.c compares it with the
+   * assembled matrix) and at the quadrature points with stored geometry
+   * terms (test-operator-mapped.c compares it with element matrices). */
   od.kind = FEA_OPERATOR_MATFREE_SUMFACT;
   fea_operator *sf = NULL;
   OK(fea_operator_create(ctx, pb, &od, &sf));
   fea_operator_info info = FEA_OPERATOR_INFO_INIT;
   OK(fea_operator_get_info(sf, &info));
   cr_assert_eq(info.kind_run, FEA_OPERATOR_MATFREE_SUMFACT);
+  cr_assert(strstr(info.kernel, "Kronecker terms") != NULL, "%s", info.kernel);
+  fea_operator_destroy(&sf);
+  od.geometry_terms = FEA_GEOMETRY_TERMS_STORED;
+  OK(fea_operator_create(ctx, pb, &od, &sf));
+  OK(fea_operator_get_info(sf, &info));
   cr_assert(strstr(info.kernel, "at points") != NULL, "%s", info.kernel);
   fea_operator_destroy(&sf);
   fea_vector_destroy(&b);

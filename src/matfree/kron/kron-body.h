@@ -206,9 +206,68 @@ KR_TARGET static void kr_elastic(const fea_kron_elastic *e, const double *xs, do
   }
 }
 
+/* A mapped patch's terms (kron.h, fea_kron_mapped): per output plane (3D)
+ * the last direction's distinct matrices C_c applied once each, per group
+ * j the direction-1 band B_j on its C's plane, and along every row of the
+ * plane y = sum_j A_j (that plane's row), two groups per band_line; in 2D
+ * per output row the C_c rows and y = sum_c A_c (row c). */
+KR_TARGET static void kr_mapped(const fea_kron_mapped *s, const double *x, double *y, int add,
+                                int threads) {
+  const fea_index n0 = s->n[0];
+  const int p0 = s->p[0];
+  if (s->dim == 1) {
+    band_line(p0, n0, s->A[0], x, NULL, NULL, y, add);
+    return;
+  }
+  const fea_index n1 = s->n[1];
+  const int p1 = s->p[1];
+  if (threads < 1) threads = 1;
+  if (threads > s->threads) threads = s->threads;
+  if (s->dim == 2) {
+#pragma omp parallel num_threads(threads)
+    {
+      double *rows = s->work + (size_t)omp_get_thread_num() * (size_t)s->nc * (size_t)n0;
+#pragma omp for schedule(static)
+      for (fea_index i1 = 0; i1 < n1; i1++) {
+        for (int c = 0; c < s->nc; c++)
+          band_rows(p1, n1, i1, s->C[c], x, NULL, NULL, rows + (size_t)c * n0, n0, 0);
+        for (int c = 0; c < s->nc; c += 2)
+          band_line(p0, n0, s->A[c], rows + (size_t)c * n0, c + 1 < s->nc ? s->A[c + 1] : NULL,
+                    c + 1 < s->nc ? rows + (size_t)(c + 1) * n0 : NULL, y + i1 * n0, add || c > 0);
+      }
+    }
+    return;
+  }
+  const fea_index n2 = s->n[2], P = n0 * n1;
+  const int p2 = s->p[2], nc = s->nc, ng = s->ng;
+#pragma omp parallel num_threads(threads)
+  {
+    double *planes = s->work + (size_t)omp_get_thread_num() * (size_t)(nc + ng) * (size_t)P;
+    double *bp = planes + (size_t)nc * (size_t)P;
+#pragma omp for schedule(static)
+    for (fea_index i2 = 0; i2 < n2; i2++) {
+      for (int c = 0; c < nc; c++)
+        band_rows(p2, n2, i2, s->C[c], x, NULL, NULL, planes + (size_t)c * P, P, 0);
+      for (int j = 0; j < ng; j++) {
+        const double *a = planes + (size_t)s->cof[j] * P;
+        double *b = bp + (size_t)j * P;
+        for (fea_index i1 = 0; i1 < n1; i1++)
+          band_rows(p1, n1, i1, s->B[j], a, NULL, NULL, b + i1 * n0, n0, 0);
+      }
+      double *yp = y + i2 * P;
+      for (fea_index i1 = 0; i1 < n1; i1++)
+        for (int j = 0; j < ng; j += 2)
+          band_line(p0, n0, s->A[j], bp + (size_t)j * P + i1 * n0, j + 1 < ng ? s->A[j + 1] : NULL,
+                    j + 1 < ng ? bp + (size_t)(j + 1) * P + i1 * n0 : NULL, yp + i1 * n0,
+                    add || j > 0);
+    }
+  }
+}
+
 const fea_kron_isa KR_ISA_VAR = {
     .name = KR_ISA_NAME,
     .available = KR_ISA_AVAILABLE,
     .apply = kr_apply,
     .elastic = kr_elastic,
+    .mapped = kr_mapped,
 };

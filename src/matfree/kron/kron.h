@@ -76,6 +76,45 @@ typedef struct fea_kron_elastic {
   double flops;
 } fea_kron_elastic;
 
+/* The Kronecker operator of a mapped patch (kron-mapped.c): a B-spline or
+ * NURBS patch with a geometry map whose weights are a tensor product
+ * (w_ijk = a_i b_j c_k, always so for a B-spline map), so that the basis
+ * B_ijk / W is a product of 1D rational functions B_i / A(xi) ... . The
+ * pulled-back coefficients G = sigma det J J^-1 J^-T (and c det J) at the
+ * patch's tensor Gauss points are cut into rank-one terms
+ * f0(xi) f1(eta) f2(zeta) by cross approximation (kron-lowrank.c), each
+ * term a Kronecker product of 1D band matrices (the 1D integrals of f_k
+ * times the rational functions or their derivatives). Terms sharing their
+ * last directions' matrices share their passes: the last direction's
+ * distinct matrices C_c act first, then per group j the pair (B_j, C_c(j))
+ * in direction 1 (3D), and direction 0 sums the groups' bands A_j, each
+ * the sum of its terms' bands. A separable map (annulus, ring, cylinder:
+ * G diagonal with rank-one entries) gives the box's structure; the
+ * operator equals the assembled matrix up to rank_error relative to the
+ * coefficients' size. */
+#define FEA_KRON_MAPPED_MAX_TERMS 48
+#define FEA_KRON_MAPPED_MAX_RANK 8 /* per cut of an unfolding */
+
+typedef struct fea_kron_mapped {
+  int dim;
+  fea_index n[3]; /* free functions per direction */
+  int p[3];
+  int nc;                                     /* matrices of the last direction */
+  int ng;                                     /* groups (3D); 2D: nc; 1D: 1 */
+  const double *C[FEA_KRON_MAPPED_MAX_TERMS]; /* last direction, reduced bands */
+  const double *B[FEA_KRON_MAPPED_MAX_TERMS]; /* 3D: group j's direction-1 band */
+  int cof[FEA_KRON_MAPPED_MAX_TERMS];         /* 3D: group j's C */
+  const double *A[FEA_KRON_MAPPED_MAX_TERMS]; /* group j's direction-0 band */
+  double *bands;                              /* the block holding every band */
+  fea_index num_free;
+  int nterms;        /* rank-one terms over all coefficients (a pair counted twice) */
+  double rank_error; /* bound on the largest coefficient error, relative */
+  int threads;
+  double *work; /* per thread: nc + ng planes (3D), nc rows (2D) */
+  const struct fea_kron_isa *isa;
+  double flops;
+} fea_kron_mapped;
+
 /* y = A x, or y += A x (add), on at most `threads` (<= s->threads) threads. */
 typedef void (*fea_kron_apply_fn)(const fea_kron_state *s, const double *x, double *y, int add,
                                   int threads);
@@ -88,6 +127,7 @@ typedef struct fea_kron_isa {
   int (*available)(void);
   fea_kron_apply_fn apply;
   fea_kron_elastic_fn elastic;
+  void (*mapped)(const fea_kron_mapped *s, const double *x, double *y, int add, int threads);
 } fea_kron_isa;
 
 extern const fea_kron_isa fea_kron_isa_baseline, fea_kron_isa_avx2, fea_kron_isa_avx512;
@@ -145,5 +185,27 @@ void fea_kron_elastic_apply(const fea_kron_elastic *e, const double *x, double *
                             int threads);
 void fea_kron_elastic_diagonal(const fea_kron_elastic *e, double *d);
 fea_status fea_operator_kron_elastic_build(struct fea_operator *op);
+
+/* Mapped patches (kron-mapped.c): whether the operator serves pb (the
+ * built-in Laplacian with a constant sigma and reaction, no Robin side, a
+ * geometry map with tensor-product weights, a tensor-product free set);
+ * the state (FEA_ERR_UNSUPPORTED with the reason in why, and no error set,
+ * when a coefficient needs more rank-one terms than the caps allow); the
+ * diagonal; the operator's implementation (the same UNSUPPORTED case
+ * leaves op untouched for the element-wise kernel). */
+int fea_kron_mapped_supports(const fea_problem *pb, char *why, size_t len);
+fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, int threads,
+                                       char *why, size_t len, fea_kron_mapped **out);
+void fea_kron_mapped_destroy(fea_kron_mapped *s);
+void fea_kron_mapped_diagonal(const fea_kron_mapped *s, double *d);
+fea_status fea_operator_kron_mapped_build(struct fea_operator *op, char *why, size_t len);
+
+/* Cross approximation with complete pivoting (kron-lowrank.c) of the m x n
+ * matrix R (column-major, overwritten by the residual): R ~ sum_r u_r v_r^T
+ * with u_r in U (m each) and v_r in V (n each), until the largest residual
+ * entry is <= tol. The rank, or -1 when max_rank terms do not reach tol;
+ * *error the largest residual entry. */
+int fea_kron_cross_approx(double *R, fea_index m, fea_index n, double tol, int max_rank,
+                          int threads, double *U, double *V, double *error);
 
 #endif
