@@ -164,9 +164,15 @@ static fea_status op_diagonal(const fea_operator *op, double *d) {
   return FEA_SUCCESS;
 }
 
-static const fea_operator_impl csr_impl = {csr_apply, op_diagonal, op_destroy};
-static const fea_operator_impl em_impl = {em_apply, op_diagonal, op_destroy};
-static const fea_operator_impl fea_sf_impl = {fea_sf_apply, op_diagonal, op_destroy};
+static const fea_operator_impl csr_impl = {.apply = csr_apply,
+                                           .diagonal = op_diagonal,
+                                           .destroy = op_destroy};
+static const fea_operator_impl em_impl = {.apply = em_apply,
+                                          .diagonal = op_diagonal,
+                                          .destroy = op_destroy};
+static const fea_operator_impl fea_sf_impl = {.apply = fea_sf_apply,
+                                              .diagonal = op_diagonal,
+                                              .destroy = op_destroy};
 
 static fea_status csr_create(fea_operator *op, cuda_op *c, const fea_matrix *A) {
   fea_context *ctx = op->ctx;

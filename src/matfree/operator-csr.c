@@ -70,7 +70,9 @@ static fea_status csr_diagonal(const fea_operator *op, double *d) {
   return FEA_SUCCESS;
 }
 
-static const fea_operator_impl csr_impl = {csr_apply, csr_diagonal, csr_destroy};
+static const fea_operator_impl csr_impl = {.apply = csr_apply,
+                                           .diagonal = csr_diagonal,
+                                           .destroy = csr_destroy};
 
 /* Row blocks, the implementation and the info of the operator on c->A. */
 static fea_status csr_attach(fea_operator *op, csr_op *c, const char *made_by) {

@@ -321,7 +321,9 @@ static void matfree_destroy(void *data) {
   free(m);
 }
 
-static const fea_operator_impl matfree_impl = {matfree_apply, matfree_diagonal, matfree_destroy};
+static const fea_operator_impl matfree_impl = {.apply = matfree_apply,
+                                               .diagonal = matfree_diagonal,
+                                               .destroy = matfree_destroy};
 
 fea_status fea_operator_matfree_kernel_state(const fea_operator *op,
                                              const fea_matfree_kernel_ops **k, const void **state) {

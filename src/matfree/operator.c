@@ -302,7 +302,9 @@ fea_status fea_operator_build_from_impl(fea_context *ctx, const fea_problem *pro
 
 fea_status fea_operator_rhs(fea_operator *op, double *b) {
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
-    FEA_CALL(fea_operator_matfree_rhs(op->problem, op->rhs));
+    fea_status st = op->impl && op->impl->rhs ? op->impl->rhs(op, op->rhs) : FEA_ERR_UNSUPPORTED;
+    if (st == FEA_ERR_UNSUPPORTED) st = fea_operator_matfree_rhs(op->problem, op->rhs);
+    FEA_CALL(st);
     op->rhs_ready = 1;
   }
   if (b) memcpy(b, op->rhs, (size_t)op->num_free * sizeof *b);

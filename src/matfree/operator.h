@@ -19,6 +19,9 @@ typedef struct fea_operator_impl {
   fea_status (*apply)(fea_operator *op, const double *x, double *y, int add);
   fea_status (*diagonal)(const fea_operator *op, double *d);
   void (*destroy)(void *data);
+  /* The reduced right-hand side by the implementation's own way, or NULL;
+   * FEA_ERR_UNSUPPORTED (no error set): the element-wise one serves. */
+  fea_status (*rhs)(fea_operator *op, double *b);
 } fea_operator_impl;
 
 struct fea_operator {

@@ -133,6 +133,15 @@ static int check(const fea_problem *pb, const char *what) {
                     threads, add, (long long)i, y[i], want);
         }
       }
+      /* the right-hand side: load and lifting as the reference's */
+      double *bk = malloc((size_t)n * sizeof *bk + 8), bscale = 0;
+      cr_assert_eq(fea_kron_mapped_rhs(pb, s, threads, bk), FEA_SUCCESS, "%s: %s", what,
+                   fea_context_last_error(ctx));
+      for (fea_index i = 0; i < n; i++) bscale = fmax(bscale, fabs(b[i]));
+      for (fea_index i = 0; i < n; i++)
+        cr_assert(fabs(bk[i] - b[i]) <= 1e-12 * bscale, "%s: b[%lld] = %.17g, reference %.17g",
+                  what, (long long)i, bk[i], b[i]);
+      free(bk);
       fea_kron_mapped_diagonal(s, d);
       for (fea_index i = 0; i < n; i++) {
         double aii = 0;
@@ -149,6 +158,16 @@ static int check(const fea_problem *pb, const char *what) {
   return terms;
 }
 
+/* f and g of the cases, x[2] only in 3D (user: the dimension) */
+static double load(const double *x, void *user) {
+  const double z = *(const int *)user == 3 ? x[2] : 0.3;
+  return sin(3 * x[0]) + x[1] * z + 1.0;
+}
+static double lift(const double *x, void *user) {
+  const double z = *(const int *)user == 3 ? x[2] : 0.3;
+  return x[0] * x[1] + cos(z) + 0.5;
+}
+
 static int run_case(int dim, int p, int kind, double reaction, int neumann) {
   const fea_index n[3] = {5 + 2 * (dim < 3), 6 + 2 * (dim < 3), 4};
   geo G;
@@ -157,6 +176,12 @@ static int run_case(int dim, int p, int kind, double reaction, int neumann) {
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.sigma = 2.5;
   pd.reaction = reaction;
+  static int dims;
+  dims = dim;
+  pd.source = load;
+  pd.source_user = &dims;
+  pd.dirichlet = lift;
+  pd.dirichlet_user = &dims;
   if (neumann) /* the outer arc (high end of direction 0) and one straight side */
     pd.sides[1].type = pd.sides[2].type = FEA_BC_NEUMANN;
   fea_problem *pb;
@@ -271,8 +296,22 @@ Test(kron_mapped, refusals_name_the_reason) {
   fea_problem_destroy(&pb);
   fea_space_destroy(&s);
 
+  /* a Neumann flux (face terms): the element-wise right-hand side serves */
   make_geo(&G, 2, 0);
   s = mapped_space(2, 2, n, &G);
+  static int two = 2;
+  pd.sides[1].type = FEA_BC_NEUMANN;
+  pd.sides[1].flux = load;
+  pd.sides[1].flux_user = &two;
+  cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS, "%s",
+               fea_context_last_error(ctx));
+  cr_assert_eq(fea_kron_mapped_create_with(pb, NULL, 1, why, sizeof why, &km), FEA_SUCCESS);
+  double *bk = malloc((size_t)km->num_free * sizeof *bk);
+  cr_assert_eq(fea_kron_mapped_rhs(pb, km, 1, bk), FEA_ERR_UNSUPPORTED);
+  free(bk);
+  fea_kron_mapped_destroy(km);
+  fea_problem_destroy(&pb);
+  pd.sides[1] = (fea_problem_desc)FEA_PROBLEM_DESC_INIT.sides[1];
   pd.sides[3].type = FEA_BC_ROBIN;
   pd.sides[3].alpha = 1.0;
   cr_assert_eq(fea_problem_create_poisson(s, &pd, &pb), FEA_SUCCESS, "%s",

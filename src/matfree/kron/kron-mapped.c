@@ -51,12 +51,12 @@
 #define MAP_TOL 1e-12                     /* relative truncation of every coefficient */
 #define SEPARABLE 1e-13                   /* relative test of the weights' tensor product */
 #define MAX_PG 16                         /* geometry degree */
-#define MAP_BATCH_BYTES ((size_t)1 << 30) /* coefficient tensors held at once */
+#define MAP_BATCH_BYTES ((size_t)4 << 30) /* coefficient tensors held at once */
 
 /* ---- which problems ----------------------------------------------------------------------- */
 
 /* The weights' factors per direction: fac[k][i] with w_ijk = fac0_i fac1_j fac2_k, or 0. */
-static int weight_factors(const fea_geometry_map *g, double *fac[3]) {
+int fea_kron_weight_factors(const fea_geometry_map *g, double *fac[3]) {
   const fea_index n0 = g->n[0], n1 = g->dim > 1 ? g->n[1] : 1, n2 = g->dim > 2 ? g->n[2] : 1;
   const double *w = g->weights, w0 = w ? w[0] : 1.0;
   if (w && !(w0 > 0)) return 0;
@@ -113,7 +113,7 @@ int fea_kron_mapped_supports(const fea_problem *pb, char *why, size_t len) {
     fac[k] = fac[k - 1] + b->geo->n[k - 1];
   }
   const int tensor = fea_kron_tensor_free_set(pb, red, m);
-  const int separable = weight_factors(b->geo, fac);
+  const int separable = fea_kron_weight_factors(b->geo, fac);
   free(buf);
   free(fbuf);
   if (!tensor)
@@ -126,17 +126,7 @@ int fea_kron_mapped_supports(const fea_problem *pb, char *why, size_t len) {
 
 /* ---- the 1D tables at the patch's Gauss points --------------------------------------------- */
 
-typedef struct dir_tables {
-  fea_index m;      /* points: elements x nq */
-  int p, pg;        /* space and geometry degree */
-  double *w;        /* m: the Gauss weight times the span's length */
-  fea_index *first; /* m: the first space function non-zero at the point */
-  double *phi;      /* m x 2 (p + 1): B_i / A, then its derivative */
-  fea_index *gfirst;
-  double *r; /* m x 2 (pg + 1): a_i N_i / A, then its derivative (the geometry's basis) */
-} dir_tables;
-
-static void tables_free(dir_tables *t) {
+void fea_kron_tables_free(fea_kron_dir_tables *t) {
   free(t->w);
   free(t->first);
   free(t->phi);
@@ -144,7 +134,8 @@ static void tables_free(dir_tables *t) {
   free(t->r);
 }
 
-static fea_status tables_build(const fea_problem *pb, int k, const double *fac, dir_tables *t) {
+fea_status fea_kron_tables_build(const fea_problem *pb, int k, const double *fac,
+                                 fea_kron_dir_tables *t) {
   const fea_space *s = pb->space;
   const fea_bspline_space *b = s->impl;
   const fea_knots *kn = &b->knots[k], *gk = &b->geo->knots[k];
@@ -209,7 +200,7 @@ static fea_status tables_build(const fea_problem *pb, int k, const double *fac, 
 #define MAX_ENTRIES 7
 typedef struct entry_args {
   const fea_geometry_map *g;
-  const dir_tables *t;
+  const fea_kron_dir_tables *t;
   int dim;
   int count;              /* entries in this pass */
   int ab[MAX_ENTRIES][2]; /* their (a, b) */
@@ -240,31 +231,37 @@ static int entries_at(const entry_args *E, const double *J, fea_index at, double
   return 1;
 }
 
-/* T[e][(q2 m1 + q1) m0 + q0] = the batch's entries at every Gauss point. The Jacobian
- * J[c][d] = dx_c / dxi_d by sum factorization over the geometry's control
- * net: direction 2, then 1, then 0 (the last stage about 3 dim (pg + 1)
- * flops a point). */
-static void entry_tensor(entry_args *E) {
-  const fea_geometry_map *g = E->g;
-  const dir_tables *t = E->t;
-  const int dim = E->dim;
+/* The map at every Gauss point of the patch, row by row (kron.h). J by sum
+ * factorization over the geometry's control net: direction 2 contracted
+ * first (value and derivative), then direction 1, then direction 0 (about
+ * 3 dim (pg + 1) flops a point for J, dim (pg + 1) more for x). Rows of one
+ * q2 go to one thread, in q1 order. */
+int fea_kron_geometry_sweep(const fea_geometry_map *g, const fea_kron_dir_tables *t, int dim,
+                            int want_x, int threads, fea_kron_row_fn row, void *user) {
   const fea_index m0 = t[0].m, m1 = dim > 1 ? t[1].m : 1, m2 = dim > 2 ? t[2].m : 1;
   const fea_index n0 = g->n[0], n1 = dim > 1 ? g->n[1] : 1;
   const int p0 = t[0].pg, p1 = dim > 1 ? t[1].pg : 0, p2 = dim > 2 ? t[2].pg : 0;
-  fea_index bad = -1;
-  double bad_det = 0.0;
-#pragma omp parallel num_threads(E->threads)
+  int stop = 0;
+#pragma omp parallel num_threads(threads)
   {
     /* S2[(v dim + c) n1 n0 + j n0 + i]: direction 2 contracted (value v = 0,
      * derivative v = 1); S1[(w dim + c) n0 + i]: w = 0 value-value, 1 the
      * direction-1 derivative, 2 the direction-2 one */
     double *S2 = malloc(2 * (size_t)dim * (size_t)n1 * (size_t)n0 * sizeof *S2);
     double *S1 = malloc(3 * (size_t)dim * (size_t)n0 * sizeof *S1);
-    fea_index mybad = -1;
-    double mydet = 0.0;
+    double *X = malloc((size_t)m0 * (size_t)dim * sizeof *X);
+    double *JJ = malloc((size_t)m0 * (size_t)dim * (size_t)dim * sizeof *JJ);
+    const int tid = omp_get_thread_num();
+    if (!S2 || !S1 || !X || !JJ) {
+#pragma omp atomic write
+      stop = -2;
+    }
 #pragma omp for schedule(static)
     for (fea_index q2 = 0; q2 < m2; q2++) {
-      if (!S2 || !S1) continue;
+      int halt;
+#pragma omp atomic read
+      halt = stop;
+      if (halt) continue;
       if (dim == 3) {
         const double *r2 = t[2].r + (size_t)q2 * 2 * (p2 + 1);
         const fea_index f2 = t[2].gfirst[q2];
@@ -272,16 +269,15 @@ static void entry_tensor(entry_args *E) {
           for (int c = 0; c < dim; c++)
             for (fea_index j = 0; j < n1; j++)
               for (fea_index i = 0; i < n0; i++) {
-                double s = 0.0;
+                double sum = 0.0;
                 for (int l = 0; l <= p2; l++)
-                  s += g->points[(((f2 + l) * n1 + j) * n0 + i) * dim + c] * r2[v * (p2 + 1) + l];
-                S2[((size_t)(v * dim + c) * n1 + j) * n0 + i] = s;
+                  sum += g->points[(((f2 + l) * n1 + j) * n0 + i) * dim + c] * r2[v * (p2 + 1) + l];
+                S2[((size_t)(v * dim + c) * n1 + j) * n0 + i] = sum;
               }
       }
-      for (fea_index q1 = 0; q1 < m1; q1++) {
+      for (fea_index q1 = 0; q1 < m1 && !halt; q1++) {
         if (dim == 1) {
-          for (int c = 0; c < dim; c++)
-            for (fea_index i = 0; i < n0; i++) S1[(size_t)c * n0 + i] = g->points[i * dim + c];
+          for (fea_index i = 0; i < n0; i++) S1[i] = g->points[i];
         } else {
           const double *r1 = t[1].r + (size_t)q1 * 2 * (p1 + 1);
           const fea_index f1 = t[1].gfirst[q1];
@@ -289,45 +285,79 @@ static void entry_tensor(entry_args *E) {
           for (int w = 0; w < nw; w++)
             for (int c = 0; c < dim; c++)
               for (fea_index i = 0; i < n0; i++) {
-                double s = 0.0;
+                double sum = 0.0;
                 for (int l = 0; l <= p1; l++) {
                   const fea_index j = f1 + l;
                   const double rv = r1[(w == 1) * (p1 + 1) + l];
                   const double pv = dim == 3 ? S2[((size_t)((w == 2) * dim + c) * n1 + j) * n0 + i]
                                              : g->points[(j * n0 + i) * dim + c];
-                  s += pv * rv;
+                  sum += pv * rv;
                 }
-                S1[((size_t)w * dim + c) * n0 + i] = s;
+                S1[((size_t)w * dim + c) * n0 + i] = sum;
               }
         }
-        const fea_index row = (q2 * m1 + q1) * m0;
         for (fea_index q0 = 0; q0 < m0; q0++) {
           const double *r0 = t[0].r + (size_t)q0 * 2 * (p0 + 1);
           const fea_index f0 = t[0].gfirst[q0];
-          double J[9], det;
-          for (int c = 0; c < dim; c++)
+          double *J = JJ + (size_t)q0 * dim * dim;
+          for (int c = 0; c < dim; c++) {
             for (int dd = 0; dd < dim; dd++) {
               /* direction 0 differentiated in column 0; columns 1, 2 read S1's w = 1, 2 */
-              const double *S = S1 + ((size_t)(dd == 0 ? 0 : dd) * dim + c) * n0 + f0;
+              const double *S = S1 + ((size_t)dd * dim + c) * n0 + f0;
               const double *rr = r0 + (dd == 0 ? p0 + 1 : 0);
-              double s = 0.0;
-              for (int l = 0; l <= p0; l++) s += S[l] * rr[l];
-              J[c * dim + dd] = s;
+              double sum = 0.0;
+              for (int l = 0; l <= p0; l++) sum += S[l] * rr[l];
+              J[c * dim + dd] = sum;
             }
-          if (!entries_at(E, J, row + q0, &det) && mybad < 0) mybad = row + q0, mydet = det;
+            if (want_x) {
+              const double *S = S1 + (size_t)c * n0 + f0;
+              double sum = 0.0;
+              for (int l = 0; l <= p0; l++) sum += S[l] * r0[l];
+              X[(size_t)q0 * dim + c] = sum;
+            }
+          }
+        }
+        const int rc = row(user, tid, q1, q2, X, JJ);
+        if (rc) {
+          halt = rc;
+#pragma omp critical
+          if (!stop) stop = rc;
         }
       }
     }
-#pragma omp critical
-    {
-      if (bad != -2 && mybad >= 0 && (bad < 0 || mybad < bad)) bad = mybad, bad_det = mydet;
-      if (!S2 || !S1) bad = -2;
-    }
     free(S2);
     free(S1);
+    free(X);
+    free(JJ);
   }
-  E->bad = bad;
-  E->bad_det = bad_det;
+  return stop;
+}
+
+/* The batch's entries at one row of points (the sweep's callback): the
+ * first point of the patch whose det J is not positive and finite stops. */
+static int entries_row(void *user, int thread, fea_index q1, fea_index q2, const double *x,
+                       const double *J) {
+  entry_args *E = user;
+  const int dim = E->dim;
+  const fea_index m0 = E->t[0].m, m1 = dim > 1 ? E->t[1].m : 1;
+  const fea_index row = (q2 * m1 + q1) * m0;
+  for (fea_index q0 = 0; q0 < m0; q0++) {
+    double det;
+    if (!entries_at(E, J + (size_t)q0 * dim * dim, row + q0, &det)) {
+#pragma omp critical
+      if (E->bad < 0 || row + q0 < E->bad) E->bad = row + q0, E->bad_det = det;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* T[e][(q2 m1 + q1) m0 + q0] = the batch's entries at every Gauss point. */
+static void entry_tensor(entry_args *E) {
+  E->bad = -1;
+  E->bad_det = 0.0;
+  const int rc = fea_kron_geometry_sweep(E->g, E->t, E->dim, 0, E->threads, entries_row, E);
+  if (rc == -2) E->bad = -2;
 }
 
 /* ---- the rank-one terms --------------------------------------------------------------------- */
@@ -425,7 +455,7 @@ static int cut_entry(double *T, int dim, const fea_index m[3], int a, int b, dou
 /* ---- the 1D band matrices ------------------------------------------------------------------- */
 
 /* band (full: n functions, half-width p) += int f D^dt phi_i D^dtr phi_j over direction t. */
-static void band_add(const dir_tables *t, fea_index n, const double *f, int dt, int dtr,
+static void band_add(const fea_kron_dir_tables *t, fea_index n, const double *f, int dt, int dtr,
                      double *band) {
   const int p = t->p, nb = p + 1;
   for (fea_index q = 0; q < t->m; q++) {
@@ -459,6 +489,7 @@ static int same_factor(const double *f, const double *g, fea_index m) {
 
 void fea_kron_mapped_destroy(fea_kron_mapped *s) {
   if (!s) return;
+  fea_kron_mapped_destroy(s->full);
   free(s->bands);
   free(s->work);
   free(s);
@@ -516,9 +547,9 @@ static void group_terms(term_list *L, int dim, const fea_index m[3], grouping *G
 }
 
 /* The bands of the grouped terms into s (reduced to the free functions). */
-static fea_status make_bands(const fea_problem *pb, const dir_tables *t, const term_list *L,
-                             const grouping *G, fea_index *red[3], fea_index nfull[3],
-                             fea_kron_mapped *s) {
+static fea_status make_bands(const fea_problem *pb, const fea_kron_dir_tables *t,
+                             const term_list *L, const grouping *G, fea_index *red[3],
+                             fea_index nfull[3], fea_kron_mapped *s) {
   const int dim = s->dim, last = dim - 1;
   size_t need = 0, fullmax = 0;
   for (int k = 0; k < dim; k++) {
@@ -572,8 +603,8 @@ static fea_status make_bands(const fea_problem *pb, const dir_tables *t, const t
 
 /* Every coefficient cut into terms (diagonal entries first: an
  * off-diagonal one is measured against sqrt(G_aa G_bb)). */
-static fea_status cut_all(const fea_problem *pb, const dir_tables *t, int threads, term_list *L,
-                          double *rank_error, char *why, size_t len, int *refused) {
+static fea_status cut_all(const fea_problem *pb, const fea_kron_dir_tables *t, int threads,
+                          term_list *L, double *rank_error, char *why, size_t len, int *refused) {
   const fea_space *sp = pb->space;
   const fea_bspline_space *b = sp->impl;
   const int dim = sp->dim;
@@ -664,7 +695,7 @@ fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, i
   fea_kron_mapped *s = calloc(1, sizeof *s);
   fea_index *redbuf = malloc((size_t)total * sizeof *redbuf);
   double *facbuf = malloc((size_t)gtotal * sizeof *facbuf);
-  dir_tables t[3];
+  fea_kron_dir_tables t[3];
   memset(t, 0, sizeof t);
   term_list *L = calloc(1, sizeof *L);
   fea_status st = FEA_SUCCESS;
@@ -681,14 +712,15 @@ fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, i
     s->dim = dim;
     s->isa = I;
     s->threads = threads;
-    if (!fea_kron_tensor_free_set(pb, red, s->n) || !weight_factors(b->geo, fac))
+    if (!fea_kron_tensor_free_set(pb, red, s->n) || !fea_kron_weight_factors(b->geo, fac))
       st = FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
                      "the Kronecker operator does not serve this problem (see "
                      "fea_kron_mapped_supports)");
     s->num_free = s->n[0] * s->n[1] * s->n[2];
     for (int k = 0; k < dim; k++) s->p[k] = sp->degree[k];
   }
-  for (int k = 0; k < dim && st == FEA_SUCCESS; k++) st = tables_build(pb, k, fac[k], &t[k]);
+  for (int k = 0; k < dim && st == FEA_SUCCESS; k++)
+    st = fea_kron_tables_build(pb, k, fac[k], &t[k]);
   if (st == FEA_SUCCESS) st = cut_all(pb, t, threads, L, &s->rank_error, why, len, &refused);
   grouping G;
   if (st == FEA_SUCCESS && !refused) {
@@ -700,20 +732,34 @@ fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, i
       group_terms(L, dim, m, &G);
       s->nterms = L->n;
       st = make_bands(pb, t, L, &G, red, nfull, s);
+      /* the full-size twin: the same bands before the Dirichlet reduction */
+      s->full = st == FEA_SUCCESS ? calloc(1, sizeof *s->full) : NULL;
+      if (st == FEA_SUCCESS && !s->full)
+        st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for the Kronecker operator");
+      if (st == FEA_SUCCESS) {
+        fea_kron_mapped *f = s->full;
+        f->dim = dim, f->isa = I, f->threads = threads;
+        for (int k = 0; k < 3; k++) f->n[k] = nfull[k], f->p[k] = s->p[k];
+        f->num_free = nfull[0] * nfull[1] * nfull[2];
+        for (int k = 0; k < dim; k++)
+          for (fea_index i = 0; i < nfull[k]; i++) red[k][i] = i;
+        st = make_bands(pb, t, L, &G, red, nfull, f);
+      }
     }
   }
-  if (st == FEA_SUCCESS && !refused) {
-    const size_t P = (size_t)s->n[0] * (size_t)s->n[1];
-    const size_t per = dim == 3   ? (size_t)(s->nc + s->ng) * P
-                       : dim == 2 ? (size_t)s->nc * s->n[0]
+  for (int w = 0; w < 2 && st == FEA_SUCCESS && !refused; w++) {
+    fea_kron_mapped *o = w ? s->full : s;
+    const size_t P = (size_t)o->n[0] * (size_t)o->n[1];
+    const size_t per = dim == 3   ? (size_t)(o->nc + o->ng) * P
+                       : dim == 2 ? (size_t)o->nc * o->n[0]
                                   : 1;
-    s->work = malloc((size_t)threads * per * sizeof *s->work);
-    if (!s->work)
+    o->work = malloc((size_t)threads * per * sizeof *o->work);
+    if (!o->work)
       st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
                      "no memory for %d threads' Kronecker buffers (%zu doubles each)", threads,
                      per);
   }
-  for (int k = 0; k < 3; k++) tables_free(&t[k]);
+  for (int k = 0; k < 3; k++) fea_kron_tables_free(&t[k]);
   if (L) terms_free(L);
   free(L);
   free(redbuf);
@@ -769,9 +815,14 @@ static fea_status mapped_diagonal(const fea_operator *op, double *d) {
 
 static void mapped_destroy(void *data) { fea_kron_mapped_destroy(data); }
 
+static fea_status mapped_rhs(fea_operator *op, double *b) {
+  return fea_kron_mapped_rhs(op->problem, op->data, fea_thread_budget(op->ctx), b);
+}
+
 static const fea_operator_impl mapped_impl = {
     .apply = mapped_apply,
     .diagonal = mapped_diagonal,
+    .rhs = mapped_rhs,
     .destroy = mapped_destroy,
 };
 

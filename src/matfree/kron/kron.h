@@ -113,6 +113,9 @@ typedef struct fea_kron_mapped {
   double *work; /* per thread: nc + ng planes (3D), nc rows (2D) */
   const struct fea_kron_isa *isa;
   double flops;
+  /* The same terms over every function (no Dirichlet reduction): the
+   * lifting of the Dirichlet values in the right-hand side. */
+  struct fea_kron_mapped *full;
 } fea_kron_mapped;
 
 /* y = A x, or y += A x (add), on at most `threads` (<= s->threads) threads. */
@@ -199,6 +202,42 @@ fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, i
 void fea_kron_mapped_destroy(fea_kron_mapped *s);
 void fea_kron_mapped_diagonal(const fea_kron_mapped *s, double *d);
 fea_status fea_operator_kron_mapped_build(struct fea_operator *op, char *why, size_t len);
+
+/* The 1D tables of a mapped patch's direction at its Gauss points (the
+ * elements' rule points in order), shared by the operator and its load. */
+typedef struct fea_kron_dir_tables {
+  fea_index m;      /* points: elements x nq */
+  int p, pg;        /* space and geometry degree */
+  double *w;        /* m: the Gauss weight times the span's length */
+  fea_index *first; /* m: the first space function non-zero at the point */
+  double *phi;      /* m x 2 (p + 1): B_i / A, then its derivative */
+  fea_index *gfirst;
+  double *r; /* m x 2 (pg + 1): a_i N_i / A, then its derivative (the geometry's basis) */
+} fea_kron_dir_tables;
+struct fea_geometry_map;
+/* fac[k][i]: the NURBS weights' factor of direction k (w_ijk = fac0_i
+ * fac1_j fac2_k; all 1 for a B-spline map), or 0 when they are not a
+ * product. */
+int fea_kron_weight_factors(const struct fea_geometry_map *g, double *fac[3]);
+fea_status fea_kron_tables_build(const fea_problem *pb, int k, const double *fac,
+                                 fea_kron_dir_tables *t);
+void fea_kron_tables_free(fea_kron_dir_tables *t);
+/* The map at every Gauss point of the patch (t's points), row by row: for
+ * each (q1, q2) row(user, thread, q1, q2, x, J) with x (m0 x dim, filled
+ * when want_x) and J (m0 x dim^2, row-major dx_c / dxi_d). A nonzero
+ * return stops the sweep (the rows under way finish); the sweep returns the
+ * first one, -2 without memory, 0 when every row ran. */
+typedef int (*fea_kron_row_fn)(void *user, int thread, fea_index q1, fea_index q2, const double *x,
+                               const double *J);
+int fea_kron_geometry_sweep(const struct fea_geometry_map *g, const fea_kron_dir_tables *t, int dim,
+                            int want_x, int threads, fea_kron_row_fn row, void *user);
+/* The reduced right-hand side of pb on the mapped operator s (kron-mapped-load.c):
+ * the load by sum factorization over the patch's Gauss points minus the
+ * lifting A g of the Dirichlet values by s's full-size twin.
+ * FEA_ERR_UNSUPPORTED (no error set) with a Neumann flux (face terms): the
+ * element-wise right-hand side serves. */
+fea_status fea_kron_mapped_rhs(const fea_problem *pb, const fea_kron_mapped *s, int threads,
+                               double *b);
 
 /* Cross approximation with complete pivoting (kron-lowrank.c) of the m x n
  * matrix R (column-major, overwritten by the residual): R ~ sum_r u_r v_r^T
