@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "assembly/assemble.h"
 #include "base/context.h"
@@ -70,9 +71,27 @@ static fea_status csr_diagonal(const fea_operator *op, double *d) {
   return FEA_SUCCESS;
 }
 
+/* The block of rows (sorted), column-major, by merging each row's sorted
+ * columns with the rows. */
+static fea_status csr_entries(const fea_operator *op, const fea_index *rows, int m, double *M) {
+  const fea_matrix *A = ((const csr_op *)op->data)->A;
+  memset(M, 0, (size_t)m * (size_t)m * sizeof *M);
+  for (int i = 0; i < m; i++) {
+    const fea_index r = rows[i];
+    int j = 0;
+    for (fea_index k = A->row_ptr[r]; k < A->row_ptr[r + 1] && j < m; k++) {
+      const fea_index c = A->col_idx[k];
+      while (j < m && rows[j] < c) j++;
+      if (j < m && rows[j] == c) M[i + (size_t)j * m] = A->values[k];
+    }
+  }
+  return FEA_SUCCESS;
+}
+
 static const fea_operator_impl csr_impl = {.apply = csr_apply,
                                            .diagonal = csr_diagonal,
-                                           .destroy = csr_destroy};
+                                           .destroy = csr_destroy,
+                                           .entries = csr_entries};
 
 /* Row blocks, the implementation and the info of the operator on c->A. */
 static fea_status csr_attach(fea_operator *op, csr_op *c, const char *made_by) {

@@ -300,6 +300,11 @@ fea_status fea_operator_build_from_impl(fea_context *ctx, const fea_problem *pro
   return FEA_SUCCESS;
 }
 
+fea_status fea_operator_block(const fea_operator *op, const fea_index *rows, int m, double *M) {
+  if (!op->impl || !op->impl->entries) return FEA_ERR_UNSUPPORTED;
+  return op->impl->entries(op, rows, m, M);
+}
+
 fea_status fea_operator_rhs(fea_operator *op, double *b) {
   if (!op->rhs_ready) { /* the operator's own cache: computed once, on demand */
     fea_status st = op->impl && op->impl->rhs ? op->impl->rhs(op, op->rhs) : FEA_ERR_UNSUPPORTED;

@@ -22,7 +22,15 @@ typedef struct fea_operator_impl {
   /* The reduced right-hand side by the implementation's own way, or NULL;
    * FEA_ERR_UNSUPPORTED (no error set): the element-wise one serves. */
   fea_status (*rhs)(fea_operator *op, double *b);
+  /* The dense m x m block of the rows (sorted free indices), column-major,
+   * or NULL: operators whose entries are cheap to read (the Schwarz
+   * smoother's blocks). */
+  fea_status (*entries)(const fea_operator *op, const fea_index *rows, int m, double *M);
 } fea_operator_impl;
+
+/* op's block of rows (fea_operator_impl.entries); FEA_ERR_UNSUPPORTED (no
+ * error set) where the operator has no entries to read. */
+fea_status fea_operator_block(const fea_operator *op, const fea_index *rows, int m, double *M);
 
 struct fea_operator {
   FEA_OBJECT_HEADER;

@@ -67,6 +67,29 @@ static fea_space *box(int dim, int p, int uneven, const fea_index n[3]) {
   return s;
 }
 
+/* A's entry (i, j), 0 where it stores none. */
+static double entry(const fea_matrix *A, fea_index i, fea_index j) {
+  for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+    if (A->col_idx[k] == j) return A->values[k];
+  return 0.0;
+}
+
+/* The dense block of every third row up to 24 (the Schwarz smoother's
+ * entries) against A's. */
+static void check_block(const fea_kron_state *s, const fea_matrix *A, const char *what) {
+  fea_index rows[24];
+  int m = 0;
+  for (fea_index i = 1; i < A->rows && m < 24; i += 3) rows[m++] = i;
+  double M[24 * 24], big = 0;
+  fea_kron_block(s, rows, m, M);
+  for (int a = 0; a < m; a++) big = fmax(big, fabs(entry(A, rows[a], rows[a])));
+  for (int a = 0; a < m; a++)
+    for (int b = 0; b < m; b++)
+      cr_assert(fabs(M[a + b * m] - entry(A, rows[a], rows[b])) <= 1e-11 * big,
+                "%s: block (%lld, %lld) = %.17g, A = %.17g", what, (long long)rows[a],
+                (long long)rows[b], M[a + b * m], entry(A, rows[a], rows[b]));
+}
+
 /* Every ISA's apply, apply-add and diagonal against the assembled matrix. */
 static void check(const fea_problem *pb, const char *what) {
   char why[200];
@@ -101,6 +124,7 @@ static void check(const fea_problem *pb, const char *what) {
                     threads, add, (long long)i, y[i], want);
         }
       }
+      check_block(s, A, what);
       fea_kron_diagonal(s, d);
       for (fea_index i = 0; i < n; i++) {
         double aii = 0;

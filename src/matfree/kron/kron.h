@@ -151,6 +151,8 @@ void fea_kron_destroy(fea_kron_state *s);
 
 /* diag(A), num_free entries. */
 void fea_kron_diagonal(const fea_kron_state *s, double *d);
+/* The dense m x m block (column-major) of the rows (reduced indices). */
+void fea_kron_block(const fea_kron_state *s, const fea_index *rows, int m, double *M);
 
 /* The operator's implementation (op->problem set, supported): fills
  * op->impl, op->data and the info's kind, strategy, kernel and costs. */
@@ -201,6 +203,8 @@ fea_status fea_kron_mapped_create_with(const fea_problem *pb, const char *isa, i
                                        char *why, size_t len, fea_kron_mapped **out);
 void fea_kron_mapped_destroy(fea_kron_mapped *s);
 void fea_kron_mapped_diagonal(const fea_kron_mapped *s, double *d);
+/* The dense m x m block (column-major) of the rows (reduced indices). */
+void fea_kron_mapped_block(const fea_kron_mapped *s, const fea_index *rows, int m, double *M);
 fea_status fea_operator_kron_mapped_build(struct fea_operator *op, char *why, size_t len);
 
 /* The 1D tables of a mapped patch's direction at its Gauss points (the
