@@ -37,15 +37,6 @@
 #include "internal/error.h"
 #include "kron.h"
 #include "matfree/operator.h"
-#include "matfree/sumfact/qp.h"
-
-#define QPM_T double
-#define QPM_FN(f) f##_scalar
-#define QPM_ATTR static inline
-#include "matfree/sumfact/qp-metric.h"
-#undef QPM_T
-#undef QPM_FN
-#undef QPM_ATTR
 
 #define REFUSE(...) (snprintf(why, len, __VA_ARGS__), 0)
 #define MAP_TOL 1e-12                     /* relative truncation of every coefficient */
@@ -216,17 +207,37 @@ typedef struct entry_args {
  * where det J is not positive and finite. */
 static int entries_at(const entry_args *E, const double *J, fea_index at, double *det_out) {
   const int dim = E->dim;
-  static const double one = 1.0, zero[3] = {0, 0, 0};
-  double A[9] = {0}, Q[QP_MAX_PACK], det;
-  for (int a = 0; a < dim; a++) A[a * (dim + 1)] = E->sigma;
-  /* the point kernel's metric (qp-metric.h) without the value channel and
-   * with the rule's weight left to the 1D bands: G packed row by row */
-  fea_sf_qp_metric_scalar(dim, 0, J, &one, zero, A, &E->c, &one, Q, &det);
+  /* sigma det J J^-1 J^-T = sigma (C^T C) / det J with C the cofactors of J
+   * (J^-1 = C^T / det J): rows of C^T are det J grad xi_a */
+  double Ct[9], det;
+  if (dim == 1) {
+    det = J[0];
+    Ct[0] = 1.0;
+  } else if (dim == 2) {
+    det = J[0] * J[3] - J[1] * J[2];
+    Ct[0] = J[3], Ct[1] = -J[1], Ct[2] = -J[2], Ct[3] = J[0];
+  } else {
+    Ct[0] = J[4] * J[8] - J[5] * J[7], Ct[1] = J[2] * J[7] - J[1] * J[8];
+    Ct[2] = J[1] * J[5] - J[2] * J[4], Ct[3] = J[5] * J[6] - J[3] * J[8];
+    Ct[4] = J[0] * J[8] - J[2] * J[6], Ct[5] = J[2] * J[3] - J[0] * J[5];
+    Ct[6] = J[3] * J[7] - J[4] * J[6], Ct[7] = J[1] * J[6] - J[0] * J[7];
+    Ct[8] = J[0] * J[4] - J[1] * J[3];
+    det = J[0] * Ct[0] + J[1] * Ct[3] + J[2] * Ct[6];
+  }
   *det_out = det;
   if (!(det > 0) || !isfinite(det)) return 0;
+  const double sd = E->sigma / det;
   for (int e = 0; e < E->count; e++) {
     const int a = E->ab[e][0], b = E->ab[e][1];
-    E->T[e][at] = a == dim ? E->c * det : Q[fea_sf_qp_pack(dim, a, b)];
+    double v;
+    if (a == dim) {
+      v = E->c * det;
+    } else {
+      double sum = 0.0;
+      for (int c = 0; c < dim; c++) sum += Ct[a * dim + c] * Ct[b * dim + c];
+      v = sd * sum;
+    }
+    E->T[e][at] = v;
   }
   return 1;
 }
@@ -603,6 +614,17 @@ static fea_status make_bands(const fea_problem *pb, const fea_kron_dir_tables *t
 
 /* Every coefficient cut into terms (diagonal entries first: an
  * off-diagonal one is measured against sqrt(G_aa G_bb)). */
+/* max |T_i| over n entries. */
+static double max_abs(const double *T, size_t n, int threads) {
+  double big = 0.0;
+#pragma omp parallel for num_threads(threads) reduction(max : big) schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    const double v = fabs(T[i]);
+    big = v > big ? v : big;
+  }
+  return big;
+}
+
 static fea_status cut_all(const fea_problem *pb, const fea_kron_dir_tables *t, int threads,
                           term_list *L, double *rank_error, char *why, size_t len, int *refused) {
   const fea_space *sp = pb->space;
@@ -655,11 +677,8 @@ static fea_status cut_all(const fea_problem *pb, const fea_kron_dir_tables *t, i
     }
     for (int e = 0; e < E.count && st == FEA_SUCCESS && !*refused; e++) {
       const int a = E.ab[e][0], bb = E.ab[e][1];
-      double *Te = E.T[e], big = 0.0;
-      for (size_t i = 0; i < pts; i++) {
-        const double v = fabs(Te[i]);
-        big = v > big ? v : big;
-      }
+      double *Te = E.T[e];
+      const double big = max_abs(Te, pts, threads);
       const double scale = a == bb ? big : sqrt(diag[a] * diag[bb]);
       if (a == bb && a < dim) diag[a] = big;
       if (scale == 0.0) continue;
