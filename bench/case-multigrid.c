@@ -17,10 +17,13 @@
  * PCG + BoomerAMG on our assembled CSR matrix (the same system).
  *
  * --space bspline (issue #40): the exact NURBS quarter annulus (2D) or thick
- * quarter ring (3D) of degree --p, CG + multigrid with the Schwarz smoother
- * against CG + Chebyshev-Jacobi multigrid on the same hierarchy, CG + Jacobi
- * on the CSR operator and the multifrontal solver, the same problem in the
- * same run.
+ * quarter ring (3D) of degree --p, CG + multigrid with the default descriptor
+ * (Chebyshev-Jacobi on matrix-free Kronecker levels) against CG + Schwarz
+ * multigrid on the same hierarchy, CG + Jacobi
+ * on the CSR operator, the multifrontal solver, and the algebraic multigrid
+ * peers on our assembled CSR matrix (PCG + hypre BoomerAMG, CG + PETSc GAMG:
+ * peer-gamg.h) timed from the problem to the solution, the same problem in
+ * the same run; --skip leaves out what does not fit.
  *
  * --elasticity (issue #39): linear elasticity on the unit box, Q2 in 3D by
  * default at n = 8, 16, 32: CG + multigrid with node-block Chebyshev on
@@ -35,8 +38,10 @@
 #include "discretization.h"
 #include "multigrid/multigrid-impl.h"
 #include "internal/operator-device.h"
+#include "peer-gamg.h"
 #include "peer-hypre.h"
 #include "report.h"
+#include "rss.h"
 #include "stream.h"
 #include "timing.h"
 
@@ -44,6 +49,11 @@
 #define PI 3.14159265358979323846
 
 static int load_dim; /* one problem at a time */
+
+/* The first repetition of the B-spline and elasticity runs: -1 is the
+ * warm-up, 0 with --no-warmup (a run at the largest size, where each
+ * repetition takes minutes). */
+static int first_rep = -1;
 
 /* The sine problem's load, for hypre (the library gets the same function). */
 static double sine_load(const double *x) {
@@ -127,7 +137,7 @@ static int run_hypre(const case_params *cp, const fea_matrix *A, const double *b
                      bench_hypre_result *runs) {
   for (int r = -1; r < cp->reps; r++) {
     bench_hypre_result res;
-    const int got = A ? bench_hypre_boomeramg(A, b, cp->rtol, &res)
+    const int got = A ? bench_hypre_boomeramg(A, b, cp->rtol, 0, NULL, &res)
                       : bench_hypre_pfmg(cp->dim, cp->n, sine_load, cp->rtol, &res);
     if (got < 0) return -1;
     if (r >= 0) runs[r] = res;
@@ -300,7 +310,7 @@ static fea_status mg_record(bench_record *rec, fea_context *ctx, fea_problem *pb
   fea_multigrid_stats ms = FEA_MULTIGRID_STATS_INIT;
   fea_mg_setup_phases ph = {0};
   fea_status st = FEA_SUCCESS;
-  for (int k = -1; k < reps && st >= 0; k++) {
+  for (int k = first_rep; k < reps && st >= 0; k++) {
     fea_mg *mg = NULL;
     st = fea_mg_create(ctx, pb, &d, &mg);
     if (st == FEA_SUCCESS) st = fea_mg_get_rhs(mg, b);
@@ -346,27 +356,81 @@ static fea_status mg_record(bench_record *rec, fea_context *ctx, fea_problem *pb
   return st;
 }
 
-/* Multigrid (smoother sm, Chebyshev degree 3, CG) on CSR levels. */
+/* Multigrid (smoother sm, Chebyshev degree 3, CG) on the default levels:
+ * matrix-free Kronecker operators on the ring (the Schwarz blocks from
+ * their entries). */
 static fea_status bspline_mg(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
                              double rtol, fea_mg_smoother sm, const char *peer, double *b,
                              double *x, fea_index nf) {
   fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
   d.smoother = sm;
-  d.operator_kind = FEA_OPERATOR_CSR;
   d.rtol = rtol;
   d.max_iterations = 500;
   return mg_record(rec, ctx, pb, reps, &d, peer, b, x, nf);
 }
 
-/* CG + Jacobi on the CSR operator, and the multifrontal solver, as peers. */
-static fea_status bspline_peers(bench_record *rec, fea_context *ctx, fea_space *space,
-                                fea_problem *pb, int reps, double rtol, fea_index nf,
-                                int multifrontal) {
-  double *t = calloc(4 * (size_t)reps, sizeof *t);
+/* What a B-spline run leaves out: --skip NAME,... and --no-peers. */
+enum {
+  SKIP_SCHWARZ = 1,
+  SKIP_JACOBI = 2,
+  SKIP_MULTIFRONTAL = 4,
+  SKIP_HYPRE = 8,
+  SKIP_GAMG = 16,
+  SKIP_NO_PEERS = SKIP_JACOBI | SKIP_MULTIFRONTAL | SKIP_HYPRE | SKIP_GAMG
+};
+static const struct {
+  const char *name;
+  int bit;
+} skip_names[] = {{"schwarz", SKIP_SCHWARZ},
+                  {"jacobi", SKIP_JACOBI},
+                  {"multifrontal", SKIP_MULTIFRONTAL},
+                  {"hypre", SKIP_HYPRE},
+                  {"gamg", SKIP_GAMG}};
+enum { NUM_SKIP_NAMES = (int)(sizeof skip_names / sizeof skip_names[0]) };
+
+/* "hypre,gamg" into *mask; -1 with a message naming the bad item. */
+static int parse_skip(const char *v, int *mask) {
+  const char *s = v;
+  int m = 0;
+  while (*s) {
+    const char *e = strchr(s, ',');
+    const size_t len = e ? (size_t)(e - s) : strlen(s);
+    int k = 0;
+    while (k < NUM_SKIP_NAMES &&
+           (strlen(skip_names[k].name) != len || strncmp(skip_names[k].name, s, len) != 0))
+      k++;
+    if (k == NUM_SKIP_NAMES) {
+      fprintf(stderr,
+              "feaccel-bench: %s: --skip '%.*s' is not one of schwarz, jacobi, multifrontal, "
+              "hypre, gamg\n",
+              CASE_NAME, (int)len, s);
+      return -1;
+    }
+    m |= skip_names[k].bit;
+    s += len + (e ? 1 : 0);
+  }
+  *mask |= m;
+  return 0;
+}
+
+/* ||y - x|| / ||x||: how far a peer's solution lies from ours. */
+static double rel_diff(const double *y, const double *x, fea_index n) {
+  double dd = 0, xx = 0;
+  for (fea_index i = 0; i < n; i++) {
+    dd += (y[i] - x[i]) * (y[i] - x[i]);
+    xx += x[i] * x[i];
+  }
+  return xx > 0 ? sqrt(dd / xx) : sqrt(dd);
+}
+
+/* CG + Jacobi on the CSR operator (setup: its assembly). */
+static fea_status bspline_cg_jacobi(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
+                                    double rtol, fea_index nf) {
+  double *t = calloc(2 * (size_t)reps, sizeof *t);
   if (!t) return FEA_ERR_OUT_OF_MEMORY;
   fea_status st = FEA_SUCCESS;
   fea_cg_stats cs = FEA_CG_STATS_INIT;
-  for (int k = -1; k < reps && st >= 0; k++) {
+  for (int k = first_rep; k < reps && st >= 0; k++) {
     const double t0 = bench_now();
     fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
     od.kind = FEA_OPERATOR_CSR;
@@ -387,46 +451,201 @@ static fea_status bspline_peers(bench_record *rec, fea_context *ctx, fea_space *
     fea_vector_destroy(&vx);
     fea_operator_destroy(&op);
     if (k >= 0) t[k] = t1 - t0, t[reps + k] = t2 - t1;
-    if (st < 0 || !multifrontal) continue;
-    fea_solver *sv = NULL;
-    double *x = malloc(((size_t)nf + 1) * sizeof *x);
-    const double t3 = bench_now();
-    st = x ? fea_solver_create_multifrontal(ctx, space, pb, NULL, &sv) : FEA_ERR_OUT_OF_MEMORY;
-    if (st == FEA_SUCCESS) st = fea_solver_setup(sv);
-    const double t4 = bench_now();
-    if (st == FEA_SUCCESS) st = fea_solver_solve(sv, 1, NULL, 0, x, nf);
-    const double t5 = bench_now();
-    fea_solver_destroy(&sv);
-    free(x);
-    if (k >= 0) t[2 * reps + k] = t4 - t3, t[3 * reps + k] = t5 - t4;
   }
   if (st >= 0) {
-    int p = bench_peer(rec, "cg_jacobi_csr");
+    const int p = bench_peer(rec, "cg_jacobi_csr");
     const double a = bench_median(t, reps), b = bench_median(t + reps, reps);
     bench_peer_metric(rec, p, "setup_s", a);
     bench_peer_metric(rec, p, "solve_s", b);
     bench_peer_metric(rec, p, "setup_solve_s", a + b);
     bench_peer_metric(rec, p, "iterations", (double)cs.iterations);
-    if (multifrontal) {
-      p = bench_peer(rec, "multifrontal");
-      const double c = bench_median(t + 2 * reps, reps), d = bench_median(t + 3 * reps, reps);
-      bench_peer_metric(rec, p, "setup_s", c);
-      bench_peer_metric(rec, p, "solve_s", d);
-      bench_peer_metric(rec, p, "setup_solve_s", c + d);
-    }
   }
   free(t);
   return st;
 }
 
-/* B-spline multigrid on the ring: CG + Schwarz multigrid, against CG +
- * Chebyshev-Jacobi multigrid, CG + Jacobi and the multifrontal solver on
- * the same problem, same run. */
+/* The multifrontal solver (setup: symbolic + numeric factorization), its
+ * peak memory and its distance from our solution xmg. */
+static fea_status bspline_multifrontal(bench_record *rec, fea_context *ctx, fea_space *space,
+                                       fea_problem *pb, int reps, fea_index nf, const double *xmg) {
+  double *t = calloc(2 * (size_t)reps, sizeof *t);
+  double *x = malloc(((size_t)nf + 1) * sizeof *x);
+  fea_status st = t && x ? FEA_SUCCESS : FEA_ERR_OUT_OF_MEMORY;
+  fea_solver_stats ss = FEA_SOLVER_STATS_INIT;
+  for (int k = first_rep; k < reps && st >= 0; k++) {
+    fea_solver *sv = NULL;
+    const double t0 = bench_now();
+    st = fea_solver_create_multifrontal(ctx, space, pb, NULL, &sv);
+    if (st == FEA_SUCCESS) st = fea_solver_setup(sv);
+    const double t1 = bench_now();
+    if (st == FEA_SUCCESS) st = fea_solver_solve(sv, 1, NULL, 0, x, nf);
+    const double t2 = bench_now();
+    if (st >= 0) st = fea_solver_get_stats(sv, &ss);
+    fea_solver_destroy(&sv);
+    if (k >= 0) t[k] = t1 - t0, t[reps + k] = t2 - t1;
+  }
+  if (st >= 0) {
+    const int p = bench_peer(rec, "multifrontal");
+    const double c = bench_median(t, reps), d = bench_median(t + reps, reps);
+    bench_peer_metric(rec, p, "setup_s", c);
+    bench_peer_metric(rec, p, "solve_s", d);
+    bench_peer_metric(rec, p, "setup_solve_s", c + d);
+    bench_peer_metric(rec, p, "memory_mb", (double)ss.peak_bytes * 1e-6);
+    bench_peer_metric(rec, p, "diff_vs_mg", rel_diff(x, xmg, nf));
+  }
+  free(t);
+  free(x);
+  return st;
+}
+
+/* One AMG peer's runs: the phases of each, its solution and whether it ran. */
+typedef struct amg_runs {
+  double *t; /* reps x {assembly, hand-over, setup, solve, memory} */
+  double iterations, rel_residual, operator_complexity, levels;
+  double *x;
+  int ok;
+} amg_runs;
+
+/* The medians of one AMG peer into rec. Its time to solution is what a user
+ * holding our problem would wait for: our CSR assembly (matrix and load),
+ * the hand-over, the peer's setup and its solve. mg_s: our multigrid's
+ * setup + solve, for the ratio the issue's acceptance asks for. */
+static void amg_record(bench_record *rec, const char *name, const amg_runs *a, int reps,
+                       fea_index nf, const double *xmg, double mg_s, int gamg) {
+  static const char *const keys[5] = {"assembly_s", "handover_s", "setup_s", "solve_s",
+                                      "memory_mb"};
+  double med[5];
+  const int p = bench_peer(rec, name);
+  for (int q = 0; q < 5; q++) {
+    med[q] = bench_median(a->t + (size_t)q * reps, reps);
+    if (q < 4) bench_peer_metric(rec, p, keys[q], med[q]);
+  }
+  const double own = med[1] + med[2] + med[3], total = med[0] + own;
+  bench_peer_metric(rec, p, "setup_solve_s", own);
+  bench_peer_metric(rec, p, "to_solution_s", total);
+  bench_peer_metric(rec, p, "mg_over_peer", mg_s / total);
+  bench_peer_metric(rec, p, "iterations", a->iterations);
+  bench_peer_metric(rec, p, "rel_residual", a->rel_residual);
+  bench_peer_metric(rec, p, "diff_vs_mg", rel_diff(a->x, xmg, nf));
+  bench_peer_metric(rec, p, "memory_mb", med[4]);
+  if (gamg) {
+    bench_peer_metric(rec, p, "operator_complexity", a->operator_complexity);
+    bench_peer_metric(rec, p, "levels", a->levels);
+  }
+}
+
+/* hypre's strength threshold in 3D unless --hypre-threshold: its manual's
+ * 0.5 for 3D problems against the 2D-tuned default 0.25 (docs/benchmarks.md
+ * has the measurement behind it); 2D keeps the default. */
+#define HYPRE_THRESHOLD_3D 0.5
+
+/* PCG + BoomerAMG (hypre) and CG + GAMG (PETSc) on the CSR matrix and load
+ * of our CSR operator, assembled once per repetition for both. A peer that
+ * fails is reported absent (its message is on stderr); the run goes on. */
+static fea_status bspline_amg_peers(bench_record *rec, fea_context *ctx, fea_problem *pb, int reps,
+                                    double hypre_threshold, double rtol, fea_index nf,
+                                    const double *xmg, double mg_s, int skip, char why[2][96]) {
+  amg_runs runs[2] = {{0}, {0}};
+  double *b = malloc(((size_t)nf + 1) * sizeof *b);
+  fea_status st = b ? FEA_SUCCESS : FEA_ERR_OUT_OF_MEMORY;
+  for (int j = 0; j < 2 && st == FEA_SUCCESS; j++) {
+    runs[j].ok = !(skip & (j ? SKIP_GAMG : SKIP_HYPRE)) &&
+                 (j ? bench_gamg_available() : bench_hypre_available());
+    if (!runs[j].ok) continue;
+    runs[j].t = calloc(5 * (size_t)reps, sizeof *runs[j].t);
+    runs[j].x = malloc(((size_t)nf + 1) * sizeof *runs[j].x);
+    if (!runs[j].t || !runs[j].x) st = FEA_ERR_OUT_OF_MEMORY;
+  }
+  for (int k = first_rep; k < reps && st == FEA_SUCCESS && (runs[0].ok || runs[1].ok); k++) {
+    const double t0 = bench_now();
+    fea_operator_desc od = FEA_OPERATOR_DESC_INIT;
+    od.kind = FEA_OPERATOR_CSR;
+    fea_operator *op = NULL;
+    fea_vector *vb = NULL;
+    st = fea_operator_create(ctx, pb, &od, &op);
+    if (st == FEA_SUCCESS) st = fea_vector_create(ctx, nf, FEA_F64, &vb);
+    if (st == FEA_SUCCESS) st = fea_operator_get_rhs(op, vb);
+    if (st == FEA_SUCCESS) st = fea_vector_read(vb, nf, FEA_F64, b);
+    const double t1 = bench_now();
+    fea_vector_destroy(&vb);
+    const fea_matrix *A = st == FEA_SUCCESS ? fea_operator_csr_matrix(op) : NULL;
+    if (st == FEA_SUCCESS && !A) st = FEA_ERR_STATE; /* a CSR operator holds its matrix */
+    for (int j = 0; j < 2 && st == FEA_SUCCESS; j++) {
+      if (!runs[j].ok) continue;
+      double ph[4] = {0, 0, 0, 0}, mem = 0;
+      int got;
+      if (j == 0) {
+        bench_hypre_result hr;
+        got = bench_hypre_boomeramg(A, b, rtol, hypre_threshold, runs[j].x, &hr);
+        ph[1] = hr.build_s, ph[2] = hr.setup_s, ph[3] = hr.solve_s, mem = hr.memory_mb;
+        runs[j].iterations = hr.iterations, runs[j].rel_residual = hr.rel_residual;
+      } else {
+        bench_gamg_result gr;
+        got = bench_gamg_solve(A, b, rtol, runs[j].x, &gr);
+        ph[1] = gr.build_s, ph[2] = gr.setup_s, ph[3] = gr.solve_s, mem = gr.memory_mb;
+        runs[j].iterations = gr.iterations, runs[j].rel_residual = gr.rel_residual;
+        runs[j].operator_complexity = gr.operator_complexity, runs[j].levels = gr.levels;
+      }
+      if (got < 0) {
+        runs[j].ok = 0;
+        snprintf(why[j], 96, "absent: the run failed (message on stderr)");
+        continue;
+      }
+      ph[0] = t1 - t0;
+      if (k >= 0) {
+        for (int q = 0; q < 4; q++) runs[j].t[(size_t)q * reps + k] = ph[q];
+        runs[j].t[4 * (size_t)reps + k] = mem;
+      }
+    }
+    fea_operator_destroy(&op);
+  }
+  for (int j = 0; j < 2 && st == FEA_SUCCESS; j++) {
+    if (!runs[j].ok) continue;
+    amg_record(rec, j ? "petsc_gamg" : "hypre_boomeramg", &runs[j], reps, nf, xmg, mg_s, j);
+    snprintf(why[j], 96, "ran");
+  }
+  for (int j = 0; j < 2; j++) free(runs[j].t), free(runs[j].x);
+  free(b);
+  return st;
+}
+
+/* The first peer whose solution lies further than bound from ours (its
+ * diff_vs_mg), or NULL: the run's check that every solver solved the same
+ * system (the multifrontal solver's is exact). */
+static const char *peer_disagrees(const bench_record *rec, double bound, double *diff) {
+  for (int p = 0; p < rec->npeers; p++)
+    for (int k = 0; k < rec->peer[p].count; k++)
+      if (strcmp(rec->peer[p].f[k].key, "diff_vs_mg") == 0 && !(rec->peer[p].f[k].d <= bound)) {
+        *diff = rec->peer[p].f[k].d;
+        return rec->peer_name[p];
+      }
+  return NULL;
+}
+
+/* Why an AMG peer would not run, before anything ran. */
+static void amg_absent_reason(int skip, int no_peers, int j, char *why, size_t len) {
+  const int bit = j ? SKIP_GAMG : SKIP_HYPRE;
+  if (no_peers)
+    snprintf(why, len, "absent: --no-peers");
+  else if (skip & bit)
+    snprintf(why, len, "absent: --skip %s", j ? "gamg" : "hypre");
+  else if (!(j ? bench_gamg_available() : bench_hypre_available()))
+    snprintf(why, len, "absent: not built (no %s at configure time)", j ? "PETSc" : "hypre");
+  else
+    snprintf(why, len, "absent: not run");
+}
+
+/* B-spline multigrid on the ring: CG + the default multigrid, against CG +
+ * Schwarz multigrid, CG + Jacobi, the multifrontal solver, and
+ * PCG + BoomerAMG and CG + GAMG on our assembled matrix, the same problem in
+ * the same run. */
 static int run_bspline(const bench_options *opts, int dim, int p, long long n, double rtol,
-                       int peers) {
+                       int peers, int skip, double hypre_threshold) {
   fea_context *ctx = NULL;
   int rc = bench_open_context(opts, "/cpu/threads", &ctx);
   if (rc != BENCH_OK) return rc;
+  if (!peers) skip |= SKIP_NO_PEERS;
+  if (hypre_threshold <= 0) hypre_threshold = dim == 3 ? HYPRE_THRESHOLD_3D : 0.25;
   bench_report rep;
   bench_report_init(&rep, opts);
   static int dims[2];
@@ -440,7 +659,7 @@ static int run_bspline(const bench_options *opts, int dim, int p, long long n, d
   fea_space *space = NULL;
   fea_problem *pb = NULL;
   fea_index nf = 0;
-  double *b = NULL, *x = NULL;
+  double *b = NULL, *x = NULL, *xmg = NULL;
   fea_status st = fea_space_create_bspline(ctx, &bd, &space);
   fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
   pd.source = ring_load;
@@ -452,11 +671,12 @@ static int run_bspline(const bench_options *opts, int dim, int p, long long n, d
   if (st == FEA_SUCCESS) {
     b = malloc(((size_t)nf + 1) * sizeof *b);
     x = malloc(((size_t)nf + 1) * sizeof *x);
-    if (!b || !x) st = FEA_ERR_OUT_OF_MEMORY;
+    xmg = malloc(((size_t)nf + 1) * sizeof *xmg);
+    if (!b || !x || !xmg) st = FEA_ERR_OUT_OF_MEMORY;
   }
   bench_record rec;
   (void)bench_record_init(&rec, CASE_NAME, ctx);
-  bench_param_str(&rec, "config", "Schwarz-Chebyshev(3) PCG, CSR levels");
+  bench_param_str(&rec, "config", "default: Chebyshev(3)-Jacobi PCG, Kronecker levels");
   bench_param_str(&rec, "space", dim == 2 ? "NURBS quarter annulus" : "NURBS thick quarter ring");
   bench_param_int(&rec, "dim", dim);
   bench_param_int(&rec, "p", p);
@@ -464,25 +684,70 @@ static int run_bspline(const bench_options *opts, int dim, int p, long long n, d
   bench_param_int(&rec, "dofs", nf);
   bench_param_int(&rec, "reps", opts->reps);
   if (st == FEA_SUCCESS)
-    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_SCHWARZ, NULL, b, x, nf);
+    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_CHEBYSHEV, NULL, b, x, nf);
+  /* Our solution, the one every peer's is compared with, and our time to
+   * solution (setup + solve), the one each AMG peer's is divided into. */
+  double mg_s = NAN;
+  if (st >= 0) {
+    memcpy(xmg, x, (size_t)nf * sizeof *x);
+    for (int k = 0; k < rec.metrics.count; k++)
+      if (strcmp(rec.metrics.f[k].key, "setup_solve_s") == 0) mg_s = rec.metrics.f[k].d;
+  }
+  if (st >= 0 && !(skip & SKIP_SCHWARZ))
+    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_SCHWARZ, "mg_schwarz", b, x,
+                    nf);
+  if (st >= 0 && !(skip & SKIP_JACOBI)) st = bspline_cg_jacobi(&rec, ctx, pb, opts->reps, rtol, nf);
+  if (st >= 0 && !(skip & SKIP_MULTIFRONTAL))
+    st = bspline_multifrontal(&rec, ctx, space, pb, opts->reps, nf, xmg);
+  char why[2][96];
+  for (int j = 0; j < 2; j++) amg_absent_reason(skip, !peers, j, why[j], sizeof why[j]);
   if (st >= 0)
-    st = bspline_mg(&rec, ctx, pb, opts->reps, rtol, FEA_MG_SMOOTHER_CHEBYSHEV,
-                    "mg_chebyshev_jacobi", b, x, nf);
-  if (st >= 0 && peers) st = bspline_peers(&rec, ctx, space, pb, opts->reps, rtol, nf, 1);
+    st = bspline_amg_peers(&rec, ctx, pb, opts->reps, hypre_threshold, rtol, nf, xmg, mg_s, skip,
+                           why);
   if (st < 0) {
     rc = bench_fail("B-spline multigrid", st);
   } else {
+    bench_param_str(&rec, "hypre", why[0]);
+    bench_param_str(&rec, "gamg", why[1]);
+    for (int k = 0; k < 3; k++)
+      if (skip & skip_names[k].bit)
+        bench_param_str(&rec, skip_names[k].name,
+                        peers || k == 0 ? "absent: --skip" : "absent: --no-peers");
+    const double peak = bench_rss_peak_bytes();
+    bench_metric(&rec, "process_peak_rss_mb", peak >= 0 ? peak * 1e-6 : NAN);
     bench_report_emit(&rep, &rec);
     bench_report_note(&rep,
-                      "medians of %d setups and solves to a relative residual of %g; "
-                      "mg_chebyshev_jacobi: the same hierarchy with Chebyshev(3)-Jacobi; "
+                      "medians of %d setups and solves (%s) to a relative residual of %g; "
+                      "mg_schwarz: the same hierarchy with the Schwarz smoother; "
                       "cg_jacobi_csr: CG + Jacobi on the CSR operator (setup: assembly); "
                       "multifrontal: fea_solver_create_multifrontal, setup = symbolic + "
-                      "numeric factorization",
-                      opts->reps, rtol);
+                      "numeric factorization, memory_mb its peak",
+                      opts->reps, first_rep < 0 ? "after a warm-up" : "no warm-up", rtol);
+    bench_report_note(&rep,
+                      "hypre_boomeramg: PCG + BoomerAMG (hypre defaults, strong threshold %g) and "
+                      "petsc_gamg: CG + "
+                      "GAMG (%s) on our CSR matrix and load, one MPI rank; assembly_s: our CSR "
+                      "operator and load, handover_s: copying them into the peer; setup_solve_s "
+                      "= handover + setup + solve, to_solution_s = assembly + setup_solve_s, "
+                      "mg_over_peer = our setup_solve_s / its to_solution_s; memory_mb: malloc'd "
+                      "bytes it holds after its solve; diff_vs_mg: ||x - x_mg|| / ||x_mg||",
+                      hypre_threshold, strcmp(why[1], "ran") == 0 ? bench_gamg_options() : why[1]);
+    /* Solutions to a relative residual rtol lie within cond(A) rtol of each
+     * other; 1000 rtol holds on these problems with a wide margin (about
+     * 40 rtol measured at 3D p = 3, n = 16). */
+    double diff = 0;
+    const char *bad = peer_disagrees(&rec, 1e3 * rtol, &diff);
+    if (bad) {
+      fprintf(stderr,
+              "feaccel-bench: %s: the solution of %s differs from multigrid's by %.3g "
+              "(relative), more than 1000 rtol = %.3g\n",
+              CASE_NAME, bad, diff, 1e3 * rtol);
+      rc = BENCH_FAILED;
+    }
   }
   free(b);
   free(x);
+  free(xmg);
   fea_problem_destroy(&pb);
   fea_space_destroy(&space);
   fea_context_destroy(&ctx);
@@ -587,7 +852,8 @@ static int run_elasticity(const bench_options *opts, int dim, int p, long long n
 static int run(const bench_options *opts, int argc, char **argv) {
   long long dim = 0, n = 0, p = 1;
   double rtol = 1e-8;
-  int peers = 1, sweep = 0, bspline = 0, elasticity = 0, p_given = 0;
+  int peers = 1, sweep = 0, bspline = 0, elasticity = 0, p_given = 0, skip = 0;
+  double hypre_threshold = 0;
   double nu = 0.3;
   long long only_kind = -1;
   for (int i = 0; i < argc; i++) {
@@ -625,6 +891,18 @@ static int run(const bench_options *opts, int argc, char **argv) {
       }
     } else if (strcmp(argv[i], "--elasticity") == 0) {
       elasticity = 1;
+    } else if ((got = bench_option_value(argc, argv, &i, "--hypre-threshold", &v)) != 0) {
+      char *end = NULL;
+      hypre_threshold = got > 0 ? strtod(v, &end) : 0.0;
+      if (got < 0 || !end || end == v || *end || !(hypre_threshold > 0 && hypre_threshold < 1)) {
+        fprintf(stderr, "feaccel-bench: %s: --hypre-threshold '%s' is not a number in (0, 1)\n",
+                CASE_NAME, got > 0 ? v : "");
+        return BENCH_USAGE;
+      }
+    } else if ((got = bench_option_value(argc, argv, &i, "--skip", &v)) != 0) {
+      if (got < 0 || parse_skip(v, &skip) < 0) return BENCH_USAGE;
+    } else if (strcmp(argv[i], "--no-warmup") == 0) {
+      first_rep = 0;
     } else if (strcmp(argv[i], "--no-peers") == 0) {
       peers = 0;
     } else if (strcmp(argv[i], "--sweep") == 0) {
@@ -643,7 +921,7 @@ static int run(const bench_options *opts, int argc, char **argv) {
   /* B-splines: one patch, default 2D p = 3 n = 256 (66k DoFs). */
   if (bspline)
     return run_bspline(opts, dim ? (int)dim : 2, p > 1 ? (int)p : 3, n ? n : (dim == 3 ? 16 : 256),
-                       rtol, peers);
+                       rtol, peers, skip, hypre_threshold);
   /* 1023^2 = 1.05M and 103^3 = 1.09M free DoFs; 104 = 8 x 13 coarsens to a
    * 13^3-cell level with 1728 free DoFs, solved densely. */
   /* hypre's peers discretize Q1 (PFMG's stencil, or our Q1 matrix): p = 1 only. */
@@ -750,9 +1028,18 @@ const bench_case bench_case_multigrid = {
         "               unconverged one is a note)\n"
         "  --space S    lagrange (default) or bspline: the NURBS quarter annulus (2D) or\n"
         "               thick quarter ring (3D) of degree --p (default 3, 2..6) with --n\n"
-        "               elements per direction (default 256 in 2D, 16 in 3D); CG + Schwarz\n"
-        "               multigrid against CG + Chebyshev-Jacobi multigrid, CG + Jacobi and\n"
-        "               the multifrontal solver (--no-peers: the last two left out)\n"
+        "               elements per direction (default 256 in 2D, 16 in 3D); CG + the default\n"
+        "               multigrid (Kronecker levels) against CG + Schwarz multigrid, CG + Jacobi, the\n"
+        "               multifrontal solver, and (where built) PCG + hypre BoomerAMG and\n"
+        "               CG + PETSc GAMG on our CSR matrix (--no-peers: all but the first\n"
+        "               left out)\n"
+        "  --skip LIST  with --space bspline: leave out the comma-separated peers of LIST\n"
+        "               (schwarz, jacobi, multifrontal, hypre, gamg), e.g. what does not\n"
+        "               fit in memory at the largest size\n"
+        "  --no-warmup  with --space bspline or --elasticity: no warm-up run before the timed\n"
+        "               ones (a single run at the largest size)\n"
+        "  --hypre-threshold T  with --space bspline: BoomerAMG's strength threshold (default\n"
+        "               0.5 in 3D, hypre's 0.25 in 2D); PETSC_OPTIONS retunes GAMG (-gamg_...)\n"
         "  --kind K     with --sweep: only level operator kind K (fea_operator_kind: 0 CSR,\n"
         "               1 element matrices, 2 sum factorization; the paper's configuration\n"
         "               with 0 only)\n"

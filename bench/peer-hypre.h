@@ -13,6 +13,8 @@ typedef struct bench_hypre_result {
   double solve_s;      /* PCG to the tolerance */
   double iterations;   /* PCG iterations */
   double rel_residual; /* hypre's final relative residual norm (2-norm) */
+  double memory_mb;    /* BoomerAMG: malloc'd bytes held after the solve over those before the
+                          hand-over (rss.h): hypre's matrix, vectors and hierarchy */
 } bench_hypre_result;
 
 /* 1 when hypre was found at configure time. */
@@ -31,8 +33,14 @@ int bench_hypre_pfmg(int dim, long long n, double (*f)(const double *x), double 
 /* The exact system libfeaccel solves: our assembled CSR matrix A and b,
  * solved by PCG preconditioned by one BoomerAMG V-cycle with the library's
  * default options (coarsening, interpolation and its forward/backward
- * smoothers, which make the cycle symmetric) to the relative residual rtol.
- * Returns 0, or -1 with a message on stderr. */
-int bench_hypre_boomeramg(const fea_matrix *A, const double *b, double rtol, bench_hypre_result *r);
+ * smoothers, which make the cycle symmetric) to the relative residual rtol,
+ * except the strength threshold when strong_threshold > 0 (hypre's default
+ * 0.25 is tuned for 2D; its manual suggests 0.5 in 3D). build_s counts the
+ * whole hand-over: A copied from its arrays into hypre's ParCSR matrix
+ * (diagonal first in each row, hypre's layout) and b into a vector. The
+ * solution goes to x when x is not NULL (after the timings). Returns 0, or
+ * -1 with a message on stderr. */
+int bench_hypre_boomeramg(const fea_matrix *A, const double *b, double rtol,
+                          double strong_threshold, double *x, bench_hypre_result *r);
 
 #endif

@@ -73,7 +73,7 @@ typedef struct bench_machine {
 fea_status bench_machine_get(const fea_context *ctx, bench_machine *m);
 
 #define BENCH_MAX_FIELDS 24
-#define BENCH_MAX_PEERS 4
+#define BENCH_MAX_PEERS 6
 
 typedef enum bench_kind { BENCH_INT, BENCH_NUM, BENCH_STR } bench_kind;
 
