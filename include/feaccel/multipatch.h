@@ -319,6 +319,35 @@ FEA_API fea_status fea_multipatch_problem_error_norms_vector(const fea_multipatc
 FEA_API fea_status fea_solver_create_multipatch(fea_context *ctx, fea_multipatch_problem *problem,
                                                 const fea_solver_desc *desc, fea_solver **out);
 
+/**
+ * @brief Create a B-spline multigrid solver for a multipatch Poisson problem: by default CG
+ *        preconditioned by one V-cycle (docs/multigrid.md, "Multipatch domains").
+ *
+ * Every patch is coarsened alike (every other knot span dropped, all patches together, while
+ * every patch can halve in every direction and keeps at least desc->coarsest_cells elements per
+ * direction), so the interfaces stay conforming; each level is the same problem on the coarse
+ * domain, assembled over all patches, and the prolongation is each patch's knot insertion
+ * mapped through the levels' global numberings. Smoothers: FEA_MG_SMOOTHER_SCHWARZ (Chebyshev
+ * over overlapping boxes of (p + 1)^d coefficients in each patch; the one whose iteration counts
+ * hold over p), FEA_MG_SMOOTHER_CHEBYSHEV (Chebyshev-Jacobi) or RICHARDSON; the coarsest level
+ * by dense Cholesky. The levels are CSR matrices on the host whatever desc->operator_kind says
+ * (fea_multigrid_stats.operator_kind reports CSR). The solver is of kind multigrid:
+ * fea_solver_get_multigrid_stats() describes it; right-hand sides and solutions are over the
+ * problem's free global DoFs. The hierarchy is built here (so that every refusal comes now) and
+ * serves the first fea_solver_setup().
+ * @param desc the multigrid options (NULL: FEA_MULTIGRID_DESC_INIT)
+ * @retval FEA_ERR_INVALID_ARG for a problem of another context, an option that
+ *         fea_solver_create_multigrid() refuses (named), or a problem without free DoFs
+ * @retval FEA_ERR_UNSUPPORTED for an elasticity problem (vector-valued patches), a backend that
+ *         keeps its vectors off the host, or a coarsest level with more free DoFs than a dense
+ *         factor takes (naming its elements and DoFs)
+ * @since 0.1.0
+ */
+FEA_API fea_status fea_solver_create_multipatch_multigrid(fea_context *ctx,
+                                                          fea_multipatch_problem *problem,
+                                                          const fea_multigrid_desc *desc,
+                                                          fea_solver **out);
+
 /** Facts about a multipatch solver; initialize with FEA_MULTIPATCH_STATS_INIT. @since 0.1.0 */
 typedef struct fea_multipatch_stats {
   size_t size;              /**< sizeof(fea_multipatch_stats) as compiled by the caller */

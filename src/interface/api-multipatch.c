@@ -373,6 +373,21 @@ fea_status fea_solver_create_multipatch(fea_context *ctx, fea_multipatch_problem
   return fea_multipatch_solver_create(ctx, problem, &d, out);
 }
 
+fea_status fea_solver_create_multipatch_multigrid(fea_context *ctx, fea_multipatch_problem *problem,
+                                                  const fea_multigrid_desc *desc,
+                                                  fea_solver **out) {
+  FEA_ENTRY();
+  if (out) *out = NULL;
+  FEA_CHECK_NULL(ctx, NULL);
+  FEA_CHECK_NULL(problem, ctx);
+  FEA_CHECK_NULL(out, ctx);
+  fea_multigrid_desc d = FEA_MULTIGRID_DESC_INIT;
+  FEA_CALL(fea_struct_copy_in(ctx, &d, desc, "desc", &fea_struct_multigrid_desc));
+  FEA_CHECK(problem->ctx == ctx, ctx, FEA_ERR_INVALID_ARG,
+            "the problem was created on another context");
+  return fea_multipatch_mg_solver_create(ctx, problem, &d, out);
+}
+
 fea_status fea_solver_get_multipatch_stats(const fea_solver *solver, fea_multipatch_stats *stats) {
   FEA_ENTRY();
   FEA_CHECK_NULL(solver, NULL);

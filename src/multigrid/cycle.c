@@ -99,16 +99,18 @@ static fea_status level_operator(fea_mg *mg, const fea_operator_desc *od, int l)
   double *b = NULL;
   /* The stencil shortcuts make host operators: elsewhere the context's own. */
   if (!mg->k->host) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
-  /* B-spline levels: the Schwarz smoother's blocks come from CSR matrices,
-   * so its levels are assembled whatever the kind asked; other smoothers
-   * take the kind asked (sum factorization falls back to element matrices
-   * on mapped patches, as fea_operator_build says). */
-  if (mg->bspline && mg->desc.smoother == FEA_MG_SMOOTHER_SCHWARZ) {
+  /* B-spline levels take the kind asked: sum factorization is the Kronecker
+   * operator on boxes and separable maps, the point kernel elsewhere. The
+   * Schwarz smoother reads its blocks from the level's entries, which CSR
+   * and the Kronecker operators have: a level without them is assembled. */
+  if (mg->bspline) {
+    FEA_CALL(fea_operator_build(mg->ctx, lv->problem, od, &lv->op));
+    if (mg->desc.smoother != FEA_MG_SMOOTHER_SCHWARZ || lv->op->impl->entries) return FEA_SUCCESS;
+    FEA_OBJECT_DROP(lv->op);
     fea_operator_desc csr = *od;
     csr.kind = FEA_OPERATOR_CSR;
     return fea_operator_build(mg->ctx, lv->problem, &csr, &lv->op);
   }
-  if (mg->bspline) return fea_operator_build(mg->ctx, lv->problem, od, &lv->op);
   if (od->kind == FEA_OPERATOR_MATFREE_SUMFACT) {
     int done = 0;
     FEA_CALL(stencil_level(mg, l, &done));
@@ -185,6 +187,7 @@ static uint64_t memory_bytes(const fea_mg *mg) {
     if (lv->op) bytes += lv->op->info.memory_bytes;
     bytes += fea_mg_schwarz_bytes(lv->schwarz);
     bytes += fea_mg_blocks_bytes(lv->blocks);
+    bytes += fea_mg_ktransfer_bytes(lv->ktrans);
     const fea_matrix *T[2] = {lv->P, lv->PT};
     for (int k = 0; k < 2; k++)
       if (T[k]) bytes += (uint64_t)T[k]->nnz * 16 + ((uint64_t)T[k]->rows + 1) * 8;
@@ -230,7 +233,7 @@ static fea_status build(fea_mg *mg, const fea_problem *problem) {
   FEA_CALL(factor_coarsest(mg));
   FEA_CALL(fea_progress(mg->ctx, FEA_PROGRESS_MG_COARSE, 1.0));
   ph->coarse = omp_get_wtime() - t;
-  return finest_work(mg);
+  return FEA_SUCCESS;
 }
 
 fea_status fea_mg_create(fea_context *ctx, const fea_problem *problem,
@@ -279,10 +282,22 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   mg->desc = *desc;
   mg->stats = (fea_multigrid_stats)FEA_MULTIGRID_STATS_INIT;
   fea_status st = build(mg, problem);
+  if (st == FEA_SUCCESS) st = fea_mg_finish(mg, t0);
   if (st != FEA_SUCCESS) {
     fea_mg_destroy(&mg);
     return st;
   }
+  *out = mg;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mg_check_desc(fea_context *ctx, const fea_multigrid_desc *desc) {
+  return check_desc(ctx, desc);
+}
+
+fea_status fea_mg_finish(fea_mg *mg, double t0) {
+  FEA_CALL(finest_work(mg));
+  const fea_multigrid_desc *desc = &mg->desc;
   fea_multigrid_stats *s = &mg->stats;
   s->num_levels = mg->num_levels;
   s->fine_dofs = mg->levels[0].n;
@@ -301,7 +316,6 @@ fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
   fea_mg_setup_phases *ph = &mg->phases;
   ph->other = s->setup_s - (ph->meshes + ph->problems + ph->operators + ph->transfers +
                             ph->smoother + ph->coarse);
-  *out = mg;
   return FEA_SUCCESS;
 }
 

@@ -10,8 +10,9 @@
  * every level use the matrix-free operators.
  *
  * A problem of order p > 1 (Q_p on quadrilaterals or hexahedra) first goes
- * to Q1 on the same mesh (p-multigrid, transfer-p.c), and the meshes coarsen
- * from there.
+ * to Q1 on the same mesh (p-multigrid, transfer-p.c: grid sweeps where both
+ * levels' free DoFs are grids of interior nodes, else CSR rows), and the
+ * meshes coarsen from there.
  *
  * Prolongation is the coarse space's interpolation at the fine vertices. On
  * structured meshes that is index arithmetic on the vertex grid (order-1
@@ -329,6 +330,14 @@ static fea_status bspline_hierarchy(fea_mg *mg, const fea_problem *problem) {
     FEA_CALL(alloc_work(mg, lv, l > 0));
     if (l + 1 == L || mg->levels[l + 1].n == 0) continue;
     t0 = omp_get_wtime();
+    /* host levels: knot insertion as a Kronecker product, no CSR P */
+    if (mg->k->host)
+      FEA_CALL(fea_mg_ktransfer_build(ctx, lv->problem, mg->levels[l + 1].problem, &lv->ktrans));
+    if (lv->ktrans) {
+      lv->grid = 1;
+      mg->phases.transfers += omp_get_wtime() - t0;
+      continue;
+    }
     FEA_CALL(fea_mg_bspline_prolongation(ctx, lv->problem, mg->levels[l + 1].problem, &lv->P));
     FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
     FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
@@ -378,7 +387,12 @@ fea_status fea_mg_hierarchy_build(fea_mg *mg, const fea_problem *problem) {
     const int ptransfer = l == 0 && plevel;
     lv->grid = !ptransfer && mg->k->host &&
                fea_mg_grid_transfer_applies(lv->problem, mg->levels[l + 1].problem);
-    if (ptransfer) {
+    /* The p-transfer by sweeps where both levels are grids of free nodes. */
+    if (ptransfer && mg->k->host)
+      FEA_CALL(fea_mg_pgrid_build(ctx, lv->problem, mg->levels[1].problem, &lv->pgrid));
+    if (lv->pgrid) {
+      lv->grid = 1;
+    } else if (ptransfer) {
       FEA_CALL(fea_mg_p_prolongation(ctx, lv->problem, mg->levels[1].problem, &lv->P));
       FEA_CALL(fea_csr_transpose(ctx, lv->P, &lv->PT));
       FEA_CALL(mg->k->matrix_create(ctx, lv->P, &lv->Pk));
@@ -408,6 +422,10 @@ void fea_mg_hierarchy_free(fea_mg *mg) {
     lv->schwarz = NULL;
     fea_mg_blocks_free(lv->blocks);
     lv->blocks = NULL;
+    fea_mg_pgrid_free(lv->pgrid);
+    lv->pgrid = NULL;
+    fea_mg_ktransfer_free(lv->ktrans);
+    lv->ktrans = NULL;
     double *arrays[] = {lv->dinv, lv->b, lv->x, lv->r, lv->w};
     for (int i = 0; i < 5; i++)
       if (arrays[i]) k->release(mg->ctx, arrays[i]);

@@ -11,6 +11,9 @@
 #include "multigrid.h"
 #include "matfree/operator.h"
 
+/* The highest Lagrange order of the p-transfer's sweeps (disc/lagrange.h's). */
+#define FEA_MG_PGRID_MAX_ORDER 6
+
 /* A coarsest level is factored densely up to this many free DoFs (a
  * 512 MiB factor); beyond, the mesh must coarsen further. */
 #define FEA_MG_MAX_COARSE_DOFS 8192
@@ -19,24 +22,28 @@
  * than the loop). */
 #define FEA_MG_PARALLEL_MIN 8192
 
-typedef struct fea_mg_schwarz fea_mg_schwarz; /* smoother-schwarz.c */
-typedef struct fea_mg_blocks fea_mg_blocks;   /* smoother-block.c */
+typedef struct fea_mg_schwarz fea_mg_schwarz;     /* smoother-schwarz.c */
+typedef struct fea_mg_blocks fea_mg_blocks;       /* smoother-block.c */
+typedef struct fea_mg_pgrid fea_mg_pgrid;         /* transfer-p.c */
+typedef struct fea_mg_ktransfer fea_mg_ktransfer; /* transfer-bspline.c */
 
 typedef struct fea_mg_level {
   fea_problem *problem; /* owned: the level's problem (level 0: a copy of the caller's) */
   fea_index cells[3];   /* cells per direction (1 beyond dim) */
   fea_index n;          /* free DoFs */
   fea_operator *op;     /* every level with free DoFs but a factored coarsest */
-  double *dinv;       /* 1 / diag(A) where the smoother scales by it, else NULL (mg->k's memory) */
-  double lambda_max;  /* the smoothed operator's (A or D^-1 A), smoothing levels */
-  fea_matrix *P, *PT; /* prolongation from level + 1 and its transpose (NULL on the
+  double *dinv;        /* 1 / diag(A) where the smoother scales by it, else NULL (mg->k's memory) */
+  double lambda_max;   /* the smoothed operator's (A or D^-1 A), smoothing levels */
+  fea_matrix *P, *PT;  /* prolongation from level + 1 and its transpose (NULL on the
                             coarsest, when level + 1 has no free DoFs, or with grid) */
-  void *Pk, *PTk;     /* the same in mg->k's memory (matrix_create) */
-  int grid;           /* the transfers to level + 1 are grid sweeps (transfer-grid.c; host) */
-  int stencil;        /* the operator comes from the level's stencil: 1 CSR written from it, 2 the
+  void *Pk, *PTk;      /* the same in mg->k's memory (matrix_create) */
+  int grid;            /* the transfers to level + 1 are grid sweeps (transfer-grid.c; host) */
+  fea_mg_pgrid *pgrid; /* with grid on a Q_p level: the p-transfer's sweeps (transfer-p.c) */
+  fea_mg_ktransfer *ktrans; /* with grid on a B-spline level: Kronecker knot insertion */
+  int stencil;   /* the operator comes from the level's stencil: 1 CSR written from it, 2 the
                   matrix-free sweep (level-stencil-op.c); 0 built by fea_operator_build */
-  double *b, *x;      /* levels > 0: right-hand side and correction of the cycle */
-  double *r, *w;      /* residual and smoother work */
+  double *b, *x; /* levels > 0: right-hand side and correction of the cycle */
+  double *r, *w; /* residual and smoother work */
   fea_mg_schwarz *schwarz; /* the Schwarz smoother's blocks (B-spline levels), else NULL */
   fea_mg_blocks *blocks;   /* node-block Jacobi (vector levels, Chebyshev), else NULL */
 } fea_mg_level;
@@ -64,6 +71,12 @@ struct fea_mg {
 fea_status fea_mg_create_with(fea_context *ctx, const fea_problem *problem,
                               const fea_multigrid_desc *desc, const fea_mg_kernels *k,
                               fea_mg **out);
+
+/* The checks of fea_mg_create on desc (cycle.c). */
+fea_status fea_mg_check_desc(fea_context *ctx, const fea_multigrid_desc *desc);
+/* After the levels, operators, smoothers and coarse factor: the finest
+ * level's work vectors and the stats (setup_s from t0, omp_get_wtime). */
+fea_status fea_mg_finish(fea_mg *mg, double t0);
 
 /* ---- hierarchy (hierarchy.c) ---- */
 
@@ -105,30 +118,60 @@ static inline int fea_mg_row_insert(fea_index *col, double *val, int count, fea_
 fea_status fea_mg_p_prolongation(fea_context *ctx, const fea_problem *fine,
                                  const fea_problem *coarse, fea_matrix **P);
 
-/* ---- B-spline and NURBS hierarchies (hierarchy-bspline.c) ---- */
+/* The same transfer as grid sweeps (transfer-p.c) where every free DoF of
+ * both levels is an interior grid node (a box with Dirichlet data on the
+ * whole boundary, one component): the 1D rule's nodes and the fine grid's
+ * free DoFs. */
+struct fea_mg_pgrid {
+  int dim, p;
+  fea_index N[3];                         /* cells per direction (1 beyond dim) */
+  double x1d[FEA_MG_PGRID_MAX_ORDER + 1]; /* the Q_p reference nodes */
+  fea_index *perm; /* fine interior grid position (direction 0 fastest) -> free DoF */
+};
+/* *out NULL (and FEA_SUCCESS) where the levels are not of that shape. */
+fea_status fea_mg_pgrid_build(fea_context *ctx, const fea_problem *fine, const fea_problem *coarse,
+                              fea_mg_pgrid **out);
+void fea_mg_pgrid_free(fea_mg_pgrid *g);
+/* xf += P xc, and bc = P^T rf, on that many threads. */
+void fea_mg_pgrid_prolong(const fea_mg_pgrid *g, int threads, const double *xc, double *xf);
+void fea_mg_pgrid_restrict(const fea_mg_pgrid *g, int threads, const double *rf, double *bc);
+
+/* ---- B-spline and NURBS hierarchies (hierarchy-bspline.c; more in multigrid.h) ---- */
 
 /* 1 when the problem's space is a B-spline (or NURBS) space. */
 int fea_mg_is_bspline(const fea_problem *pb);
 /* FEA_ERR_UNSUPPORTED naming it unless a 2D or 3D single-patch Poisson problem. */
 fea_status fea_mg_bspline_check(fea_context *ctx, const fea_problem *pb);
-/* 1 when every direction of s can halve once more: an even element count, at
- * least coarsest elements after, the geometry's breakpoints kept. */
-int fea_mg_bspline_can_halve(const fea_space *s, fea_index coarsest);
-/* The space of fine with every other breakpoint dropped (same degrees, box
- * and geometry): fine is its uniform h-refinement. */
-fea_status fea_mg_bspline_coarse_space(const fea_space *fine, fea_space **out);
-/* P: coarse free DoFs -> fine free DoFs by knot insertion (the Kronecker
- * product of the 1D transfer matrices, free rows and columns). */
-fea_status fea_mg_bspline_prolongation(fea_context *ctx, const fea_problem *fine,
-                                       const fea_problem *coarse, fea_matrix **P);
+
+/* ---- B-spline transfers as Kronecker products (transfer-bspline.c) ---- */
+
+/* The knot-insertion transfer from coarse to fine as T2 (x) T1 (x) T0
+ * restricted to free functions, or *out = NULL where either level's free
+ * DoFs are not a tensor product (the CSR P serves). */
+fea_status fea_mg_ktransfer_build(fea_context *ctx, const fea_problem *fine,
+                                  const fea_problem *coarse, fea_mg_ktransfer **out);
+void fea_mg_ktransfer_free(fea_mg_ktransfer *t);
+uint64_t fea_mg_ktransfer_bytes(const fea_mg_ktransfer *t);
+/* xf += P xc; bc = P^T rf. */
+void fea_mg_ktransfer_prolong(const fea_mg_ktransfer *t, int threads, const double *xc, double *xf);
+void fea_mg_ktransfer_restrict(const fea_mg_ktransfer *t, int threads, const double *rf,
+                               double *bc);
 
 /* ---- the overlapping Schwarz smoother (smoother-schwarz.c) ---- */
 
-/* The blocks of level `level` of B-spline problem pb over its CSR matrix A
- * (num_free square): boxes of p + 1 coefficients per direction, every
- * fea_mg_schwarz_stride(p) coefficients, their dense inverses. */
-fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const fea_matrix *A,
+/* The blocks of level `level` of B-spline problem pb from its operator's
+ * entries (fea_operator_block: CSR or Kronecker levels): boxes of p + 1
+ * coefficients per direction, every fea_mg_schwarz_stride(p) coefficients,
+ * their dense inverses. */
+fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const fea_operator *op,
                                 int level, fea_mg_schwarz **out);
+/* The same over blocks given as lists of the level's free rows (block i:
+ * dofs[ptr[i] .. ptr[i + 1]), increasing, at most (p + 1)^3 of the highest
+ * degree); A is n x n. Blocks may share DoFs anywhere: they are colored
+ * here. */
+fea_status fea_mg_schwarz_setup_lists(fea_context *ctx, fea_index n, const fea_matrix *A,
+                                      fea_index nblocks, const fea_index *ptr,
+                                      const fea_index *dofs, int level, fea_mg_schwarz **out);
 void fea_mg_schwarz_free(fea_mg_schwarz *s);
 uint64_t fea_mg_schwarz_bytes(const fea_mg_schwarz *s);
 /* The block stride for degree p. */
@@ -201,6 +244,19 @@ void fea_mg_grid_prolong(const fea_mg *mg, int l, const double *xc, double *xf);
 void fea_mg_grid_restrict(const fea_mg *mg, int l, const double *rf, double *bc);
 
 /* ---- smoothers (smoother.c) ---- */
+
+/* The exact largest eigenvalue of D^-1 A (scaled 1) or A (scaled 0) of a Q2
+ * problem on a box with a constant coefficient and Dirichlet data on the
+ * whole boundary, from its Fourier symbol (smoother-symbol.c); *usable 0
+ * (nothing written) where that does not apply. exhaustive 1: every frequency
+ * (tests), else a lattice and an ascent beyond 4096 of them. */
+fea_status fea_mg_symbol_lambda_max(const fea_problem *pb, int scaled, int exhaustive,
+                                    double *lambda_max, int *usable);
+/* Where that applies and g is the level's p-transfer grid: diag(A) of
+ * every free DoF, an interior node's by its type (the symbol's D; equal to
+ * the operator's diagonal up to the order of the additions). */
+fea_status fea_mg_symbol_diagonal(const fea_problem *pb, const fea_mg_pgrid *g, double *diag,
+                                  int *usable);
 
 /* Diagonals and eigenvalue estimates of the smoothing levels; refuses an
  * unstable Richardson omega (FEA_ERR_INVALID_ARG naming level, omega and

@@ -1,8 +1,9 @@
 /* The geometric multigrid solver kind: the hierarchy of src/multigrid/ in
  * the solver handle. Setup builds the hierarchy for the current problem
- * (create built the first one, which the first setup takes); solve runs one
- * multigrid (or MG-preconditioned CG) solve per right-hand side from a zero
- * initial guess. */
+ * (create built the first one, which the first setup takes; levels built
+ * elsewhere, a multipatch domain's, are rebuilt by their builder's callback);
+ * solve runs one multigrid (or MG-preconditioned CG) solve per right-hand side
+ * from a zero initial guess. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,10 @@ typedef struct mg_solver {
   fea_index iterations;
   int converged;
   int fresh; /* mg was built by create for the current problem, not yet set up */
+  /* Levels built elsewhere (multipatch): how a later setup rebuilds them. */
+  fea_status (*rebuild)(void *user, fea_mg **out);
+  void (*release)(void *user);
+  void *user;
 } mg_solver;
 
 static mg_solver *mg_of(const fea_solver *s) { return s->data; }
@@ -33,6 +38,8 @@ static void mgs_reset(fea_solver *s) {
 
 static void mgs_destroy(fea_solver *s) {
   mgs_reset(s);
+  mg_solver *m = mg_of(s);
+  if (m && m->release) m->release(m->user);
   free(s->data);
   s->data = NULL;
 }
@@ -45,9 +52,10 @@ static fea_status mgs_setup(fea_solver *s) {
     m->mg = NULL;
     m->fresh = 0; /* consumed: a failure below rebuilds on the next setup */
   } else {        /* build first: a refused setup keeps the previous hierarchy */
-    FEA_CALL(fea_mg_create(s->ctx, s->problem, &m->desc, &mg));
+    FEA_CALL(m->rebuild ? m->rebuild(m->user, &mg)
+                        : fea_mg_create(s->ctx, s->problem, &m->desc, &mg));
   }
-  const fea_index nf = s->problem->num_free;
+  const fea_index nf = s->num_free;
   double *load = malloc((size_t)(nf ? nf : 1) * sizeof *load);
   fea_status st = load ? fea_mg_get_rhs(mg, load)
                        : FEA_ERROR(s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld loads",
@@ -66,7 +74,7 @@ static fea_status mgs_setup(fea_solver *s) {
 static fea_status mgs_solve(fea_solver *s, fea_index nrhs, const double *b, fea_index ldb,
                             double *x, fea_index ldx) {
   mg_solver *m = mg_of(s);
-  const fea_index nf = s->problem->num_free;
+  const fea_index nf = s->num_free;
   /* The right-hand side is copied before x is zeroed: x may be b (in place). */
   double *rhs = malloc((size_t)nf * sizeof *rhs);
   FEA_CHECK(rhs, s->ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for a right-hand side of %lld entries",
@@ -110,6 +118,17 @@ fea_status fea_mg_solver_attach(fea_solver *s, const fea_multigrid_desc *d, fea_
   m->mg = mg;
   m->fresh = 1;
   s->data = m;
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mg_solver_attach_given(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg,
+                                      fea_status (*rebuild)(void *user, fea_mg **out),
+                                      void (*release)(void *user), void *user) {
+  FEA_CALL(fea_mg_solver_attach(s, d, mg));
+  mg_solver *m = mg_of(s);
+  m->rebuild = rebuild;
+  m->release = release;
+  m->user = user;
   return FEA_SUCCESS;
 }
 

@@ -14,6 +14,13 @@ extern const fea_solver_ops fea_mg_solver_ops;
  * mg when this fails). */
 fea_status fea_mg_solver_attach(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg);
 
+/* The same for levels built elsewhere (fea_mg_create_given): a later setup
+ * calls rebuild(user) for a new hierarchy, and the solver's destruction
+ * release(user); when this fails the caller still owns mg and user. */
+fea_status fea_mg_solver_attach_given(fea_solver *s, const fea_multigrid_desc *d, fea_mg *mg,
+                                      fea_status (*rebuild)(void *user, fea_mg **out),
+                                      void (*release)(void *user), void *user);
+
 /* Complete stats of s (zero before a setup). */
 void fea_mg_solver_get_stats(const fea_solver *s, fea_multigrid_stats *full);
 

@@ -61,4 +61,47 @@ typedef struct fea_mg_setup_phases {
 
 void fea_mg_get_setup_phases(const fea_mg *mg, fea_mg_setup_phases *phases);
 
+/* ---- B-spline patches (hierarchy-bspline.c), also for multipatch levels ---- */
+
+/* 1 when every direction of s can halve once more: an even element count, at
+ * least coarsest elements after, the geometry's breakpoints kept. */
+int fea_mg_bspline_can_halve(const fea_space *s, fea_index coarsest);
+/* The space of fine with every other breakpoint dropped (same degrees, box
+ * and geometry): fine is its uniform h-refinement. */
+fea_status fea_mg_bspline_coarse_space(const fea_space *fine, fea_space **out);
+/* P: coarse free DoFs -> fine free DoFs by knot insertion (the Kronecker
+ * product of the 1D transfer matrices, free rows and columns). */
+fea_status fea_mg_bspline_prolongation(fea_context *ctx, const fea_problem *fine,
+                                       const fea_problem *coarse, fea_matrix **P);
+
+/* ---- levels given by the caller (multipatch domains, src/multipatch/) ---- */
+
+/* One level: its n x n CSR matrix A (the first level's n is the solve's
+ * size), the prolongation P from the next level (n x n_next; NULL on the
+ * last level), its size per direction for messages (elements of the first
+ * patch), and, for the Schwarz smoother, its blocks as lists of free rows
+ * (block i: block_dofs[block_ptr[i] .. block_ptr[i + 1]), increasing). */
+typedef struct fea_mg_given_level {
+  fea_matrix *A;
+  fea_matrix *P;
+  fea_index cells[3];
+  fea_index nblocks;
+  const fea_index *block_ptr, *block_dofs;
+} fea_mg_given_level;
+
+/* The multigrid of fea_mg_create over levels built elsewhere: desc checked
+ * as there; CSR levels on the host (FEA_ERR_UNSUPPORTED naming the backend
+ * otherwise); Richardson, Chebyshev-Jacobi or Chebyshev over the given
+ * Schwarz blocks; the last level factored densely (at most
+ * FEA_MG_MAX_COARSE_DOFS rows, FEA_ERR_UNSUPPORTED beyond). References are
+ * taken on the matrices; the block lists are copied. rhs: the first level's
+ * right-hand side (fea_mg_get_rhs), copied. */
+fea_status fea_mg_create_given(fea_context *ctx, const fea_multigrid_desc *desc, int num_levels,
+                               const fea_mg_given_level *levels, const double *rhs, fea_mg **out);
+
+/* The Schwarz boxes of degree p along n coefficients (min(p + 1, n) each,
+ * the smoother's stride apart, the last ending at n - 1): their starts,
+ * and their count as the result (starts NULL: count only). */
+fea_index fea_mg_schwarz_boxes_1d(fea_index n, int p, fea_index *starts);
+
 #endif

@@ -115,7 +115,46 @@ static void gather_block(const fea_matrix *A, const fea_index *dofs, int m, doub
   }
 }
 
-fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const fea_matrix *A,
+/* Every block's A_i^-1 from A into s->inv (s's lists and fptr set); the
+ * first block that is not positive definite is reported by name. */
+static fea_status invert_blocks(fea_context *ctx, fea_mg_schwarz *s, const fea_matrix *A,
+                                const fea_operator *op, int level) {
+  const fea_index nblk = s->nblocks;
+  fea_index bad = -1;
+  int bad_info = 0;
+  const int threads = ctx->nthreads > 0 ? ctx->nthreads : 1;
+  /* LAPACK inside the OpenMP team: on one BLAS thread, or OpenBLAS's own
+   * pool spins against the team (smoother.c says more). */
+  fea_blas_use_threads(1);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+  for (fea_index i = 0; i < nblk; i++) {
+    const int m = (int)(s->ptr[i + 1] - s->ptr[i]);
+    double *M = s->inv + s->fptr[i];
+    if (op) /* the level operator's own entries (CSR or Kronecker: matrix-free levels) */
+      (void)fea_operator_block(op, s->dofs + s->ptr[i], m, M);
+    else
+      gather_block(A, s->dofs + s->ptr[i], m, M);
+    lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', m, M, m);
+    if (info == 0) info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', m, M, m);
+    if (info != 0) {
+#pragma omp critical(fea_mg_schwarz_bad)
+      if (bad < 0 || i < bad) bad = i, bad_info = (int)info;
+      continue;
+    }
+    for (int c = 0; c < m; c++)
+      for (int r = 0; r < c; r++) M[r + (size_t)c * m] = M[c + (size_t)r * m];
+  }
+  if (bad >= 0) {
+    const fea_index first = s->dofs[s->ptr[bad]];
+    return FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
+                     "level %d: Schwarz block %lld (first free DoF %lld) is not positive "
+                     "definite (LAPACK info %d)",
+                     level, (long long)bad, (long long)first, bad_info);
+  }
+  return FEA_SUCCESS;
+}
+
+fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const fea_operator *op,
                                 int level, fea_mg_schwarz **out) {
   *out = NULL;
   const fea_space *sp = pb->space;
@@ -208,35 +247,106 @@ fea_status fea_mg_schwarz_setup(fea_context *ctx, const fea_problem *pb, const f
   }
   s->bytes = (uint64_t)fat * 8 + (uint64_t)at * 8 + (uint64_t)nblk * 16 +
              (uint64_t)pb->num_free * 8;
-  /* Invert every block; the first failure is reported (its block named). */
-  fea_index bad = -1;
-  int bad_info = 0;
-  const int threads = ctx->nthreads > 0 ? ctx->nthreads : 1;
-  /* LAPACK inside the OpenMP team: on one BLAS thread, or OpenBLAS's own
-   * pool spins against the team (smoother.c says more). */
-  fea_blas_use_threads(1);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-  for (fea_index i = 0; i < nblk; i++) {
-    const int m = (int)(s->ptr[i + 1] - s->ptr[i]);
-    double *M = s->inv + s->fptr[i];
-    gather_block(A, s->dofs + s->ptr[i], m, M);
-    lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', m, M, m);
-    if (info == 0) info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', m, M, m);
-    if (info != 0) {
-#pragma omp critical(fea_mg_schwarz_bad)
-      if (bad < 0 || i < bad) bad = i, bad_info = (int)info;
-      continue;
-    }
-    for (int c = 0; c < m; c++)
-      for (int r = 0; r < c; r++) M[r + (size_t)c * m] = M[c + (size_t)r * m];
-  }
-  if (bad >= 0) {
-    const fea_index first = s->dofs[s->ptr[bad]];
+  st = invert_blocks(ctx, s, NULL, op, level);
+  if (st != FEA_SUCCESS) {
     fea_mg_schwarz_free(s);
-    return FEA_ERROR(ctx, FEA_ERR_NOT_POSDEF,
-                     "level %d: Schwarz block %lld (first free DoF %lld) is not positive "
-                     "definite (LAPACK info %d)",
-                     level, (long long)bad, (long long)first, bad_info);
+    return st;
+  }
+  *out = s;
+  return FEA_SUCCESS;
+}
+
+fea_index fea_mg_schwarz_boxes_1d(fea_index n, int p, fea_index *starts) {
+  const int b = p + 1 < n ? p + 1 : (int)n;
+  return starts_1d(n, b, fea_mg_schwarz_stride(p), starts);
+}
+
+/* Blocks given as lists (multipatch levels, where a DoF on an interface is
+ * in boxes of several patches, so the boxes' index arithmetic above cannot
+ * color them): colored greedily, each block the lowest color none of its
+ * DoFs has yet (a 64-bit mask per DoF), then stored color by color. */
+fea_status fea_mg_schwarz_setup_lists(fea_context *ctx, fea_index n, const fea_matrix *A,
+                                      fea_index nblocks, const fea_index *ptr,
+                                      const fea_index *dofs, int level, fea_mg_schwarz **out) {
+  *out = NULL;
+  for (fea_index i = 0; i < nblocks; i++)
+    FEA_CHECK(ptr[i + 1] - ptr[i] <= SCHWARZ_MAX_BLOCK, ctx, FEA_ERR_UNSUPPORTED,
+              "level %d: Schwarz block %lld has %lld DoFs, more than the %d of a (p + 1)^3 box "
+              "at the highest degree",
+              level, (long long)i, (long long)(ptr[i + 1] - ptr[i]), SCHWARZ_MAX_BLOCK);
+  fea_mg_schwarz *s = calloc(1, sizeof *s);
+  uint64_t *mask = calloc((size_t)n + 1, sizeof *mask);
+  int *color = malloc(((size_t)nblocks + 1) * sizeof *color);
+  fea_status st = FEA_SUCCESS;
+  if (!s || !mask || !color) {
+    st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld Schwarz blocks",
+                   (long long)nblocks);
+    goto out;
+  }
+  int ncolors = 0;
+  for (fea_index i = 0; i < nblocks && st == FEA_SUCCESS; i++) {
+    uint64_t used = 0;
+    for (fea_index k = ptr[i]; k < ptr[i + 1]; k++) used |= mask[dofs[k]];
+    int c = 0;
+    while (c < 64 && (used >> c & 1)) c++;
+    if (c == 64) {
+      st = FEA_ERROR(ctx, FEA_ERR_UNSUPPORTED,
+                     "level %d: Schwarz block %lld meets blocks of 64 colors already", level,
+                     (long long)i);
+      break;
+    }
+    color[i] = c;
+    if (c + 1 > ncolors) ncolors = c + 1;
+    for (fea_index k = ptr[i]; k < ptr[i + 1]; k++) mask[dofs[k]] |= (uint64_t)1 << c;
+  }
+  const fea_index total = nblocks ? ptr[nblocks] : 0;
+  if (st == FEA_SUCCESS) {
+    s->ncolors = ncolors;
+    s->ptr = malloc(((size_t)nblocks + 1) * sizeof *s->ptr);
+    s->dofs = malloc(((size_t)total + 1) * sizeof *s->dofs);
+    s->fptr = malloc(((size_t)nblocks + 1) * sizeof *s->fptr);
+    s->z = calloc((size_t)n + 1, sizeof *s->z);
+    s->color_ptr = malloc(((size_t)ncolors + 1) * sizeof *s->color_ptr);
+    if (!s->ptr || !s->dofs || !s->fptr || !s->z || !s->color_ptr)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY, "no memory for %lld Schwarz blocks",
+                     (long long)nblocks);
+  }
+  fea_index nblk = 0, at = 0;
+  size_t fat = 0;
+  for (int c = 0; st == FEA_SUCCESS && c < ncolors; c++) {
+    s->color_ptr[c] = nblk;
+    for (fea_index i = 0; i < nblocks; i++) {
+      if (color[i] != c) continue;
+      const int m = (int)(ptr[i + 1] - ptr[i]);
+      s->ptr[nblk] = at;
+      s->fptr[nblk] = fat;
+      for (int a = 0; a < m; a++) s->dofs[at++] = dofs[ptr[i] + a];
+      fat += (size_t)m * (size_t)m;
+      if (m > s->maxb) s->maxb = m;
+      nblk++;
+    }
+  }
+  if (st == FEA_SUCCESS) {
+    s->color_ptr[ncolors] = nblk;
+    s->nblocks = nblk;
+    s->ptr[nblk] = at;
+    s->fptr[nblk] = fat;
+    s->inv = malloc((fat ? fat : 1) * sizeof *s->inv);
+    if (!s->inv)
+      st = FEA_ERROR(ctx, FEA_ERR_OUT_OF_MEMORY,
+                     "no memory for the inverses of %lld Schwarz blocks (%.0f MB)", (long long)nblk,
+                     (double)fat * 8e-6);
+  }
+  if (st == FEA_SUCCESS) {
+    s->bytes = (uint64_t)fat * 8 + (uint64_t)at * 8 + (uint64_t)nblk * 16 + (uint64_t)n * 8;
+    st = invert_blocks(ctx, s, A, NULL, level);
+  }
+out:
+  free(mask);
+  free(color);
+  if (st != FEA_SUCCESS) {
+    fea_mg_schwarz_free(s);
+    return st;
   }
   *out = s;
   return FEA_SUCCESS;

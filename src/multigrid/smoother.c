@@ -14,8 +14,9 @@
  * preconditioner for CG.
  *
  * Setup estimates lambda_max of the smoothed operator on every smoothing
- * level (exactly on the matrix-free stencil levels, level-stencil-op.c;
- * elsewhere) with 20 Lanczos steps (fea_lanczos_extremes; for D^-1 A through the
+ * level (exactly on the matrix-free stencil levels, level-stencil-op.c, and
+ * on Q2 box levels from their symbol, smoother-symbol.c; elsewhere) with 20
+ * Lanczos steps (fea_lanczos_extremes; for D^-1 A through the
  * similar D^-1/2 A D^-1/2), which also guards Richardson: omega lambda_max
  * >= 2 amplifies the highest modes, so it is refused. That is not a
  * theoretical worry: the unscaled stiffness matrix's spectrum scales like
@@ -157,6 +158,13 @@ static fea_status estimate_lambda_max(const fea_mg *mg, fea_mg_level *lv, int l,
   /* A stencil level knows its spectrum: exact, without the 20 products. */
   if (fea_mg_stencil_operator_lambda_max(lv->op, lv->dinv != NULL, &lv->lambda_max))
     return FEA_SUCCESS;
+  /* So does a Q2 level on a box, from its symbol (smoother-symbol.c): the
+   * finest level's 20 products were a third of a 3D Q2 setup. */
+  if (!lv->blocks) {
+    int usable = 0;
+    FEA_CALL(fea_mg_symbol_lambda_max(lv->problem, lv->dinv != NULL, 0, &lv->lambda_max, &usable));
+    if (usable) return FEA_SUCCESS;
+  }
   lanczos_op o = {mg, lv, NULL, lv->blocks, NULL, ctx->nthreads > 0 ? ctx->nthreads : 1};
   double *scale = NULL;
   if (lv->blocks) {
@@ -197,7 +205,11 @@ static fea_status inverse_diagonal(const fea_mg *mg, fea_mg_level *lv, int l, do
   fea_context *ctx = mg->ctx;
   const fea_mg_kernels *k = mg->k;
   FEA_CALL(k->alloc(ctx, lv->n, &lv->dinv));
-  FEA_CALL(lv->op->impl->diagonal(lv->op, lv->dinv));
+  /* A Q2 box level's diagonal has one value per node type (smoother-symbol.c). */
+  int typed = 0;
+  if (k->host && lv->pgrid)
+    FEA_CALL(fea_mg_symbol_diagonal(lv->problem, lv->pgrid, lv->dinv, &typed));
+  if (!typed) FEA_CALL(lv->op->impl->diagonal(lv->op, lv->dinv));
   double *h = lv->dinv;
   if (!k->host) {
     h = malloc(((size_t)lv->n + 1) * sizeof *h);
@@ -249,10 +261,10 @@ fea_status fea_mg_smoother_setup(fea_mg *mg) {
   /* The coarsest level is solved, not smoothed. */
   for (int l = 0; l + 1 < mg->num_levels; l++) {
     fea_mg_level *lv = &mg->levels[l];
-    if (d->smoother == FEA_MG_SMOOTHER_SCHWARZ) { /* blocks from the level's CSR matrix */
-      const fea_matrix *A = fea_operator_csr_matrix(lv->op);
-      FEA_CHECK(A, mg->ctx, FEA_ERR_STATE, "level %d: the Schwarz smoother needs a CSR level", l);
-      FEA_CALL(fea_mg_schwarz_setup(mg->ctx, lv->problem, A, l, &lv->schwarz));
+    if (d->smoother == FEA_MG_SMOOTHER_SCHWARZ) { /* blocks from the level's entries */
+      FEA_CHECK(lv->op->impl && lv->op->impl->entries, mg->ctx, FEA_ERR_STATE,
+                "level %d: the Schwarz smoother needs a level operator with entries", l);
+      FEA_CALL(fea_mg_schwarz_setup(mg->ctx, lv->problem, lv->op, l, &lv->schwarz));
       FEA_CALL(fea_mg_schwarz_lambda_max(mg->ctx, lv->schwarz, lv->op, lv->n, l, &lv->lambda_max));
       continue;
     }

@@ -16,7 +16,9 @@
  * unknowns and move 12 bytes per entry at every cycle; a sweep reads one
  * level and writes the other. Each output line is formed from at most 2^(d-1)
  * (prolongation) or 3^(d-1) (restriction) input lines, lines on the
- * context's threads. */
+ * context's threads. A Q_p level's sweeps to Q1 on the same mesh are
+ * transfer-p.c's (the level's pgrid); the two entry points below hand them
+ * over. */
 #include "multigrid-impl.h"
 
 #include "base/context.h"
@@ -119,6 +121,15 @@ static void grids(const fea_mg *mg, int l, fea_index mf[3], fea_index mc[3], int
 }
 
 void fea_mg_grid_prolong(const fea_mg *mg, int l, const double *xc, double *xf) {
+  if (mg->levels[l].ktrans) { /* B-spline knot insertion (transfer-bspline.c) */
+    fea_mg_ktransfer_prolong(mg->levels[l].ktrans, mg->ctx->nthreads > 0 ? mg->ctx->nthreads : 1,
+                             xc, xf);
+    return;
+  }
+  if (mg->levels[l].pgrid) { /* Q_p to Q1 on the same mesh */
+    fea_mg_pgrid_prolong(mg->levels[l].pgrid, mg->ctx->nthreads, xc, xf);
+    return;
+  }
   fea_index mf[3], mc[3];
   int dim;
   grids(mg, l, mf, mc, &dim);
@@ -130,6 +141,15 @@ void fea_mg_grid_prolong(const fea_mg *mg, int l, const double *xc, double *xf) 
 }
 
 void fea_mg_grid_restrict(const fea_mg *mg, int l, const double *rf, double *bc) {
+  if (mg->levels[l].ktrans) {
+    fea_mg_ktransfer_restrict(mg->levels[l].ktrans, mg->ctx->nthreads > 0 ? mg->ctx->nthreads : 1,
+                              rf, bc);
+    return;
+  }
+  if (mg->levels[l].pgrid) {
+    fea_mg_pgrid_restrict(mg->levels[l].pgrid, mg->ctx->nthreads, rf, bc);
+    return;
+  }
   fea_index mf[3], mc[3];
   int dim;
   grids(mg, l, mf, mc, &dim);

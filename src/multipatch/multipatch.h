@@ -47,6 +47,13 @@ struct fea_multipatch {
 fea_status fea_multipatch_build(fea_context *ctx, int num_patches, fea_space *const *patches,
                                 double tolerance, fea_multipatch **out);
 
+/* A domain of the same topology as like (its interfaces, orientations and
+ * boundary sides) on other spaces of the same patches, e.g. each coarsened
+ * alike for multigrid: no geometry is compared (domain.c). A side whose DoF
+ * count differs from its partner's is FEA_ERR_INVALID_ARG naming both. */
+fea_status fea_multipatch_build_like(const fea_multipatch *like, fea_space *const *patches,
+                                     fea_multipatch **out);
+
 /* Side s of a patch as a grid of DoFs: the fixed direction, its index there
  * (0 or n - 1), and up to two tangential directions. */
 typedef struct fea_side_grid {
@@ -135,6 +142,17 @@ struct fea_solver;
 fea_status fea_multipatch_solver_create(fea_context *ctx, fea_multipatch_problem *pb,
                                         const fea_solver_desc *d, struct fea_solver **out);
 void fea_multipatch_solver_stats(const struct fea_solver *s, fea_multipatch_stats *full);
+
+/* B-spline multigrid on the domain (src/multipatch/multipatch-mg.c): the
+ * check (FEA_ERR_UNSUPPORTED for an elasticity problem, FEA_ERR_INVALID_ARG
+ * without free DoFs), the hierarchy for d (complete and checked by
+ * fea_mg_create_given), and the solver (kind multigrid) around it. */
+struct fea_mg;
+fea_status fea_multipatch_mg_check(const fea_multipatch_problem *pb);
+fea_status fea_multipatch_mg_build(fea_multipatch_problem *pb, const fea_multigrid_desc *d,
+                                   struct fea_mg **out);
+fea_status fea_multipatch_mg_solver_create(fea_context *ctx, fea_multipatch_problem *pb,
+                                           const fea_multigrid_desc *d, struct fea_solver **out);
 
 /* Its phases, for a solver that owns only some patches (mine[p] != 0) and
  * keeps the interface system elsewhere (the PETSc library: one process's

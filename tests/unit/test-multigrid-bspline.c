@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <feaccel.h>
 
+#include "linalg/csr-product.h"
 #include "linalg/matrix.h"
 #include "multigrid/multigrid-impl.h"
 
@@ -81,7 +82,10 @@ Test(multigrid_bspline, galerkin_on_the_box) {
       double *bf = malloc((size_t)f->n * sizeof *bf), *bc = malloc((size_t)g->n * sizeof *bc);
       OK(fea_problem_assemble_reference(f->problem, bf, &Af));
       OK(fea_problem_assemble_reference(g->problem, bc, &Ac));
-      double *A = dense(Af), *C = dense(Ac), *P = dense(f->P);
+      fea_matrix *Pm = NULL; /* the CSR P the level's Kronecker transfer equals */
+      OK(fea_mg_bspline_prolongation(ctx, f->problem, g->problem, &Pm));
+      double *A = dense(Af), *C = dense(Ac), *P = dense(Pm);
+      fea_matrix_destroy(&Pm);
       const fea_index nf = f->n, nc = g->n;
       double *AP = calloc((size_t)nf * (size_t)nc, sizeof *AP);
       for (fea_index i = 0; i < nf; i++)
@@ -136,7 +140,9 @@ Test(multigrid_bspline, prolongation_is_space_transfer) {
     if (r >= 0) cc[i] = x[r] = sin(1.0 + 0.7 * (double)i);
   }
   OK(fea_space_transfer(cs, cc, s, fc));
-  OK(fea_matrix_multiply(f->P, x, y));
+  fea_matrix *P = NULL;
+  OK(fea_mg_bspline_prolongation(ctx, f->problem, g->problem, &P));
+  OK(fea_matrix_multiply(P, x, y));
   double err = 0.0;
   for (fea_index i = 0; i < s->num_dofs; i++) {
     const fea_index r = pb->free_index[i];
@@ -147,6 +153,30 @@ Test(multigrid_bspline, prolongation_is_space_transfer) {
                 fc[i]);
   }
   cr_expect(err < 1e-13, "P c differs from fea_space_transfer by %.3g", err);
+  /* the level's Kronecker transfer (no CSR P on host levels) equals P and
+   * P^T, on one and three threads */
+  cr_assert_not_null(f->ktrans, "the box's levels take the Kronecker transfer");
+  cr_expect_null(f->P);
+  fea_matrix *PT = NULL;
+  OK(fea_csr_transpose(ctx, P, &PT));
+  double *r = malloc((size_t)f->n * sizeof *r), *bc = malloc((size_t)g->n * sizeof *bc);
+  double *bk = malloc((size_t)g->n * sizeof *bk), *yk = malloc((size_t)f->n * sizeof *yk);
+  for (fea_index i = 0; i < f->n; i++) r[i] = cos(0.3 * (double)i);
+  OK(fea_matrix_multiply(PT, r, bc));
+  for (int threads = 1; threads <= 3; threads += 2) {
+    for (fea_index i = 0; i < f->n; i++) yk[i] = 0.5;
+    fea_mg_ktransfer_prolong(f->ktrans, threads, x, yk);
+    fea_mg_ktransfer_restrict(f->ktrans, threads, r, bk);
+    for (fea_index i = 0; i < f->n; i++)
+      cr_expect(fabs(yk[i] - 0.5 - y[i]) < 1e-14, "prolongation row %lld: %.17g against %.17g",
+                (long long)i, yk[i] - 0.5, y[i]);
+    for (fea_index i = 0; i < g->n; i++)
+      cr_expect(fabs(bk[i] - bc[i]) < 1e-13, "restriction row %lld: %.17g against %.17g",
+                (long long)i, bk[i], bc[i]);
+  }
+  free(r), free(bc), free(bk), free(yk);
+  fea_matrix_destroy(&PT);
+  fea_matrix_destroy(&P);
   free(cc), free(fc), free(x), free(y);
   fea_mg_destroy(&mg);
   fea_problem_destroy(&pb);

@@ -16,8 +16,11 @@
  *   Kuhn P1, matrix-free level operators (same counts as CSR), and a
  *   coarsest level with free DoFs (dense Cholesky);
  * - p-multigrid (Q2, Q3 -> Q1 on the same mesh -> coarser meshes): the
- *   transfer's Galerkin identity P^T A_p P = A_1, h-independent counts, the
- *   direct solution;
+ *   transfer's Galerkin identity P^T A_p P = A_1, its grid sweeps equal to P
+ *   and P^T (Q2..Q4), h-independent counts, the direct solution; a Q2 box
+ *   level's largest eigenvalue from its symbol equal to LAPACK's (A and
+ *   D^-1 A, unequal boxes), its lattice search equal to the exhaustive one,
+ *   its diagonal by node type equal to the assembly's;
  * - the device path (level operators of the context, CSR transfers, every
  *   host copy through the kernel table) played on the host: the host
  *   path's counts and solution;
@@ -332,6 +335,238 @@ Test(multigrid, p_transfer_galerkin_consistency) {
   check_galerkin_p(2, 3, FEA_NODES_GAUSS_LOBATTO, 6);
   check_galerkin_p(3, 2, FEA_NODES_EQUISPACED, 4);
   check_galerkin_p(3, 3, FEA_NODES_GAUSS_LOBATTO, 3);
+}
+
+/* A smooth map of the box (a shear and a bulge), for the mapped cases:
+ * box_map set, box_problem's new meshes take it. */
+static void bulge(const double *xi, double *x, void *user) {
+  const int dim = *(const int *)user;
+  x[0] = xi[0] + 0.1 * xi[1] * xi[1];
+  x[1] = xi[1] * (1.0 + 0.1 * xi[0]);
+  if (dim == 3) x[2] = xi[2] + 0.05 * xi[0] * xi[1];
+}
+static fea_point_map_fn box_map;
+
+/* A Q_p (or Q1) Poisson problem with Dirichlet data on the whole boundary,
+ * cells[k] per direction of the box [0, len_k]^dim; mesh NULL: a new mesh,
+ * else a space on that one. */
+static void box_problem(fixture *x, int dim, const fea_index cells[3], const double len[3],
+                        int order, fea_lagrange_nodes nodes, fea_mesh *mesh, double sigma) {
+  memset(x, 0, sizeof *x);
+  x->dim = dim;
+  if (mesh) {
+    x->mesh = mesh;
+    fea_object_retain(mesh);
+  } else {
+    fea_mesh_desc d = FEA_MESH_DESC_INIT;
+    d.dim = dim;
+    for (int k = 0; k < dim; k++) d.n[k] = cells[k], d.upper[k] = len[k];
+    d.map = box_map;
+    d.map_user = &dims[dim];
+    OK(fea_mesh_create_structured(ctx, &d, &x->mesh));
+  }
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.source = exact_f;
+  pd.source_user = &dims[dim];
+  pd.sigma = sigma;
+  OK(fea_space_create_lagrange(x->mesh, order, nodes, &x->space));
+  OK(fea_problem_create_poisson(x->space, &pd, &x->pb));
+  OK(fea_problem_get_num_free_dofs(x->pb, &x->nf));
+}
+
+/* The p-transfer's grid sweeps equal the CSR P (xf += P xc) and P^T. */
+static void check_pgrid(int dim, int order, fea_lagrange_nodes nodes, fea_index n0, fea_index n1,
+                        fea_index n2, int threads) {
+  const fea_index cells[3] = {n0, n1, n2};
+  const double len[3] = {1.0, 2.0, 0.5};
+  fixture f, c;
+  box_problem(&f, dim, cells, len, order, nodes, NULL, 1.0);
+  box_problem(&c, dim, cells, len, 1, FEA_NODES_EQUISPACED, f.mesh, 1.0);
+  fea_matrix *P, *PT;
+  fea_mg_pgrid *g = NULL;
+  OK(fea_mg_p_prolongation(ctx, f.pb, c.pb, &P));
+  OK(fea_csr_transpose(ctx, P, &PT));
+  OK(fea_mg_pgrid_build(ctx, f.pb, c.pb, &g));
+  cr_assert_not_null(g, "Q%d %dD: no grid sweeps", order, dim);
+  double *xc = malloc((size_t)c.nf * sizeof *xc), *xf = malloc((size_t)f.nf * sizeof *xf);
+  double *yf = malloc((size_t)f.nf * sizeof *yf), *yc = malloc((size_t)c.nf * sizeof *yc);
+  double *zc = malloc((size_t)c.nf * sizeof *zc);
+  cr_assert(xc && xf && yf && yc && zc);
+  for (fea_index i = 0; i < c.nf; i++) xc[i] = cos(0.7 * (double)i);
+  for (fea_index i = 0; i < f.nf; i++) xf[i] = sin(0.3 * (double)i), yf[i] = 0.0;
+  OK(fea_matrix_multiply(P, xc, yf));
+  for (fea_index i = 0; i < f.nf; i++) yf[i] += xf[i]; /* xf + P xc */
+  fea_mg_pgrid_prolong(g, threads, xc, xf);
+  for (fea_index i = 0; i < f.nf; i++)
+    cr_assert(fabs(xf[i] - yf[i]) <= 1e-14, "Q%d %dD: prolongation row %lld: %.17g, not %.17g",
+              order, dim, (long long)i, xf[i], yf[i]);
+  OK(fea_matrix_multiply(PT, yf, zc));
+  fea_mg_pgrid_restrict(g, threads, yf, yc);
+  for (fea_index j = 0; j < c.nf; j++)
+    cr_assert(fabs(yc[j] - zc[j]) <= 1e-13 * (1 + fabs(zc[j])),
+              "Q%d %dD: restriction row %lld: %.17g, not %.17g", order, dim, (long long)j, yc[j],
+              zc[j]);
+  cr_log_info("Q%d %dD %lldx%lldx%lld: grid sweeps equal P and P^T (%lld x %lld)", order, dim,
+              (long long)n0, (long long)n1, (long long)n2, (long long)f.nf, (long long)c.nf);
+  free(xc), free(xf), free(yf), free(yc), free(zc);
+  fea_mg_pgrid_free(g);
+  fea_matrix_destroy(&P);
+  fea_matrix_destroy(&PT);
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
+Test(multigrid, p_grid_transfers_equal_csr) {
+  check_pgrid(2, 2, FEA_NODES_EQUISPACED, 5, 7, 1, 1);
+  check_pgrid(2, 3, FEA_NODES_GAUSS_LOBATTO, 6, 3, 1, 1);
+  check_pgrid(3, 2, FEA_NODES_EQUISPACED, 3, 4, 5, 1);
+  check_pgrid(3, 2, FEA_NODES_EQUISPACED, 12, 10, 14, 2); /* parallel lines */
+  check_pgrid(3, 3, FEA_NODES_GAUSS_LOBATTO, 2, 3, 4, 1);
+  check_pgrid(3, 4, FEA_NODES_EQUISPACED, 2, 2, 3, 1);
+  box_map = bulge; /* the rule is the reference cell's: mapped meshes too */
+  check_pgrid(2, 2, FEA_NODES_EQUISPACED, 6, 4, 1, 1);
+  check_pgrid(3, 2, FEA_NODES_EQUISPACED, 3, 4, 3, 1);
+  box_map = NULL;
+  /* Not a grid of free nodes: P2 on triangles, a Neumann side; the CSR rows serve. */
+  fixture f, c;
+  fea_mg_pgrid *g = (fea_mg_pgrid *)(uintptr_t)1;
+  fixture_make(&f, 2, 1, 4);
+  fea_space_destroy(&f.space);
+  fea_problem_destroy(&f.pb);
+  OK(fea_space_create_lagrange(f.mesh, 2, FEA_NODES_EQUISPACED, &f.space));
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  OK(fea_problem_create_poisson(f.space, &pd, &f.pb));
+  box_problem(&c, 2, (fea_index[3]){4, 4, 1}, (double[3]){1, 1, 1}, 1, FEA_NODES_EQUISPACED, f.mesh,
+              1.0);
+  OK(fea_mg_pgrid_build(ctx, f.pb, c.pb, &g));
+  cr_assert_null(g);
+  fixture_free(&c);
+  fixture_free(&f);
+}
+
+/* The Q2 level's largest eigenvalue from its symbol against LAPACK's on
+ * the assembled matrix (D^-1/2 A D^-1/2 and A), on unequal boxes and
+ * cells; then the lattice search against every frequency. */
+static void check_symbol(int dim, fea_index n0, fea_index n1, fea_index n2, double sigma) {
+  const fea_index cells[3] = {n0, n1, n2};
+  const double len[3] = {1.0, 2.0, 0.7};
+  fixture f;
+  box_problem(&f, dim, cells, len, 2, FEA_NODES_EQUISPACED, NULL, sigma);
+  fea_matrix *A;
+  double *b = malloc((size_t)f.nf * sizeof *b);
+  cr_assert(b);
+  OK(fea_problem_assemble_reference(f.pb, b, &A));
+  const fea_index n = f.nf;
+  double *M = calloc((size_t)(n * n), sizeof *M), *S = calloc((size_t)(n * n), sizeof *S);
+  double *ev = malloc((size_t)n * sizeof *ev), *d = malloc((size_t)n * sizeof *d);
+  cr_assert(M && S && ev && d);
+  for (fea_index i = 0; i < n; i++)
+    for (fea_index k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      M[i * n + A->col_idx[k]] += A->values[k];
+      if (A->col_idx[k] == i) d[i] = A->values[k];
+    }
+  for (fea_index i = 0; i < n; i++)
+    for (fea_index j = 0; j < n; j++) S[i * n + j] = M[i * n + j] / sqrt(d[i] * d[j]);
+  /* The diagonal by node type, placed through the p-transfer's grid (where
+   * the Q1 level has free DoFs). */
+  if (n0 > 1 && n1 > 1 && (dim == 2 || n2 > 1)) {
+    fixture c;
+    box_problem(&c, dim, cells, len, 1, FEA_NODES_EQUISPACED, f.mesh, sigma);
+    fea_mg_pgrid *g = NULL;
+    OK(fea_mg_pgrid_build(ctx, f.pb, c.pb, &g));
+    cr_assert_not_null(g);
+    double *t = malloc((size_t)n * sizeof *t);
+    int typed = 0;
+    cr_assert(t);
+    OK(fea_mg_symbol_diagonal(f.pb, g, t, &typed));
+    cr_assert(typed);
+    for (fea_index i = 0; i < n; i++)
+      cr_assert(fabs(t[i] - d[i]) <= 1e-14 * d[i], "diagonal %lld: %.17g, not %.17g", (long long)i,
+                t[i], d[i]);
+    free(t);
+    fea_mg_pgrid_free(g);
+    fixture_free(&c);
+  }
+  for (int scaled = 0; scaled < 2; scaled++) {
+    cr_assert_eq(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', (int)n, scaled ? S : M, (int)n, ev), 0);
+    double lmax = 0;
+    int usable = 0;
+    OK(fea_mg_symbol_lambda_max(f.pb, scaled, 1, &lmax, &usable));
+    cr_assert(usable, "%dD Q2: the symbol does not apply", dim);
+    cr_log_info("Q2 %dD %lldx%lldx%lld sigma %g %s: symbol %.15g, LAPACK %.15g", dim, (long long)n0,
+                (long long)n1, (long long)n2, sigma, scaled ? "D^-1 A" : "A", lmax, ev[n - 1]);
+    cr_assert(fabs(lmax - ev[n - 1]) <= 1e-12 * ev[n - 1], "%s: symbol %.15g, LAPACK %.15g",
+              scaled ? "D^-1 A" : "A", lmax, ev[n - 1]);
+  }
+  free(M), free(S), free(ev), free(d), free(b);
+  fea_matrix_destroy(&A);
+  fixture_free(&f);
+}
+
+static void check_symbol_lattice(int dim, fea_index n0, fea_index n1, fea_index n2) {
+  const fea_index cells[3] = {n0, n1, n2};
+  const double len[3] = {1.0, 3.0, 0.5};
+  fixture f;
+  box_problem(&f, dim, cells, len, 2, FEA_NODES_EQUISPACED, NULL, 1.0);
+  for (int scaled = 0; scaled < 2; scaled++) {
+    double all = 0, lattice = 0;
+    int u1 = 0, u2 = 0;
+    OK(fea_mg_symbol_lambda_max(f.pb, scaled, 1, &all, &u1));
+    OK(fea_mg_symbol_lambda_max(f.pb, scaled, 0, &lattice, &u2));
+    cr_assert(u1 && u2);
+    cr_assert(fabs(all - lattice) <= 1e-13 * all, "%dD %lldx%lldx%lld: lattice %.15g, all %.15g",
+              dim, (long long)n0, (long long)n1, (long long)n2, lattice, all);
+  }
+  fixture_free(&f);
+}
+
+static double sigma_of_x(const double *x, void *user) {
+  (void)user;
+  return 1.0 + x[0];
+}
+
+Test(multigrid, symbol_lambda_max_equals_lapack) {
+  check_symbol(2, 4, 6, 1, 1.0);
+  check_symbol(2, 1, 3, 1, 2.5);
+  check_symbol(3, 2, 3, 4, 1.0);
+  check_symbol(3, 3, 3, 3, 0.3);
+  check_symbol(3, 1, 2, 3, 1.0);
+  /* Beyond 4096 frequencies: lattice and ascent, against all of them. */
+  check_symbol_lattice(3, 16, 20, 24);
+  check_symbol_lattice(3, 48, 9, 30);
+  check_symbol_lattice(2, 90, 70, 1);
+  /* A mapped mesh, a varying sigma, Q1, Q3: no symbol (Lanczos estimates those). */
+  const fea_index cells[3] = {4, 4, 4};
+  const double len[3] = {1, 1, 1};
+  fixture f;
+  box_map = bulge;
+  box_problem(&f, 3, cells, len, 2, FEA_NODES_EQUISPACED, NULL, 1.0);
+  box_map = NULL;
+  {
+    double l = -1;
+    int usable = 1;
+    OK(fea_mg_symbol_lambda_max(f.pb, 1, 0, &l, &usable));
+    cr_assert(!usable, "a mapped mesh: the symbol applied");
+    fixture_free(&f);
+  }
+  for (int order = 1; order <= 3; order += 2) {
+    box_problem(&f, 3, cells, len, order, FEA_NODES_EQUISPACED, NULL, 1.0);
+    double l = -1;
+    int usable = 1;
+    OK(fea_mg_symbol_lambda_max(f.pb, 1, 0, &l, &usable));
+    cr_assert(!usable && l == -1, "Q%d: the symbol applied", order);
+    fixture_free(&f);
+  }
+  box_problem(&f, 3, cells, len, 2, FEA_NODES_EQUISPACED, NULL, 1.0);
+  fea_problem_destroy(&f.pb);
+  fea_problem_desc pd = FEA_PROBLEM_DESC_INIT;
+  pd.sigma_fn = sigma_of_x;
+  OK(fea_problem_create_poisson(f.space, &pd, &f.pb));
+  int usable = 1;
+  double l = -1;
+  OK(fea_mg_symbol_lambda_max(f.pb, 1, 0, &l, &usable));
+  cr_assert(!usable, "a varying sigma: the symbol applied");
+  fixture_free(&f);
 }
 
 Test(multigrid, galerkin_consistency) {
