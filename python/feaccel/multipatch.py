@@ -103,3 +103,13 @@ class MultipatchProblem(Handle):
         d = new_struct("fea_solver_desc", **options)
         box = create("fea_solver", "fea_solver_create_multipatch", ctx._ptr, self._ptr, d)
         return Solver(box, ctx, self, (ctx, self), "multipatch")
+
+    def multigrid(self, ctx=None, paper=False, **options):
+        """B-spline multigrid over the patches (fea_solver_create_multipatch_multigrid);
+        options: fea_multigrid_desc fields, paper=True starts from FEA_MULTIGRID_DESC_PAPER."""
+        ctx = ctx or self.ctx
+        d = new_struct("fea_multigrid_desc", "FEA_MULTIGRID_DESC_PAPER" if paper else None,
+                       **options)
+        box = create("fea_solver", "fea_solver_create_multipatch_multigrid", ctx._ptr, self._ptr,
+                     d)
+        return Solver(box, ctx, self, (ctx, self), "multigrid")

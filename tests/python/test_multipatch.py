@@ -26,6 +26,18 @@ def test_two_patches_match_one(ctx):
         assert S.stats()["num_patches"] == 2
 
 
+def test_multigrid_matches_the_direct_solver(ctx):
+    left = fa.Space.bspline(ctx, 3, n=(8, 16), lower=(0, 0), upper=(0.5, 1))
+    right = fa.Space.bspline(ctx, 3, n=(8, 16), lower=(0.5, 0), upper=(1, 1))
+    with fa.Multipatch(ctx, [left, right]) as mp:
+        P = fa.MultipatchProblem(mp, source=source, dirichlet=exact)
+        direct = P.solver().setup().solve()
+        mg = P.multigrid(rtol=1e-12, smoother=fa.lib.FEA_MG_SMOOTHER_SCHWARZ).setup()
+        np.testing.assert_allclose(mg.solve(), direct, rtol=0, atol=1e-9 * np.abs(direct).max())
+        st = mg.stats()
+        assert 0 < st["iterations"] <= 20 and st["num_levels"] >= 3
+
+
 def test_overlapping_patches_refused(ctx):
     a = fa.Space.bspline(ctx, 2, n=(4, 4))
     b = fa.Space.bspline(ctx, 2, n=(4, 4))
