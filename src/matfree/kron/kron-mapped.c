@@ -821,12 +821,6 @@ void fea_kron_mapped_diagonal(const fea_kron_mapped *s, double *d) {
 
 /* ---- entries: dense blocks for the Schwarz smoother -------------------------------------------- */
 
-/* Entry (i, j) of a band of half-width p over n functions (0 outside it). */
-static inline double band_at(const double *B, int p, fea_index n, fea_index i, fea_index j) {
-  const fea_index o = j - i;
-  return o < -p || o > p ? 0.0 : B[(size_t)(o + p) * (size_t)n + (size_t)i];
-}
-
 void fea_kron_mapped_block(const fea_kron_mapped *s, const fea_index *rows, int m, double *M) {
   const fea_index n0 = s->n[0], n1 = s->n[1], n2 = s->n[2];
   for (int a = 0; a < m; a++) {
@@ -835,12 +829,12 @@ void fea_kron_mapped_block(const fea_kron_mapped *s, const fea_index *rows, int 
       const fea_index c = rows[b], c0 = c % n0, c1 = (c / n0) % n1, c2 = c / (n0 * n1);
       double v = 0.0;
       for (int j = 0; j < s->ng; j++) {
-        double t = band_at(s->A[j], s->p[0], n0, r0, c0);
+        double t = fea_kron_band_at(s->A[j], s->p[0], n0, r0, c0);
         if (t == 0.0) continue;
-        if (s->dim == 2) t *= band_at(s->C[j], s->p[1], n1, r1, c1);
+        if (s->dim == 2) t *= fea_kron_band_at(s->C[j], s->p[1], n1, r1, c1);
         if (s->dim == 3)
-          t *= band_at(s->B[j], s->p[1], n1, r1, c1) *
-               band_at(s->C[s->cof[j]], s->p[2], n2, r2, c2);
+          t *= fea_kron_band_at(s->B[j], s->p[1], n1, r1, c1) *
+               fea_kron_band_at(s->C[s->cof[j]], s->p[2], n2, r2, c2);
         v += t;
       }
       M[a + (size_t)b * m] = v;

@@ -253,28 +253,23 @@ void fea_kron_diagonal(const fea_kron_state *s, double *d) {
       }
 }
 
-/* Entry (i, j) of a band of half-width p over n functions (0 outside it). */
-static inline double band_at(const double *B, int p, fea_index n, fea_index i, fea_index j) {
-  const fea_index o = j - i;
-  return o < -p || o > p ? 0.0 : B[(size_t)(o + p) * (size_t)n + (size_t)i];
-}
-
 void fea_kron_block(const fea_kron_state *s, const fea_index *rows, int m, double *M) {
   const fea_index n0 = s->n[0], n1 = s->n[1], n2 = s->n[2];
   for (int a = 0; a < m; a++) {
     const fea_index r = rows[a], r0 = r % n0, r1 = (r / n0) % n1, r2 = r / (n0 * n1);
     for (int b = 0; b < m; b++) {
       const fea_index c = rows[b], c0 = c % n0, c1 = (c / n0) % n1, c2 = c / (n0 * n1);
-      const double k0 = band_at(s->K[0], s->p[0], n0, r0, c0),
-                   m0 = band_at(s->M[0], s->p[0], n0, r0, c0);
+      const double k0 = fea_kron_band_at(s->K[0], s->p[0], n0, r0, c0),
+                   m0 = fea_kron_band_at(s->M[0], s->p[0], n0, r0, c0);
       double v = k0;
       if (s->dim == 2) {
-        v = k0 * band_at(s->M[1], s->p[1], n1, r1, c1) + m0 * band_at(s->K[1], s->p[1], n1, r1, c1);
+        v = k0 * fea_kron_band_at(s->M[1], s->p[1], n1, r1, c1) +
+            m0 * fea_kron_band_at(s->K[1], s->p[1], n1, r1, c1);
       } else if (s->dim == 3) {
-        const double k1 = band_at(s->K[1], s->p[1], n1, r1, c1),
-                     m1 = band_at(s->M[1], s->p[1], n1, r1, c1),
-                     k2 = band_at(s->K[2], s->p[2], n2, r2, c2),
-                     m2 = band_at(s->M[2], s->p[2], n2, r2, c2);
+        const double k1 = fea_kron_band_at(s->K[1], s->p[1], n1, r1, c1),
+                     m1 = fea_kron_band_at(s->M[1], s->p[1], n1, r1, c1),
+                     k2 = fea_kron_band_at(s->K[2], s->p[2], n2, r2, c2),
+                     m2 = fea_kron_band_at(s->M[2], s->p[2], n2, r2, c2);
         v = k0 * m1 * m2 + m0 * k1 * m2 + m0 * m1 * k2;
       }
       M[a + (size_t)b * m] = v;

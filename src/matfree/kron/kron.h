@@ -151,6 +151,13 @@ void fea_kron_destroy(fea_kron_state *s);
 
 /* diag(A), num_free entries. */
 void fea_kron_diagonal(const fea_kron_state *s, double *d);
+/* Entry (i, j) of a band table (the layout above) of half-width p over n
+ * functions, 0 outside the band. */
+static inline double fea_kron_band_at(const double *B, int p, fea_index n, fea_index i,
+                                      fea_index j) {
+  const fea_index o = j - i;
+  return o < -p || o > p ? 0.0 : B[(size_t)(o + p) * (size_t)n + (size_t)i];
+}
 /* The dense m x m block (column-major) of the rows (reduced indices). */
 void fea_kron_block(const fea_kron_state *s, const fea_index *rows, int m, double *M);
 
